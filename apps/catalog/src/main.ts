@@ -1,0 +1,13 @@
+import { loadConfig } from "@whc/config";
+import { createLogger } from "@whc/logging";
+import { serveH2c } from "@whc/rpc";
+import { catalogSpec, createCatalogNode, runMain } from "@whc/composition";
+
+runMain("catalog", async () => {
+  const config = loadConfig(catalogSpec, process.env);
+  const logger = createLogger("catalog", config.logLevel);
+  const catalog = await createCatalogNode(config, logger);
+  const server = await serveH2c({ routes: catalog.routes, port: config.catalogPort, host: config.host, logger });
+  logger.info({ port: server.port, store: catalog.store.kind }, "catalog ready");
+  return { logger, closeables: [server, catalog.closeable] };
+});

@@ -1,0 +1,18 @@
+import { loadConfig } from "@whc/config";
+import { createLogger } from "@whc/logging";
+import { createPeerTransport } from "@whc/rpc";
+import { createBus, createGatewayNode, gatewaySpec, runMain, serveHttp } from "@whc/composition";
+
+runMain("gateway", async () => {
+  const config = loadConfig(gatewaySpec, process.env);
+  const logger = createLogger("gateway", config.logLevel);
+  const peers = {
+    catalog: createPeerTransport(config.catalogUrl as string, config.rpcTimeoutMs),
+    crypto: createPeerTransport(config.cryptoUrl as string, config.rpcTimeoutMs),
+    replay: createPeerTransport(config.replayUrl as string, config.rpcTimeoutMs),
+  };
+  const bus = createBus(config.natsUrl, "whc-gateway", logger);
+  const server = await serveHttp(createGatewayNode(config, peers, bus, logger).app.callback(), config.gatewayPort, config.host);
+  logger.info({ port: server.port, bus: bus.kind }, "gateway ready");
+  return { logger, closeables: [server, bus] };
+});

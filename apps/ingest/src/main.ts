@@ -1,0 +1,17 @@
+import { loadConfig } from "@whc/config";
+import { createLogger } from "@whc/logging";
+import { createPeerTransport } from "@whc/rpc";
+import { createBus, createIngestNode, ingestSpec, runMain, serveHttp } from "@whc/composition";
+
+runMain("ingest", async () => {
+  const config = loadConfig(ingestSpec, process.env);
+  const logger = createLogger("ingest", config.logLevel);
+  const peers = {
+    catalog: createPeerTransport(config.catalogUrl as string, config.rpcTimeoutMs),
+    crypto: createPeerTransport(config.cryptoUrl as string, config.rpcTimeoutMs),
+  };
+  const bus = createBus(config.natsUrl, "whc-ingest", logger);
+  const server = await serveHttp(createIngestNode(config, peers, bus, logger).handler, config.ingestPort, config.host);
+  logger.info({ port: server.port, bus: bus.kind }, "ingest ready");
+  return { logger, closeables: [server, bus] };
+});

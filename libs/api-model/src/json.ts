@@ -1,0 +1,157 @@
+import type { Endpoint, Event } from "@whc/contracts";
+
+/** The public shapes of interface 0.1.0, as the gateway answers them and NATS carries them. */
+
+export interface EndpointJson {
+  id: string;
+  slug: string;
+  displayName: string;
+  webhookUrl: string;
+  operatingMode: string;
+  status: string;
+  replayFromDashboard: boolean;
+  replayFromApi: boolean;
+  provider: string;
+  secretSet: boolean;
+  genericSignatureHeader?: string;
+  genericSignaturePrefix?: string;
+  source: string;
+  createdAt: string;
+  updatedAt: string;
+  eventCount: number;
+  lastEventAt?: string;
+  lastPurgedAt?: string;
+  purgedEventCount: number;
+}
+
+export type Decryption = "ok" | "failed" | "metadata_only";
+
+export interface EventSummaryJson {
+  id: string;
+  endpointId: string;
+  receivedAt: string;
+  method: string;
+  canonicalEventType?: string;
+  provider: string;
+  verification: string;
+  verificationFailureReason?: string;
+  responseCode: number;
+  readAt?: string;
+  truncated: boolean;
+  originalSizeBytes: number;
+  decryption: Decryption;
+  searchMatchedTruncated?: boolean;
+}
+
+export interface EventDetailJson extends Omit<EventSummaryJson, "searchMatchedTruncated"> {
+  headers: Record<string, string[]>;
+  remoteIp: string;
+  body?: string;
+  bodyEncoding?: "utf8" | "base64";
+  diagnostic: Record<string, unknown>;
+  forwardedResponse: Record<string, unknown>;
+}
+
+export function isoTime(ms: number | bigint): string {
+  return new Date(Number(ms)).toISOString();
+}
+
+export function webhookUrlOf(ingestPublicUrl: string, endpointId: string): string {
+  return `${ingestPublicUrl}/h/${endpointId}`;
+}
+
+export function endpointJson(e: Endpoint, ingestPublicUrl: string): EndpointJson {
+  return {
+    id: e.id,
+    slug: e.slug,
+    displayName: e.displayName,
+    webhookUrl: webhookUrlOf(ingestPublicUrl, e.id),
+    operatingMode: e.operatingMode,
+    status: e.status,
+    replayFromDashboard: e.replayFromDashboard,
+    replayFromApi: e.replayFromApi,
+    provider: e.provider,
+    secretSet: e.secretSet,
+    ...(e.genericSignatureHeader ? { genericSignatureHeader: e.genericSignatureHeader } : {}),
+    ...(e.genericSignaturePrefix ? { genericSignaturePrefix: e.genericSignaturePrefix } : {}),
+    source: e.source,
+    createdAt: isoTime(e.createdAtMs),
+    updatedAt: isoTime(e.updatedAtMs),
+    eventCount: Number(e.eventCount),
+    ...(e.lastEventAtMs !== undefined ? { lastEventAt: isoTime(e.lastEventAtMs) } : {}),
+    ...(e.lastPurgedAtMs !== undefined ? { lastPurgedAt: isoTime(e.lastPurgedAtMs) } : {}),
+    purgedEventCount: Number(e.purgedEventCount),
+  };
+}
+
+/**
+ * The summary of a stored event. `decryption` is `metadata_only` without a body; otherwise
+ * `ok`, unless the caller knows the body's master key has left the ring (`failed`).
+ */
+export function eventSummaryJson(e: Event, options: { knownKeyIds?: ReadonlySet<string>; search?: boolean } = {}): EventSummaryJson {
+  let decryption: Decryption = "ok";
+  if (!e.bodyStored) decryption = "metadata_only";
+  else if (options.knownKeyIds && e.body?.keyId && !options.knownKeyIds.has(e.body.keyId)) decryption = "failed";
+  return {
+    id: e.id,
+    endpointId: e.endpointId,
+    receivedAt: isoTime(e.receivedAtMs),
+    method: e.method,
+    ...(e.canonicalEventType ? { canonicalEventType: e.canonicalEventType } : {}),
+    provider: e.provider,
+    verification: e.verification,
+    ...(e.verificationFailureReason ? { verificationFailureReason: e.verificationFailureReason } : {}),
+    responseCode: e.responseCode,
+    ...(e.readAtMs !== undefined ? { readAt: isoTime(e.readAtMs) } : {}),
+    truncated: e.truncated,
+    originalSizeBytes: Number(e.originalSizeBytes),
+    decryption,
+    ...(options.search ? { searchMatchedTruncated: e.truncated } : {}),
+  };
+}
+
+/** Header pairs in arrival order become name -> values, names in order of first appearance. */
+export function headersJson(headers: readonly { name: string; value: string }[]): Record<string, string[]> {
+  const out: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
+  for (const { name, value } of headers) (out[name] ??= []).push(value);
+  return { ...out };
+}
+
+function parseObject(text: string): Record<string, unknown> {
+  if (!text) return {};
+  try {
+    const value = JSON.parse(text) as unknown;
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+// ignoreBOM keeps a leading BOM in the text instead of silently dropping it.
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** UTF-8 text when the bytes decode as such, else base64: the body is always exact. */
+export function bodyJson(bytes: Uint8Array): { body: string; bodyEncoding: "utf8" | "base64" } {
+  try {
+    return { body: utf8.decode(bytes), bodyEncoding: "utf8" };
+  } catch {
+    return { body: Buffer.from(bytes).toString("base64"), bodyEncoding: "base64" };
+  }
+}
+
+export function eventDetailJson(
+  e: Event,
+  opened: { decryption: Decryption; plaintext?: Uint8Array | undefined },
+): EventDetailJson {
+  const { searchMatchedTruncated: _unused, ...summary } = eventSummaryJson(e);
+  void _unused;
+  return {
+    ...summary,
+    decryption: opened.decryption,
+    headers: headersJson(e.headers),
+    remoteIp: e.remoteIp,
+    ...(opened.decryption === "ok" && opened.plaintext ? bodyJson(opened.plaintext) : {}),
+    diagnostic: parseObject(e.diagnosticJson),
+    forwardedResponse: parseObject(e.forwardedResponseJson),
+  };
+}

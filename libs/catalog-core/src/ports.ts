@@ -1,0 +1,59 @@
+import type {
+  ApiKeyRecord,
+  EndpointRecord,
+  EventPage,
+  EventQuery,
+  EventRecord,
+  NewEvent,
+  ReplayAuditRecord,
+  ReplayCharge,
+  Stamp,
+} from "./types.js";
+
+/**
+ * The catalog's storage port. Every adapter (embedded SQLite, MongoDB) passes the same
+ * contract suite. Adapters translate driver failures into AppError reasons:
+ * `slug_taken` for a duplicate slug, `service_unavailable` when the store cannot answer.
+ */
+export interface CatalogStore {
+  readonly kind: string;
+
+  ensureApiKey(accountName: string, keyHash: Uint8Array, prefix: string, now: number): Promise<{ key: ApiKeyRecord; created: boolean }>;
+  findApiKeyByHash(keyHash: Uint8Array): Promise<ApiKeyRecord | undefined>;
+  listApiKeys(accountName?: string): Promise<ApiKeyRecord[]>;
+  revokeApiKey(keyId: string, now: number): Promise<ApiKeyRecord | undefined>;
+  countActiveApiKeys(): Promise<number>;
+
+  /** Throws AppError `slug_taken` when the account already has the slug. */
+  createEndpoint(endpoint: EndpointRecord): Promise<EndpointRecord>;
+  /** Without accountId: an internal lookup by id alone. */
+  getEndpoint(endpointId: string, accountId?: string): Promise<EndpointRecord | undefined>;
+  listEndpoints(accountId: string): Promise<EndpointRecord[]>;
+  /** Removes the endpoint and its events; false when it was not there. */
+  deleteEndpoint(accountId: string, endpointId: string): Promise<boolean>;
+
+  /**
+   * Stores the batch atomically and durably, calling `stamp` once per event, in order,
+   * inside the serialized write, so that commit order equals (receivedAt, id) order.
+   * Events of an endpoint that no longer exists are dropped (their stamp is still returned).
+   */
+  appendEvents(events: NewEvent[], stamp: () => Stamp): Promise<Stamp[]>;
+  listEvents(query: EventQuery): Promise<EventPage>;
+  /** With markReadAt: sets readAt if it was not set yet and returns the updated record. */
+  getEvent(accountId: string, endpointId: string, eventId: string, markReadAt?: number): Promise<EventRecord | undefined>;
+  deleteEvent(accountId: string, endpointId: string, eventId: string): Promise<boolean>;
+
+  /** Atomically takes one unit of the day's allowance if fewer than `limit` were used. */
+  chargeReplay(accountId: string, day: string, limit: number): Promise<ReplayCharge>;
+  getReplayUsage(accountId: string, day: string): Promise<number>;
+  recordReplayAudit(audit: ReplayAuditRecord): Promise<void>;
+
+  /** Deletes events received before `before`; updates purgedEventCount and lastPurgedAt. */
+  purgeEvents(before: number, now: number): Promise<number>;
+
+  /** The newest receivedAt stored, 0 when empty: the floor of the commit clock after a restart. */
+  latestReceivedAt(): Promise<number>;
+
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,194 @@
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  CatalogService,
+  AuthenticateApiKeyResponseSchema,
+  type ReplayAudit,
+} from "@whc/contracts";
+import { AppError, notFound, validationFailed } from "@whc/errors";
+import { timingSafeEqual } from "node:crypto";
+import type { CatalogStore } from "./ports.js";
+import type { Cursor, Stamp } from "./types.js";
+import { createStamper, isUuid, newId } from "./ids.js";
+import {
+  apiKeyToProto,
+  endpointFromProto,
+  endpointToProto,
+  eventSummaryToProto,
+  eventToProto,
+  newEventFromProto,
+} from "./convert.js";
+
+const DAY_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
+
+function requireUuid(field: string, value: string): void {
+  if (!isUuid(value)) throw validationFailed(field, "format");
+}
+
+function cursorOf(c: { receivedAtMs: bigint; id: string } | undefined, field: string): Cursor | undefined {
+  if (!c) return undefined;
+  requireUuid(`${field}Id`, c.id);
+  return { receivedAt: Number(c.receivedAtMs), id: c.id };
+}
+
+export interface CatalogServiceOptions {
+  now?: () => number;
+}
+
+/** The catalog's RPC surface over any CatalogStore. */
+export function createCatalogService(
+  store: CatalogStore,
+  options: CatalogServiceOptions = {},
+): ServiceImpl<typeof CatalogService> {
+  const now = options.now ?? Date.now;
+  let stamper: Promise<() => Stamp> | undefined;
+  const stamp = () => (stamper ??= store.latestReceivedAt().then((floor) => createStamper(floor, now)));
+  return {
+    async authenticateApiKey(req) {
+      if (req.keyHash.length !== 32) throw new AppError("unauthorized", "bad key hash");
+      const key = await store.findApiKeyByHash(req.keyHash);
+      if (!key || key.revokedAt !== undefined || !timingSafeEqual(key.keyHash, req.keyHash)) {
+        throw new AppError("unauthorized", "unknown or revoked key");
+      }
+      return create(AuthenticateApiKeyResponseSchema, { accountId: key.accountId, keyId: key.id });
+    },
+
+    async ensureApiKey(req) {
+      if (!req.accountName) throw validationFailed("account_name", "required");
+      if (req.keyHash.length !== 32) throw validationFailed("key_hash", "length");
+      const { key, created } = await store.ensureApiKey(req.accountName, req.keyHash, req.prefix, now());
+      return { key: apiKeyToProto(key), created };
+    },
+
+    async listApiKeys(req) {
+      const keys = await store.listApiKeys(req.accountName || undefined);
+      return { keys: keys.map(apiKeyToProto) };
+    },
+
+    async revokeApiKey(req) {
+      const key = await store.revokeApiKey(req.keyId, now());
+      if (!key) throw notFound("api key");
+      return { key: apiKeyToProto(key) };
+    },
+
+    async countApiKeys() {
+      return { active: BigInt(await store.countActiveApiKeys()) };
+    },
+
+    async createEndpoint(req) {
+      if (!req.endpoint) throw validationFailed("endpoint", "required");
+      if (!req.endpoint.accountId) throw validationFailed("account_id", "required");
+      const at = now();
+      const created = await store.createEndpoint({
+        ...endpointFromProto(req.endpoint),
+        id: newId(),
+        createdAt: at,
+        updatedAt: at,
+      });
+      return { endpoint: endpointToProto(created) };
+    },
+
+    async getEndpoint(req) {
+      requireUuid("endpoint_id", req.endpointId);
+      const endpoint = await store.getEndpoint(req.endpointId, req.accountId || undefined);
+      if (!endpoint) throw notFound("endpoint");
+      return { endpoint: endpointToProto(endpoint, req.includeSealedSecret) };
+    },
+
+    async listEndpoints(req) {
+      const endpoints = await store.listEndpoints(req.accountId);
+      return { endpoints: endpoints.map((e) => endpointToProto(e)) };
+    },
+
+    async deleteEndpoint(req) {
+      requireUuid("endpoint_id", req.endpointId);
+      if (!(await store.deleteEndpoint(req.accountId, req.endpointId))) throw notFound("endpoint");
+      return {};
+    },
+
+    async appendEvents(req) {
+      for (const e of req.events) requireUuid("endpoint_id", e.endpointId);
+      const stamps = await store.appendEvents(req.events.map(newEventFromProto), await stamp());
+      return { events: stamps.map((s) => ({ id: s.id, receivedAtMs: BigInt(s.receivedAt) })) };
+    },
+
+    async listEvents(req) {
+      requireUuid("endpoint_id", req.endpointId);
+      const endpoint = await store.getEndpoint(req.endpointId, req.accountId);
+      if (!endpoint) throw notFound("endpoint");
+      const page = await store.listEvents({
+        accountId: req.accountId,
+        endpointId: req.endpointId,
+        before: cursorOf(req.before, "before"),
+        after: cursorOf(req.after, "after"),
+        fromMs: req.fromMs === undefined ? undefined : Number(req.fromMs),
+        toMs: req.toMs === undefined ? undefined : Number(req.toMs),
+        eventType: req.eventType,
+        provider: req.provider,
+        responseCode: req.responseCode,
+        verification: req.verification,
+        searchTokens: req.search ? req.searchTokens : undefined,
+        limit: Math.min(Math.max(req.limit || 50, 1), 1000),
+      });
+      return {
+        events: page.events.map(eventSummaryToProto),
+        hasOlder: page.hasOlder,
+        searchExcludedMetadataOnlyCount: page.searchExcludedMetadataOnlyCount,
+      };
+    },
+
+    async getEvent(req) {
+      requireUuid("endpoint_id", req.endpointId);
+      requireUuid("event_id", req.eventId);
+      const event = await store.getEvent(req.accountId, req.endpointId, req.eventId, req.markRead ? now() : undefined);
+      if (!event) throw notFound("event");
+      return { event: eventToProto(event) };
+    },
+
+    async deleteEvent(req) {
+      requireUuid("endpoint_id", req.endpointId);
+      requireUuid("event_id", req.eventId);
+      const endpoint = await store.getEndpoint(req.endpointId, req.accountId);
+      if (!endpoint) throw notFound("endpoint");
+      return { deleted: await store.deleteEvent(req.accountId, req.endpointId, req.eventId) };
+    },
+
+    async chargeReplay(req) {
+      if (!DAY_PATTERN.test(req.day)) throw validationFailed("day", "format");
+      const charge = await store.chargeReplay(req.accountId, req.day, req.limit);
+      return { allowed: charge.allowed, used: charge.used, remaining: Math.max(req.limit - charge.used, 0) };
+    },
+
+    async getReplayUsage(req) {
+      if (!DAY_PATTERN.test(req.day)) throw validationFailed("day", "format");
+      return { used: await store.getReplayUsage(req.accountId, req.day) };
+    },
+
+    async recordReplayAudit(req) {
+      const audit: ReplayAudit | undefined = req.audit;
+      if (!audit) throw validationFailed("audit", "required");
+      const id = audit.id || newId();
+      await store.recordReplayAudit({
+        id,
+        accountId: audit.accountId,
+        endpointId: audit.endpointId,
+        eventId: audit.eventId,
+        keyId: audit.keyId,
+        targetUrl: audit.targetUrl,
+        mode: audit.mode,
+        result: audit.result,
+        targetStatus: audit.targetStatus,
+        networkFailureReason: audit.networkFailureReason,
+        durationMs: Number(audit.durationMs),
+        createdAt: Number(audit.createdAtMs) || now(),
+        requestId: audit.requestId,
+        client: audit.client,
+      });
+      return { id };
+    },
+
+    async purgeEvents(req) {
+      return { purged: BigInt(await store.purgeEvents(Number(req.receivedBeforeMs), now())) };
+    },
+  };
+}

@@ -1,0 +1,2 @@
+export { openSqliteStore } from "./sqlite-store.js";
+export type { SqliteStoreOptions } from "./sqlite-store.js";

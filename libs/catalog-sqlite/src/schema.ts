@@ -1,0 +1,118 @@
+/**
+ * The embedded catalog's schema. Events keep their small columns in `events` so that list
+ * scans stay cheap; bodies and their search tokens live in `event_bodies`; the blind-index
+ * postings live in `event_tokens`, clustered by (endpoint, token, commit sequence) so an AND
+ * search walks one token's postings newest first and probes the others by primary key.
+ * `events.seq` is the commit sequence: the catalog stamps events in commit order, so seq
+ * order and (received_at, id) order agree.
+ */
+export const SCHEMA_VERSION = 1;
+
+export const schemaSql = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+CREATE TABLE IF NOT EXISTS accounts (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  created_at INTEGER NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS api_keys (
+  id TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL REFERENCES accounts(id),
+  key_hash BLOB NOT NULL UNIQUE,
+  prefix TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  revoked_at INTEGER
+);
+
+CREATE TABLE IF NOT EXISTS endpoints (
+  key INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  account_id TEXT NOT NULL,
+  slug TEXT NOT NULL,
+  display_name TEXT NOT NULL,
+  operating_mode TEXT NOT NULL,
+  status TEXT NOT NULL,
+  replay_from_dashboard INTEGER NOT NULL,
+  replay_from_api INTEGER NOT NULL,
+  provider TEXT NOT NULL,
+  sealed_secret BLOB,
+  generic_signature_header TEXT NOT NULL,
+  generic_signature_prefix TEXT NOT NULL,
+  source TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  event_count INTEGER NOT NULL DEFAULT 0,
+  last_event_at INTEGER,
+  last_purged_at INTEGER,
+  purged_event_count INTEGER NOT NULL DEFAULT 0,
+  UNIQUE (account_id, slug)
+);
+
+CREATE TABLE IF NOT EXISTS events (
+  seq INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  endpoint_id TEXT NOT NULL,
+  account_id TEXT NOT NULL,
+  received_at INTEGER NOT NULL,
+  method TEXT NOT NULL,
+  path TEXT NOT NULL,
+  remote_ip TEXT NOT NULL,
+  canonical_event_type TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  verification TEXT NOT NULL,
+  verification_failure_reason TEXT NOT NULL,
+  response_code INTEGER NOT NULL,
+  read_at INTEGER,
+  truncated INTEGER NOT NULL,
+  original_size_bytes INTEGER NOT NULL,
+  body_stored INTEGER NOT NULL,
+  key_id TEXT
+);
+CREATE INDEX IF NOT EXISTS events_page ON events (endpoint_id, received_at, id);
+CREATE INDEX IF NOT EXISTS events_metadata_only ON events (endpoint_id, received_at) WHERE body_stored = 0;
+CREATE INDEX IF NOT EXISTS events_received ON events (received_at);
+
+CREATE TABLE IF NOT EXISTS event_bodies (
+  seq INTEGER PRIMARY KEY,
+  headers TEXT NOT NULL,
+  ciphertext BLOB,
+  wrapped_key BLOB,
+  tokens BLOB,
+  diagnostic TEXT NOT NULL,
+  forwarded_response TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS event_tokens (
+  endpoint_key INTEGER NOT NULL,
+  token BLOB NOT NULL,
+  seq INTEGER NOT NULL,
+  PRIMARY KEY (endpoint_key, token, seq)
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS replay_counters (
+  account_id TEXT NOT NULL,
+  day TEXT NOT NULL,
+  used INTEGER NOT NULL,
+  PRIMARY KEY (account_id, day)
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS replay_audit (
+  id TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL,
+  endpoint_id TEXT NOT NULL,
+  event_id TEXT NOT NULL,
+  key_id TEXT NOT NULL,
+  target_url TEXT NOT NULL,
+  mode TEXT NOT NULL,
+  result TEXT NOT NULL,
+  target_status INTEGER NOT NULL,
+  network_failure_reason TEXT NOT NULL,
+  duration_ms INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  request_id TEXT NOT NULL,
+  client TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS replay_audit_account ON replay_audit (account_id, created_at);
+`;

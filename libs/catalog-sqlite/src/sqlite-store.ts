@@ -1,0 +1,616 @@
+import Database from "better-sqlite3";
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { randomUUID } from "node:crypto";
+import { AppError } from "@whc/errors";
+import type {
+  ApiKeyRecord,
+  CatalogStore,
+  Cursor,
+  EndpointRecord,
+  EventPage,
+  EventQuery,
+  EventRecord,
+  EventSummaryRecord,
+  HeaderPair,
+  NewEvent,
+  ReplayAuditRecord,
+  Stamp,
+} from "@whc/catalog-core";
+import { schemaSql, SCHEMA_VERSION } from "./schema.js";
+
+type Row = Record<string, unknown>;
+
+const EVENT_SUMMARY_COLUMNS = `e.seq, e.id, e.endpoint_id, e.account_id, e.received_at, e.method, e.path, e.remote_ip,
+  e.canonical_event_type, e.provider, e.verification, e.verification_failure_reason, e.response_code,
+  e.read_at, e.truncated, e.original_size_bytes, e.body_stored, e.key_id`;
+
+function optionalNumber(value: unknown): number | undefined {
+  return value === null || value === undefined ? undefined : Number(value);
+}
+
+function endpointFromRow(r: Row): EndpointRecord {
+  return {
+    id: r.id as string,
+    accountId: r.account_id as string,
+    slug: r.slug as string,
+    displayName: r.display_name as string,
+    operatingMode: r.operating_mode as string,
+    status: r.status as string,
+    replayFromDashboard: r.replay_from_dashboard === 1,
+    replayFromApi: r.replay_from_api === 1,
+    provider: r.provider as string,
+    sealedSecret: r.sealed_secret ? new Uint8Array(r.sealed_secret as Buffer) : undefined,
+    genericSignatureHeader: r.generic_signature_header as string,
+    genericSignaturePrefix: r.generic_signature_prefix as string,
+    source: r.source as string,
+    createdAt: r.created_at as number,
+    updatedAt: r.updated_at as number,
+    eventCount: r.event_count as number,
+    lastEventAt: optionalNumber(r.last_event_at),
+    lastPurgedAt: optionalNumber(r.last_purged_at),
+    purgedEventCount: r.purged_event_count as number,
+  };
+}
+
+function apiKeyFromRow(r: Row): ApiKeyRecord {
+  return {
+    id: r.id as string,
+    accountId: r.account_id as string,
+    accountName: r.account_name as string,
+    prefix: r.prefix as string,
+    keyHash: new Uint8Array(r.key_hash as Buffer),
+    createdAt: r.created_at as number,
+    revokedAt: optionalNumber(r.revoked_at),
+  };
+}
+
+function summaryFromRow(r: Row): EventSummaryRecord {
+  return {
+    id: r.id as string,
+    accountId: r.account_id as string,
+    endpointId: r.endpoint_id as string,
+    receivedAt: r.received_at as number,
+    method: r.method as string,
+    path: r.path as string,
+    remoteIp: r.remote_ip as string,
+    canonicalEventType: r.canonical_event_type as string,
+    provider: r.provider as string,
+    verification: r.verification as string,
+    verificationFailureReason: r.verification_failure_reason as string,
+    responseCode: r.response_code as number,
+    readAt: optionalNumber(r.read_at),
+    truncated: r.truncated === 1,
+    originalSizeBytes: r.original_size_bytes as number,
+    bodyStored: r.body_stored === 1,
+    keyId: (r.key_id as string | null) ?? undefined,
+  };
+}
+
+/** Tokens are packed one length byte then the token, so a delete can find its postings. */
+function packTokens(tokens: Uint8Array[]): Buffer {
+  const parts: Buffer[] = [];
+  for (const t of tokens) {
+    if (t.length === 0 || t.length > 255) continue;
+    parts.push(Buffer.from([t.length]), Buffer.from(t));
+  }
+  return Buffer.concat(parts);
+}
+
+function unpackTokens(packed: Buffer | null): Buffer[] {
+  const out: Buffer[] = [];
+  if (!packed) return out;
+  for (let i = 0; i < packed.length; ) {
+    const len = packed[i] as number;
+    out.push(packed.subarray(i + 1, i + 1 + len));
+    i += 1 + len;
+  }
+  return out;
+}
+
+function uniqueTokens(tokens: Uint8Array[]): Buffer[] {
+  const seen = new Map<string, Buffer>();
+  for (const t of tokens) seen.set(Buffer.from(t).toString("hex"), Buffer.from(t));
+  return [...seen.values()];
+}
+
+interface Filter {
+  sql: string;
+  params: unknown[];
+}
+
+/** The non-cursor filters of operation 5, on alias `e`. */
+function filtersOf(q: EventQuery): Filter {
+  const parts: string[] = [];
+  const params: unknown[] = [];
+  if (q.fromMs !== undefined) {
+    parts.push("e.received_at >= ?");
+    params.push(q.fromMs);
+  }
+  if (q.toMs !== undefined) {
+    parts.push("e.received_at < ?");
+    params.push(q.toMs);
+  }
+  if (q.eventType !== undefined) {
+    parts.push("e.canonical_event_type = ?");
+    params.push(q.eventType);
+  }
+  if (q.provider !== undefined) {
+    parts.push("e.provider = ?");
+    params.push(q.provider);
+  }
+  if (q.responseCode !== undefined) {
+    parts.push("e.response_code = ?");
+    params.push(q.responseCode);
+  }
+  if (q.verification !== undefined) {
+    parts.push("e.verification = ?");
+    params.push(q.verification);
+  }
+  return { sql: parts.map((p) => ` AND ${p}`).join(""), params };
+}
+
+export interface SqliteStoreOptions {
+  /** A file path, or ":memory:" for tests. */
+  file: string;
+}
+
+function translate(err: unknown): never {
+  if (AppError.is(err)) throw err;
+  const code = (err as { code?: string }).code ?? "";
+  if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED" || code === "SQLITE_IOERR" || code === "SQLITE_FULL") {
+    throw new AppError("service_unavailable", `embedded store: ${code}`, { cause: err });
+  }
+  throw err;
+}
+
+/**
+ * The embedded catalog: one SQLite file in WAL mode with synchronous=FULL, so a committed
+ * batch survives a crash of the process or the machine before any sender is answered.
+ */
+export function openSqliteStore(options: SqliteStoreOptions): CatalogStore {
+  if (options.file !== ":memory:") mkdirSync(path.dirname(path.resolve(options.file)), { recursive: true });
+  const db = new Database(options.file);
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = FULL");
+  db.pragma("foreign_keys = ON");
+  db.pragma("busy_timeout = 5000");
+  db.pragma("cache_size = -65536");
+  db.exec(schemaSql);
+  db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)").run(String(SCHEMA_VERSION));
+
+  const stmt = {
+    accountByName: db.prepare("SELECT id FROM accounts WHERE name = ?"),
+    insertAccount: db.prepare("INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)"),
+    keyByHash: db.prepare(
+      "SELECT k.*, a.name AS account_name FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = ?",
+    ),
+    keyById: db.prepare(
+      "SELECT k.*, a.name AS account_name FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.id = ?",
+    ),
+    insertKey: db.prepare("INSERT INTO api_keys (id, account_id, key_hash, prefix, created_at) VALUES (?, ?, ?, ?, ?)"),
+    listKeys: db.prepare(
+      "SELECT k.*, a.name AS account_name FROM api_keys k JOIN accounts a ON a.id = k.account_id ORDER BY k.created_at, k.id",
+    ),
+    listKeysOf: db.prepare(
+      "SELECT k.*, a.name AS account_name FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE a.name = ? ORDER BY k.created_at, k.id",
+    ),
+    revokeKey: db.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL"),
+    countKeys: db.prepare("SELECT count(*) AS n FROM api_keys WHERE revoked_at IS NULL"),
+    insertEndpoint: db.prepare(`INSERT INTO endpoints (id, account_id, slug, display_name, operating_mode, status,
+      replay_from_dashboard, replay_from_api, provider, sealed_secret, generic_signature_header,
+      generic_signature_prefix, source, created_at, updated_at, event_count, purged_event_count)
+      VALUES (@id, @accountId, @slug, @displayName, @operatingMode, @status, @replayFromDashboard, @replayFromApi,
+      @provider, @sealedSecret, @genericSignatureHeader, @genericSignaturePrefix, @source, @createdAt, @updatedAt, 0, 0)`),
+    endpointById: db.prepare("SELECT * FROM endpoints WHERE id = ?"),
+    endpointOf: db.prepare("SELECT * FROM endpoints WHERE id = ? AND account_id = ?"),
+    listEndpoints: db.prepare("SELECT * FROM endpoints WHERE account_id = ? ORDER BY created_at, id"),
+    endpointKey: db.prepare("SELECT key FROM endpoints WHERE id = ?"),
+    deleteEndpoint: db.prepare("DELETE FROM endpoints WHERE id = ? AND account_id = ?"),
+    endpointEventSeqs: db.prepare("SELECT seq FROM events WHERE endpoint_id = ?"),
+    deleteEndpointTokens: db.prepare("DELETE FROM event_tokens WHERE endpoint_key = ?"),
+    deleteEndpointBodies: db.prepare("DELETE FROM event_bodies WHERE seq IN (SELECT seq FROM events WHERE endpoint_id = ?)"),
+    deleteEndpointEvents: db.prepare("DELETE FROM events WHERE endpoint_id = ?"),
+    insertEvent: db.prepare(`INSERT INTO events (id, endpoint_id, account_id, received_at, method, path, remote_ip,
+      canonical_event_type, provider, verification, verification_failure_reason, response_code, truncated,
+      original_size_bytes, body_stored, key_id)
+      VALUES (@id, @endpointId, @accountId, @receivedAt, @method, @path, @remoteIp, @canonicalEventType, @provider,
+      @verification, @verificationFailureReason, @responseCode, @truncated, @originalSizeBytes, @bodyStored, @keyId)`),
+    insertBody: db.prepare(`INSERT INTO event_bodies (seq, headers, ciphertext, wrapped_key, tokens, diagnostic, forwarded_response)
+      VALUES (?, ?, ?, ?, ?, ?, ?)`),
+    insertToken: db.prepare("INSERT OR IGNORE INTO event_tokens (endpoint_key, token, seq) VALUES (?, ?, ?)"),
+    bumpEndpoint: db.prepare(
+      "UPDATE endpoints SET event_count = event_count + ?, last_event_at = max(coalesce(last_event_at, 0), ?) WHERE key = ?",
+    ),
+    eventFull: db.prepare(`SELECT ${EVENT_SUMMARY_COLUMNS}, b.headers, b.ciphertext, b.wrapped_key, b.diagnostic, b.forwarded_response
+      FROM events e JOIN event_bodies b ON b.seq = e.seq WHERE e.id = ? AND e.endpoint_id = ? AND e.account_id = ?`),
+    markRead: db.prepare("UPDATE events SET read_at = ? WHERE id = ? AND read_at IS NULL"),
+    eventForDelete: db.prepare(
+      "SELECT e.seq, b.tokens FROM events e JOIN event_bodies b ON b.seq = e.seq WHERE e.id = ? AND e.endpoint_id = ? AND e.account_id = ?",
+    ),
+    deleteEventRow: db.prepare("DELETE FROM events WHERE seq = ?"),
+    deleteBodyRow: db.prepare("DELETE FROM event_bodies WHERE seq = ?"),
+    deleteToken: db.prepare("DELETE FROM event_tokens WHERE endpoint_key = ? AND token = ? AND seq = ?"),
+    dropEndpointCount: db.prepare("UPDATE endpoints SET event_count = max(event_count - ?, 0) WHERE id = ?"),
+    seqAtOrBelow: db.prepare(
+      "SELECT seq FROM events WHERE endpoint_id = ? AND (received_at, id) <= (?, ?) ORDER BY received_at DESC, id DESC LIMIT 1",
+    ),
+    seqAtOrAbove: db.prepare(
+      "SELECT seq FROM events WHERE endpoint_id = ? AND (received_at, id) >= (?, ?) ORDER BY received_at, id LIMIT 1",
+    ),
+    charge: db.prepare(`INSERT INTO replay_counters (account_id, day, used) VALUES (?, ?, 1)
+      ON CONFLICT (account_id, day) DO UPDATE SET used = used + 1 WHERE used < ? RETURNING used`),
+    usage: db.prepare("SELECT used FROM replay_counters WHERE account_id = ? AND day = ?"),
+    insertAudit: db.prepare(`INSERT INTO replay_audit (id, account_id, endpoint_id, event_id, key_id, target_url, mode,
+      result, target_status, network_failure_reason, duration_ms, created_at, request_id, client)
+      VALUES (@id, @accountId, @endpointId, @eventId, @keyId, @targetUrl, @mode, @result, @targetStatus,
+      @networkFailureReason, @durationMs, @createdAt, @requestId, @client)`),
+    oldEvents: db.prepare(`SELECT e.seq, e.endpoint_id, b.tokens, en.key AS endpoint_key FROM events e
+      JOIN event_bodies b ON b.seq = e.seq JOIN endpoints en ON en.id = e.endpoint_id
+      WHERE e.received_at < ? ORDER BY e.received_at LIMIT ?`),
+    notePurge: db.prepare(`UPDATE endpoints SET purged_event_count = purged_event_count + ?,
+      event_count = max(event_count - ?, 0), last_purged_at = ? WHERE id = ?`),
+    latest: db.prepare("SELECT max(received_at) AS latest FROM events"),
+  };
+
+  // Query shapes vary with the filters given; each shape is prepared once.
+  const prepared = new Map<string, Database.Statement>();
+  const prep = (sql: string): Database.Statement => {
+    let statement = prepared.get(sql);
+    if (!statement) {
+      statement = db.prepare(sql);
+      prepared.set(sql, statement);
+    }
+    return statement;
+  };
+
+  const deleteTokensOf = (endpointKey: number, seq: number, packed: Buffer | null) => {
+    for (const token of unpackTokens(packed)) stmt.deleteToken.run(endpointKey, token, seq);
+  };
+
+  const ensureApiKeyTx = db.transaction((accountName: string, keyHash: Buffer, prefix: string, now: number) => {
+    const existing = stmt.keyByHash.get(keyHash) as Row | undefined;
+    if (existing) {
+      if (existing.account_name !== accountName) {
+        throw new AppError("conflict", "key already belongs to another account");
+      }
+      return { key: apiKeyFromRow(existing), created: false };
+    }
+    let account = stmt.accountByName.get(accountName) as Row | undefined;
+    if (!account) {
+      account = { id: randomUUID() };
+      stmt.insertAccount.run(account.id, accountName, now);
+    }
+    const id = randomUUID();
+    stmt.insertKey.run(id, account.id, keyHash, prefix, now);
+    return { key: apiKeyFromRow(stmt.keyById.get(id) as Row), created: true };
+  });
+
+  const appendTx = db.transaction((events: NewEvent[], stamp: () => Stamp) => {
+    const stamps: Stamp[] = [];
+    const touched = new Map<number, { count: number; last: number }>();
+    for (const e of events) {
+      const s = stamp();
+      stamps.push(s);
+      const endpoint = stmt.endpointKey.get(e.endpointId) as { key: number } | undefined;
+      if (!endpoint) continue;
+      const tokens = e.body ? uniqueTokens(e.searchTokens) : [];
+      const { lastInsertRowid } = stmt.insertEvent.run({
+        id: s.id,
+        endpointId: e.endpointId,
+        accountId: e.accountId,
+        receivedAt: s.receivedAt,
+        method: e.method,
+        path: e.path,
+        remoteIp: e.remoteIp,
+        canonicalEventType: e.canonicalEventType,
+        provider: e.provider,
+        verification: e.verification,
+        verificationFailureReason: e.verificationFailureReason,
+        responseCode: e.responseCode,
+        truncated: e.truncated ? 1 : 0,
+        originalSizeBytes: e.originalSizeBytes,
+        bodyStored: e.body ? 1 : 0,
+        keyId: e.body?.keyId ?? null,
+      });
+      const seq = Number(lastInsertRowid);
+      stmt.insertBody.run(
+        seq,
+        JSON.stringify(e.headers),
+        e.body ? Buffer.from(e.body.ciphertext) : null,
+        e.body ? Buffer.from(e.body.wrappedKey) : null,
+        tokens.length ? packTokens(tokens) : null,
+        e.diagnosticJson,
+        e.forwardedResponseJson,
+      );
+      for (const token of tokens) stmt.insertToken.run(endpoint.key, token, seq);
+      const t = touched.get(endpoint.key) ?? { count: 0, last: 0 };
+      t.count += 1;
+      t.last = Math.max(t.last, s.receivedAt);
+      touched.set(endpoint.key, t);
+    }
+    for (const [key, t] of touched) stmt.bumpEndpoint.run(t.count, t.last, key);
+    return stamps;
+  });
+
+  const deleteEndpointTx = db.transaction((accountId: string, endpointId: string) => {
+    const endpoint = stmt.endpointOf.get(endpointId, accountId) as Row | undefined;
+    if (!endpoint) return false;
+    stmt.deleteEndpointTokens.run(endpoint.key);
+    stmt.deleteEndpointBodies.run(endpointId);
+    stmt.deleteEndpointEvents.run(endpointId);
+    stmt.deleteEndpoint.run(endpointId, accountId);
+    return true;
+  });
+
+  const deleteEventTx = db.transaction((accountId: string, endpointId: string, eventId: string) => {
+    const row = stmt.eventForDelete.get(eventId, endpointId, accountId) as { seq: number; tokens: Buffer | null } | undefined;
+    if (!row) return false;
+    const endpoint = stmt.endpointKey.get(endpointId) as { key: number };
+    deleteTokensOf(endpoint.key, row.seq, row.tokens);
+    stmt.deleteBodyRow.run(row.seq);
+    stmt.deleteEventRow.run(row.seq);
+    stmt.dropEndpointCount.run(1, endpointId);
+    return true;
+  });
+
+  const getEventTx = db.transaction((accountId: string, endpointId: string, eventId: string, markReadAt?: number) => {
+    if (markReadAt !== undefined) stmt.markRead.run(markReadAt, eventId);
+    return stmt.eventFull.get(eventId, endpointId, accountId) as Row | undefined;
+  });
+
+  const PURGE_CHUNK = 2000;
+  const purgeChunkTx = db.transaction((before: number, now: number) => {
+    const rows = stmt.oldEvents.all(before, PURGE_CHUNK) as {
+      seq: number;
+      endpoint_id: string;
+      tokens: Buffer | null;
+      endpoint_key: number;
+    }[];
+    const perEndpoint = new Map<string, number>();
+    for (const r of rows) {
+      deleteTokensOf(r.endpoint_key, r.seq, r.tokens);
+      stmt.deleteBodyRow.run(r.seq);
+      stmt.deleteEventRow.run(r.seq);
+      perEndpoint.set(r.endpoint_id, (perEndpoint.get(r.endpoint_id) ?? 0) + 1);
+    }
+    for (const [endpointId, n] of perEndpoint) stmt.notePurge.run(n, n, now, endpointId);
+    return rows.length;
+  });
+
+  function listPlain(q: EventQuery, f: Filter): { rows: Row[]; hasOlder: boolean } {
+    const base = `SELECT ${EVENT_SUMMARY_COLUMNS} FROM events e WHERE e.endpoint_id = ?`;
+    if (q.after) {
+      const rows = prep(`${base} AND (e.received_at, e.id) > (?, ?)${beforeSql(q.before)}${f.sql}
+          ORDER BY e.received_at, e.id LIMIT ?`)
+        .all(q.endpointId, q.after.receivedAt, q.after.id, ...beforeParams(q.before), ...f.params, q.limit) as Row[];
+      rows.reverse();
+      const oldest = rows[rows.length - 1];
+      const bound: Cursor = oldest ? { receivedAt: oldest.received_at as number, id: oldest.id as string } : q.after;
+      const older = prep(`SELECT 1 FROM events e WHERE e.endpoint_id = ? AND (e.received_at, e.id) < (?, ?)${f.sql} LIMIT 1`)
+        .get(q.endpointId, bound.receivedAt, bound.id, ...f.params);
+      return { rows, hasOlder: older !== undefined && oldest !== undefined };
+    }
+    const rows = db
+      .prepare(`${base}${beforeSql(q.before)}${f.sql} ORDER BY e.received_at DESC, e.id DESC LIMIT ?`)
+      .all(q.endpointId, ...beforeParams(q.before), ...f.params, q.limit + 1) as Row[];
+    const hasOlder = rows.length > q.limit;
+    return { rows: rows.slice(0, q.limit), hasOlder };
+  }
+
+  function listSearch(q: EventQuery, f: Filter, tokens: Buffer[]): { rows: Row[]; hasOlder: boolean } {
+    const endpoint = stmt.endpointKey.get(q.endpointId) as { key: number } | undefined;
+    if (!endpoint || tokens.length === 0) return { rows: [], hasOlder: false };
+    const [first, ...rest] = tokens as [Buffer, ...Buffer[]];
+    // Cursor pairs become bounds on the commit sequence, which sorts like (received_at, id).
+    let upper = Number.MAX_SAFE_INTEGER;
+    let lower = 0;
+    if (q.before) {
+      const row = stmt.seqAtOrBelow.get(q.endpointId, q.before.receivedAt, q.before.id) as { seq: number } | undefined;
+      if (!row) return { rows: [], hasOlder: false };
+      upper = row.seq;
+    }
+    if (q.after) {
+      const row = stmt.seqAtOrAbove.get(q.endpointId, q.after.receivedAt, q.after.id) as { seq: number } | undefined;
+      if (!row) return { rows: [], hasOlder: false };
+      lower = row.seq;
+    }
+    const probes = rest
+      .map(() => " AND EXISTS (SELECT 1 FROM event_tokens t1 WHERE t1.endpoint_key = ? AND t1.token = ? AND t1.seq = t0.seq)")
+      .join("");
+    const probeParams = rest.flatMap((t) => [endpoint.key, t]);
+    const cursorSql = `${q.before ? " AND (e.received_at, e.id) < (?, ?)" : ""}${q.after ? " AND (e.received_at, e.id) > (?, ?)" : ""}`;
+    const cursorParams = [
+      ...(q.before ? [q.before.receivedAt, q.before.id] : []),
+      ...(q.after ? [q.after.receivedAt, q.after.id] : []),
+    ];
+    const sql = (order: "ASC" | "DESC") => `SELECT ${EVENT_SUMMARY_COLUMNS} FROM event_tokens t0
+      JOIN events e ON e.seq = t0.seq
+      WHERE t0.endpoint_key = ? AND t0.token = ? AND t0.seq <= ? AND t0.seq >= ?${probes}${cursorSql}${f.sql}
+      ORDER BY t0.seq ${order} LIMIT ?`;
+    const params = [endpoint.key, first, upper, lower, ...probeParams, ...cursorParams, ...f.params];
+    if (q.after) {
+      const rows = prep(sql("ASC")).all(...params, q.limit) as Row[];
+      rows.reverse();
+      const oldest = rows[rows.length - 1];
+      if (!oldest) return { rows, hasOlder: false };
+      const older = prep(
+          `SELECT 1 FROM event_tokens t0 JOIN events e ON e.seq = t0.seq
+           WHERE t0.endpoint_key = ? AND t0.token = ? AND t0.seq < ?${probes}${f.sql} LIMIT 1`,
+        )
+        .get(endpoint.key, first, oldest.seq, ...probeParams, ...f.params);
+      return { rows, hasOlder: older !== undefined };
+    }
+    const rows = prep(sql("DESC")).all(...params, q.limit + 1) as Row[];
+    return { rows: rows.slice(0, q.limit), hasOlder: rows.length > q.limit };
+  }
+
+  return {
+    kind: "sqlite",
+
+    async ensureApiKey(accountName, keyHash, prefix, now) {
+      try {
+        return ensureApiKeyTx(accountName, Buffer.from(keyHash), prefix, now);
+      } catch (err) {
+        return translate(err);
+      }
+    },
+
+    async findApiKeyByHash(keyHash) {
+      const row = stmt.keyByHash.get(Buffer.from(keyHash)) as Row | undefined;
+      return row ? apiKeyFromRow(row) : undefined;
+    },
+
+    async listApiKeys(accountName) {
+      const rows = (accountName ? stmt.listKeysOf.all(accountName) : stmt.listKeys.all()) as Row[];
+      return rows.map(apiKeyFromRow);
+    },
+
+    async revokeApiKey(keyId, now) {
+      const row = stmt.keyById.get(keyId) as Row | undefined;
+      if (!row) return undefined;
+      stmt.revokeKey.run(now, keyId);
+      return apiKeyFromRow(stmt.keyById.get(keyId) as Row);
+    },
+
+    async countActiveApiKeys() {
+      return (stmt.countKeys.get() as { n: number }).n;
+    },
+
+    async createEndpoint(e) {
+      try {
+        stmt.insertEndpoint.run({
+          ...e,
+          replayFromDashboard: e.replayFromDashboard ? 1 : 0,
+          replayFromApi: e.replayFromApi ? 1 : 0,
+          sealedSecret: e.sealedSecret && e.sealedSecret.length ? Buffer.from(e.sealedSecret) : null,
+        });
+      } catch (err) {
+        if ((err as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE") {
+          throw new AppError("slug_taken", "slug taken", { field: "slug" });
+        }
+        return translate(err);
+      }
+      return endpointFromRow(stmt.endpointById.get(e.id) as Row);
+    },
+
+    async getEndpoint(endpointId, accountId) {
+      const row = (accountId === undefined
+        ? stmt.endpointById.get(endpointId)
+        : stmt.endpointOf.get(endpointId, accountId)) as Row | undefined;
+      return row ? endpointFromRow(row) : undefined;
+    },
+
+    async listEndpoints(accountId) {
+      return (stmt.listEndpoints.all(accountId) as Row[]).map(endpointFromRow);
+    },
+
+    async deleteEndpoint(accountId, endpointId) {
+      try {
+        return deleteEndpointTx(accountId, endpointId);
+      } catch (err) {
+        return translate(err);
+      }
+    },
+
+    async appendEvents(events, stamp) {
+      try {
+        return appendTx(events, stamp);
+      } catch (err) {
+        return translate(err);
+      }
+    },
+
+    async listEvents(q): Promise<EventPage> {
+      const f = filtersOf(q);
+      const { rows, hasOlder } = q.searchTokens
+        ? listSearch(q, f, uniqueTokens(q.searchTokens))
+        : listPlain(q, f);
+      let excluded = 0;
+      if (q.searchTokens) {
+        excluded = (
+          db
+            .prepare(`SELECT count(*) AS n FROM events e WHERE e.endpoint_id = ? AND e.body_stored = 0${f.sql}`)
+            .get(q.endpointId, ...f.params) as { n: number }
+        ).n;
+      }
+      return { events: rows.map(summaryFromRow), hasOlder, searchExcludedMetadataOnlyCount: excluded };
+    },
+
+    async getEvent(accountId, endpointId, eventId, markReadAt) {
+      const r = getEventTx(accountId, endpointId, eventId, markReadAt);
+      if (!r) return undefined;
+      const record: EventRecord = {
+        ...summaryFromRow(r),
+        headers: JSON.parse(r.headers as string) as HeaderPair[],
+        body:
+          r.body_stored === 1
+            ? {
+                ciphertext: new Uint8Array(r.ciphertext as Buffer),
+                wrappedKey: new Uint8Array(r.wrapped_key as Buffer),
+                keyId: r.key_id as string,
+              }
+            : undefined,
+        diagnosticJson: r.diagnostic as string,
+        forwardedResponseJson: r.forwarded_response as string,
+      };
+      delete (record as Partial<EventSummaryRecord>).bodyStored;
+      delete (record as Partial<EventSummaryRecord>).keyId;
+      return record;
+    },
+
+    async deleteEvent(accountId, endpointId, eventId) {
+      try {
+        return deleteEventTx(accountId, endpointId, eventId);
+      } catch (err) {
+        return translate(err);
+      }
+    },
+
+    async chargeReplay(accountId, day, limit) {
+      if (limit <= 0) return { allowed: false, used: await this.getReplayUsage(accountId, day) };
+      const row = stmt.charge.get(accountId, day, limit) as { used: number } | undefined;
+      if (row) return { allowed: true, used: row.used };
+      return { allowed: false, used: await this.getReplayUsage(accountId, day) };
+    },
+
+    async getReplayUsage(accountId, day) {
+      return ((stmt.usage.get(accountId, day) as { used: number } | undefined)?.used) ?? 0;
+    },
+
+    async recordReplayAudit(audit: ReplayAuditRecord) {
+      stmt.insertAudit.run(audit);
+    },
+
+    async purgeEvents(before, now) {
+      let total = 0;
+      for (;;) {
+        const n = purgeChunkTx(before, now);
+        total += n;
+        if (n < PURGE_CHUNK) return total;
+        // Let other work run between chunks: a purge never stalls ingest for long.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    },
+
+    async latestReceivedAt() {
+      return ((stmt.latest.get() as { latest: number | null }).latest) ?? 0;
+    },
+
+    async ping() {
+      return db.open && db.prepare("SELECT 1 AS ok").get() !== undefined;
+    },
+
+    async close() {
+      if (db.open) db.close();
+    },
+  };
+}
+
+function beforeSql(before: Cursor | undefined): string {
+  return before ? " AND (e.received_at, e.id) < (?, ?)" : "";
+}
+
+function beforeParams(before: Cursor | undefined): unknown[] {
+  return before ? [before.receivedAt, before.id] : [];
+}

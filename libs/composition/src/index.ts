@@ -1,0 +1,4 @@
+export * from "./specs.js";
+export * from "./nodes.js";
+export { runMain, serveHttp } from "./process.js";
+export type { Closeable, HttpServer } from "./process.js";

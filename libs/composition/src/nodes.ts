@@ -1,0 +1,168 @@
+import path from "node:path";
+import type { ConnectRouter, Transport } from "@connectrpc/connect";
+import { createClient } from "@connectrpc/connect";
+import type { ConfigOf } from "@whc/config";
+import { CatalogService, CryptoService, Health, ReplayService } from "@whc/contracts";
+import type { Logger } from "@whc/logging";
+import { healthRoutes, createInMemoryTransport } from "@whc/rpc";
+import { createCatalogService, type CatalogStore } from "@whc/catalog-core";
+import { openSqliteStore } from "@whc/catalog-sqlite";
+import {
+  createBlindIndexKeySource,
+  createCryptoService,
+  createEnvelopeOpener,
+  createEnvelopeSealer,
+  loadKeyRing,
+} from "@whc/crypto-core";
+import { createAppendBatcher, createEndpointCache, createIngestHandler } from "@whc/ingest";
+import { createGatewayApp } from "@whc/gateway";
+import { ensureBootstrapKeys } from "@whc/identity";
+import { createMemoryBus, createNatsBus, createNatsConnection, type CaptureBus } from "@whc/messaging";
+import { ConfigError } from "@whc/config";
+import type { catalogSpec, cryptoSpec, gatewaySpec, ingestSpec, replaySpec } from "./specs.js";
+import type { Closeable } from "./process.js";
+
+type Routes = (router: ConnectRouter) => void;
+const HOUR_MS = 3_600_000;
+
+export async function openCatalogStore(config: ConfigOf<typeof catalogSpec>): Promise<CatalogStore> {
+  if (config.mongodbUri) {
+    throw new ConfigError("WHC_MONGODB_URI", "is set, but this build has no MongoDB catalog adapter yet");
+  }
+  return openSqliteStore({ file: path.join(config.dataDir, "catalog.db") });
+}
+
+/** The catalog: its store, its RPC routes, bootstrap keys, and the retention purge. */
+export async function createCatalogNode(config: ConfigOf<typeof catalogSpec>, logger: Logger) {
+  const store = await openCatalogStore(config);
+  const service = createCatalogService(store);
+  const routes: Routes = (router) => {
+    router.service(CatalogService, service);
+    healthRoutes({ "": () => store.ping(), [CatalogService.typeName]: () => store.ping() })(router);
+  };
+  const local = createClient(CatalogService, createInMemoryTransport(routes, logger, 30_000));
+  const created = await ensureBootstrapKeys(local, config.bootstrapApiKeys);
+  if (created > 0) logger.info({ created }, "bootstrap API keys registered");
+
+  const purge = async () => {
+    try {
+      const cutoff = Date.now() - config.retentionDays * 24 * HOUR_MS;
+      const { purged } = await local.purgeEvents({ receivedBeforeMs: BigInt(cutoff) });
+      if (purged > 0) logger.info({ purged, retentionDays: config.retentionDays }, "retention purge");
+    } catch (err) {
+      logger.warn({ err }, "retention purge failed");
+    }
+  };
+  const first = setTimeout(() => void purge(), 10_000);
+  const every = setInterval(() => void purge(), HOUR_MS);
+  first.unref();
+  every.unref();
+
+  return {
+    routes,
+    store,
+    client: local,
+    closeable: {
+      async close() {
+        clearTimeout(first);
+        clearInterval(every);
+        await store.close();
+      },
+    } satisfies Closeable,
+  };
+}
+
+/** The crypto service over the key ring from WHC_MASTER_KEYS or the data directory. */
+export function createCryptoNode(config: ConfigOf<typeof cryptoSpec>, logger: Logger) {
+  const { ring, generated } = loadKeyRing({
+    masterKeys: config.masterKeys,
+    blindIndexKey: config.blindIndexKey,
+    dataDir: config.dataDir,
+  });
+  if (generated) logger.warn({ dataDir: config.dataDir }, "generated a new key ring in the data directory");
+  const routes: Routes = (router) => {
+    router.service(CryptoService, createCryptoService(ring));
+    healthRoutes({ "": () => true, [CryptoService.typeName]: () => true })(router);
+  };
+  return { routes, activeKeyId: ring.active.id };
+}
+
+/** Replay: until the replay issue lands, the service answers `unimplemented`. */
+export function createReplayNode(_config: ConfigOf<typeof replaySpec>, _logger: Logger) {
+  const routes: Routes = (router) => {
+    router.service(ReplayService, {});
+    healthRoutes({ "": () => true, [ReplayService.typeName]: () => true })(router);
+  };
+  return { routes };
+}
+
+export function createBus(natsUrl: string | undefined, name: string, logger: Logger): CaptureBus {
+  if (!natsUrl) return createMemoryBus();
+  return createNatsBus(createNatsConnection(natsUrl, name, logger), logger);
+}
+
+export interface Peers {
+  catalog: Transport;
+  crypto: Transport;
+  replay?: Transport;
+}
+
+export function createIngestNode(config: ConfigOf<typeof ingestSpec>, peers: Peers, bus: CaptureBus, logger: Logger) {
+  const catalog = createClient(CatalogService, peers.catalog);
+  const crypto = createClient(CryptoService, peers.crypto);
+  const endpoints = createEndpointCache(catalog, crypto, {
+    ttlMs: config.endpointCacheTtlMs,
+    missTtlMs: Math.min(config.endpointCacheTtlMs, 1000),
+    maxEntries: 10_000,
+  });
+  bus.subscribeEndpointChanges((id) => endpoints.invalidate(id));
+  const handler = createIngestHandler(
+    {
+      endpoints,
+      batcher: createAppendBatcher(catalog, { maxEvents: 512, maxBytes: 8 * 1024 * 1024 }),
+      sealer: createEnvelopeSealer(crypto, { maxAgeMs: config.dataKeyTtlS * 1000, maxUses: 1_000_000 }),
+      blindIndexKey: createBlindIndexKeySource(crypto),
+      bus,
+      health: { catalog: createClient(Health, peers.catalog), crypto: createClient(Health, peers.crypto) },
+      logger,
+    },
+    {
+      maxStoredBodyBytes: config.maxStoredBodyBytes,
+      maxInboundBodyBytes: config.maxInboundBodyBytes,
+      trustedProxies: new Set(
+        config.trustedProxies
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean),
+      ),
+    },
+  );
+  return { handler };
+}
+
+export function createGatewayNode(
+  config: ConfigOf<typeof gatewaySpec>,
+  peers: Required<Peers>,
+  bus: CaptureBus,
+  logger: Logger,
+) {
+  const crypto = createClient(CryptoService, peers.crypto);
+  const app = createGatewayApp(
+    {
+      catalog: createClient(CatalogService, peers.catalog),
+      crypto,
+      replay: createClient(ReplayService, peers.replay),
+      health: {
+        catalog: createClient(Health, peers.catalog),
+        crypto: createClient(Health, peers.crypto),
+        replay: createClient(Health, peers.replay),
+      },
+      opener: createEnvelopeOpener(crypto, { maxAgeMs: config.dataKeyTtlS * 1000, maxEntries: 10_000 }),
+      blindIndexKey: createBlindIndexKeySource(crypto),
+      bus,
+      logger,
+    },
+    { ingestPublicUrl: config.ingestPublicUrl as string, replayDailyLimit: config.replayDailyLimit, waitPollMs: 1000 },
+  );
+  return { app };
+}

@@ -1,0 +1,23 @@
+import type { Client } from "@connectrpc/connect";
+import type { CatalogService, CryptoService, Health, ReplayService } from "@whc/contracts";
+import type { EnvelopeOpener } from "@whc/crypto-core";
+import type { CaptureBus } from "@whc/messaging";
+import type { Logger } from "@whc/logging";
+
+export interface GatewayDeps {
+  catalog: Client<typeof CatalogService>;
+  crypto: Client<typeof CryptoService>;
+  replay: Client<typeof ReplayService>;
+  health: { catalog: Client<typeof Health>; crypto: Client<typeof Health>; replay: Client<typeof Health> };
+  opener: EnvelopeOpener;
+  blindIndexKey: () => Promise<Buffer>;
+  bus: CaptureBus;
+  logger: Logger;
+}
+
+export interface GatewayOptions {
+  ingestPublicUrl: string;
+  replayDailyLimit: number;
+  /** Re-query interval of `wait` when the bus is down (and the safety net when it is up). */
+  waitPollMs: number;
+}

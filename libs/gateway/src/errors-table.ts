@@ -1,0 +1,37 @@
+import type { ErrorReason } from "@whc/errors";
+
+/** The gateway's code -> HTTP table (DESIGN.md §3). `message` is fixed per code. */
+export const errorTable: Record<ErrorReason, { status: number; code: string; message: string }> = {
+  unauthorized: { status: 401, code: "unauthorized", message: "A valid API key is required." },
+  not_found: { status: 404, code: "not_found", message: "The requested resource was not found." },
+  validation_failed: { status: 400, code: "validation_failed", message: "The request is not valid." },
+  malformed_json: { status: 400, code: "malformed_json", message: "The request body must be a JSON object." },
+  unsupported_media_type: {
+    status: 415,
+    code: "unsupported_media_type",
+    message: "The request body must be sent as application/json.",
+  },
+  payload_too_large: { status: 413, code: "payload_too_large", message: "The request body is too large." },
+  method_not_allowed: { status: 405, code: "method_not_allowed", message: "The method is not allowed on this path." },
+  slug_taken: { status: 409, code: "slug_taken", message: "An endpoint with this slug already exists." },
+  conflict: { status: 409, code: "conflict", message: "The request conflicts with the current state." },
+  replay_disabled: { status: 403, code: "replay_disabled", message: "Replay is disabled for this endpoint." },
+  target_not_allowed: { status: 400, code: "target_not_allowed", message: "The replay target is not allowed." },
+  replay_limit_exceeded: {
+    status: 429,
+    code: "replay_limit_exceeded",
+    message: "The daily replay limit of the account has been reached.",
+  },
+  egress_capacity_exhausted: {
+    status: 503,
+    code: "egress_capacity_exhausted",
+    message: "No outbound capacity is available for this destination; retry shortly.",
+  },
+  service_unavailable: {
+    status: 503,
+    code: "service_unavailable",
+    message: "The service is temporarily unavailable; retry shortly.",
+  },
+  timeout: { status: 503, code: "service_unavailable", message: "The service is temporarily unavailable; retry shortly." },
+  internal_error: { status: 500, code: "internal_error", message: "An internal error occurred." },
+};

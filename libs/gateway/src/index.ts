@@ -1,0 +1,3 @@
+export { createGatewayApp } from "./app.js";
+export type { GatewayDeps, GatewayOptions } from "./deps.js";
+export { errorTable } from "./errors-table.js";

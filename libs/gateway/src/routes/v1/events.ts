@@ -1,0 +1,132 @@
+import type Router from "@koa/router";
+import type { Context } from "koa";
+import type { Client } from "@connectrpc/connect";
+import type { CryptoService, Event, ListEventsResponse } from "@whc/contracts";
+import { eventDetailJson, eventSummaryJson, isoTime, type Decryption } from "@whc/api-model";
+import { blindTokens } from "@whc/crypto-core";
+import type { GatewayDeps, GatewayOptions } from "../../deps.js";
+import { parseOrThrow } from "../../validation.js";
+import { listEventsQuerySchema, type ListEventsQuery } from "../../schemas.js";
+import type { AuthState } from "../../middleware/auth.js";
+import { pathId } from "./endpoints.js";
+
+/** The master key ids crypto still holds, cached; unknown (undefined) while crypto is down. */
+function createKeyIdsCache(crypto: Client<typeof CryptoService>, ttlMs = 30_000) {
+  let value: { ids: Set<string>; at: number } | undefined;
+  return async (): Promise<Set<string> | undefined> => {
+    if (value && Date.now() - value.at < ttlMs) return value.ids;
+    try {
+      const res = await crypto.listMasterKeys({}, { timeoutMs: 1000 });
+      value = { ids: new Set(res.keyIds), at: Date.now() };
+      return value.ids;
+    } catch {
+      return value?.ids;
+    }
+  };
+}
+
+function ms(text: string | undefined): number | undefined {
+  return text === undefined ? undefined : Date.parse(text);
+}
+
+/** Resolves on the first of: a capture notice, the re-query interval, the deadline, a hang-up. */
+function pause(ctx: Context, waitMs: number, arm: (wake: () => void) => void): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, waitMs);
+    function done() {
+      clearTimeout(timer);
+      ctx.req.off("close", done);
+      resolve();
+    }
+    ctx.req.once("close", done);
+    arm(done);
+  });
+}
+
+/** Operations 5-7. */
+export function eventRoutes(router: Router, deps: GatewayDeps, options: GatewayOptions): void {
+  const { catalog, bus } = deps;
+  const knownKeyIds = createKeyIdsCache(deps.crypto);
+
+  async function queryPage(accountId: string, endpointId: string, q: ListEventsQuery, tokens: Uint8Array[] | undefined) {
+    return catalog.listEvents({
+      accountId,
+      endpointId,
+      ...(q.before && q.beforeId ? { before: { receivedAtMs: BigInt(ms(q.before)!), id: q.beforeId.toLowerCase() } } : {}),
+      ...(q.after && q.afterId ? { after: { receivedAtMs: BigInt(ms(q.after)!), id: q.afterId.toLowerCase() } } : {}),
+      fromMs: q.from === undefined ? undefined : BigInt(ms(q.from)!),
+      toMs: q.to === undefined ? undefined : BigInt(ms(q.to)!),
+      eventType: q.eventType,
+      provider: q.provider,
+      responseCode: q.responseCode,
+      verification: q.status,
+      search: tokens !== undefined,
+      searchTokens: tokens ?? [],
+      limit: q.limit ?? 50,
+    });
+  }
+
+  router.get("/v1/endpoints/:endpointId/events", async (ctx) => {
+    const { accountId } = ctx.state.auth as AuthState;
+    const endpointId = pathId(ctx.params.endpointId, "endpointId");
+    const q = parseOrThrow(listEventsQuerySchema, ctx.query);
+    const searching = q.search !== undefined && q.search.trim() !== "";
+    const tokens = searching ? blindTokens(await deps.blindIndexKey(), q.search as string) : undefined;
+
+    let wake: (() => void) | undefined;
+    const waitMs = (q.wait ?? 0) * 1000;
+    // Subscribe before the first query, so a capture between the two is not missed.
+    const unsubscribe = waitMs > 0 ? bus.subscribeCaptures(accountId, endpointId, () => wake?.()) : undefined;
+    let page: ListEventsResponse;
+    try {
+      page = await queryPage(accountId, endpointId, q, tokens);
+      const deadline = Date.now() + waitMs;
+      while (page.events.length === 0 && Date.now() < deadline && !ctx.req.destroyed) {
+        const interval = bus.connected() ? options.waitPollMs * 5 : options.waitPollMs;
+        await pause(ctx, Math.min(interval, deadline - Date.now()), (w) => (wake = w));
+        page = await queryPage(accountId, endpointId, q, tokens);
+      }
+    } finally {
+      unsubscribe?.();
+    }
+
+    const keyIds = await knownKeyIds();
+    const items = page.events.map((e) => eventSummaryJson(e, { knownKeyIds: keyIds, search: searching }));
+    const newest: Event | undefined = page.events[0];
+    const oldest: Event | undefined = page.events[page.events.length - 1];
+    ctx.body = {
+      items,
+      ...(page.hasOlder && oldest ? { nextBefore: isoTime(oldest.receivedAtMs), nextBeforeId: oldest.id } : {}),
+      ...(newest
+        ? { nextAfter: isoTime(newest.receivedAtMs), nextAfterId: newest.id }
+        : q.after && q.afterId
+          ? { nextAfter: isoTime(ms(q.after)!), nextAfterId: q.afterId.toLowerCase() }
+          : {}),
+      ...(searching ? { searchExcludedMetadataOnlyCount: page.searchExcludedMetadataOnlyCount } : {}),
+    };
+  });
+
+  router.get("/v1/endpoints/:endpointId/events/:eventId", async (ctx) => {
+    const { accountId } = ctx.state.auth as AuthState;
+    const endpointId = pathId(ctx.params.endpointId, "endpointId");
+    const eventId = pathId(ctx.params.eventId, "eventId");
+    const { event } = await catalog.getEvent({ accountId, endpointId, eventId, markRead: true });
+    const e = event!;
+    let decryption: Decryption = "metadata_only";
+    let plaintext: Uint8Array | undefined;
+    if (e.bodyStored && e.body) {
+      const opened = await deps.opener.open(endpointId, e.body);
+      decryption = opened.ok ? "ok" : "failed";
+      if (opened.ok) plaintext = opened.plaintext;
+    }
+    ctx.body = eventDetailJson(e, { decryption, plaintext });
+  });
+
+  router.delete("/v1/endpoints/:endpointId/events/:eventId", async (ctx) => {
+    const { accountId } = ctx.state.auth as AuthState;
+    const endpointId = pathId(ctx.params.endpointId, "endpointId");
+    const eventId = pathId(ctx.params.eventId, "eventId");
+    await catalog.deleteEvent({ accountId, endpointId, eventId });
+    ctx.status = 204;
+  });
+}

@@ -1,0 +1,65 @@
+import type { Client } from "@connectrpc/connect";
+import type { CatalogService, CryptoService, Endpoint } from "@whc/contracts";
+import { AppError } from "@whc/errors";
+
+export interface IngestEndpoint {
+  endpoint: Endpoint;
+  /** The opened endpoint secret, when one is set. */
+  secret?: Buffer | undefined;
+}
+
+/**
+ * Endpoint lookups cached for a few seconds (with the opened secret), so a capture costs no
+ * lookup call; an endpoint change notification drops the entry at once. Unknown ids are
+ * cached too (briefly), so a flood at a wrong URL does not reach the catalog.
+ */
+export function createEndpointCache(
+  catalog: Client<typeof CatalogService>,
+  crypto: Client<typeof CryptoService>,
+  options: { ttlMs: number; missTtlMs: number; maxEntries: number; now?: () => number },
+) {
+  const now = options.now ?? Date.now;
+  const entries = new Map<string, { value: Promise<IngestEndpoint | undefined>; at: number; ttl: number }>();
+
+  async function load(endpointId: string): Promise<IngestEndpoint | undefined> {
+    let endpoint: Endpoint | undefined;
+    try {
+      endpoint = (await catalog.getEndpoint({ endpointId, includeSealedSecret: true })).endpoint;
+    } catch (err) {
+      if (AppError.is(err) && err.reason === "not_found") return undefined;
+      throw err;
+    }
+    if (!endpoint) return undefined;
+    let secret: Buffer | undefined;
+    if (endpoint.sealedSecret.length > 0) {
+      secret = Buffer.from((await crypto.openSecret({ sealed: endpoint.sealedSecret })).plaintext);
+    }
+    return { endpoint, secret };
+  }
+
+  return {
+    get(endpointId: string): Promise<IngestEndpoint | undefined> {
+      const hit = entries.get(endpointId);
+      if (hit && now() - hit.at < hit.ttl) return hit.value;
+      if (entries.size >= options.maxEntries) entries.delete(entries.keys().next().value as string);
+      const value = load(endpointId);
+      const entry = { value, at: now(), ttl: options.ttlMs };
+      entries.set(endpointId, entry);
+      value.then(
+        (found) => {
+          if (!found) entry.ttl = options.missTtlMs;
+        },
+        () => {
+          // Failures are never cached: the next capture asks again.
+          if (entries.get(endpointId) === entry) entries.delete(endpointId);
+        },
+      );
+      return value;
+    },
+    invalidate(endpointId: string): void {
+      entries.delete(endpointId);
+    },
+  };
+}
+
+export type EndpointCache = ReturnType<typeof createEndpointCache>;

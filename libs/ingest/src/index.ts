@@ -1,0 +1,10 @@
+export { createIngestHandler } from "./server.js";
+export type { IngestDeps, IngestOptions } from "./server.js";
+export { createAppendBatcher } from "./batcher.js";
+export type { AppendBatcher, BatcherOptions } from "./batcher.js";
+export { createEndpointCache } from "./endpoint-cache.js";
+export type { EndpointCache, IngestEndpoint } from "./endpoint-cache.js";
+export { verifyCapture, headerValue, genericEventType } from "./verify.js";
+export type { VerifyInput, VerifyResult, Verification, FailureReason } from "./verify.js";
+export { rawHeaderPairs, remoteIpOf, readBody, normaliseIp } from "./request.js";
+export type { HeaderPair } from "./request.js";

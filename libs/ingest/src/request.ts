@@ -1,0 +1,79 @@
+import type { IncomingMessage } from "node:http";
+import { isIP } from "node:net";
+
+export type HeaderPair = readonly [name: string, value: string];
+
+/** Header lines exactly as sent: original names, order and repeated values. */
+export function rawHeaderPairs(req: IncomingMessage): HeaderPair[] {
+  const pairs: HeaderPair[] = [];
+  const raw = req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) pairs.push([raw[i] as string, raw[i + 1] as string]);
+  return pairs;
+}
+
+export function normaliseIp(address: string | undefined): string {
+  if (!address) return "";
+  return address.startsWith("::ffff:") && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
+}
+
+/**
+ * The sender's address: the socket peer, unless that peer is a trusted proxy, in which case
+ * X-Forwarded-For is walked from the right past trusted proxies to the first other address.
+ */
+export function remoteIpOf(req: IncomingMessage, trustedProxies: ReadonlySet<string>): string {
+  const peer = normaliseIp(req.socket.remoteAddress);
+  if (!trustedProxies.has(peer)) return peer;
+  const forwarded = req.headers["x-forwarded-for"];
+  const chain = (Array.isArray(forwarded) ? forwarded.join(",") : (forwarded ?? ""))
+    .split(",")
+    .map((s) => normaliseIp(s.trim()))
+    .filter((s) => isIP(s) !== 0);
+  for (let i = chain.length - 1; i >= 0; i -= 1) {
+    const hop = chain[i] as string;
+    if (!trustedProxies.has(hop)) return hop;
+  }
+  return chain[0] ?? peer;
+}
+
+export interface ReadBody {
+  /** The bytes kept (at most `keep`). */
+  kept: Buffer;
+  /** Every byte that arrived. */
+  total: number;
+  /** More than `limit` bytes arrived: the rest was discarded. */
+  overLimit: boolean;
+}
+
+/**
+ * Reads the body as sent (no decoding of Content-Encoding), keeping at most `keep` bytes,
+ * and stops keeping anything once `limit` is passed.
+ */
+export function readBody(req: IncomingMessage, keep: number, limit: number): Promise<ReadBody> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let kept = 0;
+    let total = 0;
+    let overLimit = false;
+    const finish = () =>
+      resolve({ kept: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, kept), total, overLimit });
+    req.on("data", (chunk: Buffer) => {
+      total += chunk.length;
+      if (total > limit && !overLimit) {
+        overLimit = true;
+        // Answer now; the rest of the upload is not worth waiting for.
+        finish();
+        return;
+      }
+      if (overLimit) return;
+      if (kept < keep) {
+        const part = kept + chunk.length <= keep ? chunk : chunk.subarray(0, keep - kept);
+        chunks.push(part);
+        kept += part.length;
+      }
+    });
+    req.on("end", () => {
+      if (!overLimit) finish();
+    });
+    req.on("error", reject);
+  });
+}

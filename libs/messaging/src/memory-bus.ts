@@ -1,0 +1,31 @@
+import { EventEmitter } from "node:events";
+import { captureSubject, ENDPOINT_CHANGED_SUBJECT, type CaptureBus, type CaptureNotice } from "./ports.js";
+
+/** The all-in-one bus: the same port, delivered within the process. */
+export function createMemoryBus(): CaptureBus {
+  const emitter = new EventEmitter();
+  emitter.setMaxListeners(0);
+  return {
+    kind: "memory",
+    publishCapture(notice) {
+      emitter.emit(captureSubject(notice.accountId, notice.endpointId), notice);
+    },
+    subscribeCaptures(accountId, endpointId, onNotice) {
+      const subject = captureSubject(accountId, endpointId);
+      const listener = (n: CaptureNotice) => onNotice(n);
+      emitter.on(subject, listener);
+      return () => emitter.off(subject, listener);
+    },
+    publishEndpointChanged(endpointId) {
+      emitter.emit(ENDPOINT_CHANGED_SUBJECT, endpointId);
+    },
+    subscribeEndpointChanges(onChange) {
+      emitter.on(ENDPOINT_CHANGED_SUBJECT, onChange);
+      return () => emitter.off(ENDPOINT_CHANGED_SUBJECT, onChange);
+    },
+    connected: () => true,
+    async close() {
+      emitter.removeAllListeners();
+    },
+  };
+}
