@@ -2,3 +2,5 @@ export * from "./specs.js";
 export * from "./nodes.js";
 export { runMain, serveHttp } from "./process.js";
 export type { Closeable, HttpServer } from "./process.js";
+export { startAllInOne } from "./all-in-one.js";
+export type { AllInOne } from "./all-in-one.js";

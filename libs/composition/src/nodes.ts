@@ -14,8 +14,8 @@ import {
   createEnvelopeSealer,
   loadKeyRing,
 } from "@whc/crypto-core";
-import { createAppendBatcher, createEndpointCache, createIngestHandler } from "@whc/ingest";
-import { createGatewayApp } from "@whc/gateway";
+import { createAppendBatcher, createEndpointCache, createIngestHandler } from "@whc/ingest-core";
+import { createGatewayApp } from "@whc/gateway-core";
 import { ensureBootstrapKeys } from "@whc/identity";
 import { createMemoryBus, createNatsBus, createNatsConnection, type CaptureBus } from "@whc/messaging";
 import { ConfigError } from "@whc/config";

@@ -1,0 +1,347 @@
+import { describe, it, expect, beforeEach, afterEach } from "vitest";
+import { AppError } from "@whc/errors";
+import type { CatalogStore } from "../ports.js";
+import type { EventQuery, Stamp } from "../types.js";
+import { createStamper } from "../ids.js";
+import { endpointFixture, eventFixture, keyHash, token } from "./fixtures.js";
+
+export interface ContractOptions {
+  open: () => Promise<CatalogStore>;
+  /** Removes whatever `open` created (files, databases). */
+  cleanup?: () => Promise<void>;
+}
+
+/**
+ * The one behaviour every CatalogStore adapter must have. Run against the embedded store
+ * always, and against MongoDB whenever WHC_TEST_MONGODB_URI is set.
+ */
+export function catalogStoreContract(name: string, options: ContractOptions): void {
+  describe(`CatalogStore contract: ${name}`, () => {
+    let store: CatalogStore;
+    let stamp: () => Stamp;
+
+    beforeEach(async () => {
+      store = await options.open();
+      stamp = createStamper(await store.latestReceivedAt());
+    });
+
+    afterEach(async () => {
+      await store.close();
+      await options.cleanup?.();
+    });
+
+    async function accountWithEndpoint(accountName = `acct-${Math.random().toString(36).slice(2)}`) {
+      const { key } = await store.ensureApiKey(accountName, keyHash(accountName), "whc_test", Date.now());
+      const endpoint = await store.createEndpoint(endpointFixture(key.accountId));
+      return { accountId: key.accountId, endpoint };
+    }
+
+    function query(accountId: string, endpointId: string, extra: Partial<EventQuery> = {}): EventQuery {
+      return { accountId, endpointId, limit: 50, ...extra };
+    }
+
+    describe("api keys", () => {
+      it("registers a key once and finds it by hash", async () => {
+        const first = await store.ensureApiKey("acme", keyHash("k1"), "whc_k1", 1000);
+        const again = await store.ensureApiKey("acme", keyHash("k1"), "whc_k1", 2000);
+        expect(first.created).toBe(true);
+        expect(again.created).toBe(false);
+        expect(again.key.id).toBe(first.key.id);
+        const found = await store.findApiKeyByHash(keyHash("k1"));
+        expect(found?.accountName).toBe("acme");
+        expect(Buffer.from(found!.keyHash).equals(Buffer.from(keyHash("k1")))).toBe(true);
+        expect(await store.findApiKeyByHash(keyHash("nope"))).toBeUndefined();
+      });
+
+      it("puts a second key of the same account name in the same account", async () => {
+        const a = await store.ensureApiKey("acme", keyHash("k1"), "p", 1);
+        const b = await store.ensureApiKey("acme", keyHash("k2"), "p", 2);
+        expect(b.key.accountId).toBe(a.key.accountId);
+        expect((await store.listApiKeys("acme")).map((k) => k.id)).toEqual([a.key.id, b.key.id]);
+      });
+
+      it("refuses to move a key to another account", async () => {
+        await store.ensureApiKey("acme", keyHash("k1"), "p", 1);
+        await expect(store.ensureApiKey("other", keyHash("k1"), "p", 2)).rejects.toSatisfy(
+          (e: unknown) => AppError.is(e) && e.reason === "conflict",
+        );
+      });
+
+      it("revokes keys and counts only active ones", async () => {
+        const { key } = await store.ensureApiKey("acme", keyHash("k1"), "p", 1);
+        await store.ensureApiKey("acme", keyHash("k2"), "p", 1);
+        expect(await store.countActiveApiKeys()).toBe(2);
+        const revoked = await store.revokeApiKey(key.id, 5000);
+        expect(revoked?.revokedAt).toBe(5000);
+        expect((await store.findApiKeyByHash(keyHash("k1")))?.revokedAt).toBe(5000);
+        expect(await store.countActiveApiKeys()).toBe(1);
+        expect(await store.revokeApiKey("00000000-0000-7000-8000-000000000000", 1)).toBeUndefined();
+      });
+    });
+
+    describe("endpoints", () => {
+      it("creates, reads, lists and deletes within one account", async () => {
+        const { accountId, endpoint } = await accountWithEndpoint();
+        expect(endpoint.eventCount).toBe(0);
+        expect(await store.getEndpoint(endpoint.id, accountId)).toEqual(endpoint);
+        expect(await store.getEndpoint(endpoint.id)).toEqual(endpoint);
+        expect((await store.listEndpoints(accountId)).map((e) => e.id)).toEqual([endpoint.id]);
+        expect(await store.deleteEndpoint(accountId, endpoint.id)).toBe(true);
+        expect(await store.getEndpoint(endpoint.id)).toBeUndefined();
+        expect(await store.deleteEndpoint(accountId, endpoint.id)).toBe(false);
+      });
+
+      it("keeps the sealed secret and the flags", async () => {
+        const { accountId } = await accountWithEndpoint();
+        const e = await store.createEndpoint(
+          endpointFixture(accountId, {
+            sealedSecret: new Uint8Array([7, 7, 7]),
+            replayFromApi: false,
+            status: "paused",
+            genericSignatureHeader: "X-Sig",
+          }),
+        );
+        const read = await store.getEndpoint(e.id);
+        expect(Buffer.from(read!.sealedSecret!)).toEqual(Buffer.from([7, 7, 7]));
+        expect(read!.replayFromApi).toBe(false);
+        expect(read!.status).toBe("paused");
+        expect(read!.genericSignatureHeader).toBe("X-Sig");
+      });
+
+      it("never shows an endpoint to another account", async () => {
+        const a = await accountWithEndpoint("a");
+        const b = await accountWithEndpoint("b");
+        expect(await store.getEndpoint(a.endpoint.id, b.accountId)).toBeUndefined();
+        expect((await store.listEndpoints(b.accountId)).map((e) => e.id)).toEqual([b.endpoint.id]);
+        expect(await store.deleteEndpoint(b.accountId, a.endpoint.id)).toBe(false);
+        expect(await store.getEndpoint(a.endpoint.id, a.accountId)).toBeDefined();
+      });
+
+      it("refuses a slug the account already has, but not another account's", async () => {
+        const a = await accountWithEndpoint("a");
+        const b = await accountWithEndpoint("b");
+        await expect(
+          store.createEndpoint(endpointFixture(a.accountId, { slug: a.endpoint.slug })),
+        ).rejects.toSatisfy((e: unknown) => AppError.is(e) && e.reason === "slug_taken");
+        await expect(store.createEndpoint(endpointFixture(b.accountId, { slug: a.endpoint.slug }))).resolves.toBeDefined();
+      });
+    });
+
+    describe("events", () => {
+      it("stamps in order and lists newest first with exact counters", async () => {
+        const { accountId, endpoint } = await accountWithEndpoint();
+        const stamps = await store.appendEvents(
+          [eventFixture(endpoint), eventFixture(endpoint), eventFixture(endpoint)],
+          stamp,
+        );
+        expect(stamps).toHaveLength(3);
+        const page = await store.listEvents(query(accountId, endpoint.id));
+        expect(page.events.map((e) => e.id)).toEqual(stamps.map((s) => s.id).reverse());
+        expect(page.hasOlder).toBe(false);
+        const e = await store.getEndpoint(endpoint.id);
+        expect(e?.eventCount).toBe(3);
+        expect(e?.lastEventAt).toBe(stamps[2]!.receivedAt);
+      });
+
+      it("round-trips every field of an event", async () => {
+        const { accountId, endpoint } = await accountWithEndpoint();
+        const input = eventFixture(endpoint, { path: "/sub?x=1", method: "PUT", responseCode: 413, truncated: true });
+        const [s] = await store.appendEvents([input], stamp);
+        const read = await store.getEvent(accountId, endpoint.id, s!.id);
+        expect(read).toMatchObject({
+          id: s!.id,
+          receivedAt: s!.receivedAt,
+          method: "PUT",
+          path: "/sub?x=1",
+          headers: input.headers,
+          responseCode: 413,
+          truncated: true,
+          canonicalEventType: "invoice.paid",
+        });
+        expect(Buffer.from(read!.body!.ciphertext)).toEqual(Buffer.from(input.body!.ciphertext));
+        expect(read!.readAt).toBeUndefined();
+      });
+
+      it("sets readAt on the first read only", async () => {
+        const { accountId, endpoint } = await accountWithEndpoint();
+        const [s] = await store.appendEvents([eventFixture(endpoint)], stamp);
+        expect((await store.getEvent(accountId, endpoint.id, s!.id, 1000))?.readAt).toBe(1000);
+        expect((await store.getEvent(accountId, endpoint.id, s!.id, 2000))?.readAt).toBe(1000);
+        const page = await store.listEvents(query(accountId, endpoint.id));
+        expect(page.events[0]?.readAt).toBe(1000);
+      });
+
+      it("hides events from other accounts and other endpoints", async () => {
+        const a = await accountWithEndpoint("a");
+        const b = await accountWithEndpoint("b");
+        const [s] = await store.appendEvents([eventFixture(a.endpoint)], stamp);
+        expect(await store.getEvent(b.accountId, a.endpoint.id, s!.id)).toBeUndefined();
+        expect(await store.getEvent(a.accountId, b.endpoint.id, s!.id)).toBeUndefined();
+        expect(await store.deleteEvent(b.accountId, a.endpoint.id, s!.id)).toBe(false);
+        expect((await store.listEvents(query(b.accountId, b.endpoint.id))).events).toEqual([]);
+      });
+
+      it("deletes one event and keeps the count exact", async () => {
+        const { accountId, endpoint } = await accountWithEndpoint();
+        const [s1, s2] = await store.appendEvents([eventFixture(endpoint), eventFixture(endpoint)], stamp);
+        expect(await store.deleteEvent(accountId, endpoint.id, s1!.id)).toBe(true);
+        expect(await store.deleteEvent(accountId, endpoint.id, s1!.id)).toBe(false);
+        expect((await store.listEvents(query(accountId, endpoint.id))).events.map((e) => e.id)).toEqual([s2!.id]);
+        expect((await store.getEndpoint(endpoint.id))?.eventCount).toBe(1);
+      });
+
+      it("removes an endpoint's events with it", async () => {
+        const { accountId, endpoint } = await accountWithEndpoint();
+        const [s] = await store.appendEvents([eventFixture(endpoint)], stamp);
+        await store.deleteEndpoint(accountId, endpoint.id);
+        expect(await store.getEvent(accountId, endpoint.id, s!.id)).toBeUndefined();
+      });
+
+      it("drops captures for an endpoint deleted before the commit", async () => {
+        const { accountId, endpoint } = await accountWithEndpoint();
+        await store.deleteEndpoint(accountId, endpoint.id);
+        const stamps = await store.appendEvents([eventFixture(endpoint)], stamp);
+        expect(stamps).toHaveLength(1);
+        expect(await store.getEvent(accountId, endpoint.id, stamps[0]!.id)).toBeUndefined();
+      });
+
+      it("pages with before/after cursors without skipping or repeating", async () => {
+        const { accountId, endpoint } = await accountWithEndpoint();
+        const stamps = await store.appendEvents(
+          Array.from({ length: 25 }, () => eventFixture(endpoint)),
+          stamp,
+        );
+        const newestFirst = stamps.map((s) => s.id).reverse();
+        const seen: string[] = [];
+        let page = await store.listEvents(query(accountId, endpoint.id, { limit: 10 }));
+        seen.push(...page.events.map((e) => e.id));
+        while (page.hasOlder) {
+          const last = page.events[page.events.length - 1]!;
+          page = await store.listEvents(
+            query(accountId, endpoint.id, { limit: 10, before: { receivedAt: last.receivedAt, id: last.id } }),
+          );
+          seen.push(...page.events.map((e) => e.id));
+        }
+        expect(seen).toEqual(newestFirst);
+
+        // after: the `limit` events just newer than the cursor, still newest first.
+        const pivot = stamps[4]!;
+        const after = await store.listEvents(query(accountId, endpoint.id, { limit: 3, after: pivot }));
+        expect(after.events.map((e) => e.id)).toEqual([stamps[7]!.id, stamps[6]!.id, stamps[5]!.id]);
+        expect(after.hasOlder).toBe(true);
+        const none = await store.listEvents(query(accountId, endpoint.id, { after: stamps[24]! }));
+        expect(none.events).toEqual([]);
+      });
+
+      it("applies every filter, alone and together", async () => {
+        const { accountId, endpoint } = await accountWithEndpoint();
+        let clock = Date.now();
+        const spaced = createStamper(0, () => (clock += 10));
+        const [a, b, c] = await store.appendEvents(
+          [
+            eventFixture(endpoint, { canonicalEventType: "a", provider: "stripe", responseCode: 200, verification: "verified" }),
+            eventFixture(endpoint, { canonicalEventType: "b", provider: "github", responseCode: 413, verification: "failed" }),
+            eventFixture(endpoint, { canonicalEventType: "a", provider: "github", responseCode: 200, verification: "unverified" }),
+          ],
+          spaced,
+        );
+        const ids = async (extra: Partial<EventQuery>) =>
+          (await store.listEvents(query(accountId, endpoint.id, extra))).events.map((e) => e.id);
+        expect(await ids({ eventType: "a" })).toEqual([c!.id, a!.id]);
+        expect(await ids({ provider: "github" })).toEqual([c!.id, b!.id]);
+        expect(await ids({ responseCode: 413 })).toEqual([b!.id]);
+        expect(await ids({ verification: "verified" })).toEqual([a!.id]);
+        expect(await ids({ eventType: "a", provider: "github" })).toEqual([c!.id]);
+        expect(await ids({ fromMs: b!.receivedAt })).toEqual([c!.id, b!.id]);
+        expect(await ids({ toMs: b!.receivedAt })).toEqual([a!.id]);
+      });
+
+      it("searches with AND semantics and leaves metadata-only events out, counting them", async () => {
+        const { accountId, endpoint } = await accountWithEndpoint();
+        const [red, blue, both] = await store.appendEvents(
+          [
+            eventFixture(endpoint, { words: ["red", "apple"] }),
+            eventFixture(endpoint, { words: ["blue", "apple"] }),
+            eventFixture(endpoint, { words: ["red", "blue"], truncated: true }),
+            eventFixture(endpoint, { body: undefined, words: [] }),
+            eventFixture(endpoint, { body: undefined, words: [] }),
+          ],
+          stamp,
+        );
+        const search = async (words: string[], extra: Partial<EventQuery> = {}) =>
+          store.listEvents(query(accountId, endpoint.id, { searchTokens: words.map(token), ...extra }));
+        expect((await search(["red"])).events.map((e) => e.id)).toEqual([both!.id, red!.id]);
+        expect((await search(["red", "blue"])).events.map((e) => e.id)).toEqual([both!.id]);
+        expect((await search(["apple"])).events.map((e) => e.id)).toEqual([blue!.id, red!.id]);
+        expect((await search(["missing"])).events).toEqual([]);
+        const page = await search(["red"]);
+        expect(page.searchExcludedMetadataOnlyCount).toBe(2);
+        expect(page.events[0]?.truncated).toBe(true);
+        // a search pages like a list
+        const first = await search(["apple"], { limit: 1 });
+        expect(first.hasOlder).toBe(true);
+        const second = await search(["apple"], { limit: 1, before: first.events[0]! });
+        expect(second.events.map((e) => e.id)).toEqual([red!.id]);
+        expect(second.hasOlder).toBe(false);
+        // without a search, nothing is excluded
+        expect((await store.listEvents(query(accountId, endpoint.id))).events).toHaveLength(5);
+      });
+
+      it("purges old events and records it on the endpoint", async () => {
+        const { accountId, endpoint } = await accountWithEndpoint();
+        const stamps = await store.appendEvents([eventFixture(endpoint), eventFixture(endpoint)], stamp);
+        const purged = await store.purgeEvents(stamps[1]!.receivedAt + 1, 12345);
+        expect(purged).toBe(2);
+        const e = await store.getEndpoint(endpoint.id, accountId);
+        expect(e?.purgedEventCount).toBe(2);
+        expect(e?.eventCount).toBe(0);
+        expect(e?.lastPurgedAt).toBe(12345);
+        expect((await store.listEvents(query(accountId, endpoint.id))).events).toEqual([]);
+        expect((await store.listEvents(query(accountId, endpoint.id, { searchTokens: [token("hello")] }))).events).toEqual([]);
+      });
+    });
+
+    describe("replay allowance and audit", () => {
+      it("charges up to the limit per account and day", async () => {
+        const results = [];
+        for (let i = 0; i < 4; i += 1) results.push(await store.chargeReplay("acct", "2026-01-01", 3));
+        expect(results.map((r) => r.allowed)).toEqual([true, true, true, false]);
+        expect(results.map((r) => r.used)).toEqual([1, 2, 3, 3]);
+        expect(await store.getReplayUsage("acct", "2026-01-01")).toBe(3);
+        expect((await store.chargeReplay("acct", "2026-01-02", 3)).used).toBe(1);
+        expect((await store.chargeReplay("other", "2026-01-01", 3)).used).toBe(1);
+      });
+
+      it("never over-charges under concurrent calls", async () => {
+        const results = await Promise.all(Array.from({ length: 20 }, () => store.chargeReplay("acct", "2026-01-01", 7)));
+        expect(results.filter((r) => r.allowed)).toHaveLength(7);
+        expect(await store.getReplayUsage("acct", "2026-01-01")).toBe(7);
+      });
+
+      it("records audit entries", async () => {
+        await expect(
+          store.recordReplayAudit({
+            id: "01a20000-0000-7000-8000-000000000001",
+            accountId: "a",
+            endpointId: "e",
+            eventId: "v",
+            keyId: "k",
+            targetUrl: "https://example.test/hook",
+            mode: "exact",
+            result: "delivered",
+            targetStatus: 200,
+            networkFailureReason: "",
+            durationMs: 12,
+            createdAt: 1,
+            requestId: "r",
+            client: "api",
+          }),
+        ).resolves.toBeUndefined();
+      });
+    });
+
+    it("answers ping", async () => {
+      expect(await store.ping()).toBe(true);
+    });
+  });
+}

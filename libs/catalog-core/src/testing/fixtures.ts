@@ -1,0 +1,67 @@
+import { randomUUID, createHash } from "node:crypto";
+import type { EndpointRecord, NewEvent } from "../types.js";
+import { newId } from "../ids.js";
+
+export function keyHash(text: string): Uint8Array {
+  return createHash("sha256").update(text).digest();
+}
+
+/** A deterministic stand-in for a blind-index token (the store treats tokens as opaque). */
+export function token(word: string): Uint8Array {
+  return createHash("sha256").update(`token:${word.toLowerCase()}`).digest().subarray(0, 8);
+}
+
+export function endpointFixture(accountId: string, overrides: Partial<EndpointRecord> = {}): EndpointRecord {
+  const now = Date.now();
+  return {
+    id: newId(),
+    accountId,
+    slug: `ep-${randomUUID().slice(0, 8)}`,
+    displayName: "Test endpoint",
+    operatingMode: "capture",
+    status: "active",
+    replayFromDashboard: true,
+    replayFromApi: true,
+    provider: "generic",
+    sealedSecret: undefined,
+    genericSignatureHeader: "",
+    genericSignaturePrefix: "",
+    source: "api",
+    createdAt: now,
+    updatedAt: now,
+    eventCount: 0,
+    purgedEventCount: 0,
+    ...overrides,
+  };
+}
+
+export function eventFixture(
+  endpoint: Pick<EndpointRecord, "id" | "accountId">,
+  overrides: Partial<NewEvent> & { words?: string[] } = {},
+): NewEvent {
+  const { words = ["hello", "world"], ...rest } = overrides;
+  return {
+    accountId: endpoint.accountId,
+    endpointId: endpoint.id,
+    method: "POST",
+    path: "",
+    headers: [
+      ["Content-Type", "application/json"],
+      ["X-Repeat", "one"],
+      ["X-Repeat", "two"],
+    ],
+    remoteIp: "127.0.0.1",
+    canonicalEventType: "invoice.paid",
+    provider: "generic",
+    verification: "unverified",
+    verificationFailureReason: "",
+    responseCode: 200,
+    truncated: false,
+    originalSizeBytes: 10,
+    body: { ciphertext: new Uint8Array([1, 2, 3, 0, 255]), wrappedKey: new Uint8Array([9, 9]), keyId: "k1" },
+    searchTokens: words.map(token),
+    diagnosticJson: "{}",
+    forwardedResponseJson: "{}",
+    ...rest,
+  };
+}

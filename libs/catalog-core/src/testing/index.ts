@@ -1,0 +1,3 @@
+export { catalogStoreContract } from "./contract-suite.js";
+export type { ContractOptions } from "./contract-suite.js";
+export { endpointFixture, eventFixture, keyHash, token } from "./fixtures.js";

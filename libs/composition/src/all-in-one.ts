@@ -1,0 +1,56 @@
+import { createClient } from "@connectrpc/connect";
+import { CatalogService } from "@whc/contracts";
+import type { ConfigOf } from "@whc/config";
+import type { Logger } from "@whc/logging";
+import { createInMemoryTransport } from "@whc/rpc";
+import { ensureFirstKey } from "@whc/identity";
+import type { allInOneSpec } from "./specs.js";
+import {
+  createBus,
+  createCatalogNode,
+  createCryptoNode,
+  createGatewayNode,
+  createIngestNode,
+  createReplayNode,
+} from "./nodes.js";
+import { serveHttp, type Closeable, type HttpServer } from "./process.js";
+
+export interface AllInOne {
+  gateway: HttpServer;
+  ingest: HttpServer;
+  /** The key created on a first start with no key at all, to be shown once. */
+  firstKey: string | undefined;
+  closeables: Closeable[];
+  close(): Promise<void>;
+}
+
+/**
+ * Every service in one process: internal calls go through Connect's in-memory transport
+ * (same services, same interceptors), the catalog is the embedded store, and notifications
+ * and leases stay in the process unless WHC_NATS_URL is set.
+ */
+export async function startAllInOne(config: ConfigOf<typeof allInOneSpec>, logger: Logger): Promise<AllInOne> {
+  const catalog = await createCatalogNode(config, logger);
+  const crypto = createCryptoNode(config, logger);
+  const replay = createReplayNode(config, logger);
+  const peer = (routes: typeof catalog.routes) => createInMemoryTransport(routes, logger, config.rpcTimeoutMs);
+  const peers = { catalog: peer(catalog.routes), crypto: peer(crypto.routes), replay: peer(replay.routes) };
+  const bus = createBus(config.natsUrl, "whc-all-in-one", logger);
+  const firstKey = await ensureFirstKey(createClient(CatalogService, peers.catalog));
+  const ingest = await serveHttp(createIngestNode(config, peers, bus, logger).handler, config.ingestPort, config.host);
+  const gateway = await serveHttp(
+    createGatewayNode(config, peers, bus, logger).app.callback(),
+    config.gatewayPort,
+    config.host,
+  );
+  const closeables: Closeable[] = [gateway, ingest, bus, catalog.closeable];
+  return {
+    gateway,
+    ingest,
+    firstKey,
+    closeables,
+    async close() {
+      for (const c of closeables) await c.close();
+    },
+  };
+}

@@ -1,0 +1,63 @@
+import { spawn, type ChildProcess } from "node:child_process";
+
+export interface RunningProcess {
+  readonly child: ChildProcess;
+  /** Everything it wrote so far, stdout and stderr interleaved. */
+  output(): string;
+  waitForOutput(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts `node <script>` with the given environment and collects what it prints. */
+export function startNode(script: string, env: Record<string, string>, args: string[] = []): RunningProcess {
+  const child = spawn(process.execPath, ["--enable-source-maps", script, ...args], {
+    env: { PATH: process.env.PATH ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let text = "";
+  const listeners = new Set<() => void>();
+  const onData = (chunk: Buffer) => {
+    text += chunk.toString();
+    for (const l of listeners) l();
+  };
+  child.stdout?.on("data", onData);
+  child.stderr?.on("data", onData);
+  return {
+    child,
+    output: () => text,
+    waitForOutput(pattern, timeoutMs = 20_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const m = text.match(pattern);
+          if (m) {
+            cleanup();
+            resolve(m);
+          }
+        };
+        const onExit = () => {
+          cleanup();
+          reject(new Error(`process exited before printing ${pattern}: ${text}`));
+        };
+        const timer = setTimeout(() => {
+          cleanup();
+          reject(new Error(`timed out waiting for ${pattern}: ${text}`));
+        }, timeoutMs);
+        const cleanup = () => {
+          clearTimeout(timer);
+          listeners.delete(check);
+          child.off("exit", onExit);
+        };
+        listeners.add(check);
+        child.once("exit", onExit);
+        check();
+      });
+    },
+    stop(signal = "SIGTERM") {
+      return new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
+        child.once("exit", (code) => resolve(code));
+        child.kill(signal);
+      });
+    },
+  };
+}
