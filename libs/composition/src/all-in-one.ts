@@ -1,4 +1,4 @@
-import { createClient } from "@connectrpc/connect";
+import { createServiceClient as createClient } from "@whc/rpc";
 import { CatalogService } from "@whc/contracts";
 import type { ConfigOf } from "@whc/config";
 import type { Logger } from "@whc/logging";

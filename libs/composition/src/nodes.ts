@@ -1,10 +1,10 @@
 import path from "node:path";
 import type { ConnectRouter, Transport } from "@connectrpc/connect";
-import { createClient } from "@connectrpc/connect";
+
 import type { ConfigOf } from "@whc/config";
 import { CatalogService, CryptoService, Health, ReplayService } from "@whc/contracts";
 import type { Logger } from "@whc/logging";
-import { healthRoutes, createInMemoryTransport } from "@whc/rpc";
+import { healthRoutes, createInMemoryTransport, createServiceClient as createClient } from "@whc/rpc";
 import { createCatalogService, type CatalogStore } from "@whc/catalog-core";
 import { openSqliteStore } from "@whc/catalog-sqlite";
 import {

@@ -55,6 +55,7 @@ export function toConnectError(err: unknown): ConnectError {
 /** Client side: turns a failed RPC back into the AppError the peer meant. */
 export function fromConnectError(err: unknown): AppError {
   if (AppError.is(err)) return err;
+  if (err instanceof ConnectError && AppError.is(err.cause)) return err.cause;
   const connectError = ConnectError.from(err);
   const [detail] = connectError.findDetails(ErrorDetailSchema);
   const meta: Record<string, string> = {};

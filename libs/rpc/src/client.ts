@@ -5,22 +5,13 @@ import { fromConnectError } from "@whc/errors";
 import { currentRequestId } from "@whc/logging";
 import { REQUEST_ID_HEADER } from "./server.js";
 
-/**
- * Client side of every internal call: forwards the request id, applies a deadline, and
- * turns a failed call back into the AppError the peer meant (unreachable peers become
- * `service_unavailable`).
- */
+/** Client side of every internal call: forwards the request id and applies a deadline. */
 export function clientInterceptor(timeoutMs: number): Interceptor {
   return (next) => async (req) => {
     const requestId = currentRequestId();
     if (requestId && !req.header.has(REQUEST_ID_HEADER)) req.header.set(REQUEST_ID_HEADER, requestId);
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const signal = AbortSignal.any([req.signal, timeout]);
-    try {
-      return await next({ ...req, signal });
-    } catch (err) {
-      throw fromConnectError(err);
-    }
+    const signal = AbortSignal.any([req.signal, AbortSignal.timeout(timeoutMs)]);
+    return next({ ...req, signal });
   };
 }
 
@@ -35,6 +26,26 @@ export function createPeerTransport(baseUrl: string, timeoutMs: number): Transpo
   });
 }
 
+/**
+ * A Connect client whose unary calls fail with the AppError the peer meant (its reason,
+ * field and meta), and with `service_unavailable` when the peer cannot be reached, so
+ * callers branch on domain reasons and never on transport codes.
+ */
 export function createServiceClient<S extends DescService>(service: S, transport: Transport): Client<S> {
-  return createClient(service, transport);
+  const client = createClient(service, transport) as Record<string, unknown>;
+  const wrapped: Record<string, unknown> = {};
+  for (const [localName, method] of Object.entries(service.method)) {
+    const call = client[localName] as (...args: unknown[]) => unknown;
+    wrapped[localName] =
+      method.methodKind === "unary"
+        ? async (...args: unknown[]) => {
+            try {
+              return await call(...args);
+            } catch (err) {
+              throw fromConnectError(err);
+            }
+          }
+        : call;
+  }
+  return wrapped as Client<S>;
 }

@@ -1,0 +1,50 @@
+import { loadConfig } from "@whc/config";
+import { createLogger } from "@whc/logging";
+import { apiClient, freePort, tempDir, type ApiClient } from "@whc/testing";
+import { allInOneSpec } from "./specs.js";
+import { startAllInOne, type AllInOne } from "./all-in-one.js";
+
+export const KEY_A = `whc_${"A".repeat(20)}${"1".repeat(20)}`;
+export const KEY_B = `whc_${"B".repeat(20)}${"2".repeat(20)}`;
+
+export interface TestSystem {
+  system: AllInOne;
+  gatewayUrl: string;
+  ingestUrl: string;
+  dataDir: string;
+  a: ApiClient;
+  b: ApiClient;
+  anonymous: ApiClient;
+  stop(): Promise<void>;
+}
+
+/** The all-in-one system on free loopback ports with two accounts, for tests over real HTTP. */
+export async function startTestSystem(env: Record<string, string> = {}): Promise<TestSystem> {
+  const dir = tempDir("whc-system-");
+  const [gatewayPort, ingestPort] = [await freePort(), await freePort()];
+  const config = loadConfig(allInOneSpec, {
+    WHC_HOST: "127.0.0.1",
+    WHC_GATEWAY_PORT: String(gatewayPort),
+    WHC_INGEST_PORT: String(ingestPort),
+    WHC_INGEST_PUBLIC_URL: `http://127.0.0.1:${ingestPort}`,
+    WHC_DATA_DIR: dir.path,
+    WHC_BOOTSTRAP_API_KEYS: `acct-a:${KEY_A},acct-b:${KEY_B}`,
+    WHC_LOG_LEVEL: "silent",
+    ...env,
+  });
+  const system = await startAllInOne(config, createLogger("test", "silent"));
+  const gatewayUrl = `http://127.0.0.1:${system.gateway.port}`;
+  return {
+    system,
+    gatewayUrl,
+    ingestUrl: `http://127.0.0.1:${system.ingest.port}`,
+    dataDir: dir.path,
+    a: apiClient(gatewayUrl, KEY_A),
+    b: apiClient(gatewayUrl, KEY_B),
+    anonymous: apiClient(gatewayUrl),
+    async stop() {
+      await system.close();
+      dir.remove();
+    },
+  };
+}
