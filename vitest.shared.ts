@@ -13,7 +13,7 @@ const tsconfig = JSON.parse(readFileSync(path.join(root, "tsconfig.base.json"), 
  * Exact-match patterns, so "@whc/x" never captures "@whc/x/testing".
  */
 export const aliases = Object.entries(tsconfig.compilerOptions.paths).map(([name, [target]]) => ({
-  find: new RegExp(`^${name.replace(/[/\-]/g, "\\$&")}$`),
+  find: new RegExp(`^${name.replace(/[/-]/g, "\\$&")}$`),
   replacement: path.join(root, target as string),
 }));
 

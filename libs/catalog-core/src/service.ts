@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import {
-  CatalogService,
+  type CatalogService,
   AuthenticateApiKeyResponseSchema,
   type ReplayAudit,
 } from "@whc/contracts";

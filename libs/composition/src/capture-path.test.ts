@@ -124,7 +124,8 @@ describe("the capture path, all-in-one", () => {
 
 describe("bad input on the capture path", () => {
   it("401 without a key, with an unknown key and with a wrong scheme", async () => {
-    for (const headers of [{}, { authorization: `Bearer whc_${"x".repeat(40)}` }, { authorization: "Basic abc" }, { authorization: "Bearer " }]) {
+    const variants: Record<string, string>[] = [{}, { authorization: `Bearer whc_${"x".repeat(40)}` }, { authorization: "Basic abc" }, { authorization: "Bearer " }];
+    for (const headers of variants) {
       const res = await t.anonymous.get("/v1/endpoints", { headers });
       expect(res.status).toBe(401);
       expect(res.body.error).toBe("unauthorized");

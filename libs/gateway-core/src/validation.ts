@@ -1,4 +1,4 @@
-import { z } from "zod";
+import { type z } from "zod";
 import { AppError, type FieldReason } from "@whc/errors";
 
 function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {

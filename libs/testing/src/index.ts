@@ -6,3 +6,4 @@ export { startNode } from "./processes.js";
 export type { RunningProcess } from "./processes.js";
 export { apiClient } from "./api.js";
 export type { ApiClient, ApiResponse } from "./api.js";
+export { buildApps, WORKSPACE_ROOT } from "./build.js";

@@ -1,0 +1,74 @@
+import { describe, it, expect, beforeAll, afterAll } from "vitest";
+import path from "node:path";
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
+import { buildApps, freePort, startNode, tempDir, WORKSPACE_ROOT, type RunningProcess } from "@whc/testing";
+
+const KEY = `whc_${"k".repeat(40)}`;
+let proc: RunningProcess;
+let dir: ReturnType<typeof tempDir>;
+let address: string;
+
+function load(file: string) {
+  const def = protoLoader.loadSync(file, {
+    includeDirs: [path.join(WORKSPACE_ROOT, "proto")],
+    keepCase: false,
+    longs: String,
+    enums: String,
+    defaults: true,
+  });
+  return grpc.loadPackageDefinition(def);
+}
+
+function unary<Res>(client: grpc.Client, method: string, request: object): Promise<Res> {
+  return new Promise((resolve, reject) => {
+    (client as unknown as Record<string, (req: object, cb: (err: grpc.ServiceError | null, res: Res) => void) => void>)[method]!(request, (err, res) =>
+      err ? reject(err) : resolve(res),
+    );
+  });
+}
+
+beforeAll(async () => {
+  const { catalog } = buildApps("catalog");
+  dir = tempDir();
+  const port = await freePort();
+  address = `127.0.0.1:${port}`;
+  proc = startNode(catalog!, {
+    WHC_CATALOG_PORT: String(port),
+    WHC_HOST: "127.0.0.1",
+    WHC_DATA_DIR: dir.path,
+    WHC_BOOTSTRAP_API_KEYS: `interop:${KEY}`,
+  });
+  await proc.waitForOutput(/catalog ready/);
+});
+
+afterAll(async () => {
+  await proc.stop();
+  dir.remove();
+});
+
+describe("a plain @grpc/grpc-js client", () => {
+  it("calls the standard health check", async () => {
+    const pkg = load("grpc/health/v1/health.proto") as any;
+    const client = new pkg.grpc.health.v1.Health(address, grpc.credentials.createInsecure());
+    const res = await unary<{ status: string }>(client, "check", { service: "" });
+    expect(res.status).toBe("SERVING");
+    const named = await unary<{ status: string }>(client, "check", { service: "webhookcapture.catalog.v1.CatalogService" });
+    expect(named.status).toBe("SERVING");
+    client.close();
+  });
+
+  it("calls catalog RPCs and gets gRPC status codes for errors", async () => {
+    const pkg = load("webhookcapture/catalog/v1/catalog.proto") as any;
+    const client = new pkg.webhookcapture.catalog.v1.CatalogService(address, grpc.credentials.createInsecure());
+    const keys = await unary<{ keys: { accountName: string; prefix: string }[] }>(client, "listApiKeys", {});
+    expect(keys.keys.map((k) => k.accountName)).toContain("interop");
+    const missing = await unary(client, "getEndpoint", { endpointId: "01a20000-0000-7000-8000-000000000000" }).catch(
+      (e: grpc.ServiceError) => e,
+    );
+    expect((missing as grpc.ServiceError).code).toBe(grpc.status.NOT_FOUND);
+    const invalid = await unary(client, "getEndpoint", { endpointId: "nope" }).catch((e: grpc.ServiceError) => e);
+    expect((invalid as grpc.ServiceError).code).toBe(grpc.status.INVALID_ARGUMENT);
+    client.close();
+  });
+});

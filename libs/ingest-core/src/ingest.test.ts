@@ -1,0 +1,117 @@
+import { describe, it, expect, afterEach } from "vitest";
+import http from "node:http";
+import net from "node:net";
+import type { AddressInfo } from "node:net";
+import { create } from "@bufbuild/protobuf";
+import { CatalogService, EventSchema } from "@whc/contracts";
+import { createCatalogService, type CatalogStore } from "@whc/catalog-core";
+import { openSqliteStore } from "@whc/catalog-sqlite";
+import { createLogger } from "@whc/logging";
+import { createInMemoryTransport, createServiceClient } from "@whc/rpc";
+import { createAppendBatcher } from "./batcher.js";
+import { readBody, remoteIpOf, rawHeaderPairs, type ReadBody } from "./request.js";
+
+const servers: http.Server[] = [];
+afterEach(() => servers.splice(0).forEach((s) => s.close()));
+
+/** A real HTTP server that hands each request to `inspect` and answers 200. */
+async function serve(inspect: (req: http.IncomingMessage) => Promise<unknown>) {
+  const results: unknown[] = [];
+  const server = http.createServer(async (req, res) => {
+    results.push(await inspect(req));
+    res.end("ok");
+  });
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, results };
+}
+
+describe("reading a capture", () => {
+  it("keeps at most `keep` bytes and counts every byte", async () => {
+    const { url, results } = await serve((req) => readBody(req, 5, 100));
+    await fetch(url, { method: "POST", body: "0123456789" });
+    const r = results[0] as ReadBody;
+    expect(r.kept.toString()).toBe("01234");
+    expect(r.total).toBe(10);
+    expect(r.overLimit).toBe(false);
+  });
+
+  it("flags bodies over the limit", async () => {
+    const { url, results } = await serve((req) => readBody(req, 5, 8));
+    await fetch(url, { method: "POST", body: "0123456789" }).catch(() => undefined);
+    expect((results[0] as ReadBody).overLimit).toBe(true);
+  });
+
+  it("keeps header names, order and repeats as sent", async () => {
+    const { url, results } = await serve(async (req) => rawHeaderPairs(req));
+    const { port } = new URL(url);
+    await new Promise<void>((resolve, reject) => {
+      const socket = net.connect(Number(port), "127.0.0.1", () => {
+        socket.write("POST / HTTP/1.1\r\nHost: x\r\nX-B: 1\r\nx-a: 2\r\nX-B: 3\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+      });
+      socket.on("data", () => undefined);
+      socket.on("end", resolve);
+      socket.on("error", reject);
+    });
+    const pairs = (results[0] as [string, string][]).filter(([n]) => n.toLowerCase().startsWith("x-"));
+    expect(pairs).toEqual([
+      ["X-B", "1"],
+      ["x-a", "2"],
+      ["X-B", "3"],
+    ]);
+  });
+
+  it("trusts X-Forwarded-For only from configured proxies", async () => {
+    const { url, results } = await serve(async (req) => [
+      remoteIpOf(req, new Set()),
+      remoteIpOf(req, new Set(["127.0.0.1"])),
+      remoteIpOf(req, new Set(["127.0.0.1", "203.0.113.9"])),
+    ]);
+    await fetch(url, { headers: { "x-forwarded-for": "198.51.100.7, 203.0.113.9" } });
+    expect(results[0]).toEqual(["127.0.0.1", "203.0.113.9", "198.51.100.7"]);
+  });
+});
+
+describe("group commit", () => {
+  it("sends what queues during one call in the next call, and answers each sender", async () => {
+    const store: CatalogStore = openSqliteStore({ file: ":memory:" });
+    const batches: number[] = [];
+    const append = store.appendEvents.bind(store);
+    store.appendEvents = async (events, stamp) => {
+      batches.push(events.length);
+      await new Promise((r) => setTimeout(r, 20));
+      return append(events, stamp);
+    };
+    const { key } = await store.ensureApiKey("a", new Uint8Array(32), "p", 1);
+    const endpoint = await store.createEndpoint({
+      id: "01a20000-0000-7000-8000-0000000000aa",
+      accountId: key.accountId,
+      slug: "s",
+      displayName: "s",
+      operatingMode: "capture",
+      status: "active",
+      replayFromDashboard: true,
+      replayFromApi: true,
+      provider: "generic",
+      genericSignatureHeader: "",
+      genericSignaturePrefix: "",
+      source: "api",
+      createdAt: 1,
+      updatedAt: 1,
+      eventCount: 0,
+      purgedEventCount: 0,
+    });
+    const routes = (router: Parameters<Parameters<typeof createInMemoryTransport>[0]>[0]) =>
+      router.service(CatalogService, createCatalogService(store));
+    const catalog = createServiceClient(CatalogService, createInMemoryTransport(routes, createLogger("t", "silent"), 5000));
+    const batcher = createAppendBatcher(catalog, { maxEvents: 100, maxBytes: 1 << 20 });
+    const event = () => create(EventSchema, { accountId: key.accountId, endpointId: endpoint.id, method: "POST" });
+    const results = await Promise.all(Array.from({ length: 50 }, () => batcher.append(event())));
+    expect(new Set(results.map((r) => r.id)).size).toBe(50);
+    expect(batches[0]).toBe(1);
+    expect(batches.length).toBeLessThan(5);
+    expect(batches.reduce((a, b) => a + b, 0)).toBe(50);
+    expect((await store.getEndpoint(endpoint.id))?.eventCount).toBe(50);
+    await store.close();
+  });
+});

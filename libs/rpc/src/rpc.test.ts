@@ -1,0 +1,82 @@
+import { describe, it, expect, afterEach } from "vitest";
+import type { ConnectRouter } from "@connectrpc/connect";
+import { CryptoService, Health, HealthCheckResponse_ServingStatus } from "@whc/contracts";
+import { AppError } from "@whc/errors";
+import { createLogger, requestContext } from "@whc/logging";
+import { serveH2c, type H2cServer } from "./server.js";
+import { createPeerTransport, createServiceClient } from "./client.js";
+import { createInMemoryTransport } from "./in-memory.js";
+import { healthRoutes } from "./health.js";
+
+const logger = createLogger("test", "silent");
+const servers: H2cServer[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) await s.close();
+});
+
+let seenRequestId: string | undefined;
+const routes = (router: ConnectRouter) => {
+  router.service(CryptoService, {
+    async getBlindIndexKey() {
+      seenRequestId = requestContext.getStore()?.requestId;
+      return { key: new Uint8Array([1, 2, 3]) };
+    },
+    async openSecret() {
+      throw new AppError("not_found", "nothing here", { meta: { hint: "x" } });
+    },
+    async sealSecret() {
+      throw new Error("database password is hunter2");
+    },
+  });
+  healthRoutes({ "": () => true, sick: () => false })(router);
+};
+
+async function h2c() {
+  const server = await serveH2c({ routes, port: 0, host: "127.0.0.1", logger });
+  servers.push(server);
+  return createPeerTransport(`http://127.0.0.1:${server.port}`, 5000);
+}
+
+describe.each([
+  ["over h2c", h2c],
+  ["in memory", async () => createInMemoryTransport(routes, logger, 5000)],
+])("internal calls %s", (_name, transport) => {
+  it("forward the request id of the work in progress", async () => {
+    const client = createServiceClient(CryptoService, await transport());
+    await requestContext.run({ requestId: "req-42" }, () => client.getBlindIndexKey({}));
+    expect(seenRequestId).toBe("req-42");
+  });
+
+  it("bring domain errors back as AppErrors with their reason", async () => {
+    const client = createServiceClient(CryptoService, await transport());
+    const err = await client.openSecret({}).catch((e: unknown) => e);
+    expect(AppError.is(err)).toBe(true);
+    expect((err as AppError).reason).toBe("not_found");
+    expect((err as AppError).meta.hint).toBe("x");
+  });
+
+  it("keep an unexpected error's text on the server side", async () => {
+    const client = createServiceClient(CryptoService, await transport());
+    const err = (await client.sealSecret({}).catch((e: unknown) => e)) as AppError;
+    expect(err.reason).toBe("internal_error");
+    expect(err.message).not.toContain("hunter2");
+  });
+
+  it("answer the gRPC health protocol", async () => {
+    const health = createServiceClient(Health, await transport());
+    expect((await health.check({ service: "" })).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+    expect((await health.check({ service: "sick" })).status).toBe(HealthCheckResponse_ServingStatus.NOT_SERVING);
+    expect(((await health.check({ service: "nope" }).catch((e: unknown) => e)) as AppError).reason).toBe("not_found");
+  });
+});
+
+describe("unreachable peers", () => {
+  it("fail with service_unavailable", async () => {
+    const server = await serveH2c({ routes, port: 0, host: "127.0.0.1", logger });
+    const port = server.port;
+    await server.close();
+    const client = createServiceClient(CryptoService, createPeerTransport(`http://127.0.0.1:${port}`, 2000));
+    const err = (await client.getBlindIndexKey({}).catch((e: unknown) => e)) as AppError;
+    expect(err.reason).toBe("service_unavailable");
+  });
+});
