@@ -1,0 +1,27 @@
+# syntax=docker/dockerfile:1
+# One image, five services: `node dist/<service>/main.js` picks which (see docker-compose.yml).
+
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+# better-sqlite3 compiles when no prebuilt binary matches.
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.base.json tsconfig.json ./
+COPY tools/build.mjs tools/build.mjs
+COPY apps apps
+COPY libs libs
+RUN node tools/build.mjs && npm prune --omit=dev
+
+FROM node:20-bookworm-slim AS runtime
+ENV NODE_ENV=production WHC_DATA_DIR=/data WHC_HOST=0.0.0.0
+WORKDIR /app
+COPY --from=build /app/node_modules node_modules
+COPY --from=build /app/dist dist
+COPY package.json ./
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME ["/data"]
+# The service to run is the command's argument, e.g. `dist/gateway/main.js`.
+ENTRYPOINT ["node", "--enable-source-maps"]
+CMD ["dist/all-in-one/main.js"]

@@ -1,0 +1,37 @@
+import { expect } from "vitest";
+import type { ApiClient } from "@whc/testing";
+
+/**
+ * The README's curl walkthrough, step by step over HTTP: create an endpoint, send a
+ * webhook to its webhookUrl, list, read, delete. Returns what a later check may need.
+ */
+export async function walkReadmePath(api: ApiClient) {
+  const created = await api.post("/v1/endpoints", { slug: "github-main", displayName: "GitHub main" });
+  expect(created.status).toBe(201);
+  const endpoint = created.body as { id: string; webhookUrl: string };
+
+  const payload = JSON.stringify({ action: "opened", number: 7, type: "pull_request" });
+  const sent = await fetch(`${endpoint.webhookUrl}/ci?source=e2e`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-github-event": "pull_request" },
+    body: payload,
+  });
+  expect(sent.status).toBe(200);
+  const ack = (await sent.json()) as { ok: boolean; id: string };
+  expect(ack.ok).toBe(true);
+
+  const list = await api.get(`/v1/endpoints/${endpoint.id}/events?limit=10`);
+  expect(list.status).toBe(200);
+  expect(list.body.items.map((e: { id: string }) => e.id)).toEqual([ack.id]);
+
+  const detail = await api.get(`/v1/endpoints/${endpoint.id}/events/${ack.id}`);
+  expect(detail.status).toBe(200);
+  expect(detail.body.body).toBe(payload);
+  expect(detail.body.decryption).toBe("ok");
+
+  expect((await api.delete(`/v1/endpoints/${endpoint.id}/events/${ack.id}`)).status).toBe(204);
+  expect((await api.get(`/v1/endpoints/${endpoint.id}/events`)).body.items).toEqual([]);
+  expect((await api.delete(`/v1/endpoints/${endpoint.id}`)).status).toBe(204);
+  expect((await api.get(`/v1/endpoints/${endpoint.id}`)).status).toBe(404);
+  return { endpoint, eventId: ack.id };
+}
