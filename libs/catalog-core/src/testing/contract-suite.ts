@@ -1,4 +1,5 @@
 import { describe, it, expect, beforeEach, afterEach } from "vitest";
+import fc from "fast-check";
 import { AppError } from "@whc/errors";
 import type { CatalogStore } from "../ports.js";
 import type { EventQuery, Stamp } from "../types.js";
@@ -298,6 +299,75 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
         expect(e?.lastPurgedAt).toBe(12345);
         expect((await store.listEvents(query(accountId, endpoint.id))).events).toEqual([]);
         expect((await store.listEvents(query(accountId, endpoint.id, { searchTokens: [token("hello")] }))).events).toEqual([]);
+      });
+    });
+
+    describe("paging properties", () => {
+      // Many events share a millisecond (the clock often stands still), and new events keep
+      // arriving between pages: backward paging must return exactly the events that existed
+      // when it started, forward polling exactly the ones that arrived after, none twice.
+      it("never skips nor repeats, while inserting between pages", async () => {
+        await fc.assert(
+          fc.asyncProperty(
+            fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 1, maxLength: 60 }),
+            fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLength: 8 }),
+            fc.integer({ min: 1, max: 7 }),
+            async (clockSteps, insertsBetweenPages, limit) => {
+              const { accountId, endpoint } = await accountWithEndpoint();
+              let clock = 1_800_000_000_000;
+              let step = 0;
+              const stamped = createStamper(await store.latestReceivedAt(), () => (clock += clockSteps[step++ % clockSteps.length]!));
+              const initial = await store.appendEvents(
+                clockSteps.map(() => eventFixture(endpoint)),
+                stamped,
+              );
+              const newestAtStart = initial[initial.length - 1]!;
+
+              const backward: string[] = [];
+              let cursor: { receivedAt: number; id: string } | undefined;
+              let round = 0;
+              for (;;) {
+                const page = await store.listEvents(query(accountId, endpoint.id, { limit, before: cursor }));
+                if (cursor === undefined) {
+                  // The first page starts at the newest event, including any inserted below.
+                  backward.push(...page.events.filter((e) => e.id <= newestAtStart.id).map((e) => e.id));
+                } else {
+                  backward.push(...page.events.map((e) => e.id));
+                }
+                const n = insertsBetweenPages[round++ % insertsBetweenPages.length]!;
+                await store.appendEvents(Array.from({ length: n }, () => eventFixture(endpoint)), stamped);
+                if (!page.hasOlder) break;
+                const last = page.events[page.events.length - 1]!;
+                cursor = { receivedAt: last.receivedAt, id: last.id };
+              }
+              expect(backward).toEqual(initial.map((s) => s.id).reverse());
+
+              // Forward: from the newest event at the start, poll with `after` until caught up.
+              const forward: string[] = [];
+              let after = { receivedAt: newestAtStart.receivedAt, id: newestAtStart.id };
+              for (let i = 0; i < 1000; i += 1) {
+                const page = await store.listEvents(query(accountId, endpoint.id, { limit, after }));
+                if (page.events.length === 0) break;
+                forward.push(...[...page.events].reverse().map((e) => e.id));
+                const newest = page.events[0]!;
+                after = { receivedAt: newest.receivedAt, id: newest.id };
+              }
+              const all = (await store.listEvents(query(accountId, endpoint.id, { limit: 1000 }))).events.map((e) => e.id);
+              const arrivedLater = all.filter((id) => id > newestAtStart.id).reverse();
+              expect(forward).toEqual(arrivedLater);
+              expect(new Set(forward).size).toBe(forward.length);
+            },
+          ),
+          { numRuns: 25 },
+        );
+      }, 60_000);
+
+      it("keeps eventCount exact under concurrent appends", async () => {
+        const { endpoint } = await accountWithEndpoint();
+        await Promise.all(
+          Array.from({ length: 20 }, () => store.appendEvents(Array.from({ length: 5 }, () => eventFixture(endpoint)), stamp)),
+        );
+        expect((await store.getEndpoint(endpoint.id))?.eventCount).toBe(100);
       });
     });
 
