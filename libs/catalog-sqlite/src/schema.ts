@@ -51,7 +51,7 @@ CREATE TABLE IF NOT EXISTS endpoints (
 );
 
 CREATE TABLE IF NOT EXISTS events (
-  seq INTEGER PRIMARY KEY,
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
   id TEXT NOT NULL UNIQUE,
   endpoint_id TEXT NOT NULL,
   account_id TEXT NOT NULL,
@@ -79,17 +79,13 @@ CREATE TABLE IF NOT EXISTS event_bodies (
   headers TEXT NOT NULL,
   ciphertext BLOB,
   wrapped_key BLOB,
-  tokens BLOB,
   diagnostic TEXT NOT NULL,
   forwarded_response TEXT NOT NULL
 );
 
-CREATE TABLE IF NOT EXISTS event_tokens (
-  endpoint_key INTEGER NOT NULL,
-  token BLOB NOT NULL,
-  seq INTEGER NOT NULL,
-  PRIMARY KEY (endpoint_key, token, seq)
-) WITHOUT ROWID;
+CREATE VIRTUAL TABLE IF NOT EXISTS event_search USING fts5(
+  terms, content='', contentless_delete=1, detail=none, tokenize='ascii'
+);
 
 CREATE TABLE IF NOT EXISTS replay_counters (
   account_id TEXT NOT NULL,

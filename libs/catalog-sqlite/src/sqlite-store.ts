@@ -87,25 +87,14 @@ function summaryFromRow(r: Row): EventSummaryRecord {
   };
 }
 
-/** Tokens are packed one length byte then the token, so a delete can find its postings. */
-function packTokens(tokens: Uint8Array[]): Buffer {
-  const parts: Buffer[] = [];
-  for (const t of tokens) {
-    if (t.length === 0 || t.length > 255) continue;
-    parts.push(Buffer.from([t.length]), Buffer.from(t));
-  }
-  return Buffer.concat(parts);
+/** One search document: the endpoint's own term, then the body's hex tokens. */
+function searchTerms(endpointKey: number, tokens: readonly Buffer[]): string {
+  return `e${endpointKey} ${tokens.map((t) => t.toString("hex")).join(" ")}`;
 }
 
-function unpackTokens(packed: Buffer | null): Buffer[] {
-  const out: Buffer[] = [];
-  if (!packed) return out;
-  for (let i = 0; i < packed.length; ) {
-    const len = packed[i] as number;
-    out.push(packed.subarray(i + 1, i + 1 + len));
-    i += 1 + len;
-  }
-  return out;
+/** An FTS5 AND query over the same terms; every term is quoted, so none is an operator. */
+function searchMatch(endpointKey: number, tokens: readonly Buffer[]): string {
+  return [`"e${endpointKey}"`, ...tokens.map((t) => `"${t.toString("hex")}"`)].join(" AND ");
 }
 
 function uniqueTokens(tokens: Uint8Array[]): Buffer[] {
@@ -208,7 +197,6 @@ export function openSqliteStore(options: SqliteStoreOptions): CatalogStore {
     endpointKey: db.prepare("SELECT key FROM endpoints WHERE id = ?"),
     deleteEndpoint: db.prepare("DELETE FROM endpoints WHERE id = ? AND account_id = ?"),
     endpointEventSeqs: db.prepare("SELECT seq FROM events WHERE endpoint_id = ?"),
-    deleteEndpointTokens: db.prepare("DELETE FROM event_tokens WHERE endpoint_key = ?"),
     deleteEndpointBodies: db.prepare("DELETE FROM event_bodies WHERE seq IN (SELECT seq FROM events WHERE endpoint_id = ?)"),
     deleteEndpointEvents: db.prepare("DELETE FROM events WHERE endpoint_id = ?"),
     insertEvent: db.prepare(`INSERT INTO events (id, endpoint_id, account_id, received_at, method, path, remote_ip,
@@ -216,27 +204,26 @@ export function openSqliteStore(options: SqliteStoreOptions): CatalogStore {
       original_size_bytes, body_stored, key_id)
       VALUES (@id, @endpointId, @accountId, @receivedAt, @method, @path, @remoteIp, @canonicalEventType, @provider,
       @verification, @verificationFailureReason, @responseCode, @truncated, @originalSizeBytes, @bodyStored, @keyId)`),
-    insertBody: db.prepare(`INSERT INTO event_bodies (seq, headers, ciphertext, wrapped_key, tokens, diagnostic, forwarded_response)
-      VALUES (?, ?, ?, ?, ?, ?, ?)`),
-    insertToken: db.prepare("INSERT OR IGNORE INTO event_tokens (endpoint_key, token, seq) VALUES (?, ?, ?)"),
+    insertBody: db.prepare(`INSERT INTO event_bodies (seq, headers, ciphertext, wrapped_key, diagnostic, forwarded_response)
+      VALUES (?, ?, ?, ?, ?, ?)`),
+    insertSearch: db.prepare("INSERT INTO event_search (rowid, terms) VALUES (?, ?)"),
+    deleteSearch: db.prepare("DELETE FROM event_search WHERE rowid = ?"),
+    deleteEndpointSearch: db.prepare("DELETE FROM event_search WHERE rowid IN (SELECT seq FROM events WHERE endpoint_id = ?)"),
     bumpEndpoint: db.prepare(
       "UPDATE endpoints SET event_count = event_count + ?, last_event_at = max(coalesce(last_event_at, 0), ?) WHERE key = ?",
     ),
     eventFull: db.prepare(`SELECT ${EVENT_SUMMARY_COLUMNS}, b.headers, b.ciphertext, b.wrapped_key, b.diagnostic, b.forwarded_response
       FROM events e JOIN event_bodies b ON b.seq = e.seq WHERE e.id = ? AND e.endpoint_id = ? AND e.account_id = ?`),
     markRead: db.prepare("UPDATE events SET read_at = ? WHERE id = ? AND read_at IS NULL"),
-    eventForDelete: db.prepare(
-      "SELECT e.seq, b.tokens FROM events e JOIN event_bodies b ON b.seq = e.seq WHERE e.id = ? AND e.endpoint_id = ? AND e.account_id = ?",
-    ),
+    eventForDelete: db.prepare("SELECT seq FROM events WHERE id = ? AND endpoint_id = ? AND account_id = ?"),
     deleteEventRow: db.prepare("DELETE FROM events WHERE seq = ?"),
     deleteBodyRow: db.prepare("DELETE FROM event_bodies WHERE seq = ?"),
-    deleteToken: db.prepare("DELETE FROM event_tokens WHERE endpoint_key = ? AND token = ? AND seq = ?"),
     dropEndpointCount: db.prepare("UPDATE endpoints SET event_count = max(event_count - ?, 0) WHERE id = ?"),
-    seqAtOrBelow: db.prepare(
-      "SELECT seq FROM events WHERE endpoint_id = ? AND (received_at, id) <= (?, ?) ORDER BY received_at DESC, id DESC LIMIT 1",
+    seqBelow: db.prepare(
+      "SELECT seq FROM events WHERE endpoint_id = ? AND (received_at, id) < (?, ?) ORDER BY received_at DESC, id DESC LIMIT 1",
     ),
-    seqAtOrAbove: db.prepare(
-      "SELECT seq FROM events WHERE endpoint_id = ? AND (received_at, id) >= (?, ?) ORDER BY received_at, id LIMIT 1",
+    seqAbove: db.prepare(
+      "SELECT seq FROM events WHERE endpoint_id = ? AND (received_at, id) > (?, ?) ORDER BY received_at, id LIMIT 1",
     ),
     charge: db.prepare(`INSERT INTO replay_counters (account_id, day, used) VALUES (?, ?, 1)
       ON CONFLICT (account_id, day) DO UPDATE SET used = used + 1 WHERE used < ? RETURNING used`),
@@ -245,9 +232,7 @@ export function openSqliteStore(options: SqliteStoreOptions): CatalogStore {
       result, target_status, network_failure_reason, duration_ms, created_at, request_id, client)
       VALUES (@id, @accountId, @endpointId, @eventId, @keyId, @targetUrl, @mode, @result, @targetStatus,
       @networkFailureReason, @durationMs, @createdAt, @requestId, @client)`),
-    oldEvents: db.prepare(`SELECT e.seq, e.endpoint_id, b.tokens, en.key AS endpoint_key FROM events e
-      JOIN event_bodies b ON b.seq = e.seq JOIN endpoints en ON en.id = e.endpoint_id
-      WHERE e.received_at < ? ORDER BY e.received_at LIMIT ?`),
+    oldEvents: db.prepare("SELECT seq, endpoint_id FROM events WHERE received_at < ? ORDER BY received_at LIMIT ?"),
     notePurge: db.prepare(`UPDATE endpoints SET purged_event_count = purged_event_count + ?,
       event_count = max(event_count - ?, 0), last_purged_at = ? WHERE id = ?`),
     latest: db.prepare("SELECT max(received_at) AS latest FROM events"),
@@ -262,10 +247,6 @@ export function openSqliteStore(options: SqliteStoreOptions): CatalogStore {
       prepared.set(sql, statement);
     }
     return statement;
-  };
-
-  const deleteTokensOf = (endpointKey: number, seq: number, packed: Buffer | null) => {
-    for (const token of unpackTokens(packed)) stmt.deleteToken.run(endpointKey, token, seq);
   };
 
   const ensureApiKeyTx = db.transaction((accountName: string, keyHash: Buffer, prefix: string, now: number) => {
@@ -319,11 +300,10 @@ export function openSqliteStore(options: SqliteStoreOptions): CatalogStore {
         JSON.stringify(e.headers),
         e.body ? Buffer.from(e.body.ciphertext) : null,
         e.body ? Buffer.from(e.body.wrappedKey) : null,
-        tokens.length ? packTokens(tokens) : null,
         e.diagnosticJson,
         e.forwardedResponseJson,
       );
-      for (const token of tokens) stmt.insertToken.run(endpoint.key, token, seq);
+      if (tokens.length) stmt.insertSearch.run(seq, searchTerms(endpoint.key, tokens));
       const t = touched.get(endpoint.key) ?? { count: 0, last: 0 };
       t.count += 1;
       t.last = Math.max(t.last, s.receivedAt);
@@ -336,7 +316,7 @@ export function openSqliteStore(options: SqliteStoreOptions): CatalogStore {
   const deleteEndpointTx = db.transaction((accountId: string, endpointId: string) => {
     const endpoint = stmt.endpointOf.get(endpointId, accountId) as Row | undefined;
     if (!endpoint) return false;
-    stmt.deleteEndpointTokens.run(endpoint.key);
+    stmt.deleteEndpointSearch.run(endpointId);
     stmt.deleteEndpointBodies.run(endpointId);
     stmt.deleteEndpointEvents.run(endpointId);
     stmt.deleteEndpoint.run(endpointId, accountId);
@@ -344,10 +324,9 @@ export function openSqliteStore(options: SqliteStoreOptions): CatalogStore {
   });
 
   const deleteEventTx = db.transaction((accountId: string, endpointId: string, eventId: string) => {
-    const row = stmt.eventForDelete.get(eventId, endpointId, accountId) as { seq: number; tokens: Buffer | null } | undefined;
+    const row = stmt.eventForDelete.get(eventId, endpointId, accountId) as { seq: number } | undefined;
     if (!row) return false;
-    const endpoint = stmt.endpointKey.get(endpointId) as { key: number };
-    deleteTokensOf(endpoint.key, row.seq, row.tokens);
+    stmt.deleteSearch.run(row.seq);
     stmt.deleteBodyRow.run(row.seq);
     stmt.deleteEventRow.run(row.seq);
     stmt.dropEndpointCount.run(1, endpointId);
@@ -361,15 +340,10 @@ export function openSqliteStore(options: SqliteStoreOptions): CatalogStore {
 
   const PURGE_CHUNK = 2000;
   const purgeChunkTx = db.transaction((before: number, now: number) => {
-    const rows = stmt.oldEvents.all(before, PURGE_CHUNK) as {
-      seq: number;
-      endpoint_id: string;
-      tokens: Buffer | null;
-      endpoint_key: number;
-    }[];
+    const rows = stmt.oldEvents.all(before, PURGE_CHUNK) as { seq: number; endpoint_id: string }[];
     const perEndpoint = new Map<string, number>();
     for (const r of rows) {
-      deleteTokensOf(r.endpoint_key, r.seq, r.tokens);
+      stmt.deleteSearch.run(r.seq);
       stmt.deleteBodyRow.run(r.seq);
       stmt.deleteEventRow.run(r.seq);
       perEndpoint.set(r.endpoint_id, (perEndpoint.get(r.endpoint_id) ?? 0) + 1);
@@ -401,47 +375,33 @@ export function openSqliteStore(options: SqliteStoreOptions): CatalogStore {
   function listSearch(q: EventQuery, f: Filter, tokens: Buffer[]): { rows: Row[]; hasOlder: boolean } {
     const endpoint = stmt.endpointKey.get(q.endpointId) as { key: number } | undefined;
     if (!endpoint || tokens.length === 0) return { rows: [], hasOlder: false };
-    const [first, ...rest] = tokens as [Buffer, ...Buffer[]];
     // Cursor pairs become bounds on the commit sequence, which sorts like (received_at, id).
     let upper = Number.MAX_SAFE_INTEGER;
     let lower = 0;
     if (q.before) {
-      const row = stmt.seqAtOrBelow.get(q.endpointId, q.before.receivedAt, q.before.id) as { seq: number } | undefined;
+      const row = stmt.seqBelow.get(q.endpointId, q.before.receivedAt, q.before.id) as { seq: number } | undefined;
       if (!row) return { rows: [], hasOlder: false };
       upper = row.seq;
     }
     if (q.after) {
-      const row = stmt.seqAtOrAbove.get(q.endpointId, q.after.receivedAt, q.after.id) as { seq: number } | undefined;
+      const row = stmt.seqAbove.get(q.endpointId, q.after.receivedAt, q.after.id) as { seq: number } | undefined;
       if (!row) return { rows: [], hasOlder: false };
       lower = row.seq;
     }
-    const probes = rest
-      .map(() => " AND EXISTS (SELECT 1 FROM event_tokens t1 WHERE t1.endpoint_key = ? AND t1.token = ? AND t1.seq = t0.seq)")
-      .join("");
-    const probeParams = rest.flatMap((t) => [endpoint.key, t]);
-    const cursorSql = `${q.before ? " AND (e.received_at, e.id) < (?, ?)" : ""}${q.after ? " AND (e.received_at, e.id) > (?, ?)" : ""}`;
-    const cursorParams = [
-      ...(q.before ? [q.before.receivedAt, q.before.id] : []),
-      ...(q.after ? [q.after.receivedAt, q.after.id] : []),
-    ];
-    const sql = (order: "ASC" | "DESC") => `SELECT ${EVENT_SUMMARY_COLUMNS} FROM event_tokens t0
-      JOIN events e ON e.seq = t0.seq
-      WHERE t0.endpoint_key = ? AND t0.token = ? AND t0.seq <= ? AND t0.seq >= ?${probes}${cursorSql}${f.sql}
-      ORDER BY t0.seq ${order} LIMIT ?`;
-    const params = [endpoint.key, first, upper, lower, ...probeParams, ...cursorParams, ...f.params];
+    const match = searchMatch(endpoint.key, tokens);
+    const sql = (order: "ASC" | "DESC", bound: string) => `SELECT ${EVENT_SUMMARY_COLUMNS} FROM event_search s
+      JOIN events e ON e.seq = s.rowid
+      WHERE event_search MATCH ? AND ${bound}${f.sql}
+      ORDER BY s.rowid ${order} LIMIT ?`;
     if (q.after) {
-      const rows = prep(sql("ASC")).all(...params, q.limit) as Row[];
+      const rows = prep(sql("ASC", "s.rowid >= ? AND s.rowid <= ?")).all(match, lower, upper, ...f.params, q.limit) as Row[];
       rows.reverse();
       const oldest = rows[rows.length - 1];
       if (!oldest) return { rows, hasOlder: false };
-      const older = prep(
-          `SELECT 1 FROM event_tokens t0 JOIN events e ON e.seq = t0.seq
-           WHERE t0.endpoint_key = ? AND t0.token = ? AND t0.seq < ?${probes}${f.sql} LIMIT 1`,
-        )
-        .get(endpoint.key, first, oldest.seq, ...probeParams, ...f.params);
+      const older = prep(sql("DESC", "s.rowid < ?")).get(match, oldest.seq, ...f.params, 1);
       return { rows, hasOlder: older !== undefined };
     }
-    const rows = prep(sql("DESC")).all(...params, q.limit + 1) as Row[];
+    const rows = prep(sql("DESC", "s.rowid <= ?")).all(match, upper, ...f.params, q.limit + 1) as Row[];
     return { rows: rows.slice(0, q.limit), hasOlder: rows.length > q.limit };
   }
 

@@ -362,6 +362,66 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
         );
       }, 60_000);
 
+      it("search pages exactly like a brute-force filter, across batches and deletes", async () => {
+        const vocabulary = ["alpha", "beta", "gamma", "delta", "eps"];
+        await fc.assert(
+          fc.asyncProperty(
+            fc.array(fc.array(fc.subarray(vocabulary, { minLength: 0, maxLength: 4 }), { minLength: 1, maxLength: 6 }), {
+              minLength: 1,
+              maxLength: 8,
+            }),
+            fc.subarray(vocabulary, { minLength: 1, maxLength: 3 }),
+            fc.integer({ min: 1, max: 4 }),
+            fc.array(fc.nat(), { maxLength: 5 }),
+            async (batches, searchWords, limit, deletions) => {
+              const { accountId, endpoint } = await accountWithEndpoint();
+              const words = new Map<string, string[]>();
+              for (const batch of batches) {
+                const stamps = await store.appendEvents(batch.map((w) => eventFixture(endpoint, { words: w })), stamp);
+                stamps.forEach((st, i) => words.set(st.id, batch[i]!));
+              }
+              const ids = [...words.keys()];
+              for (const d of deletions) {
+                const id = ids[d % ids.length]!;
+                if (words.delete(id)) await store.deleteEvent(accountId, endpoint.id, id);
+              }
+              const expected = [...words.entries()]
+                .filter(([, w]) => searchWords.every((s) => w.includes(s)))
+                .map(([id]) => id)
+                .sort()
+                .reverse();
+              const got: string[] = [];
+              let before: { receivedAt: number; id: string } | undefined;
+              for (let i = 0; i < 100; i += 1) {
+                const page = await store.listEvents(
+                  query(accountId, endpoint.id, { limit, before, searchTokens: searchWords.map(token) }),
+                );
+                got.push(...page.events.map((e) => e.id));
+                if (!page.hasOlder) break;
+                const last = page.events[page.events.length - 1]!;
+                before = { receivedAt: last.receivedAt, id: last.id };
+              }
+              expect(got).toEqual(expected);
+              // and forward from the oldest match
+              if (expected.length > 1) {
+                const oldest = expected[expected.length - 1]!;
+                const event = await store.getEvent(accountId, endpoint.id, oldest);
+                const page = await store.listEvents(
+                  query(accountId, endpoint.id, {
+                    limit: 100,
+                    after: { receivedAt: event!.receivedAt, id: oldest },
+                    searchTokens: searchWords.map(token),
+                  }),
+                );
+                expect(page.events.map((e) => e.id)).toEqual(expected.slice(0, -1));
+                expect(page.hasOlder).toBe(true);
+              }
+            },
+          ),
+          { numRuns: 40 },
+        );
+      }, 60_000);
+
       it("keeps eventCount exact under concurrent appends", async () => {
         const { endpoint } = await accountWithEndpoint();
         await Promise.all(
