@@ -1,6 +1,6 @@
 import { loadConfig } from "@whc/config";
 import { createLogger } from "@whc/logging";
-import { apiClient, freePort, tempDir, type ApiClient } from "@whc/testing";
+import { apiClient, createOpenApiValidator, freePort, tempDir, type ApiClient } from "@whc/testing";
 import { allInOneSpec } from "./specs.js";
 import { startAllInOne, type AllInOne } from "./all-in-one.js";
 
@@ -34,14 +34,16 @@ export async function startTestSystem(env: Record<string, string> = {}): Promise
   });
   const system = await startAllInOne(config, createLogger("test", "silent"));
   const gatewayUrl = `http://127.0.0.1:${system.gateway.port}`;
+  const doc = (await (await fetch(`${gatewayUrl}/v1/openapi.json`)).json()) as Record<string, unknown>;
+  const validator = createOpenApiValidator(doc);
   return {
     system,
     gatewayUrl,
     ingestUrl: `http://127.0.0.1:${system.ingest.port}`,
     dataDir: dir.path,
-    a: apiClient(gatewayUrl, KEY_A),
-    b: apiClient(gatewayUrl, KEY_B),
-    anonymous: apiClient(gatewayUrl),
+    a: apiClient(gatewayUrl, KEY_A, validator),
+    b: apiClient(gatewayUrl, KEY_B, validator),
+    anonymous: apiClient(gatewayUrl, undefined, validator),
     async stop() {
       await system.close();
       dir.remove();

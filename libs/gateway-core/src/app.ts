@@ -10,6 +10,7 @@ import { authenticate } from "./middleware/auth.js";
 import { accessLog } from "./middleware/access-log.js";
 import { endpointRoutes } from "./routes/v1/endpoints.js";
 import { eventRoutes } from "./routes/v1/events.js";
+import { buildOpenApiDocument } from "./openapi.js";
 
 async function serving(client: Client<typeof Health>): Promise<boolean> {
   try {
@@ -45,6 +46,10 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions): Ko
         bus: deps.bus.connected() ? "ok" : "down",
       },
     };
+  });
+  const openApi = buildOpenApiDocument();
+  router.get("/v1/openapi.json", (ctx) => {
+    ctx.body = openApi;
   });
   endpointRoutes(router, deps, options);
   eventRoutes(router, deps, options);

@@ -1,3 +1,4 @@
 export { createGatewayApp } from "./app.js";
 export type { GatewayDeps, GatewayOptions } from "./deps.js";
 export { errorTable } from "./errors-table.js";
+export { buildOpenApiDocument } from "./openapi.js";

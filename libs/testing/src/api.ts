@@ -6,7 +6,10 @@ export interface ApiResponse<T = any> {
   text: string;
 }
 
-export function apiClient(baseUrl: string, apiKey?: string) {
+import type { OpenApiValidator } from "./openapi-validator.js";
+
+/** With a validator, every response is checked against the served OpenAPI document. */
+export function apiClient(baseUrl: string, apiKey?: string, validator?: OpenApiValidator) {
   async function call<T = any>(
     method: string,
     path: string,
@@ -28,6 +31,7 @@ export function apiClient(baseUrl: string, apiKey?: string) {
     } catch {
       parsed = undefined;
     }
+    validator?.(method, `${baseUrl}${path}`, res.status, res.headers, parsed);
     return { status: res.status, headers: res.headers, body: parsed as T, text };
   }
   return {

@@ -7,3 +7,5 @@ export type { RunningProcess } from "./processes.js";
 export { apiClient } from "./api.js";
 export type { ApiClient, ApiResponse } from "./api.js";
 export { buildApps, WORKSPACE_ROOT } from "./build.js";
+export { createOpenApiValidator } from "./openapi-validator.js";
+export type { OpenApiValidator } from "./openapi-validator.js";
