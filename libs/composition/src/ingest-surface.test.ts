@@ -1,0 +1,146 @@
+import { describe, it, expect, beforeAll, afterAll } from "vitest";
+import { gzipSync } from "node:zlib";
+import net from "node:net";
+import { randomBytes } from "node:crypto";
+import fc from "fast-check";
+import { startTestSystem, type TestSystem } from "./test-system.js";
+
+let t: TestSystem;
+beforeAll(async () => {
+  t = await startTestSystem({ WHC_MAX_STORED_BODY_BYTES: "1000", WHC_MAX_INBOUND_BODY_BYTES: "5000" });
+});
+afterAll(async () => {
+  await t.stop();
+});
+
+async function endpoint(body: Record<string, unknown> = {}) {
+  const res = await t.a.post("/v1/endpoints", body);
+  expect(res.status).toBe(201);
+  return res.body as { id: string; webhookUrl: string };
+}
+
+async function detail(endpointId: string, eventId: string) {
+  const res = await t.a.get(`/v1/endpoints/${endpointId}/events/${eventId}`);
+  expect(res.status).toBe(200);
+  return res.body;
+}
+
+/** Sends raw bytes over a socket and returns the status line's code. */
+function rawRequest(port: number, head: string, body: Buffer): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, "127.0.0.1", () => {
+      socket.write(head);
+      socket.write(body);
+    });
+    let response = "";
+    socket.on("data", (c) => {
+      response += c.toString("latin1");
+      const m = /^HTTP\/1\.1 (\d{3})/.exec(response);
+      if (m && response.includes("\r\n\r\n")) {
+        socket.end();
+        resolve(Number(m[1]));
+      }
+    });
+    socket.on("error", reject);
+  });
+}
+
+describe("the receiving surface", () => {
+  it("captures any method, sub-path and query", async () => {
+    const ep = await endpoint();
+    for (const method of ["GET", "PUT", "PATCH", "DELETE", "OPTIONS"]) {
+      const res = await fetch(`${ep.webhookUrl}/a/b?x=1&y=%20`, { method });
+      expect(res.status, method).toBe(200);
+    }
+    const list = await t.a.get(`/v1/endpoints/${ep.id}/events`);
+    expect(list.body.items.map((e: { method: string }) => e.method)).toEqual(["OPTIONS", "DELETE", "PATCH", "PUT", "GET"]);
+  });
+
+  it("keeps random binary bodies byte for byte (NUL, invalid UTF-8, CRLF)", async () => {
+    const ep = await endpoint();
+    await fc.assert(
+      fc.asyncProperty(fc.uint8Array({ minLength: 0, maxLength: 900 }), async (bytes) => {
+        const body = Buffer.from(bytes);
+        const res = await fetch(ep.webhookUrl, { method: "POST", body });
+        const { id } = (await res.json()) as { id: string };
+        const d = await detail(ep.id, id);
+        const back = d.bodyEncoding === "base64" ? Buffer.from(d.body, "base64") : Buffer.from(d.body, "utf8");
+        expect(back.equals(body)).toBe(true);
+        expect(d.originalSizeBytes).toBe(body.length);
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it("keeps a gzip body as sent, and a chunked one", async () => {
+    const ep = await endpoint();
+    const gz = gzipSync(Buffer.from('{"compressed":true}'));
+    const res = await fetch(ep.webhookUrl, { method: "POST", headers: { "content-encoding": "gzip" }, body: gz });
+    const { id } = (await res.json()) as { id: string };
+    const d = await detail(ep.id, id);
+    expect(Buffer.from(d.body, "base64").equals(gz)).toBe(true);
+    expect(d.headers["content-encoding"]).toEqual(["gzip"]);
+
+    const port = Number(new URL(ep.webhookUrl).port);
+    const path = new URL(ep.webhookUrl).pathname;
+    const status = await rawRequest(
+      port,
+      `POST ${path} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n`,
+      Buffer.from("5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n"),
+    );
+    expect(status).toBe(200);
+    const list = await t.a.get(`/v1/endpoints/${ep.id}/events?limit=1`);
+    expect((await detail(ep.id, list.body.items[0].id)).body).toBe("hello world");
+  });
+
+  it("stores bodies over WHC_MAX_STORED_BODY_BYTES truncated and flags them", async () => {
+    const ep = await endpoint();
+    const body = randomBytes(2500);
+    const res = await fetch(ep.webhookUrl, { method: "POST", body });
+    expect(res.status).toBe(200);
+    const { id } = (await res.json()) as { id: string };
+    const d = await detail(ep.id, id);
+    expect(d.truncated).toBe(true);
+    expect(d.originalSizeBytes).toBe(2500);
+    expect(Buffer.from(d.body, "base64").equals(body.subarray(0, 1000))).toBe(true);
+  });
+
+  it("answers 413 over WHC_MAX_INBOUND_BODY_BYTES and stores only the metadata", async () => {
+    const ep = await endpoint();
+    const res = await fetch(ep.webhookUrl, { method: "POST", body: randomBytes(8000) }).catch(() => undefined);
+    if (res) expect(res.status).toBe(413);
+    const list = await t.a.get(`/v1/endpoints/${ep.id}/events`);
+    expect(list.body.items).toHaveLength(1);
+    const item = list.body.items[0];
+    expect(item).toMatchObject({ responseCode: 413, decryption: "metadata_only" });
+    expect(item.originalSizeBytes).toBeGreaterThan(5000);
+  });
+
+  it("never stores a body in metadata_only mode", async () => {
+    const ep = await endpoint({ operatingMode: "metadata_only" });
+    const res = await fetch(ep.webhookUrl, { method: "POST", body: "secret payload" });
+    const { id } = (await res.json()) as { id: string };
+    const d = await detail(ep.id, id);
+    expect(d.decryption).toBe("metadata_only");
+    expect(d.body).toBeUndefined();
+    expect(d.originalSizeBytes).toBe(14);
+    const search = await t.a.get(`/v1/endpoints/${ep.id}/events?search=secret`);
+    expect(search.body.items).toEqual([]);
+    expect(search.body.searchExcludedMetadataOnlyCount).toBe(1);
+  });
+
+  it("answers 503 with Retry-After for a paused endpoint and stores nothing", async () => {
+    const ep = await endpoint({ status: "paused" });
+    const res = await fetch(ep.webhookUrl, { method: "POST", body: "x" });
+    expect(res.status).toBe(503);
+    expect(res.headers.get("retry-after")).toBe("60");
+    expect((await t.a.get(`/v1/endpoints/${ep.id}/events`)).body.items).toEqual([]);
+  });
+
+  it("finds an endpoint created a moment ago and forgets a deleted one at once", async () => {
+    const ep = await endpoint();
+    expect((await fetch(ep.webhookUrl, { method: "POST", body: "1" })).status).toBe(200);
+    await t.a.delete(`/v1/endpoints/${ep.id}`);
+    expect((await fetch(ep.webhookUrl, { method: "POST", body: "2" })).status).toBe(404);
+  });
+});
