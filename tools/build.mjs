@@ -28,6 +28,7 @@ await Promise.all(
       sourcemap: true,
       tsconfig: path.join(root, "tsconfig.base.json"),
       logLevel: "warning",
+      banner: app === "whc" ? { js: "#!/usr/bin/env node" } : {},
     }),
   ),
 );
