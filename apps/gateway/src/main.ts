@@ -1,7 +1,7 @@
 import { loadConfig } from "@whc/config";
 import { createLogger } from "@whc/logging";
 import { createPeerTransport } from "@whc/rpc";
-import { createBus, createGatewayNode, gatewaySpec, runMain, serveHttp } from "@whc/composition";
+import { createBus, createGatewayNode, gatewaySpec, runMain } from "@whc/composition";
 
 runMain("gateway", async () => {
   const config = loadConfig(gatewaySpec, process.env);
@@ -12,7 +12,7 @@ runMain("gateway", async () => {
     replay: createPeerTransport(config.replayUrl as string, config.rpcTimeoutMs),
   };
   const bus = createBus(config.natsUrl, "whc-gateway", logger);
-  const server = await serveHttp(createGatewayNode(config, peers, bus, logger).app.callback(), config.gatewayPort, config.host);
+  const server = await createGatewayNode(config, peers, bus, logger).serve(config.gatewayPort, config.host);
   logger.info({ port: server.port, bus: bus.kind }, "gateway ready");
   return { logger, closeables: [server, bus] };
 });

@@ -16,7 +16,7 @@ import {
 import { serveHttp, type Closeable, type HttpServer } from "./process.js";
 
 export interface AllInOne {
-  gateway: HttpServer;
+  gateway: Closeable & { port: number };
   ingest: HttpServer;
   /** The key created on a first start with no key at all, to be shown once. */
   firstKey: string | undefined;
@@ -38,11 +38,7 @@ export async function startAllInOne(config: ConfigOf<typeof allInOneSpec>, logge
   const bus = createBus(config.natsUrl, "whc-all-in-one", logger);
   const firstKey = await ensureFirstKey(createClient(CatalogService, peers.catalog));
   const ingest = await serveHttp(createIngestNode(config, peers, bus, logger).handler, config.ingestPort, config.host);
-  const gateway = await serveHttp(
-    createGatewayNode(config, peers, bus, logger).app.callback(),
-    config.gatewayPort,
-    config.host,
-  );
+  const gateway = await createGatewayNode(config, peers, bus, logger).serve(config.gatewayPort, config.host);
   const closeables: Closeable[] = [gateway, ingest, bus, catalog.closeable];
   return {
     gateway,

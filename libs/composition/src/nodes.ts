@@ -20,7 +20,7 @@ import { ensureBootstrapKeys } from "@whc/identity";
 import { createMemoryBus, createNatsBus, createNatsConnection, type CaptureBus } from "@whc/messaging";
 import { ConfigError } from "@whc/config";
 import type { catalogSpec, cryptoSpec, gatewaySpec, ingestSpec, replaySpec } from "./specs.js";
-import type { Closeable } from "./process.js";
+import { serveHttp, type Closeable } from "./process.js";
 
 type Routes = (router: ConnectRouter) => void;
 const HOUR_MS = 3_600_000;
@@ -147,6 +147,7 @@ export function createGatewayNode(
   logger: Logger,
 ) {
   const crypto = createClient(CryptoService, peers.crypto);
+  const shutdown = new AbortController();
   const app = createGatewayApp(
     {
       catalog: createClient(CatalogService, peers.catalog),
@@ -162,7 +163,23 @@ export function createGatewayNode(
       bus,
       logger,
     },
-    { ingestPublicUrl: config.ingestPublicUrl as string, replayDailyLimit: config.replayDailyLimit, waitPollMs: 1000 },
+    {
+      ingestPublicUrl: config.ingestPublicUrl as string,
+      replayDailyLimit: config.replayDailyLimit,
+      waitPollMs: 1000,
+      shutdownSignal: shutdown.signal,
+    },
   );
-  return { app };
+  /** Answers held long polls, then stops accepting and lets in-flight requests finish. */
+  const serve = async (port: number, host: string): Promise<Closeable & { port: number }> => {
+    const server = await serveHttp(app.callback(), port, host);
+    return {
+      port: server.port,
+      async close() {
+        shutdown.abort();
+        await server.close();
+      },
+    };
+  };
+  return { app, serve };
 }

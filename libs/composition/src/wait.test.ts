@@ -64,3 +64,18 @@ describe("long-poll wait", () => {
     expect(Date.now() - started).toBeLessThan(1000);
   });
 });
+
+describe("shutdown", () => {
+  it("answers held long polls and finishes in-flight requests before closing", async () => {
+    const s = await startTestSystem();
+    const ep = (await s.a.post("/v1/endpoints", {})).body as { id: string };
+    const held = s.a.get(`/v1/endpoints/${ep.id}/events?wait=60`);
+    await new Promise((r) => setTimeout(r, 200));
+    const started = Date.now();
+    await s.stop();
+    const res = await held;
+    expect(res.status).toBe(200);
+    expect(res.body.items).toEqual([]);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+});

@@ -11,6 +11,7 @@ import { accessLog } from "./middleware/access-log.js";
 import { endpointRoutes } from "./routes/v1/endpoints.js";
 import { eventRoutes } from "./routes/v1/events.js";
 import { buildOpenApiDocument } from "./openapi.js";
+import { createMetrics } from "./middleware/metrics.js";
 
 async function serving(client: Client<typeof Health>): Promise<boolean> {
   try {
@@ -21,7 +22,7 @@ async function serving(client: Client<typeof Health>): Promise<boolean> {
 }
 
 /** Paths answered without credentials. */
-const OPEN_PATHS = new Set(["/healthz", "/v1/openapi.json"]);
+const OPEN_PATHS = new Set(["/healthz", "/metrics", "/v1/openapi.json"]);
 
 /** The /v1 REST surface: request id, errors, access log, auth, then the routes. */
 export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions): Koa {
@@ -29,6 +30,11 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions): Ko
   app.silent = true;
 
   const router = new Router();
+  const metrics = createMetrics();
+  router.get("/metrics", async (ctx) => {
+    ctx.type = metrics.registry.contentType;
+    ctx.body = await metrics.registry.metrics();
+  });
   router.get("/healthz", async (ctx) => {
     const [catalog, crypto, replay] = await Promise.all([
       serving(deps.health.catalog),
@@ -58,6 +64,7 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions): Ko
 
   app.use(requestId());
   app.use(accessLog(deps.logger));
+  app.use(metrics.middleware);
   app.use(errorHandler(deps.logger));
   app.use(async function authUnlessOpen(ctx, next) {
     if (OPEN_PATHS.has(ctx.path) || !(ctx.path === "/v1" || ctx.path.startsWith("/v1/"))) return next();

@@ -20,4 +20,6 @@ export interface GatewayOptions {
   replayDailyLimit: number;
   /** Re-query interval of `wait` when the bus is down (and the safety net when it is up). */
   waitPollMs: number;
+  /** Aborted at shutdown: held long polls answer at once so the drain is quick. */
+  shutdownSignal?: AbortSignal;
 }

@@ -30,15 +30,17 @@ function ms(text: string | undefined): number | undefined {
 }
 
 /** Resolves on the first of: a capture notice, the re-query interval, the deadline, a hang-up. */
-function pause(ctx: Context, waitMs: number, arm: (wake: () => void) => void): Promise<void> {
+function pause(ctx: Context, waitMs: number, arm: (wake: () => void) => void, shutdown?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(done, waitMs);
     function done() {
       clearTimeout(timer);
       ctx.req.off("close", done);
+      shutdown?.removeEventListener("abort", done);
       resolve();
     }
     ctx.req.once("close", done);
+    shutdown?.addEventListener("abort", done);
     arm(done);
   });
 }
@@ -81,9 +83,9 @@ export function eventRoutes(router: Router, deps: GatewayDeps, options: GatewayO
     try {
       page = await queryPage(accountId, endpointId, q, tokens);
       const deadline = Date.now() + waitMs;
-      while (page.events.length === 0 && Date.now() < deadline && !ctx.req.destroyed) {
+      while (page.events.length === 0 && Date.now() < deadline && !ctx.req.destroyed && !options.shutdownSignal?.aborted) {
         const interval = bus.connected() ? options.waitPollMs * 5 : options.waitPollMs;
-        await pause(ctx, Math.min(interval, deadline - Date.now()), (w) => (wake = w));
+        await pause(ctx, Math.min(interval, deadline - Date.now()), (w) => (wake = w), options.shutdownSignal);
         page = await queryPage(accountId, endpointId, q, tokens);
       }
     } finally {

@@ -1,0 +1,109 @@
+import { describe, it, expect, beforeAll, afterAll } from "vitest";
+import fc from "fast-check";
+import { startTestSystem, type TestSystem } from "./test-system.js";
+
+let t: TestSystem;
+beforeAll(async () => {
+  t = await startTestSystem();
+});
+afterAll(async () => {
+  await t.stop();
+});
+
+const UUID = "01a20000-0000-7000-8000-000000000000";
+
+describe("tenant isolation", () => {
+  it("answers every operation on another account's ids with the same 404 as an unknown id, and changes nothing", async () => {
+    const ep = (await t.a.post("/v1/endpoints", { slug: "private" })).body as { id: string; webhookUrl: string };
+    const { id: ev } = (await (await fetch(ep.webhookUrl, { method: "POST", body: "mine" })).json()) as { id: string };
+    const before = await t.a.get(`/v1/endpoints/${ep.id}`);
+
+    const cases: [string, string, unknown?][] = [
+      ["GET", `/v1/endpoints/${ep.id}`],
+      ["DELETE", `/v1/endpoints/${ep.id}`],
+      ["GET", `/v1/endpoints/${ep.id}/events`],
+      ["GET", `/v1/endpoints/${ep.id}/events?search=mine&wait=0`],
+      ["GET", `/v1/endpoints/${ep.id}/events/${ev}`],
+      ["DELETE", `/v1/endpoints/${ep.id}/events/${ev}`],
+    ];
+    for (const [method, path, json] of cases) {
+      const foreign = await t.b.call(method, path, json === undefined ? {} : { json });
+      const unknown = await t.b.call(method, path.replaceAll(ep.id, UUID).replaceAll(ev, UUID), json === undefined ? {} : { json });
+      expect(foreign.status, `${method} ${path}`).toBe(404);
+      expect(unknown.status).toBe(404);
+      const { requestId: _f, ...foreignBody } = foreign.body;
+      const { requestId: _u, ...unknownBody } = unknown.body;
+      expect(foreignBody).toEqual(unknownBody);
+    }
+    const after = await t.a.get(`/v1/endpoints/${ep.id}`);
+    expect(after.body).toEqual(before.body);
+    const detail = await t.a.get(`/v1/endpoints/${ep.id}/events/${ev}`);
+    expect(detail.body.body).toBe("mine");
+  });
+});
+
+describe("robustness", () => {
+  it("never answers 5xx, always with the error shape and no stack or exception text, whatever the request", async () => {
+    const ep = (await t.a.post("/v1/endpoints", {})).body as { id: string };
+    const segment = fc.oneof(
+      fc.constantFrom("v1", "endpoints", "events", "curl", "replay", ep.id, UUID, "..", "%00", "%ZZ", "", "x".repeat(300)),
+      fc.string({ maxLength: 12 }).map(encodeURIComponent),
+    );
+    const query = fc.dictionary(
+      fc.constantFrom("limit", "before", "beforeId", "after", "afterId", "from", "to", "wait", "search", "status", "responseCode", "x", "unmasked"),
+      fc.oneof(fc.string({ maxLength: 20 }), fc.constantFrom("0", "-1", "201", "99999999999", "2026-01-01T00:00:00Z", UUID, "true", "1s")),
+      { maxKeys: 4 },
+    );
+    const body = fc.oneof(
+      fc.constant(undefined),
+      fc.string({ maxLength: 200 }),
+      fc.json(),
+      fc.constantFrom('{"slug":"ok-slug"}', '{"__proto__":{"x":1}}', '{"constructor":{"prototype":{}}}', "[]", "null", '{"target_url":"x"}'),
+    );
+    const method = fc.constantFrom("GET", "POST", "DELETE", "PUT", "PATCH", "OPTIONS");
+    const contentType = fc.constantFrom(undefined, "application/json", "text/plain", "application/json; charset=utf-8", "multipart/form-data");
+
+    await fc.assert(
+      fc.asyncProperty(fc.array(segment, { minLength: 1, maxLength: 7 }), query, body, method, contentType, async (segs, q, b, m, ct) => {
+        const qs = new URLSearchParams(q).toString();
+        const path = `/${segs.join("/")}${qs ? `?${qs}` : ""}`;
+        const headers: Record<string, string> = { authorization: `Bearer ${"whc_" + "A".repeat(20) + "1".repeat(20)}` };
+        if (ct) headers["content-type"] = ct;
+        const res = await fetch(`${t.gatewayUrl}${path}`, {
+          method: m,
+          headers,
+          body: m === "GET" || m === "OPTIONS" ? undefined : b,
+        });
+        const text = await res.text();
+        expect(res.status, `${m} ${path}`).toBeLessThan(500);
+        expect(res.headers.get("x-request-id")).toBeTruthy();
+        if (res.status >= 400) {
+          const reply = JSON.parse(text) as Record<string, unknown>;
+          expect(Object.keys(reply).sort()).toEqual(["details", "error", "message", "requestId"]);
+          expect(typeof reply.details).toBe("object");
+          expect(reply.requestId).toBe(res.headers.get("x-request-id"));
+          expect(text).not.toMatch(/\bat .*\(.*:\d+:\d+\)|Error:|TypeError|SyntaxError|ZodError|sqlite/i);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  }, 120_000);
+});
+
+describe("operations surface", () => {
+  it("serves Prometheus metrics by route template", async () => {
+    await t.a.get("/v1/endpoints");
+    const text = await (await fetch(`${t.gatewayUrl}/metrics`)).text();
+    expect(text).toMatch(/whc_http_requests_total\{method="GET",route="\/v1\/endpoints",status="200"\} \d+/);
+    expect(text).toContain("whc_http_request_duration_seconds_bucket");
+    expect(text).not.toMatch(/route="\/v1\/endpoints\/[0-9a-f]{8}-/);
+  });
+
+  it("serves the OpenAPI document without credentials, numbered 0.1.0", async () => {
+    const doc = (await (await fetch(`${t.gatewayUrl}/v1/openapi.json`)).json()) as Record<string, any>;
+    expect(doc.openapi).toBe("3.1.0");
+    expect(doc.info.version).toBe("0.1.0");
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/v1/endpoints", "/v1/endpoints/{endpointId}/events"]));
+    expect(doc.components.schemas.CreateEndpointRequest.properties.secret["x-extension"]).toBe(true);
+  });
+});
