@@ -31,9 +31,13 @@ export async function serveHttp(
     port: (server.address() as AddressInfo).port,
     close: () =>
       new Promise<void>((resolve) => {
-        server.close(() => resolve());
+        // In-flight requests finish; a keep-alive socket is closed as soon as it turns idle.
+        const sweep = setInterval(() => server.closeIdleConnections(), 50);
+        server.close(() => {
+          clearInterval(sweep);
+          resolve();
+        });
         server.closeIdleConnections();
-        // Keep-alive sockets that finish a request after this are closed by Node itself.
       }),
   };
 }
