@@ -181,7 +181,7 @@ describe("Standard Webhooks / Svix (signatures made by the standardwebhooks libr
   });
 
   it("accepts a list of signatures with other versions mixed in", () => {
-    const [id, ts, sig] = headersAt(new Date(NOW));
+    const [id, ts, sig] = headersAt(new Date(NOW)) as [HeaderPair, HeaderPair, HeaderPair];
     const list: HeaderPair = ["webhook-signature", `v1a,xyz v1,${Buffer.alloc(32).toString("base64")} ${sig[1]}`];
     expect(reason(verify("standard_webhooks", [id, ts, list], enc(payload), secret))).toBe("verified");
   });
