@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import { isIP } from "node:net";
 
-export type HeaderPair = readonly [name: string, value: string];
+import type { HeaderPair } from "@whc/signatures";
 
 /** Header lines exactly as sent: original names, order and repeated values. */
 export function rawHeaderPairs(req: IncomingMessage): HeaderPair[] {

@@ -13,6 +13,7 @@ import type { AppendBatcher } from "./batcher.js";
 import type { EndpointCache } from "./endpoint-cache.js";
 import { rawHeaderPairs, readBody, remoteIpOf } from "./request.js";
 import { verifyCapture } from "./verify.js";
+import { slackUrlVerificationChallenge } from "@whc/signatures";
 
 export interface IngestDeps {
   endpoints: EndpointCache;
@@ -120,6 +121,12 @@ export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
       reply(res, 413, { ok: false, error: "payload_too_large", id: appended.id }, { connection: "close" });
       return;
     }
+    // Slack confirms a new Request URL by expecting its challenge back; the event is kept too.
+    const challenge = verified.provider === "slack" ? slackUrlVerificationChallenge(body.kept) : undefined;
+    if (challenge !== undefined) {
+      reply(res, 200, { challenge });
+      return;
+    }
     reply(res, 200, { ok: true, id: appended.id });
   }
 
@@ -141,7 +148,8 @@ export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
         await capture(req, res, (match[1] as string).toLowerCase(), match[2] ?? "");
       } catch (err) {
         const outage = AppError.is(err) && ["service_unavailable", "timeout"].includes(err.reason);
-        logger.error({ err: outage ? { reason: (err as AppError).reason } : err, url: req.url }, "capture failed");
+        // The path only: a query string may carry a sender's token.
+        logger.error({ err: outage ? { reason: (err as AppError).reason } : err, path: url.split("?")[0] }, "capture failed");
         if (!res.headersSent) {
           reply(
             res,
