@@ -8,7 +8,7 @@ import { healthRoutes, createInMemoryTransport, createServiceClient as createCli
 import { createCatalogService, type CatalogStore } from "@whc/catalog-core";
 import { openSqliteStore } from "@whc/catalog-sqlite";
 import {
-  createBlindIndexKeySource,
+  createBlindIndexSource,
   createCryptoService,
   createEnvelopeOpener,
   createEnvelopeSealer,
@@ -121,7 +121,7 @@ export function createIngestNode(config: ConfigOf<typeof ingestSpec>, peers: Pee
       endpoints,
       batcher: createAppendBatcher(catalog, { maxEvents: 512, maxBytes: 8 * 1024 * 1024 }),
       sealer: createEnvelopeSealer(crypto, { maxAgeMs: config.dataKeyTtlS * 1000, maxUses: 1_000_000 }),
-      blindIndexKey: createBlindIndexKeySource(crypto),
+      blindIndex: createBlindIndexSource(crypto),
       bus,
       health: { catalog: createClient(Health, peers.catalog), crypto: createClient(Health, peers.crypto) },
       logger,
@@ -159,7 +159,7 @@ export function createGatewayNode(
         replay: createClient(Health, peers.replay),
       },
       opener: createEnvelopeOpener(crypto, { maxAgeMs: config.dataKeyTtlS * 1000, maxEntries: 10_000 }),
-      blindIndexKey: createBlindIndexKeySource(crypto),
+      blindIndex: createBlindIndexSource(crypto),
       bus,
       logger,
     },

@@ -8,7 +8,7 @@ import { CryptoService } from "@whc/contracts";
 import { tempDir } from "@whc/testing";
 import { open, seal } from "./aead.js";
 import { createKeyRing, loadKeyRing, unwrapKey, wrapKey, wrappedKeyId } from "./key-ring.js";
-import { blindTokens, words } from "./blind-index.js";
+import { blindTokens, createBlindIndexer, words } from "./blind-index.js";
 import { createCryptoService } from "./service.js";
 import { createEnvelopeOpener, createEnvelopeSealer } from "./envelope.js";
 
@@ -145,5 +145,16 @@ describe("crypto service and envelopes", () => {
     expect(Buffer.from(sealed).toString("latin1")).not.toContain("whsec_abc");
     expect(Buffer.from((await client.openSecret({ sealed })).plaintext).toString()).toBe("whsec_abc");
     await expect(cryptoClient().openSecret({ sealed })).rejects.toThrow();
+  });
+});
+
+describe("blind indexer with a word memory", () => {
+  it("gives exactly the tokens of blindTokens, before and after the memory fills", () => {
+    const key = randomBytes(32);
+    const indexer = createBlindIndexer(key, 3);
+    const hex = (ts: Uint8Array[]) => ts.map((t) => Buffer.from(t).toString("hex"));
+    for (const text of ["alpha beta", "beta gamma delta", "ALPHA epsilon", `x${"y".repeat(100)} alpha`]) {
+      expect(hex(indexer(text))).toEqual(hex(blindTokens(key, text)));
+    }
   });
 });

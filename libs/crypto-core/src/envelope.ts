@@ -2,6 +2,7 @@ import type { Client } from "@connectrpc/connect";
 import type { CryptoService } from "@whc/contracts";
 import { AppError } from "@whc/errors";
 import { open, seal } from "./aead.js";
+import { createBlindIndexer, type BlindIndexer } from "./blind-index.js";
 
 export interface SealedBodyParts {
   ciphertext: Uint8Array;
@@ -116,14 +117,17 @@ export function createEnvelopeOpener(
 
 export type EnvelopeOpener = ReturnType<typeof createEnvelopeOpener>;
 
-/** The blind-index key, fetched once from crypto and kept; a failed fetch is retried next time. */
-export function createBlindIndexKeySource(crypto: Client<typeof CryptoService>) {
-  let key: Promise<Buffer> | undefined;
+/**
+ * The blind indexer, built on the key fetched once from crypto and kept; a failed fetch is
+ * retried next time.
+ */
+export function createBlindIndexSource(crypto: Client<typeof CryptoService>) {
+  let indexer: Promise<BlindIndexer> | undefined;
   return () =>
-    (key ??= crypto.getBlindIndexKey({}).then(
-      (r) => Buffer.from(r.key),
+    (indexer ??= crypto.getBlindIndexKey({}).then(
+      (r) => createBlindIndexer(Buffer.from(r.key)),
       (err: unknown) => {
-        key = undefined;
+        indexer = undefined;
         throw err;
       },
     ));

@@ -1,6 +1,6 @@
 import type { Client } from "@connectrpc/connect";
 import type { CatalogService, CryptoService, Health, ReplayService } from "@whc/contracts";
-import type { EnvelopeOpener } from "@whc/crypto-core";
+import type { BlindIndexer, EnvelopeOpener } from "@whc/crypto-core";
 import type { CaptureBus } from "@whc/messaging";
 import type { Logger } from "@whc/logging";
 
@@ -10,7 +10,7 @@ export interface GatewayDeps {
   replay: Client<typeof ReplayService>;
   health: { catalog: Client<typeof Health>; crypto: Client<typeof Health>; replay: Client<typeof Health> };
   opener: EnvelopeOpener;
-  blindIndexKey: () => Promise<Buffer>;
+  blindIndex: () => Promise<BlindIndexer>;
   bus: CaptureBus;
   logger: Logger;
 }

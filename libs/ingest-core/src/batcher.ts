@@ -45,6 +45,8 @@ export function createAppendBatcher(catalog: Client<typeof CatalogService>, opti
   async function pump(): Promise<void> {
     if (inFlight) return;
     inFlight = true;
+    // Let every request whose body finished in this turn of the event loop join the batch.
+    await new Promise<void>((resolve) => setImmediate(resolve));
     try {
       while (queue.length > 0) {
         const batch = takeBatch();

@@ -4,7 +4,7 @@ import type { Client } from "@connectrpc/connect";
 import { EventSchema, SealedBodySchema, type Health } from "@whc/contracts";
 import { AppError } from "@whc/errors";
 import { requestContext, type Logger } from "@whc/logging";
-import { blindTokens, type EnvelopeSealer } from "@whc/crypto-core";
+import type { BlindIndexer, EnvelopeSealer } from "@whc/crypto-core";
 import { eventSummaryJson } from "@whc/api-model";
 import type { CaptureBus } from "@whc/messaging";
 import { isUuid } from "@whc/catalog-core";
@@ -19,7 +19,7 @@ export interface IngestDeps {
   endpoints: EndpointCache;
   batcher: AppendBatcher;
   sealer: EnvelopeSealer;
-  blindIndexKey: () => Promise<Buffer>;
+  blindIndex: () => Promise<BlindIndexer>;
   bus: CaptureBus;
   health: { catalog: Client<typeof Health>; crypto: Client<typeof Health> };
   logger: Logger;
@@ -111,7 +111,7 @@ export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
     });
     if (storeBody) {
       event.body = create(SealedBodySchema, await deps.sealer.seal(endpointId, body.kept));
-      event.searchTokens = blindTokens(await deps.blindIndexKey(), body.kept);
+      event.searchTokens = (await deps.blindIndex())(body.kept);
     }
     const appended = await deps.batcher.append(event);
     event.id = appended.id;

@@ -3,7 +3,6 @@ import type { Context } from "koa";
 import type { Client } from "@connectrpc/connect";
 import type { CryptoService, Event, ListEventsResponse } from "@whc/contracts";
 import { eventDetailJson, eventSummaryJson, isoTime, type Decryption } from "@whc/api-model";
-import { blindTokens } from "@whc/crypto-core";
 import type { GatewayDeps, GatewayOptions } from "../../deps.js";
 import { parseOrThrow } from "../../validation.js";
 import { listEventsQuerySchema, type ListEventsQuery } from "../../schemas.js";
@@ -73,7 +72,7 @@ export function eventRoutes(router: Router, deps: GatewayDeps, options: GatewayO
     const endpointId = pathId(ctx.params.endpointId, "endpointId");
     const q = parseOrThrow(listEventsQuerySchema, ctx.query);
     const searching = q.search !== undefined && q.search.trim() !== "";
-    const tokens = searching ? blindTokens(await deps.blindIndexKey(), q.search as string) : undefined;
+    const tokens = searching ? (await deps.blindIndex())(q.search as string) : undefined;
 
     let wake: (() => void) | undefined;
     const waitMs = (q.wait ?? 0) * 1000;
