@@ -1,13 +1,17 @@
 import { loadConfig } from "@whc/config";
 import { createLogger } from "@whc/logging";
-import { serveH2c } from "@whc/rpc";
-import { createReplayNode, replaySpec, runMain } from "@whc/composition";
+import { createPeerTransport, serveH2c } from "@whc/rpc";
+import { createLeases, createReplayNode, replaySpec, runMain } from "@whc/composition";
 
 runMain("replay", async () => {
   const config = loadConfig(replaySpec, process.env);
   const logger = createLogger("replay", config.logLevel);
-  const replay = createReplayNode(config, logger);
+  const peers = {
+    catalog: createPeerTransport(config.catalogUrl as string, config.rpcTimeoutMs),
+    crypto: createPeerTransport(config.cryptoUrl as string, config.rpcTimeoutMs),
+  };
+  const replay = createReplayNode(config, peers, createLeases(config, "whc-replay", logger), logger);
   const server = await serveH2c({ routes: replay.routes, port: config.replayPort, host: config.host, logger });
   logger.info({ port: server.port }, "replay ready");
-  return { logger, closeables: [server] };
+  return { logger, closeables: [server, replay.closeable] };
 });

@@ -11,6 +11,7 @@ import {
   createCryptoNode,
   createGatewayNode,
   createIngestNode,
+  createLeases,
   createReplayNode,
 } from "./nodes.js";
 import { serveHttp, type Closeable, type HttpServer } from "./process.js";
@@ -32,14 +33,15 @@ export interface AllInOne {
 export async function startAllInOne(config: ConfigOf<typeof allInOneSpec>, logger: Logger): Promise<AllInOne> {
   const catalog = await createCatalogNode(config, logger);
   const crypto = createCryptoNode(config, logger);
-  const replay = createReplayNode(config, logger);
   const peer = (routes: typeof catalog.routes) => createInMemoryTransport(routes, logger, config.rpcTimeoutMs);
-  const peers = { catalog: peer(catalog.routes), crypto: peer(crypto.routes), replay: peer(replay.routes) };
+  const inner = { catalog: peer(catalog.routes), crypto: peer(crypto.routes) };
+  const replay = createReplayNode(config, inner, createLeases(config, "whc-all-in-one-leases", logger), logger);
+  const peers = { ...inner, replay: peer(replay.routes) };
   const bus = createBus(config.natsUrl, "whc-all-in-one", logger);
   const firstKey = await ensureFirstKey(createClient(CatalogService, peers.catalog));
   const ingest = await serveHttp(createIngestNode(config, peers, bus, logger).handler, config.ingestPort, config.host);
   const gateway = await createGatewayNode(config, peers, bus, logger).serve(config.gatewayPort, config.host);
-  const closeables: Closeable[] = [gateway, ingest, bus, catalog.closeable];
+  const closeables: Closeable[] = [gateway, ingest, bus, replay.closeable, catalog.closeable];
   return {
     gateway,
     ingest,

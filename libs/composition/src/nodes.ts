@@ -17,7 +17,16 @@ import {
 import { createAppendBatcher, createEndpointCache, createIngestHandler } from "@whc/ingest-core";
 import { createGatewayApp } from "@whc/gateway-core";
 import { ensureBootstrapKeys } from "@whc/identity";
-import { createMemoryBus, createNatsBus, createNatsConnection, type CaptureBus } from "@whc/messaging";
+import {
+  createMemoryBus,
+  createMemoryLeases,
+  createNatsBus,
+  createNatsConnection,
+  createNatsLeases,
+  type CaptureBus,
+  type EgressLeases,
+} from "@whc/messaging";
+import { createReplayService } from "@whc/replay-core";
 import { ConfigError } from "@whc/config";
 import type { catalogSpec, cryptoSpec, gatewaySpec, ingestSpec, replaySpec } from "./specs.js";
 import { serveHttp, type Closeable } from "./process.js";
@@ -87,13 +96,46 @@ export function createCryptoNode(config: ConfigOf<typeof cryptoSpec>, logger: Lo
   return { routes, activeKeyId: ring.active.id };
 }
 
-/** Replay: until the replay issue lands, the service answers `unimplemented`. */
-export function createReplayNode(_config: ConfigOf<typeof replaySpec>, _logger: Logger) {
+/** Egress leases: NATS KV when WHC_NATS_URL is set, else in the process. */
+export function createLeases(config: ConfigOf<typeof replaySpec>, name: string, logger: Logger): EgressLeases {
+  if (!config.natsUrl) {
+    return createMemoryLeases({ slotsPerOrigin: config.egressSlotsPerOrigin, ttlMs: config.egressLeaseTtlS * 1000 });
+  }
+  return createNatsLeases(
+    createNatsConnection(config.natsUrl, name, logger),
+    { slotsPerOrigin: config.egressSlotsPerOrigin, ttlS: config.egressLeaseTtlS },
+    logger,
+  );
+}
+
+/** Replay: the SSRF guard, leases, allowance, the request and its audit record. */
+export function createReplayNode(
+  config: ConfigOf<typeof replaySpec>,
+  peers: Pick<Peers, "catalog" | "crypto">,
+  leases: EgressLeases,
+  logger: Logger,
+) {
+  const crypto = createClient(CryptoService, peers.crypto);
+  const service = createReplayService(
+    {
+      catalog: createClient(CatalogService, peers.catalog),
+      opener: createEnvelopeOpener(crypto, { maxAgeMs: config.dataKeyTtlS * 1000, maxEntries: 10_000 }),
+      leases,
+      logger,
+    },
+    {
+      dailyLimit: config.replayDailyLimit,
+      allowPrivateTargets: config.replayAllowPrivateTargets,
+      connectTimeoutMs: config.replayConnectTimeoutMs,
+      totalTimeoutMs: config.replayTimeoutMs,
+      maxExcerptBytes: 4096,
+    },
+  );
   const routes: Routes = (router) => {
-    router.service(ReplayService, {});
-    healthRoutes({ "": () => true, [ReplayService.typeName]: () => true })(router);
+    router.service(ReplayService, service);
+    healthRoutes({ "": () => true, [ReplayService.typeName]: () => true, egress: () => leases.connected() })(router);
   };
-  return { routes };
+  return { routes, closeable: leases satisfies Closeable };
 }
 
 export function createBus(natsUrl: string | undefined, name: string, logger: Logger): CaptureBus {

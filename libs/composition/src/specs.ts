@@ -60,6 +60,8 @@ export const replaySpec = {
   replayAllowPrivateTargets: s.replayAllowPrivateTargets,
   egressSlotsPerOrigin: s.egressSlotsPerOrigin,
   egressLeaseTtlS: s.egressLeaseTtlS,
+  replayConnectTimeoutMs: s.replayConnectTimeoutMs,
+  replayTimeoutMs: s.replayTimeoutMs,
   dataKeyTtlS: s.dataKeyTtlS,
   rpcTimeoutMs: s.rpcTimeoutMs,
   logLevel: s.logLevel,

@@ -57,6 +57,14 @@ export const settings = {
   ),
   egressSlotsPerOrigin: intSetting("WHC_EGRESS_SLOTS_PER_ORIGIN", "concurrent replays per target origin", 8, 1, 1024),
   egressLeaseTtlS: intSetting("WHC_EGRESS_LEASE_TTL_S", "lifetime of an egress lease, seconds", 30, 1, 3600),
+  replayConnectTimeoutMs: intSetting("WHC_REPLAY_CONNECT_TIMEOUT_MS", "replay: time to connect (and TLS) to a target", 3000, 100, 60_000),
+  replayTimeoutMs: intSetting(
+    "WHC_REPLAY_TIMEOUT_MS",
+    "replay: time for the whole request to a target (keep below WHC_RPC_TIMEOUT_MS)",
+    8000,
+    100,
+    300_000,
+  ),
   retentionDays: intSetting("WHC_RETENTION_DAYS", "events older than this are purged", 30, 1, 36_500),
   maxStoredBodyBytes: intSetting("WHC_MAX_STORED_BODY_BYTES", "bodies over this are stored truncated", 1_048_576, 0, 1 << 30),
   maxInboundBodyBytes: intSetting(

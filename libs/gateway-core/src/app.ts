@@ -11,6 +11,7 @@ import { accessLog } from "./middleware/access-log.js";
 import { endpointRoutes } from "./routes/v1/endpoints.js";
 import { eventRoutes } from "./routes/v1/events.js";
 import { buildOpenApiDocument } from "./openapi.js";
+import { eventActionRoutes } from "./routes/v1/event-actions.js";
 import { createMetrics } from "./middleware/metrics.js";
 
 async function serving(client: Client<typeof Health>): Promise<boolean> {
@@ -59,6 +60,7 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions): Ko
   });
   endpointRoutes(router, deps, options);
   eventRoutes(router, deps, options);
+  eventActionRoutes(router, deps, options);
 
   const auth = authenticate(deps.catalog);
 

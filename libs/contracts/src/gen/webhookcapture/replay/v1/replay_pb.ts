@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file webhookcapture/replay/v1/replay.proto.
  */
 export const file_webhookcapture_replay_v1_replay: GenFile = /*@__PURE__*/
-  fileDesc("CiV3ZWJob29rY2FwdHVyZS9yZXBsYXkvdjEvcmVwbGF5LnByb3RvEhh3ZWJob29rY2FwdHVyZS5yZXBsYXkudjEiqAEKElJlcGxheUV2ZW50UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhMKC2VuZHBvaW50X2lkGAIgASgJEhAKCGV2ZW50X2lkGAMgASgJEhIKCnRhcmdldF91cmwYBCABKAkSDAoEbW9kZRgFIAEoCRIVCg10YXJnZXRfc2VjcmV0GAYgASgJEg4KBmNsaWVudBgHIAEoCRIOCgZrZXlfaWQYCCABKAkiwwIKE1JlcGxheUV2ZW50UmVzcG9uc2USDgoGcmVzdWx0GAEgASgJEhUKDXRhcmdldF9zdGF0dXMYAiABKAUSHgoWbmV0d29ya19mYWlsdXJlX3JlYXNvbhgDIAEoCRITCgtkdXJhdGlvbl9tcxgEIAEoAxIYChByZXNwb25zZV9leGNlcnB0GAUgASgMEhkKEWV4Y2VycHRfdHJ1bmNhdGVkGAYgASgIEh0KFXNvdXJjZV9ib2R5X3RydW5jYXRlZBgHIAEoCBIMCgRtb2RlGAggASgJEhIKCnRhcmdldF91cmwYCSABKAkSEAoIZXZlbnRfaWQYCiABKAkSEAoIYXVkaXRfaWQYCyABKAkSGAoQcmF0ZV9saW1pdF9saW1pdBgMIAEoBRIcChRyYXRlX2xpbWl0X3JlbWFpbmluZxgNIAEoBTJ7Cg1SZXBsYXlTZXJ2aWNlEmoKC1JlcGxheUV2ZW50Eiwud2ViaG9va2NhcHR1cmUucmVwbGF5LnYxLlJlcGxheUV2ZW50UmVxdWVzdBotLndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5SZXBsYXlFdmVudFJlc3BvbnNlYgZwcm90bzM");
+  fileDesc("CiV3ZWJob29rY2FwdHVyZS9yZXBsYXkvdjEvcmVwbGF5LnByb3RvEhh3ZWJob29rY2FwdHVyZS5yZXBsYXkudjEiqAEKElJlcGxheUV2ZW50UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhMKC2VuZHBvaW50X2lkGAIgASgJEhAKCGV2ZW50X2lkGAMgASgJEhIKCnRhcmdldF91cmwYBCABKAkSDAoEbW9kZRgFIAEoCRIVCg10YXJnZXRfc2VjcmV0GAYgASgJEg4KBmNsaWVudBgHIAEoCRIOCgZrZXlfaWQYCCABKAki3QIKE1JlcGxheUV2ZW50UmVzcG9uc2USDgoGcmVzdWx0GAEgASgJEhUKDXRhcmdldF9zdGF0dXMYAiABKAUSHgoWbmV0d29ya19mYWlsdXJlX3JlYXNvbhgDIAEoCRITCgtkdXJhdGlvbl9tcxgEIAEoAxIYChByZXNwb25zZV9leGNlcnB0GAUgASgMEhkKEWV4Y2VycHRfdHJ1bmNhdGVkGAYgASgIEh0KFXNvdXJjZV9ib2R5X3RydW5jYXRlZBgHIAEoCBIMCgRtb2RlGAggASgJEhIKCnRhcmdldF91cmwYCSABKAkSEAoIZXZlbnRfaWQYCiABKAkSEAoIYXVkaXRfaWQYCyABKAkSGAoQcmF0ZV9saW1pdF9saW1pdBgMIAEoBRIcChRyYXRlX2xpbWl0X3JlbWFpbmluZxgNIAEoBRIYChByYXRlX2xpbWl0X3Jlc2V0GA4gASgFMnsKDVJlcGxheVNlcnZpY2USagoLUmVwbGF5RXZlbnQSLC53ZWJob29rY2FwdHVyZS5yZXBsYXkudjEuUmVwbGF5RXZlbnRSZXF1ZXN0Gi0ud2ViaG9va2NhcHR1cmUucmVwbGF5LnYxLlJlcGxheUV2ZW50UmVzcG9uc2ViBnByb3RvMw");
 
 /**
  * @generated from message webhookcapture.replay.v1.ReplayEventRequest
@@ -128,6 +128,8 @@ export type ReplayEventResponse = Message<"webhookcapture.replay.v1.ReplayEventR
   auditId: string;
 
   /**
+   * The account's daily allowance after this replay, for the RateLimit-* headers.
+   *
    * @generated from field: int32 rate_limit_limit = 12;
    */
   rateLimitLimit: number;
@@ -136,6 +138,13 @@ export type ReplayEventResponse = Message<"webhookcapture.replay.v1.ReplayEventR
    * @generated from field: int32 rate_limit_remaining = 13;
    */
   rateLimitRemaining: number;
+
+  /**
+   * Seconds until the allowance resets (the next UTC midnight).
+   *
+   * @generated from field: int32 rate_limit_reset = 14;
+   */
+  rateLimitReset: number;
 };
 
 /**
