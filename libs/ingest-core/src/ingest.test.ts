@@ -108,8 +108,9 @@ describe("group commit", () => {
     const event = () => create(EventSchema, { accountId: key.accountId, endpointId: endpoint.id, method: "POST" });
     const results = await Promise.all(Array.from({ length: 50 }, () => batcher.append(event())));
     expect(new Set(results.map((r) => r.id)).size).toBe(50);
-    expect(batches[0]).toBe(1);
-    expect(batches.length).toBeLessThan(5);
+    // All 50 arrive in one turn of the event loop: they share one call and one transaction.
+    expect(batches.length).toBeLessThan(3);
+    expect(batches[0]).toBeGreaterThan(1);
     expect(batches.reduce((a, b) => a + b, 0)).toBe(50);
     expect((await store.getEndpoint(endpoint.id))?.eventCount).toBe(50);
     await store.close();

@@ -10,7 +10,7 @@ export async function walkReadmePath(api: ApiClient) {
   expect(created.status).toBe(201);
   const endpoint = created.body as { id: string; webhookUrl: string };
 
-  const payload = JSON.stringify({ action: "opened", number: 7, type: "pull_request" });
+  const payload = JSON.stringify({ action: "opened", number: 7, note: "zebracorn body word" });
   const sent = await fetch(`${endpoint.webhookUrl}/ci?source=e2e`, {
     method: "POST",
     headers: { "content-type": "application/json", "x-github-event": "pull_request" },
