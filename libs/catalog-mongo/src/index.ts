@@ -1,1 +1,3 @@
-export {};
+export { openMongoStore } from "./mongo-store.js";
+export type { MongoStoreOptions } from "./mongo-store.js";
+export * from "./documents.js";

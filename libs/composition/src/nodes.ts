@@ -7,6 +7,7 @@ import type { Logger } from "@whc/logging";
 import { healthRoutes, createInMemoryTransport, createServiceClient as createClient } from "@whc/rpc";
 import { createCatalogService, type CatalogStore } from "@whc/catalog-core";
 import { openSqliteStore } from "@whc/catalog-sqlite";
+import { openMongoStore } from "@whc/catalog-mongo";
 import {
   createBlindIndexSource,
   createCryptoService,
@@ -34,9 +35,11 @@ import { serveHttp, type Closeable } from "./process.js";
 type Routes = (router: ConnectRouter) => void;
 const HOUR_MS = 3_600_000;
 
+/** MongoDB when WHC_MONGODB_URI is set, else the embedded SQLite file under WHC_DATA_DIR. */
 export async function openCatalogStore(config: ConfigOf<typeof catalogSpec>): Promise<CatalogStore> {
   if (config.mongodbUri) {
-    throw new ConfigError("WHC_MONGODB_URI", "is set, but this build has no MongoDB catalog adapter yet");
+    if (!/^mongodb(\+srv)?:\/\//.test(config.mongodbUri)) throw new ConfigError("WHC_MONGODB_URI", "must be a mongodb:// or mongodb+srv:// URI");
+    return openMongoStore({ uri: config.mongodbUri, writeConcern: config.mongodbWriteConcern, dbName: undefined });
   }
   return openSqliteStore({ file: path.join(config.dataDir, "catalog.db") });
 }

@@ -1,0 +1,103 @@
+import type { Cursor, EventQuery } from "@whc/catalog-core";
+
+/**
+ * The filter, sort and update documents the MongoDB adapter sends, built by pure functions so
+ * that their semantics are tested here with mingo over the same fixtures the adapter stores.
+ * Times are numbers (ms) and ids strings: every sort key is a single-typed scalar.
+ */
+export type Doc = Record<string, unknown>;
+
+export const NEWEST_FIRST = { receivedAt: -1, _id: -1 } as const;
+export const OLDEST_FIRST = { receivedAt: 1, _id: 1 } as const;
+
+/** Strictly older than the (receivedAt, id) pair. */
+export function olderThan(c: Cursor): Doc {
+  return { $or: [{ receivedAt: { $lt: c.receivedAt } }, { receivedAt: c.receivedAt, _id: { $lt: c.id } }] };
+}
+
+/** Strictly newer than the (receivedAt, id) pair. */
+export function newerThan(c: Cursor): Doc {
+  return { $or: [{ receivedAt: { $gt: c.receivedAt } }, { receivedAt: c.receivedAt, _id: { $gt: c.id } }] };
+}
+
+/** The filters of operation 5 other than cursors and search: endpoint, time window, fields. */
+export function baseFilter(q: EventQuery): Doc {
+  const filter: Doc = { endpointId: q.endpointId, accountId: q.accountId };
+  const window: Doc = {};
+  if (q.fromMs !== undefined) window.$gte = q.fromMs;
+  if (q.toMs !== undefined) window.$lt = q.toMs;
+  if (Object.keys(window).length) filter.receivedAt = window;
+  if (q.eventType !== undefined) filter.canonicalEventType = q.eventType;
+  if (q.provider !== undefined) filter.provider = q.provider;
+  if (q.responseCode !== undefined) filter.responseCode = q.responseCode;
+  if (q.verification !== undefined) filter.verification = q.verification;
+  return filter;
+}
+
+/**
+ * A page's filter. `tokens` (already in stored form) adds the search: every token present,
+ * bodies stored. `extra` adds more cursor conditions (the hasOlder probe).
+ */
+export function pageFilter(q: EventQuery, tokens?: readonly unknown[], ...extra: Doc[]): Doc {
+  const and: Doc[] = [];
+  if (q.before) and.push(olderThan(q.before));
+  if (q.after) and.push(newerThan(q.after));
+  and.push(...extra);
+  const filter: Doc = { ...baseFilter(q) };
+  if (tokens) {
+    filter.bodyStored = true;
+    filter.tokens = { $all: [...tokens] };
+  }
+  return and.length ? { ...filter, $and: and } : filter;
+}
+
+/** Metadata-only events a search leaves out (counted, not paged). */
+export function excludedFilter(q: EventQuery): Doc {
+  return { ...baseFilter(q), bodyStored: false };
+}
+
+/** Summary fields only: never headers, bodies or tokens in a list. */
+export const SUMMARY_PROJECTION = {
+  headers: 0,
+  body: 0,
+  tokens: 0,
+  diagnosticJson: 0,
+  forwardedResponseJson: 0,
+} as const;
+
+export function counterId(accountId: string, day: string): string {
+  return `${accountId}:${day}`;
+}
+
+/** Matches the day's counter only while it is below the limit; upserts it at 1 otherwise. */
+export function chargeFilter(accountId: string, day: string, limit: number): Doc {
+  return { _id: counterId(accountId, day), used: { $lt: limit } };
+}
+
+export function chargeUpdate(accountId: string, day: string): Doc {
+  return { $inc: { used: 1 }, $setOnInsert: { accountId, day } };
+}
+
+/** After appending `count` events whose newest is `last`. */
+export function appendCounterUpdate(count: number, last: number): Doc {
+  return { $inc: { eventCount: count }, $max: { lastEventAt: last } };
+}
+
+/** Removes `n` events from the count (never below zero); a purge also records itself. */
+export function removedCounterUpdate(n: number, purgedAt?: number): Doc[] {
+  return [
+    {
+      $set: {
+        eventCount: { $max: [0, { $subtract: ["$eventCount", n] }] },
+        ...(purgedAt === undefined
+          ? {}
+          : { purgedEventCount: { $add: ["$purgedEventCount", n] }, lastPurgedAt: purgedAt }),
+      },
+    },
+  ];
+}
+
+/** Sets readAt only on the first read. */
+export function markReadFilter(accountId: string, endpointId: string, eventId: string): Doc {
+  return { _id: eventId, endpointId, accountId, readAt: { $exists: false } };
+}
