@@ -24,6 +24,9 @@ describe("tenant isolation", () => {
       ["GET", `/v1/endpoints/${ep.id}/events`],
       ["GET", `/v1/endpoints/${ep.id}/events?search=mine&wait=0`],
       ["GET", `/v1/endpoints/${ep.id}/events/${ev}`],
+      ["GET", `/v1/endpoints/${ep.id}/events/${ev}/curl`],
+      ["GET", `/v1/endpoints/${ep.id}/events/${ev}/curl?unmasked=true`],
+      ["POST", `/v1/endpoints/${ep.id}/events/${ev}/replay`, { target_url: "https://example.test/" }],
       ["DELETE", `/v1/endpoints/${ep.id}/events/${ev}`],
     ];
     for (const [method, path, json] of cases) {
@@ -39,6 +42,40 @@ describe("tenant isolation", () => {
     expect(after.body).toEqual(before.body);
     const detail = await t.a.get(`/v1/endpoints/${ep.id}/events/${ev}`);
     expect(detail.body.body).toBe("mine");
+  });
+});
+
+describe("authentication", () => {
+  it("refuses a missing header, a wrong scheme, an empty or unknown key, and a revoked key", async () => {
+    const variants: Record<string, string>[] = [
+      {},
+      { authorization: "Basic dXNlcjpwdw==" },
+      { authorization: "Bearer" },
+      { authorization: "Bearer " },
+      { authorization: `Bearer whc_${"Z".repeat(40)}` },
+      { authorization: `bearer ${"whc_" + "A".repeat(20) + "1".repeat(20)} extra` },
+    ];
+    for (const headers of variants) {
+      const res = await t.anonymous.get("/v1/endpoints", { headers });
+      expect(res.status, JSON.stringify(headers)).toBe(401);
+      expect(res.body).toMatchObject({ error: "unauthorized", message: "A valid API key is required.", details: {} });
+    }
+    const key = `whc_${"R".repeat(40)}`;
+    // A key registered, used, then revoked through the catalog is refused at once.
+    const revoked = await startTestSystem({ WHC_BOOTSTRAP_API_KEYS: `temp:${key}` });
+    try {
+      const api = revoked.anonymous;
+      expect((await api.get("/v1/endpoints", { key })).status).toBe(200);
+      const { hashApiKey } = await import("@whc/identity");
+      const { openSqliteStore } = await import("@whc/catalog-sqlite");
+      const store = openSqliteStore({ file: `${revoked.dataDir}/catalog.db` });
+      const found = await store.findApiKeyByHash(hashApiKey(key));
+      await store.revokeApiKey(found!.id, Date.now());
+      await store.close();
+      expect((await api.get("/v1/endpoints", { key })).status).toBe(401);
+    } finally {
+      await revoked.stop();
+    }
   });
 });
 
