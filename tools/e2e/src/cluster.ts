@@ -27,6 +27,8 @@ export interface Cluster {
   stop(service: Service, signal?: NodeJS.Signals): Promise<number | null>;
   /** Starts a stopped service again with the same environment and waits until it is ready. */
   start(service: Service): Promise<void>;
+  /** Starts one more instance of a stateless service on its own port (scale-out). */
+  extra(service: "gateway" | "ingest" | "replay"): Promise<{ url: string; proc: RunningProcess }>;
   shutdown(): Promise<void>;
 }
 
@@ -58,6 +60,7 @@ export async function startCluster(extraEnv: Record<string, string> = {}): Promi
     ...extraEnv,
   };
   const procs = {} as Record<Service, RunningProcess>;
+  const extras: RunningProcess[] = [];
   const start = async (s: Service) => {
     procs[s] = startNode(mains[s]!, env);
     await procs[s].waitForOutput(new RegExp(`${s} ready`));
@@ -75,8 +78,16 @@ export async function startCluster(extraEnv: Record<string, string> = {}): Promi
     env,
     stop: (s, signal = "SIGTERM") => procs[s].stop(signal),
     start,
+    async extra(service) {
+      const port = await freePort();
+      const variable = { gateway: "WHC_GATEWAY_PORT", ingest: "WHC_INGEST_PORT", replay: "WHC_REPLAY_PORT" }[service];
+      const proc = startNode(mains[service]!, { ...env, [variable]: String(port) });
+      extras.push(proc);
+      await proc.waitForOutput(new RegExp(`${service} ready`));
+      return { url: `http://127.0.0.1:${port}`, proc };
+    },
     async shutdown() {
-      await Promise.all(SERVICES.map((s) => procs[s].stop()));
+      await Promise.all([...SERVICES.map((s) => procs[s].stop()), ...extras.map((p) => p.stop())]);
       await nats.stop();
       dir.remove();
     },
