@@ -19,6 +19,10 @@ export default tseslint.config(
     },
   },
   {
+    files: ["apps/dashboard/src/**"],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+  {
     files: ["**/*.test.ts", "tools/**"],
     rules: { "@typescript-eslint/no-non-null-assertion": "off" },
   },

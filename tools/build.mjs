@@ -7,13 +7,21 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const apps = readdirSync(path.join(root, "apps")).filter((name) => existsSync(path.join(root, "apps", name, "src", "main.ts")));
-const wanted = process.argv.slice(2);
+// The dashboard is a browser page built by Vite; every other app is a Node bundle.
+const apps = readdirSync(path.join(root, "apps")).filter(
+  (name) => name !== "dashboard" && existsSync(path.join(root, "apps", name, "src", "main.ts")),
+);
+const args = process.argv.slice(2).filter((a) => a !== "--no-dashboard");
+const wanted = args.filter((a) => a !== "dashboard");
 const selected = wanted.length ? apps.filter((a) => wanted.includes(a)) : apps;
 if (wanted.length && selected.length !== wanted.length) {
-  console.error(`unknown app: ${wanted.filter((w) => !apps.includes(w)).join(", ")} (known: ${apps.join(", ")})`);
+  console.error(`unknown app: ${wanted.filter((w) => !apps.includes(w)).join(", ")} (known: ${apps.join(", ")}, dashboard)`);
   process.exit(2);
 }
+// The gateway serves the dashboard, so building it (or all-in-one) builds the page too.
+// (--no-dashboard: tests that only need the services, built concurrently by several runners.)
+const withDashboard =
+  !process.argv.includes("--no-dashboard") && (args.length === 0 || args.some((a) => ["dashboard", "gateway", "all-in-one"].includes(a)));
 
 await Promise.all(
   selected.map((app) =>
@@ -32,3 +40,8 @@ await Promise.all(
     }),
   ),
 );
+
+if (withDashboard) {
+  const { build: viteBuild } = await import("vite");
+  await viteBuild({ configFile: path.join(root, "apps", "dashboard", "vite.config.ts"), logLevel: "warn" });
+}

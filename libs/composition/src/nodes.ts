@@ -213,6 +213,7 @@ export function createGatewayNode(
       replayDailyLimit: config.replayDailyLimit,
       waitPollMs: 1000,
       shutdownSignal: shutdown.signal,
+      dashboardDir: path.resolve(config.dashboardDir),
     },
   );
   /** Answers held long polls, then stops accepting and lets in-flight requests finish. */

@@ -45,6 +45,7 @@ export const gatewaySpec = {
   natsUrl: s.natsUrl,
   ingestPublicUrl: s.ingestPublicUrl,
   replayDailyLimit: s.replayDailyLimit,
+  dashboardDir: s.dashboardDir,
   dataKeyTtlS: s.dataKeyTtlS,
   rpcTimeoutMs: s.rpcTimeoutMs,
   logLevel: s.logLevel,

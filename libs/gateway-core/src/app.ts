@@ -13,6 +13,7 @@ import { eventRoutes } from "./routes/v1/events.js";
 import { buildOpenApiDocument } from "./openapi.js";
 import { eventActionRoutes } from "./routes/v1/event-actions.js";
 import { createMetrics } from "./middleware/metrics.js";
+import { dashboard } from "./middleware/dashboard.js";
 
 async function serving(client: Client<typeof Health>): Promise<boolean> {
   try {
@@ -72,6 +73,7 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions): Ko
     if (OPEN_PATHS.has(ctx.path) || !(ctx.path === "/v1" || ctx.path.startsWith("/v1/"))) return next();
     return auth(ctx, next);
   });
+  if (options.dashboardDir) app.use(dashboard(options.dashboardDir));
   app.use(router.routes());
   app.use(async function fallThrough(ctx) {
     // The path matched a route but not with this method: 405 with Allow; else 404.

@@ -22,4 +22,6 @@ export interface GatewayOptions {
   waitPollMs: number;
   /** Aborted at shutdown: held long polls answer at once so the drain is quick. */
   shutdownSignal?: AbortSignal;
+  /** The built dashboard (index.html and assets/), served at `/` without credentials. */
+  dashboardDir?: string;
 }

@@ -45,7 +45,9 @@ const auth = { authorization: `Bearer ${KEY}`, "content-type": "application/json
 for (let i = 0; i < 100; i += 1) {
   try {
     if ((await fetch(`http://127.0.0.1:${gw}/healthz`)).ok) break;
-  } catch {}
+  } catch {
+    // not up yet
+  }
   await new Promise((r) => setTimeout(r, 100));
 }
 

@@ -1,0 +1,193 @@
+import { describe, it, expect, beforeAll, afterAll } from "vitest";
+import { execFile } from "node:child_process";
+import { existsSync, mkdirSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { promisify } from "node:util";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { apiClient, buildApps, freePort, startNode, tempDir, WORKSPACE_ROOT, type RunningProcess } from "@whc/testing";
+
+const run = promisify(execFile);
+const CHROMIUM = process.env.WHC_CHROMIUM ?? "/usr/bin/chromium";
+const KEY = `whc_${"P".repeat(20)}${"9".repeat(20)}`;
+const ARTIFACTS = path.join(WORKSPACE_ROOT, "tools", "e2e", "artifacts");
+
+let server: RunningProcess;
+let dir: ReturnType<typeof tempDir>;
+let browser: Browser;
+let page: Page;
+let gatewayUrl: string;
+let target: http.Server;
+let targetUrl: string;
+const received: { body: string; headers: http.IncomingHttpHeaders }[] = [];
+
+async function shot(name: string) {
+  await page.screenshot({ path: path.join(ARTIFACTS, `dashboard-${name}.png`), fullPage: true });
+}
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const mains = buildApps("all-in-one", "dashboard");
+  dir = tempDir("whc-dashboard-");
+  const [gw, ing] = [await freePort(), await freePort()];
+  gatewayUrl = `http://127.0.0.1:${gw}`;
+  server = startNode(mains["all-in-one"]!, {
+    WHC_DATA_DIR: dir.path,
+    WHC_HOST: "127.0.0.1",
+    WHC_GATEWAY_PORT: String(gw),
+    WHC_INGEST_PORT: String(ing),
+    WHC_INGEST_PUBLIC_URL: `http://127.0.0.1:${ing}`,
+    WHC_BOOTSTRAP_API_KEYS: `dash:${KEY}`,
+    WHC_REPLAY_ALLOW_PRIVATE_TARGETS: "true",
+    WHC_MAX_INBOUND_BODY_BYTES: "100000",
+    WHC_DASHBOARD_DIR: path.join(WORKSPACE_ROOT, "dist", "dashboard"),
+  });
+  await server.waitForOutput(/webhook-capture ready/);
+  target = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      received.push({ body: Buffer.concat(chunks).toString(), headers: req.headers });
+      res.end("replayed fine");
+    });
+  });
+  await new Promise<void>((r) => target.listen(0, "127.0.0.1", r));
+  targetUrl = `http://127.0.0.1:${(target.address() as AddressInfo).port}/sink`;
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+  const context = await browser.newContext({ viewport: { width: 1600, height: 1000 } });
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: gatewayUrl });
+  page = await context.newPage();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  target?.close();
+  await server?.stop();
+  dir?.remove();
+});
+
+describe("the dashboard in headless Chromium against the all-in-one process", () => {
+  it("serves the page with a strict content security policy", async () => {
+    const res = await fetch(`${gatewayUrl}/`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-security-policy")).toContain("default-src 'self'");
+    expect(await res.text()).toContain('<div id="app">');
+  });
+
+  it("asks for a key, keeps it out of the URL, and shows an unknown key's error", async () => {
+    await page.goto(gatewayUrl);
+    await page.getByTestId("api-key").fill(`whc_${"x".repeat(40)}`);
+    await page.getByTestId("use-key").click();
+    await expect.poll(() => page.getByTestId("error").textContent()).toMatch(/A valid API key is required\. \(request [0-9a-f-]{36}\)/);
+    await shot("1-login-error");
+    await page.getByTestId("api-key").fill(KEY);
+    await page.getByTestId("use-key").click();
+    await page.getByTestId("create-endpoint").waitFor();
+    expect(page.url()).not.toContain(KEY);
+    expect(await page.evaluate(() => sessionStorage.getItem("whc.apiKey"))).toBe(KEY);
+  });
+
+  it("creates an endpoint and shows a webhook sent with curl within a second, live", async () => {
+    await page.getByTestId("new-slug").fill("dash-e2e");
+    await page.getByTestId("new-name").fill("Dashboard e2e");
+    await page.getByTestId("new-provider").selectOption("github");
+    await page.getByTestId("create-endpoint").click();
+    const row = page.getByTestId("endpoint-dash-e2e");
+    await row.waitFor();
+    await page.getByTestId("no-events").waitFor();
+    await expect.poll(() => page.getByTestId("live").textContent()).toContain("live");
+    await shot("2-endpoint-empty");
+    const webhookUrl = (await row.getByTestId("webhook-url").textContent())!;
+
+    const sentAt = Date.now();
+    await run("curl", [
+      "-s", "-X", "POST", `${webhookUrl}/push?ref=main`,
+      "-H", "Content-Type: application/json",
+      "-H", "X-GitHub-Event: pull_request",
+      "-H", "Authorization: Bearer sender-secret-token",
+      "--data-binary", '{"action":"opened","number":42,"title":"Live from curl"}',
+    ]);
+    await page.getByTestId("event-row").first().waitFor({ timeout: 5000 });
+    expect(Date.now() - sentAt).toBeLessThan(1500);
+    expect(await page.getByTestId("event-row").first().textContent()).toContain("pull_request.opened");
+    await shot("3-event-arrived");
+  });
+
+  it("opens the event: verdict, headers, pretty body, raw and hex views", async () => {
+    await page.getByTestId("event-row").first().getByRole("button").click();
+    await page.getByTestId("body").waitFor();
+    expect(await page.getByTestId("verification").textContent()).toContain("unverified");
+    expect(await page.getByTestId("headers").textContent()).toContain("X-GitHub-Event");
+    expect(await page.getByTestId("headers").textContent()).not.toContain("sender-secret-token");
+    await page.getByTestId("reveal-headers").click();
+    expect(await page.getByTestId("headers").textContent()).toContain("sender-secret-token");
+    expect(await page.getByTestId("body").textContent()).toContain('"number": 42');
+    await shot("4-event-detail");
+    await page.getByTestId("view-hex").click();
+    expect(await page.getByTestId("body").textContent()).toMatch(/^00000000 {2}7b 22 61 63/);
+    await page.getByTestId("view-raw").click();
+    expect(await page.getByTestId("body").textContent()).toBe('{"action":"opened","number":42,"title":"Live from curl"}');
+  });
+
+  it("copies the event as a masked cURL command", async () => {
+    await page.getByTestId("copy-curl").click();
+    await expect.poll(() => page.getByTestId("curl-command").textContent()).toContain("curl ");
+    const command = (await page.getByTestId("curl-command").textContent())!;
+    expect(command).toContain("[MASKED]");
+    expect(command).not.toContain("sender-secret-token");
+    expect(await page.getByTestId("curl-flags").textContent()).toContain("body byte-identical");
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(command);
+    await shot("5-curl");
+  });
+
+  it("replays to a local server and shows the outcome", async () => {
+    await page.getByTestId("replay-url").fill(targetUrl);
+    await page.getByTestId("replay").click();
+    await expect.poll(() => page.getByTestId("replay-outcome").textContent()).toContain("delivered");
+    expect(await page.getByTestId("replay-outcome").textContent()).toMatch(/HTTP 200 · \d+ ms · exact/);
+    expect(await page.getByTestId("replay-outcome").textContent()).toContain("replayed fine");
+    expect(received[0]!.body).toBe('{"action":"opened","number":42,"title":"Live from curl"}');
+    await shot("6-replayed");
+  });
+
+  it("shows a refused replay's message and request id", async () => {
+    await page.getByTestId("replay-url").fill("http://169.254.169.254/latest/meta-data/");
+    await page.getByTestId("replay").click();
+    await expect.poll(() => page.getByTestId("error").textContent()).toMatch(/The replay target is not allowed\. \(request [0-9a-f-]{36}\)/);
+    await shot("7-replay-refused");
+  });
+
+  it("disables replay, with the reason, when replayFromDashboard is false", async () => {
+    const api = apiClient(gatewayUrl, KEY);
+    const ep = (await api.post("/v1/endpoints", { slug: "no-dash-replay", replayFromDashboard: false })).body as { webhookUrl: string };
+    await fetch(ep.webhookUrl, { method: "POST", body: "{}" });
+    await page.reload();
+    await page.getByTestId("endpoint-no-dash-replay").getByRole("button").first().click();
+    await page.getByTestId("event-row").first().getByRole("button").click();
+    await page.getByTestId("replay-disabled").waitFor();
+    expect(await page.getByTestId("replay").isDisabled()).toBe(true);
+    await shot("8-replay-disabled");
+  });
+
+  it("searches bodies and shows the metadata-only count", async () => {
+    const api = apiClient(gatewayUrl, KEY);
+    const ep = (await api.post("/v1/endpoints", { slug: "searchable", operatingMode: "capture" })).body as { webhookUrl: string };
+    await fetch(ep.webhookUrl, { method: "POST", body: '{"note":"flamingo"}' });
+    await fetch(ep.webhookUrl, { method: "POST", body: '{"note":"pelican"}' });
+    // Over WHC_MAX_INBOUND_BODY_BYTES: answered 413, kept as metadata only.
+    await fetch(ep.webhookUrl, { method: "POST", body: "flamingo ".repeat(20_000) }).catch(() => undefined);
+    await page.reload();
+    await page.getByTestId("endpoint-searchable").getByRole("button").first().click();
+    await expect.poll(() => page.getByTestId("event-row").count()).toBe(3);
+    await page.getByTestId("search").fill("FLAMINGO");
+    await page.getByTestId("apply-filters").click();
+    await expect.poll(() => page.getByTestId("event-row").count()).toBe(1);
+    expect(await page.getByTestId("excluded").textContent()).toBe("1 metadata-only event not searched");
+    await shot("9-search");
+  });
+});

@@ -1,0 +1,26 @@
+import type { Middleware } from "koa";
+import serve from "koa-static";
+
+/**
+ * The dashboard page and its assets, for GET/HEAD outside /v1. The page only talks to /v1 on
+ * the same origin; the policy keeps it from loading or sending anything anywhere else.
+ */
+export function dashboard(dir: string): Middleware {
+  const files = serve(dir, { index: "index.html", gzip: false, brotli: false, hidden: false, maxage: 0 });
+  return async function dashboardMiddleware(ctx, next) {
+    if ((ctx.method !== "GET" && ctx.method !== "HEAD") || ctx.path.startsWith("/v1") || ctx.path === "/healthz" || ctx.path === "/metrics") {
+      return next();
+    }
+    await files(ctx, next);
+    if (ctx.body !== undefined && ctx.status === 200) {
+      ctx.set(
+        "Content-Security-Policy",
+        "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+      );
+      ctx.set("X-Content-Type-Options", "nosniff");
+      ctx.set("Referrer-Policy", "no-referrer");
+      if (ctx.path.startsWith("/assets/")) ctx.set("Cache-Control", "public, max-age=31536000, immutable");
+      else ctx.set("Cache-Control", "no-cache");
+    }
+  };
+}
