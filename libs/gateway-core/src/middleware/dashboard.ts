@@ -5,13 +5,19 @@ import serve from "koa-static";
  * The dashboard page and its assets, for GET/HEAD outside /v1. The page only talks to /v1 on
  * the same origin; the policy keeps it from loading or sending anything anywhere else.
  */
+/** The page's own paths: the index and the hashed files Vite writes. Nothing else is looked up. */
+const PAGE_PATH = /^\/(index\.html)?$|^\/assets\/[A-Za-z0-9_-][A-Za-z0-9._-]*$/;
+
 export function dashboard(dir: string): Middleware {
   const files = serve(dir, { index: "index.html", gzip: false, brotli: false, hidden: false, maxage: 0 });
   return async function dashboardMiddleware(ctx, next) {
-    if ((ctx.method !== "GET" && ctx.method !== "HEAD") || ctx.path.startsWith("/v1") || ctx.path === "/healthz" || ctx.path === "/metrics") {
+    if ((ctx.method !== "GET" && ctx.method !== "HEAD") || !PAGE_PATH.test(ctx.path)) return next();
+    try {
+      await files(ctx, next);
+    } catch {
+      // A file that cannot be read is simply not there.
       return next();
     }
-    await files(ctx, next);
     if (ctx.body !== undefined && ctx.status === 200) {
       ctx.set(
         "Content-Security-Policy",
