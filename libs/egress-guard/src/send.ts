@@ -38,7 +38,7 @@ export type SendResult =
   | { kind: "network_error"; reason: NetworkFailure; durationMs: number };
 
 /** Headers that describe one hop, or that this request computes itself. */
-const HOP_BY_HOP = new Set([
+export const HOP_BY_HOP: ReadonlySet<string> = new Set([
   "connection",
   "keep-alive",
   "transfer-encoding",

@@ -5,7 +5,7 @@ import type { Logger } from "@whc/logging";
 import type { EnvelopeOpener } from "@whc/crypto-core";
 import type { EgressLeases } from "@whc/messaging";
 import { currentRequestId } from "@whc/logging";
-import { sendOnce, vetTarget, type SendResult, type VetOptions } from "@whc/egress-guard";
+import { HOP_BY_HOP, sendOnce, vetTarget, type SendResult, type VetOptions } from "@whc/egress-guard";
 import { PROVIDERS, signHeaders, signatureHeaderNames, type Provider } from "@whc/signatures";
 import { secondsToUtcMidnight, utcDay } from "./allowance.js";
 
@@ -27,17 +27,12 @@ export interface ReplayServiceOptions {
   maxExcerptBytes: number;
 }
 
-/** Headers that describe one hop or are recomputed for the new request. */
+/**
+ * Beyond the hop-by-hop headers sendOnce drops itself: the ones that described the original
+ * hop (proxies, forwarding) rather than the request.
+ */
 const NOT_REPLAYED = new Set([
-  "host",
-  "content-length",
-  "connection",
-  "keep-alive",
-  "transfer-encoding",
-  "te",
-  "trailer",
-  "upgrade",
-  "proxy-connection",
+  ...HOP_BY_HOP,
   "proxy-authorization",
   "expect",
   "x-forwarded-for",
