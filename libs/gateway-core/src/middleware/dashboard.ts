@@ -12,12 +12,17 @@ export function dashboard(dir: string): Middleware {
   const files = serve(dir, { index: "index.html", gzip: false, brotli: false, hidden: false, maxage: 0 });
   return async function dashboardMiddleware(ctx, next) {
     if ((ctx.method !== "GET" && ctx.method !== "HEAD") || !PAGE_PATH.test(ctx.path)) return next();
+    // koa-static calls its `next` when it has no such file; the rest of the chain runs once,
+    // outside it, so nothing downstream is ever caught or run twice here.
+    let served = true;
     try {
-      await files(ctx, next);
+      await files(ctx, async () => {
+        served = false;
+      });
     } catch {
-      // A file that cannot be read is simply not there.
-      return next();
+      served = false;
     }
+    if (!served) return next();
     if (ctx.body !== undefined && ctx.status === 200) {
       ctx.set(
         "Content-Security-Policy",
