@@ -37,10 +37,10 @@ describe("the dashboard's files", () => {
     for (const p of ["/assets/missing.js", "/assets/..%2f..%2fetc%2fpasswd", "/nope.html", "/%00"]) {
       const res = await fetch(`${withPage.gatewayUrl}${p}`);
       expect(res.status, p).toBe(404);
-      expect((await res.json()).error).toBe("not_found");
+      expect(((await res.json()) as { error: string }).error).toBe("not_found");
     }
     const res = await fetch(`${withoutPage.gatewayUrl}/`);
     expect(res.status).toBe(404);
-    expect((await res.json()).error).toBe("not_found");
+    expect(((await res.json()) as { error: string }).error).toBe("not_found");
   });
 });

@@ -1,11 +1,21 @@
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
-import { apiClient, buildApps, freePort, startNode, tempDir, type RunningProcess } from "@whc/testing";
+import {
+  apiClient,
+  buildApps,
+  createOpenApiValidator,
+  freePort,
+  startNode,
+  tempDir,
+  type OpenApiValidator,
+  type RunningProcess,
+} from "@whc/testing";
 import { walkReadmePath } from "./walkthrough.js";
 
 let proc: RunningProcess;
 let dir: ReturnType<typeof tempDir>;
 let gatewayUrl: string;
 let key: string;
+let validator: OpenApiValidator;
 const env: Record<string, string> = {};
 
 beforeAll(async () => {
@@ -23,6 +33,8 @@ beforeAll(async () => {
   key = (await proc.waitForOutput(/(whc_[A-Za-z0-9]{32,})/))[1]!;
   await proc.waitForOutput(/webhook-capture ready/);
   gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+  // Every answer below is checked against the OpenAPI document this process serves.
+  validator = createOpenApiValidator((await (await fetch(`${gatewayUrl}/v1/openapi.json`)).json()) as Record<string, unknown>);
 });
 
 afterAll(async () => {
@@ -32,11 +44,11 @@ afterAll(async () => {
 
 describe("all-in-one process (npm start)", () => {
   it("prints a first key once and walks the README path with it", async () => {
-    await walkReadmePath(apiClient(gatewayUrl, key));
+    await walkReadmePath(apiClient(gatewayUrl, key, validator));
   });
 
   it("keeps endpoints, events and keys across a restart, and prints no new key", async () => {
-    const api = apiClient(gatewayUrl, key);
+    const api = apiClient(gatewayUrl, key, validator);
     const ep = (await api.post("/v1/endpoints", { slug: "survivor" })).body as { id: string; webhookUrl: string };
     const sent = (await (await fetch(ep.webhookUrl, { method: "POST", body: "kept" })).json()) as { id: string };
     expect(await proc.stop("SIGTERM")).toBe(0);
