@@ -1,15 +1,12 @@
 import { describe, it, expect } from "vitest";
-import { buildApps, startNode, tempDir } from "@whc/testing";
+import { startWithBadConfig, tempDir } from "@whc/testing";
 
 describe("ingest start-up", () => {
   it("stops on bad configuration with one line naming the variable", async () => {
-    const { "ingest": main } = buildApps("ingest");
     const dir = tempDir();
     try {
-      const proc = startNode(main!, { WHC_DATA_DIR: dir.path, WHC_INGEST_PORT: "not-a-port" });
-      const code = await new Promise<number | null>((resolve) => proc.child.once("exit", resolve));
+      const { code, lines } = await startWithBadConfig("ingest", "WHC_INGEST_PORT", "not-a-port", dir.path);
       expect(code).toBe(1);
-      const lines = proc.output().trim().split("\n");
       expect(lines).toHaveLength(1);
       expect(lines[0]).toContain("WHC_INGEST_PORT");
     } finally {

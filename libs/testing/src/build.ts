@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { startNode } from "./processes.js";
 
 export const WORKSPACE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 
@@ -12,4 +13,15 @@ export function buildApps(...apps: string[]): Record<string, string> {
   const flags = apps.includes("dashboard") ? [] : ["--no-dashboard"];
   execFileSync(process.execPath, [path.join(WORKSPACE_ROOT, "tools", "build.mjs"), ...apps, ...flags], { stdio: "inherit" });
   return Object.fromEntries(apps.map((app) => [app, path.join(WORKSPACE_ROOT, "dist", app, "main.js")]));
+}
+
+/**
+ * Starts a built app with one bad variable and returns its exit code and what it printed:
+ * a bad configuration must stop start-up with one line naming the variable.
+ */
+export async function startWithBadConfig(app: string, variable: string, value: string, dataDir: string) {
+  const { [app]: main } = buildApps(app);
+  const proc = startNode(main!, { WHC_DATA_DIR: dataDir, [variable]: value });
+  const code = await new Promise<number | null>((resolve) => proc.child.once("exit", resolve));
+  return { code, lines: proc.output().trim().split("\n") };
 }

@@ -6,6 +6,6 @@ export { startNode } from "./processes.js";
 export type { RunningProcess } from "./processes.js";
 export { apiClient } from "./api.js";
 export type { ApiClient, ApiResponse } from "./api.js";
-export { buildApps, WORKSPACE_ROOT } from "./build.js";
+export { buildApps, startWithBadConfig, WORKSPACE_ROOT } from "./build.js";
 export { createOpenApiValidator } from "./openapi-validator.js";
 export type { OpenApiValidator } from "./openapi-validator.js";
