@@ -9,18 +9,22 @@ import { listEventsQuerySchema, type ListEventsQuery } from "../../schemas.js";
 import type { AuthState } from "../../middleware/auth.js";
 import { pathId } from "./endpoints.js";
 
-/** The master key ids crypto still holds, cached; unknown (undefined) while crypto is down. */
+/**
+ * The master key ids crypto still holds, cached; unknown (undefined) while crypto is down.
+ * A failed refresh is remembered for the same time, so a crypto outage never slows lists.
+ */
 function createKeyIdsCache(crypto: Client<typeof CryptoService>, ttlMs = 30_000) {
-  let value: { ids: Set<string>; at: number } | undefined;
+  let ids: Set<string> | undefined;
+  let checkedAt = -Infinity;
   return async (): Promise<Set<string> | undefined> => {
-    if (value && Date.now() - value.at < ttlMs) return value.ids;
+    if (Date.now() - checkedAt < ttlMs) return ids;
+    checkedAt = Date.now();
     try {
-      const res = await crypto.listMasterKeys({}, { timeoutMs: 1000 });
-      value = { ids: new Set(res.keyIds), at: Date.now() };
-      return value.ids;
+      ids = new Set((await crypto.listMasterKeys({}, { timeoutMs: 1000 })).keyIds);
     } catch {
-      return value?.ids;
+      // keep what we knew
     }
+    return ids;
   };
 }
 
