@@ -11,7 +11,8 @@ runMain("webhook-capture", async () => {
   if (firstKey) {
     process.stdout.write(
       `\nFirst start: created account "default" with API key\n\n    ${firstKey}\n\n` +
-        `It is shown this once. Try: curl -H "Authorization: Bearer ${firstKey}" http://localhost:${gateway.port}/v1/endpoints\n\n`,
+        `It is shown this once. Try: curl -H "Authorization: Bearer ${firstKey}" http://localhost:${gateway.port}/v1/endpoints\n` +
+        `or open the dashboard at http://localhost:${gateway.port}/ and paste it.\n\n`,
     );
   }
   return { logger, closeables: system.closeables };
