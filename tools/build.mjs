@@ -23,11 +23,17 @@ if (wanted.length && selected.length !== wanted.length) {
 const withDashboard =
   !process.argv.includes("--no-dashboard") && (args.length === 0 || args.some((a) => ["dashboard", "gateway", "all-in-one"].includes(a)));
 
+// Apps that open the embedded store run it on a worker thread, bundled beside main.js.
+const WITH_STORE_WORKER = new Set(["all-in-one", "catalog"]);
+
 await Promise.all(
-  selected.map((app) =>
+  selected.flatMap((app) => [
+    ...(WITH_STORE_WORKER.has(app) ? [[app, "libs/catalog-sqlite/src/sqlite-worker.ts", "sqlite-worker.js"]] : []),
+    [app, `apps/${app}/src/main.ts`, "main.js"],
+  ]).map(([app, entry, out]) =>
     build({
-      entryPoints: [path.join(root, "apps", app, "src", "main.ts")],
-      outfile: path.join(root, "dist", app, "main.js"),
+      entryPoints: [path.join(root, entry)],
+      outfile: path.join(root, "dist", app, out),
       bundle: true,
       platform: "node",
       target: "node20",
@@ -36,7 +42,7 @@ await Promise.all(
       sourcemap: true,
       tsconfig: path.join(root, "tsconfig.base.json"),
       logLevel: "warning",
-      banner: app === "whc" ? { js: "#!/usr/bin/env node" } : {},
+      banner: app === "whc" && out === "main.js" ? { js: "#!/usr/bin/env node" } : {},
     }),
   ),
 );

@@ -6,7 +6,7 @@ import { CatalogService, CryptoService, Health, ReplayService } from "@whc/contr
 import type { Logger } from "@whc/logging";
 import { healthRoutes, createInMemoryTransport, createServiceClient as createClient } from "@whc/rpc";
 import { createCatalogService, type CatalogStore } from "@whc/catalog-core";
-import { openSqliteStore } from "@whc/catalog-sqlite";
+import { openSqliteStoreInWorker } from "@whc/catalog-sqlite";
 import { openMongoStore } from "@whc/catalog-mongo";
 import {
   createBlindIndexSource,
@@ -41,7 +41,8 @@ export async function openCatalogStore(config: ConfigOf<typeof catalogSpec>): Pr
     if (!/^mongodb(\+srv)?:\/\//.test(config.mongodbUri)) throw new ConfigError("WHC_MONGODB_URI", "must be a mongodb:// or mongodb+srv:// URI");
     return openMongoStore({ uri: config.mongodbUri, writeConcern: config.mongodbWriteConcern, dbName: undefined });
   }
-  return openSqliteStore({ file: path.join(config.dataDir, "catalog.db") });
+  // On its own thread: commits and their fsyncs never hold up the event loop.
+  return openSqliteStoreInWorker({ file: path.join(config.dataDir, "catalog.db") });
 }
 
 /** The catalog: its store, its RPC routes, bootstrap keys, and the retention purge. */

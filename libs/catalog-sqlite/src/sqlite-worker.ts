@@ -1,0 +1,36 @@
+import { parentPort, workerData } from "node:worker_threads";
+import { AppError } from "@whc/errors";
+import type { CatalogStore, Stamp } from "@whc/catalog-core";
+import { openSqliteStore } from "./sqlite-store.js";
+
+/**
+ * The embedded store on its own thread: commits (and their fsyncs) and queries run here, off
+ * the event loop that answers HTTP. Appends arrive already stamped, in the order they were
+ * stamped, and messages are handled in order: commit order is still stamp order.
+ */
+interface Call {
+  id: number;
+  method: keyof CatalogStore;
+  args: unknown[];
+}
+
+const store = openSqliteStore({ file: (workerData as { file: string }).file });
+
+parentPort!.on("message", async ({ id, method, args }: Call) => {
+  try {
+    let result: unknown;
+    if (method === "appendEvents") {
+      const stamps = args[1] as Stamp[];
+      let i = 0;
+      result = await store.appendEvents(args[0] as Parameters<CatalogStore["appendEvents"]>[0], () => stamps[i++] as Stamp);
+    } else {
+      result = await (store[method] as (...a: unknown[]) => Promise<unknown>)(...args);
+    }
+    parentPort!.postMessage({ id, result });
+  } catch (err) {
+    const error = AppError.is(err)
+      ? { reason: err.reason, message: err.message, field: err.field, fieldReason: err.fieldReason, meta: err.meta }
+      : { message: err instanceof Error ? err.message : String(err) };
+    parentPort!.postMessage({ id, error });
+  }
+});
