@@ -1,69 +1,81 @@
+import { formField, isJsonObject, jsonObject, type JsonObject } from "./body.js";
 import { header, type HeaderPair } from "./headers.js";
 import type { Provider } from "./types.js";
 
-const MAX_TYPE = 200;
-const decoder = new TextDecoder("utf-8", { fatal: true });
+export const MAX_EVENT_TYPE_LENGTH = 200;
 
-function text(body: Uint8Array): string | undefined {
-  if (body.length === 0 || body.length > 4 * 1024 * 1024) return undefined;
-  try {
-    return decoder.decode(body);
-  } catch {
-    return undefined;
+/** At most 200 UTF-16 code units, never ending in half a surrogate pair. */
+function capped(text: string): string {
+  if (text.length <= MAX_EVENT_TYPE_LENGTH) return text;
+  const cut = text.slice(0, MAX_EVENT_TYPE_LENGTH);
+  return /[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut;
+}
+
+function nonEmptyString(value: unknown): string | undefined {
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+function field(object: JsonObject | undefined, ...names: readonly string[]): string | undefined {
+  if (object === undefined) return undefined;
+  for (const name of names) {
+    const value = nonEmptyString(object[name]);
+    if (value !== undefined) return value;
   }
+  return undefined;
 }
 
-export function jsonObject(body: Uint8Array): Record<string, unknown> | undefined {
-  const t = text(body);
-  if (t === undefined || !/^\s*\{/.test(t)) return undefined;
-  try {
-    const value = JSON.parse(t) as unknown;
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
+/**
+ * Slack posts JSON for the Events API, but a form with the JSON in its `payload` field for
+ * interactivity. The form is recognised by its content, not only its Content-Type, so captures
+ * whose Content-Type was lost are still named.
+ */
+function slackType(headers: readonly HeaderPair[], body: Uint8Array): string | undefined {
+  const json = jsonObject(body);
+  if (json !== undefined) {
+    const event = json["event"];
+    return field(isJsonObject(event) ? event : undefined, "type") ?? field(json, "type");
   }
+  const contentType = header(headers, "content-type")?.toLowerCase();
+  if (contentType !== undefined && !contentType.startsWith("application/x-www-form-urlencoded")) return undefined;
+  const payload = formField(body, "payload");
+  return payload === undefined ? undefined : field(jsonObject(payload), "type");
 }
 
-/** Slack interactivity posts `payload=<urlencoded JSON>` as a form. */
-function slackForm(headers: readonly HeaderPair[], body: Uint8Array): Record<string, unknown> | undefined {
-  if (!(header(headers, "content-type") ?? "").toLowerCase().includes("application/x-www-form-urlencoded")) return undefined;
-  const t = text(body);
-  const payload = t === undefined ? null : new URLSearchParams(t).get("payload");
-  if (!payload) return undefined;
-  return jsonObject(Buffer.from(payload, "utf8"));
+function githubType(headers: readonly HeaderPair[], body: Uint8Array): string | undefined {
+  const event = nonEmptyString(header(headers, "X-GitHub-Event"));
+  if (event === undefined) return undefined;
+  const action = field(jsonObject(body), "action");
+  return action === undefined ? event : `${event}.${action}`;
 }
 
-function str(value: unknown): string | undefined {
-  return typeof value === "string" && value.length > 0 ? value.slice(0, MAX_TYPE) : undefined;
-}
-
+/** The provider's event type name for this capture, "" when unknown. */
 export function canonicalEventType(provider: Provider, headers: readonly HeaderPair[], body: Uint8Array): string {
+  let type: string | undefined;
   switch (provider) {
-    case "github": {
-      const event = header(headers, "x-github-event");
-      if (!event) return "";
-      const action = str(jsonObject(body)?.action);
-      return (action ? `${event}.${action}` : event).slice(0, MAX_TYPE);
-    }
-    case "slack": {
-      const json = jsonObject(body) ?? slackForm(headers, body);
-      const inner = json?.event;
-      return str(typeof inner === "object" && inner !== null ? (inner as Record<string, unknown>).type : undefined) ?? str(json?.type) ?? "";
-    }
-    case "shopify":
-      return (header(headers, "x-shopify-topic") ?? "").slice(0, MAX_TYPE);
     case "stripe":
     case "standard_webhooks":
-      return str(jsonObject(body)?.type) ?? "";
-    case "generic": {
-      const json = jsonObject(body);
-      return str(json?.type) ?? str(json?.event) ?? str(json?.eventType) ?? "";
-    }
+      type = field(jsonObject(body), "type");
+      break;
+    case "github":
+      type = githubType(headers, body);
+      break;
+    case "slack":
+      type = slackType(headers, body);
+      break;
+    case "shopify":
+      type = nonEmptyString(header(headers, "X-Shopify-Topic"));
+      break;
+    case "generic":
+      type = field(jsonObject(body), "type", "event", "eventType");
+      break;
   }
+  return type === undefined ? "" : capped(type);
 }
 
-/** Slack's url_verification handshake: answer with the challenge. */
+/** Slack's url_verification handshake: the challenge string to answer with, else undefined. */
 export function slackUrlVerificationChallenge(body: Uint8Array): string | undefined {
   const json = jsonObject(body);
-  return json?.type === "url_verification" && typeof json.challenge === "string" ? json.challenge : undefined;
+  if (json?.["type"] !== "url_verification") return undefined;
+  const challenge = json["challenge"];
+  return typeof challenge === "string" ? challenge : undefined;
 }

@@ -1,62 +1,52 @@
-import { randomBytes } from "node:crypto";
-import { header, has, type HeaderPair } from "./headers.js";
-import { hmac } from "./hmac.js";
+import { genericHeaderName, signGeneric } from "./generic.js";
+import { GITHUB_HEADER_NAMES, signGitHub } from "./github.js";
+import type { HeaderPair } from "./headers.js";
+import { SHOPIFY_HEADER_NAMES, signShopify } from "./shopify.js";
+import { SLACK_HEADER_NAMES, signSlack } from "./slack.js";
+import { signStandardWebhooks, STANDARD_WEBHOOKS_HEADER_NAMES } from "./standard-webhooks.js";
+import { signStripe, STRIPE_HEADER_NAMES } from "./stripe.js";
 import type { Provider, SignInput } from "./types.js";
-import { DEFAULT_GENERIC_HEADER, standardWebhooksKey } from "./verify.js";
 
-/** The headers a re-signed replay sets, exactly as the provider would send them, with a fresh timestamp. */
+/**
+ * The signature headers to set for a re-signed replay, exactly as the provider would send them
+ * with the fresh `nowMs` timestamp. They replace every header signatureHeaderNames lists.
+ */
 export function signHeaders(input: SignInput): HeaderPair[] {
-  const t = Math.floor(input.nowMs / 1000);
-  const { secret, body } = input;
+  const { secret, body, nowMs } = input;
   switch (input.provider) {
     case "stripe":
-      return [["Stripe-Signature", `t=${t},v1=${hmac("sha256", secret, `${t}.`, body).toString("hex")}`]];
+      return signStripe(secret, body, nowMs);
     case "github":
-      return [
-        ["X-Hub-Signature-256", `sha256=${hmac("sha256", secret, body).toString("hex")}`],
-        ["X-Hub-Signature", `sha1=${hmac("sha1", secret, body).toString("hex")}`],
-      ];
+      return signGitHub(secret, body);
     case "slack":
-      return [
-        ["X-Slack-Request-Timestamp", String(t)],
-        ["X-Slack-Signature", `v0=${hmac("sha256", secret, `v0:${t}:`, body).toString("hex")}`],
-      ];
+      return signSlack(secret, body, nowMs);
     case "shopify":
-      return [["X-Shopify-Hmac-Sha256", hmac("sha256", secret, body).toString("base64")]];
-    case "standard_webhooks": {
-      const family = has(input.headers, "svix-signature", "svix-id") && !has(input.headers, "webhook-signature") ? "svix" : "webhook";
-      const id = header(input.headers, `${family}-id`) ?? `msg_${randomBytes(16).toString("hex")}`;
-      const sig = hmac("sha256", standardWebhooksKey(secret), `${id}.${t}.`, body).toString("base64");
-      return [
-        [`${family}-id`, id],
-        [`${family}-timestamp`, String(t)],
-        [`${family}-signature`, `v1,${sig}`],
-      ];
-    }
+      return signShopify(secret, body);
+    case "standard_webhooks":
+      return signStandardWebhooks(secret, body, nowMs, input.headers);
     case "generic":
-      return [
-        [
-          input.genericSignatureHeader || DEFAULT_GENERIC_HEADER,
-          `${input.genericSignaturePrefix ?? ""}${hmac("sha256", secret, body).toString("hex")}`,
-        ],
-      ];
+      return signGeneric(secret, body, input.genericSignatureHeader, input.genericSignaturePrefix);
   }
 }
 
-/** Lower-case names of the original's signature headers, which a re-signed replay drops. */
+/**
+ * Lower-case names of the headers signHeaders may set for this provider, to drop from the
+ * original. For Standard Webhooks both header families are listed, so a stale signature in the
+ * other spelling cannot survive next to the fresh one.
+ */
 export function signatureHeaderNames(provider: Provider, genericSignatureHeader?: string): string[] {
   switch (provider) {
     case "stripe":
-      return ["stripe-signature"];
+      return [...STRIPE_HEADER_NAMES];
     case "github":
-      return ["x-hub-signature-256", "x-hub-signature"];
+      return [...GITHUB_HEADER_NAMES];
     case "slack":
-      return ["x-slack-signature", "x-slack-request-timestamp"];
+      return [...SLACK_HEADER_NAMES];
     case "shopify":
-      return ["x-shopify-hmac-sha256"];
+      return [...SHOPIFY_HEADER_NAMES];
     case "standard_webhooks":
-      return ["webhook-id", "webhook-timestamp", "webhook-signature", "svix-id", "svix-timestamp", "svix-signature"];
+      return [...STANDARD_WEBHOOKS_HEADER_NAMES];
     case "generic":
-      return [(genericSignatureHeader || DEFAULT_GENERIC_HEADER).toLowerCase()];
+      return [genericHeaderName(genericSignatureHeader).toLowerCase()];
   }
 }
