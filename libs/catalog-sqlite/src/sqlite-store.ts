@@ -87,20 +87,28 @@ function summaryFromRow(r: Row): EventSummaryRecord {
   };
 }
 
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
+
+/** Lower-case hex of a token, without allocating a Buffer per token (appends index dozens). */
+function hexOf(token: Uint8Array): string {
+  let out = "";
+  for (let i = 0; i < token.length; i += 1) out += HEX[token[i] as number];
+  return out;
+}
+
+/** The distinct tokens of a body or a query, as hex terms, in first-seen order. */
+function uniqueTerms(tokens: readonly Uint8Array[]): string[] {
+  return [...new Set(tokens.map(hexOf))];
+}
+
 /** One search document: the endpoint's own term, then the body's hex tokens. */
-function searchTerms(endpointKey: number, tokens: readonly Buffer[]): string {
-  return `e${endpointKey} ${tokens.map((t) => t.toString("hex")).join(" ")}`;
+function searchTerms(endpointKey: number, terms: readonly string[]): string {
+  return `e${endpointKey} ${terms.join(" ")}`;
 }
 
 /** An FTS5 AND query over the same terms; every term is quoted, so none is an operator. */
-function searchMatch(endpointKey: number, tokens: readonly Buffer[]): string {
-  return [`"e${endpointKey}"`, ...tokens.map((t) => `"${t.toString("hex")}"`)].join(" AND ");
-}
-
-function uniqueTokens(tokens: Uint8Array[]): Buffer[] {
-  const seen = new Map<string, Buffer>();
-  for (const t of tokens) seen.set(Buffer.from(t).toString("hex"), Buffer.from(t));
-  return [...seen.values()];
+function searchMatch(endpointKey: number, terms: readonly string[]): string {
+  return [`"e${endpointKey}"`, ...terms.map((t) => `"${t}"`)].join(" AND ");
 }
 
 interface Filter {
@@ -275,7 +283,7 @@ export function openSqliteStore(options: SqliteStoreOptions): CatalogStore {
       stamps.push(s);
       const endpoint = stmt.endpointKey.get(e.endpointId) as { key: number } | undefined;
       if (!endpoint) continue;
-      const tokens = e.body ? uniqueTokens(e.searchTokens) : [];
+      const tokens = e.body ? uniqueTerms(e.searchTokens) : [];
       const { lastInsertRowid } = stmt.insertEvent.run({
         id: s.id,
         endpointId: e.endpointId,
@@ -372,7 +380,7 @@ export function openSqliteStore(options: SqliteStoreOptions): CatalogStore {
     return { rows: rows.slice(0, q.limit), hasOlder };
   }
 
-  function listSearch(q: EventQuery, f: Filter, tokens: Buffer[]): { rows: Row[]; hasOlder: boolean } {
+  function listSearch(q: EventQuery, f: Filter, tokens: string[]): { rows: Row[]; hasOlder: boolean } {
     const endpoint = stmt.endpointKey.get(q.endpointId) as { key: number } | undefined;
     if (!endpoint || tokens.length === 0) return { rows: [], hasOlder: false };
     // Cursor pairs become bounds on the commit sequence, which sorts like (received_at, id).
@@ -484,7 +492,7 @@ export function openSqliteStore(options: SqliteStoreOptions): CatalogStore {
     async listEvents(q): Promise<EventPage> {
       const f = filtersOf(q);
       const { rows, hasOlder } = q.searchTokens
-        ? listSearch(q, f, uniqueTokens(q.searchTokens))
+        ? listSearch(q, f, uniqueTerms(q.searchTokens))
         : listPlain(q, f);
       let excluded = 0;
       if (q.searchTokens) {

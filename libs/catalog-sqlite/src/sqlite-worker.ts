@@ -2,6 +2,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import { AppError } from "@whc/errors";
 import type { CatalogStore, Stamp } from "@whc/catalog-core";
 import { openSqliteStore } from "./sqlite-store.js";
+import { unpackTokens } from "./token-pack.js";
 
 /**
  * The embedded store on its own thread: commits (and their fsyncs) and queries run here, off
@@ -22,7 +23,11 @@ parentPort!.on("message", async ({ id, method, args }: Call) => {
     if (method === "appendEvents") {
       const stamps = args[1] as Stamp[];
       let i = 0;
-      result = await store.appendEvents(args[0] as Parameters<CatalogStore["appendEvents"]>[0], () => stamps[i++] as Stamp);
+      const events = (args[0] as Parameters<CatalogStore["appendEvents"]>[0]).map((e) => ({
+        ...e,
+        searchTokens: unpackTokens(e.searchTokens[0] as Uint8Array),
+      }));
+      result = await store.appendEvents(events, () => stamps[i++] as Stamp);
     } else {
       result = await (store[method] as (...a: unknown[]) => Promise<unknown>)(...args);
     }

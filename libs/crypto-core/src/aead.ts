@@ -1,16 +1,37 @@
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, randomFillSync } from "node:crypto";
 
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 
+// Random nonces are drawn from the CSPRNG 4 KiB at a time: one call per 341 seals instead
+// of one per seal. Each nonce is used once and the pool is never refilled in place while
+// a nonce from it is in use (seal is synchronous).
+const nonces = Buffer.alloc(NONCE_BYTES * 341);
+let nextNonce = nonces.length;
+
+function freshNonce(): Buffer {
+  if (nextNonce + NONCE_BYTES > nonces.length) {
+    randomFillSync(nonces);
+    nextNonce = 0;
+  }
+  const nonce = nonces.subarray(nextNonce, nextNonce + NONCE_BYTES);
+  nextNonce += NONCE_BYTES;
+  return nonce;
+}
+
 /** AES-256-GCM: nonce || ciphertext || tag, with optional associated data. */
 export function seal(key: Uint8Array, plaintext: Uint8Array, aad?: Uint8Array): Buffer {
-  const nonce = randomBytes(NONCE_BYTES);
+  // Its own memory, not a slice of Node's shared pool: a sealed body is posted to the store's
+  // thread, and a pooled slice would drag the whole 8 KiB pool along with it.
+  const out = Buffer.allocUnsafeSlow(NONCE_BYTES + plaintext.length + TAG_BYTES);
+  const nonce = freshNonce();
+  nonce.copy(out, 0);
   const cipher = createCipheriv("aes-256-gcm", key, nonce);
   if (aad) cipher.setAAD(aad);
-  const body = cipher.update(plaintext);
-  const final = cipher.final();
-  return Buffer.concat([nonce, body, final, cipher.getAuthTag()]);
+  let at = NONCE_BYTES + cipher.update(plaintext).copy(out, NONCE_BYTES);
+  at += cipher.final().copy(out, at);
+  cipher.getAuthTag().copy(out, at);
+  return out;
 }
 
 /** Throws when the key is wrong or the sealed bytes (or aad) were altered. */

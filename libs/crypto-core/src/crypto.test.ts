@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, it, expect, afterEach } from "vitest";
 import { randomBytes } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
@@ -153,8 +154,22 @@ describe("blind indexer with a word memory", () => {
     const key = randomBytes(32);
     const indexer = createBlindIndexer(key, 3);
     const hex = (ts: Uint8Array[]) => ts.map((t) => Buffer.from(t).toString("hex"));
-    for (const text of ["alpha beta", "beta gamma delta", "ALPHA epsilon", `x${"y".repeat(100)} alpha`]) {
+    const long = "z".repeat(70);
+    for (const text of ["alpha beta", "beta gamma delta", "ALPHA epsilon", `x${"y".repeat(100)} alpha`, `${long} beta ${long} beta`]) {
       expect(hex(indexer(text))).toEqual(hex(blindTokens(key, text)));
     }
+  });
+
+  it("finds the same words in a body's bytes as in its decoded text (ASCII scanner and Unicode path)", () => {
+    const key = randomBytes(32);
+    const indexer = createBlindIndexer(key);
+    const hex = (ts: Uint8Array[]) => ts.map((t) => Buffer.from(t).toString("hex"));
+    const asciiHeavy = fc.array(fc.constantFrom(..."aZ9_ -.{}\"\r\n\t\0Ab0zQ", "é", "Ω", "\u00ff"), { maxLength: 80 }).map((cs) => cs.join(""));
+    fc.assert(
+      fc.property(fc.oneof(asciiHeavy.map((t) => Buffer.from(t, "utf8")), fc.uint8Array({ maxLength: 200 })), (bytes) => {
+        expect(hex(indexer(bytes))).toEqual(hex(blindTokens(key, bytes)));
+      }),
+      { numRuns: 500 },
+    );
   });
 });

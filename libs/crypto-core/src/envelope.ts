@@ -56,12 +56,20 @@ export function createEnvelopeSealer(crypto: Client<typeof CryptoService>, optio
     return current;
   }
 
+  const usable = (key: CachedKey | undefined): key is CachedKey =>
+    key !== undefined && key.uses < options.maxUses && now() - key.issuedAt < options.maxAgeMs;
+  const sealWith = (key: CachedKey, endpointId: string, plaintext: Uint8Array): SealedBodyParts => {
+    key.uses += 1;
+    return { ciphertext: seal(key.plaintext, plaintext, aadOf(endpointId)), wrappedKey: key.wrapped, keyId: key.keyId };
+  };
+
   return {
     async seal(endpointId: string, plaintext: Uint8Array): Promise<SealedBodyParts> {
-      let key = current;
-      if (!key || key.uses >= options.maxUses || now() - key.issuedAt >= options.maxAgeMs) key = await fresh();
-      key.uses += 1;
-      return { ciphertext: seal(key.plaintext, plaintext, aadOf(endpointId)), wrappedKey: key.wrapped, keyId: key.keyId };
+      return sealWith(usable(current) ? current : await fresh(), endpointId, plaintext);
+    },
+    /** Seals at once when a usable data key is at hand; undefined means: call seal(). */
+    sealNow(endpointId: string, plaintext: Uint8Array): SealedBodyParts | undefined {
+      return usable(current) ? sealWith(current, endpointId, plaintext) : undefined;
     },
     /** Whether a data key is at hand (health): sealing needs no crypto call right now. */
     ready(): boolean {
@@ -121,14 +129,19 @@ export type EnvelopeOpener = ReturnType<typeof createEnvelopeOpener>;
  * The blind indexer, built on the key fetched once from crypto and kept; a failed fetch is
  * retried next time.
  */
-export function createBlindIndexSource(crypto: Client<typeof CryptoService>) {
+export function createBlindIndexSource(crypto: Client<typeof CryptoService>): BlindIndexSource {
   let indexer: Promise<BlindIndexer> | undefined;
-  return () =>
+  let ready: BlindIndexer | undefined;
+  const get = () =>
     (indexer ??= crypto.getBlindIndexKey({}).then(
-      (r) => createBlindIndexer(Buffer.from(r.key)),
+      (r) => (ready = createBlindIndexer(Buffer.from(r.key))),
       (err: unknown) => {
         indexer = undefined;
         throw err;
       },
     ));
+  return Object.assign(get, { current: () => ready });
 }
+
+/** The blind indexer once its key is fetched; `current()` gives it without waiting, if it is. */
+export type BlindIndexSource = (() => Promise<BlindIndexer>) & { current(): BlindIndexer | undefined };

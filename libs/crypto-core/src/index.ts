@@ -5,4 +5,4 @@ export { blindTokens, createBlindIndexer, words, TOKEN_BYTES } from "./blind-ind
 export type { BlindIndexer } from "./blind-index.js";
 export { createCryptoService } from "./service.js";
 export { createEnvelopeSealer, createEnvelopeOpener, createBlindIndexSource } from "./envelope.js";
-export type { EnvelopeSealer, EnvelopeOpener, SealedBodyParts, SealerOptions, OpenResult } from "./envelope.js";
+export type { EnvelopeSealer, EnvelopeOpener, SealedBodyParts, SealerOptions, OpenResult, BlindIndexSource } from "./envelope.js";

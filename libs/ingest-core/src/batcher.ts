@@ -6,11 +6,12 @@ export interface Appended {
   receivedAtMs: number;
 }
 
+type Done = (err: unknown, appended?: Appended) => void;
+
 interface Pending {
   event: Event;
   bytes: number;
-  resolve: (a: Appended) => void;
-  reject: (err: unknown) => void;
+  done: Done;
 }
 
 export interface BatcherOptions {
@@ -18,17 +19,24 @@ export interface BatcherOptions {
   maxEvents: number;
   /** Most body bytes in one call (a single larger event still goes alone). */
   maxBytes: number;
+  /**
+   * AppendEvents calls in flight at once. With two, the next batch is on its way while the
+   * store commits the last one, so the event loop and the store work side by side instead
+   * of in turns. The catalog commits appends one at a time, in the order they arrive.
+   */
+  maxInFlight: number;
 }
 
 /**
- * Group commit: while one AppendEvents call is in flight, new captures queue up; when it
- * returns, everything queued goes in the next call and one store transaction. Under load
- * batches grow by themselves; when idle, a capture is sent at once. Each sender's promise
- * settles only when its batch is durable, or fails with the batch.
+ * Group commit: captures that arrive while calls are in flight queue up and go in the next
+ * call, one store transaction. Under load batches grow by themselves; when idle, a capture
+ * is sent after one event-loop turn. Each sender's promise settles only when its batch is
+ * durable, or fails with the batch.
  */
 export function createAppendBatcher(catalog: Client<typeof CatalogService>, options: BatcherOptions) {
   const queue: Pending[] = [];
-  let inFlight = false;
+  let inFlight = 0;
+  let scheduled = false;
 
   function takeBatch(): Pending[] {
     const batch: Pending[] = [];
@@ -42,36 +50,49 @@ export function createAppendBatcher(catalog: Client<typeof CatalogService>, opti
     return batch;
   }
 
-  async function pump(): Promise<void> {
-    if (inFlight) return;
-    inFlight = true;
-    // Let every request whose body finished in this turn of the event loop join the batch.
-    await new Promise<void>((resolve) => setImmediate(resolve));
+  async function send(batch: Pending[]): Promise<void> {
+    let res: Awaited<ReturnType<typeof catalog.appendEvents>>;
     try {
-      while (queue.length > 0) {
-        const batch = takeBatch();
-        try {
-          const res = await catalog.appendEvents({ events: batch.map((p) => p.event) });
-          batch.forEach((p, i) => {
-            const a = res.events[i];
-            if (a) p.resolve({ id: a.id, receivedAtMs: Number(a.receivedAtMs) });
-            else p.reject(new Error("catalog answered fewer events than sent"));
-          });
-        } catch (err) {
-          for (const p of batch) p.reject(err);
-        }
-      }
-    } finally {
-      inFlight = false;
+      res = await catalog.appendEvents({ events: batch.map((p) => p.event) });
+    } catch (err) {
+      for (const p of batch) p.done(err);
+      return;
+    }
+    batch.forEach((p, i) => {
+      const a = res.events[i];
+      if (a) p.done(undefined, { id: a.id, receivedAtMs: Number(a.receivedAtMs) });
+      else p.done(new Error("catalog answered fewer events than sent"));
+    });
+  }
+
+  function flush(): void {
+    scheduled = false;
+    while (inFlight < options.maxInFlight && queue.length > 0) {
+      inFlight += 1;
+      void send(takeBatch()).finally(() => {
+        inFlight -= 1;
+        schedule();
+      });
     }
   }
 
+  function schedule(): void {
+    if (scheduled || inFlight >= options.maxInFlight || queue.length === 0) return;
+    scheduled = true;
+    // Let every request whose body finished in this turn of the event loop join the batch.
+    setImmediate(flush);
+  }
+
+  function appendThen(event: Event, done: Done): void {
+    queue.push({ event, bytes: event.body?.ciphertext.length ?? 0, done });
+    schedule();
+  }
+
   return {
+    /** Calls back once the event's batch is durable (or failed). */
+    appendThen,
     append(event: Event): Promise<Appended> {
-      return new Promise<Appended>((resolve, reject) => {
-        queue.push({ event, bytes: event.body?.ciphertext.length ?? 0, resolve, reject });
-        void pump();
-      });
+      return new Promise<Appended>((resolve, reject) => appendThen(event, (err, a) => (err ? reject(err) : resolve(a as Appended))));
     },
     pending: () => queue.length,
   };

@@ -19,7 +19,10 @@ export function createEndpointCache(
   options: { ttlMs: number; missTtlMs: number; maxEntries: number; now?: () => number },
 ) {
   const now = options.now ?? Date.now;
-  const entries = new Map<string, { value: Promise<IngestEndpoint | undefined>; at: number; ttl: number }>();
+  const entries = new Map<
+    string,
+    { value: Promise<IngestEndpoint | undefined>; at: number; ttl: number; settled?: { found: IngestEndpoint | undefined } }
+  >();
 
   async function load(endpointId: string): Promise<IngestEndpoint | undefined> {
     let endpoint: Endpoint | undefined;
@@ -43,10 +46,15 @@ export function createEndpointCache(
       if (hit && now() - hit.at < hit.ttl) return hit.value;
       if (entries.size >= options.maxEntries) entries.delete(entries.keys().next().value as string);
       const value = load(endpointId);
-      const entry = { value, at: now(), ttl: options.ttlMs };
+      const entry: { value: typeof value; at: number; ttl: number; settled?: { found: IngestEndpoint | undefined } } = {
+        value,
+        at: now(),
+        ttl: options.ttlMs,
+      };
       entries.set(endpointId, entry);
       value.then(
         (found) => {
+          entry.settled = { found };
           if (!found) entry.ttl = options.missTtlMs;
         },
         () => {
@@ -55,6 +63,14 @@ export function createEndpointCache(
         },
       );
       return value;
+    },
+    /**
+     * The cached answer without waiting: `{ found }` when a fresh entry has settled (found is
+     * undefined for an unknown id), undefined when get() has to be awaited.
+     */
+    peek(endpointId: string): { found: IngestEndpoint | undefined } | undefined {
+      const hit = entries.get(endpointId);
+      return hit && now() - hit.at < hit.ttl ? hit.settled : undefined;
     },
     invalidate(endpointId: string): void {
       entries.delete(endpointId);

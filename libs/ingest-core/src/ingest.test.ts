@@ -104,7 +104,7 @@ describe("group commit", () => {
     const routes = (router: Parameters<Parameters<typeof createInMemoryTransport>[0]>[0]) =>
       router.service(CatalogService, createCatalogService(store));
     const catalog = createServiceClient(CatalogService, createInMemoryTransport(routes, createLogger("t", "silent"), 5000));
-    const batcher = createAppendBatcher(catalog, { maxEvents: 100, maxBytes: 1 << 20 });
+    const batcher = createAppendBatcher(catalog, { maxEvents: 100, maxBytes: 1 << 20, maxInFlight: 2 });
     const event = () => create(EventSchema, { accountId: key.accountId, endpointId: endpoint.id, method: "POST" });
     const results = await Promise.all(Array.from({ length: 50 }, () => batcher.append(event())));
     expect(new Set(results.map((r) => r.id)).size).toBe(50);

@@ -46,34 +46,45 @@ export interface ReadBody {
 
 /**
  * Reads the body as sent (no decoding of Content-Encoding), keeping at most `keep` bytes,
- * and stops keeping anything once `limit` is passed.
+ * and stops keeping anything once `limit` is passed. Calls back once.
  */
-export function readBody(req: IncomingMessage, keep: number, limit: number): Promise<ReadBody> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let kept = 0;
-    let total = 0;
-    let overLimit = false;
-    const finish = () =>
-      resolve({ kept: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, kept), total, overLimit });
-    req.on("data", (chunk: Buffer) => {
-      total += chunk.length;
-      if (total > limit && !overLimit) {
-        overLimit = true;
-        // Answer now; the rest of the upload is not worth waiting for.
-        finish();
-        return;
-      }
-      if (overLimit) return;
-      if (kept < keep) {
-        const part = kept + chunk.length <= keep ? chunk : chunk.subarray(0, keep - kept);
-        chunks.push(part);
-        kept += part.length;
-      }
-    });
-    req.on("end", () => {
-      if (!overLimit) finish();
-    });
-    req.on("error", reject);
+export function readBodyThen(
+  req: IncomingMessage,
+  keep: number,
+  limit: number,
+  done: (err: Error | undefined, body?: ReadBody) => void,
+): void {
+  const chunks: Buffer[] = [];
+  let kept = 0;
+  let total = 0;
+  let overLimit = false;
+  let finished = false;
+  const finish = (err?: Error) => {
+    if (finished) return;
+    finished = true;
+    if (err) return done(err);
+    done(undefined, { kept: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, kept), total, overLimit });
+  };
+  req.on("data", (chunk: Buffer) => {
+    total += chunk.length;
+    if (total > limit && !overLimit) {
+      overLimit = true;
+      // Answer now; the rest of the upload is not worth waiting for.
+      finish();
+      return;
+    }
+    if (overLimit) return;
+    if (kept < keep) {
+      const part = kept + chunk.length <= keep ? chunk : chunk.subarray(0, keep - kept);
+      chunks.push(part);
+      kept += part.length;
+    }
   });
+  req.on("end", () => finish());
+  req.on("error", (err) => finish(err));
+}
+
+/** readBodyThen as a promise. */
+export function readBody(req: IncomingMessage, keep: number, limit: number): Promise<ReadBody> {
+  return new Promise((resolve, reject) => readBodyThen(req, keep, limit, (err, body) => (err ? reject(err) : resolve(body as ReadBody))));
 }

@@ -1,25 +1,24 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { randomUUID } from "node:crypto";
 import type { Client } from "@connectrpc/connect";
-import { EventSchema, SealedBodySchema, type Health } from "@whc/contracts";
+import type { Event, Health } from "@whc/contracts";
 import { AppError } from "@whc/errors";
 import { requestContext, type Logger } from "@whc/logging";
-import type { BlindIndexer, EnvelopeSealer } from "@whc/crypto-core";
+import type { BlindIndexSource, EnvelopeSealer, SealedBodyParts } from "@whc/crypto-core";
 import { eventSummaryJson } from "@whc/api-model";
 import type { CaptureBus } from "@whc/messaging";
 import { isUuid } from "@whc/catalog-core";
-import { create } from "@bufbuild/protobuf";
-import type { AppendBatcher } from "./batcher.js";
-import type { EndpointCache } from "./endpoint-cache.js";
-import { rawHeaderPairs, readBody, remoteIpOf } from "./request.js";
-import { verifyCapture } from "./verify.js";
 import { slackUrlVerificationChallenge } from "@whc/signatures";
+import type { AppendBatcher } from "./batcher.js";
+import type { EndpointCache, IngestEndpoint } from "./endpoint-cache.js";
+import { rawHeaderPairs, readBodyThen, remoteIpOf, type ReadBody } from "./request.js";
+import { verifyCapture } from "./verify.js";
 
 export interface IngestDeps {
   endpoints: EndpointCache;
   batcher: AppendBatcher;
   sealer: EnvelopeSealer;
-  blindIndex: () => Promise<BlindIndexer>;
+  blindIndex: BlindIndexSource;
   bus: CaptureBus;
   health: { catalog: Client<typeof Health>; crypto: Client<typeof Health> };
   logger: Logger;
@@ -33,6 +32,7 @@ export interface IngestOptions {
 
 const HOOK_PATH = /^\/h\/([^/?#]+)(.*)$/s;
 const RETRY_AFTER_OUTAGE_S = "5";
+const NOT_FOUND = { ok: false, error: "not_found", message: "No endpoint receives at this URL." };
 
 function reply(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
@@ -42,6 +42,15 @@ function reply(res: ServerResponse, status: number, body: unknown, headers: Reco
     ...headers,
   });
   res.end(text);
+}
+
+/** One capture in progress. */
+interface Capture {
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: string;
+  endpointId: string;
+  rest: string;
 }
 
 /**
@@ -67,22 +76,51 @@ export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
     });
   }
 
-  async function capture(req: IncomingMessage, res: ServerResponse, endpointId: string, rest: string): Promise<void> {
-    const found = await deps.endpoints.get(endpointId);
+  /** Anything that stops a capture before its 2xx: logged, and the sender told to retry. */
+  function failed(c: Capture, err: unknown): void {
+    const outage = AppError.is(err) && ["service_unavailable", "timeout"].includes(err.reason);
+    // The path only: a query string may carry a sender's token.
+    logger.error({ err: outage ? { reason: (err as AppError).reason } : err, path: c.url.split("?")[0] }, "capture failed");
+    if (!c.res.headersSent) {
+      reply(
+        c.res,
+        503,
+        { ok: false, error: "service_unavailable", message: "The capture was not stored; retry later." },
+        { "retry-after": RETRY_AFTER_OUTAGE_S },
+      );
+    }
+  }
+
+  /*
+   * The capture path is written with callbacks and a synchronous fast path (endpoint cached,
+   * data key and blind-index key at hand): under load most of a capture's event-loop time
+   * had gone to promise bookkeeping between its steps rather than to the steps.
+   */
+
+  function withEndpoint(c: Capture, found: IngestEndpoint | undefined): void {
     if (!found) {
-      req.resume();
-      reply(res, 404, { ok: false, error: "not_found", message: "No endpoint receives at this URL." });
+      c.req.resume();
+      reply(c.res, 404, NOT_FOUND);
       return;
     }
-    const { endpoint, secret } = found;
-    if (endpoint.status === "paused") {
-      req.resume();
-      reply(res, 503, { ok: false, error: "endpoint_paused", message: "This endpoint is paused." }, { "retry-after": "60" });
+    if (found.endpoint.status === "paused") {
+      c.req.resume();
+      reply(c.res, 503, { ok: false, error: "endpoint_paused", message: "This endpoint is paused." }, { "retry-after": "60" });
       return;
     }
-    const body = await readBody(req, options.maxStoredBodyBytes, options.maxInboundBodyBytes);
+    readBodyThen(c.req, options.maxStoredBodyBytes, options.maxInboundBodyBytes, (err, body) => {
+      if (err) return failed(c, err);
+      try {
+        withBody(c, found, body as ReadBody);
+      } catch (e) {
+        failed(c, e);
+      }
+    });
+  }
+
+  function withBody(c: Capture, { endpoint, secret }: IngestEndpoint, body: ReadBody): void {
+    const { req } = c;
     const headers = rawHeaderPairs(req);
-    const responseCode = body.overLimit ? 413 : 200;
     const verified = verifyCapture({
       provider: endpoint.provider,
       headers,
@@ -93,72 +131,95 @@ export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
       nowMs: Date.now(),
     });
     const storeBody = endpoint.operatingMode !== "metadata_only" && !body.overLimit;
-    const event = create(EventSchema, {
+    const event: Event = {
+      $typeName: "webhookcapture.catalog.v1.Event",
+      id: "",
       accountId: endpoint.accountId,
-      endpointId,
+      endpointId: c.endpointId,
+      receivedAtMs: 0n,
       method: req.method ?? "GET",
-      path: rest,
-      headers: headers.map(([name, value]) => ({ name, value })),
+      path: c.rest,
+      headers: headers.map(([name, value]) => ({ $typeName: "webhookcapture.common.v1.Header", name, value })),
       remoteIp: remoteIpOf(req, options.trustedProxies),
       canonicalEventType: verified.canonicalEventType,
       provider: verified.provider,
       verification: verified.verification,
       verificationFailureReason: verified.failureReason,
-      responseCode,
+      responseCode: body.overLimit ? 413 : 200,
       truncated: storeBody && body.total > body.kept.length,
       originalSizeBytes: BigInt(body.total),
       bodyStored: storeBody,
-    });
-    if (storeBody) {
-      event.body = create(SealedBodySchema, await deps.sealer.seal(endpointId, body.kept));
-      event.searchTokens = (await deps.blindIndex())(body.kept);
+      searchTokens: [],
+      diagnosticJson: "",
+      forwardedResponseJson: "",
+    };
+    const challenge = verified.provider === "slack" && !body.overLimit ? slackUrlVerificationChallenge(body.kept) : undefined;
+    if (!storeBody) return store(c, event, body.overLimit, challenge);
+    const sealed = deps.sealer.sealNow(c.endpointId, body.kept);
+    const indexer = deps.blindIndex.current();
+    if (sealed && indexer) {
+      withSealedBody(event, sealed, indexer(body.kept));
+      return store(c, event, false, challenge);
     }
-    const appended = await deps.batcher.append(event);
-    event.id = appended.id;
-    event.receivedAtMs = BigInt(appended.receivedAtMs);
-    deps.bus.publishCapture({ accountId: endpoint.accountId, endpointId, summary: eventSummaryJson(event) });
-    if (body.overLimit) {
-      reply(res, 413, { ok: false, error: "payload_too_large", id: appended.id }, { connection: "close" });
-      return;
-    }
-    // Slack confirms a new Request URL by expecting its challenge back; the event is kept too.
-    const challenge = verified.provider === "slack" ? slackUrlVerificationChallenge(body.kept) : undefined;
-    if (challenge !== undefined) {
-      reply(res, 200, { challenge });
-      return;
-    }
-    reply(res, 200, { ok: true, id: appended.id });
+    // A data key or the blind-index key is still to be fetched from the crypto service.
+    Promise.all([sealed ?? deps.sealer.seal(c.endpointId, body.kept), indexer ?? deps.blindIndex()]).then(
+      ([parts, index]) => {
+        withSealedBody(event, parts, index(body.kept));
+        store(c, event, false, challenge);
+      },
+      (err: unknown) => failed(c, err),
+    );
   }
 
-  return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const requestId = randomUUID();
-    await requestContext.run({ requestId }, async () => {
-      const url = req.url ?? "/";
+  function store(c: Capture, event: Event, overLimit: boolean, challenge: string | undefined): void {
+    deps.batcher.appendThen(event, (err, appended) => {
+      if (err || !appended) return failed(c, err);
       try {
-        if (url === "/healthz" && (req.method === "GET" || req.method === "HEAD")) {
-          await healthz(res);
-          return;
-        }
-        const match = HOOK_PATH.exec(url);
-        if (!match || !isUuid(match[1] as string)) {
-          req.resume();
-          reply(res, 404, { ok: false, error: "not_found", message: "No endpoint receives at this URL." });
-          return;
-        }
-        await capture(req, res, (match[1] as string).toLowerCase(), match[2] ?? "");
-      } catch (err) {
-        const outage = AppError.is(err) && ["service_unavailable", "timeout"].includes(err.reason);
-        // The path only: a query string may carry a sender's token.
-        logger.error({ err: outage ? { reason: (err as AppError).reason } : err, path: url.split("?")[0] }, "capture failed");
-        if (!res.headersSent) {
-          reply(
-            res,
-            503,
-            { ok: false, error: "service_unavailable", message: "The capture was not stored; retry later." },
-            { "retry-after": RETRY_AFTER_OUTAGE_S },
-          );
-        }
+        event.id = appended.id;
+        event.receivedAtMs = BigInt(appended.receivedAtMs);
+        deps.bus.publishCapture({ accountId: event.accountId, endpointId: event.endpointId, summary: eventSummaryJson(event) });
+      } catch (e) {
+        // Stored: the sender gets its 2xx whatever happens to the notification.
+        logger.warn({ err: e }, "capture notification failed");
+      }
+      if (overLimit) {
+        reply(c.res, 413, { ok: false, error: "payload_too_large", id: appended.id }, { connection: "close" });
+      } else if (challenge !== undefined) {
+        // Slack confirms a new Request URL by expecting its challenge back; the event is kept too.
+        reply(c.res, 200, { challenge });
+      } else {
+        reply(c.res, 200, { ok: true, id: appended.id });
       }
     });
+  }
+
+  return function handle(req: IncomingMessage, res: ServerResponse): void {
+    const url = req.url ?? "/";
+    if (url === "/healthz" && (req.method === "GET" || req.method === "HEAD")) {
+      void healthz(res);
+      return;
+    }
+    const match = HOOK_PATH.exec(url);
+    if (!match || !isUuid(match[1] as string)) {
+      req.resume();
+      reply(res, 404, NOT_FOUND);
+      return;
+    }
+    const c: Capture = { req, res, url, endpointId: (match[1] as string).toLowerCase(), rest: match[2] ?? "" };
+    try {
+      const cached = deps.endpoints.peek(c.endpointId);
+      if (cached) return withEndpoint(c, cached.found);
+      requestContext
+        .run({ requestId: randomUUID() }, () => deps.endpoints.get(c.endpointId))
+        .then((found) => withEndpoint(c, found))
+        .catch((err: unknown) => failed(c, err));
+    } catch (err) {
+      failed(c, err);
+    }
   };
+}
+
+function withSealedBody(event: Event, parts: SealedBodyParts, searchTokens: Uint8Array[]): void {
+  event.body = { $typeName: "webhookcapture.catalog.v1.SealedBody", ...parts };
+  event.searchTokens = searchTokens;
 }

@@ -1,17 +1,26 @@
-import { createClient, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
+import { Code, ConnectError, createClient, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import type { DescService } from "@bufbuild/protobuf";
 import { fromConnectError } from "@whc/errors";
 import { currentRequestId } from "@whc/logging";
 import { REQUEST_ID_HEADER } from "./server.js";
 
-/** Client side of every internal call: forwards the request id and applies a deadline. */
+/**
+ * Client side of every internal call: forwards the request id and applies a deadline; a call
+ * cut off by that deadline fails with DeadlineExceeded (reason `timeout`), whatever the
+ * transport made of the abort.
+ */
 export function clientInterceptor(timeoutMs: number): Interceptor {
   return (next) => async (req) => {
     const requestId = currentRequestId();
     if (requestId && !req.header.has(REQUEST_ID_HEADER)) req.header.set(REQUEST_ID_HEADER, requestId);
-    const signal = AbortSignal.any([req.signal, AbortSignal.timeout(timeoutMs)]);
-    return next({ ...req, signal });
+    const deadline = AbortSignal.timeout(timeoutMs);
+    try {
+      return await next({ ...req, signal: AbortSignal.any([req.signal, deadline]) });
+    } catch (err) {
+      if (deadline.aborted && !req.signal.aborted) throw new ConnectError(`no answer within ${timeoutMs} ms`, Code.DeadlineExceeded);
+      throw err;
+    }
   };
 }
 

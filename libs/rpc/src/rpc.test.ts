@@ -27,20 +27,41 @@ const routes = (router: ConnectRouter) => {
     async sealSecret() {
       throw new Error("database password is hunter2");
     },
+    async listMasterKeys() {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      return { activeKeyId: "k1", keyIds: ["k1"] };
+    },
   });
   healthRoutes({ "": () => true, sick: () => false })(router);
 };
 
-async function h2c() {
+async function h2cWithDeadline(timeoutMs: number) {
   const server = await serveH2c({ routes, port: 0, host: "127.0.0.1", logger });
   servers.push(server);
-  return createPeerTransport(`http://127.0.0.1:${server.port}`, 5000);
+  return createPeerTransport(`http://127.0.0.1:${server.port}`, timeoutMs);
 }
 
 describe.each([
-  ["over h2c", h2c],
-  ["in memory", async () => createInMemoryTransport(routes, logger, 5000)],
-])("internal calls %s", (_name, transport) => {
+  ["over h2c", h2cWithDeadline],
+  ["in memory", async (timeoutMs: number) => createInMemoryTransport(routes, logger, timeoutMs)],
+])("internal calls %s", (_name, transportWith) => {
+  const transport = () => transportWith(5000);
+
+  it("fail with timeout when the peer answers after the deadline", async () => {
+    const client = createServiceClient(CryptoService, await transportWith(100));
+    const started = Date.now();
+    const err = (await client.listMasterKeys({}).catch((e: unknown) => e)) as AppError;
+    expect(err.reason).toBe("timeout");
+    expect(Date.now() - started).toBeLessThan(900);
+  });
+
+  it("hand back messages of the declared output type", async () => {
+    const client = createServiceClient(CryptoService, await transport());
+    const res = await client.getBlindIndexKey({});
+    expect(res.$typeName).toBe("webhookcapture.crypto.v1.GetBlindIndexKeyResponse");
+    expect([...res.key]).toEqual([1, 2, 3]);
+  });
+
   it("forward the request id of the work in progress", async () => {
     const client = createServiceClient(CryptoService, await transport());
     await requestContext.run({ requestId: "req-42" }, () => client.getBlindIndexKey({}));

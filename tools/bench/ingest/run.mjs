@@ -1,9 +1,16 @@
 // Ingest benchmark: 1.5 KB JSON POSTs with ~12 headers at 50 connections for 10 s against
-// the all-in-one process (npm start's), then against a bare node:http server that answers
-// 200, in the same run. Prints captures/s, p50/p99 latency and the ratio. Figures only.
-//   node tools/bench/ingest/run.mjs [seconds] [connections]
-import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+// the all-in-one process (npm start's), and against a bare node:http server that reads the
+// body and answers 200, in the same run. Prints captures/s, p50/p99 latency, the server's
+// CPU per request (Linux) and the ratio. Figures only, no assertion.
+//
+//   node tools/bench/ingest/run.mjs [seconds] [connections] [rounds]
+//
+// The load comes from wrk (-t2, as DESIGN.md measured) when it is installed, else from
+// autocannon in this process; BENCH_CLIENT=autocannon forces the latter. The two servers
+// are measured in alternating rounds (bare, all-in-one, bare, ...) and each round's ratio is
+// taken against the bare figure beside it, so a shared machine's drift does not skew it.
+import { spawn, execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, readdirSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import net from "node:net";
@@ -13,7 +20,9 @@ import autocannon from "autocannon";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const duration = Number(process.argv[2] ?? 10);
 const connections = Number(process.argv[3] ?? 50);
+const rounds = Number(process.argv[4] ?? 2);
 const KEY = `whc_${"B".repeat(40)}`;
+const useWrk = process.env.BENCH_CLIENT !== "autocannon" && spawnSync("wrk", ["--version"]).error === undefined;
 
 const freePort = () =>
   new Promise((resolve) => {
@@ -24,7 +33,8 @@ const freePort = () =>
   });
 
 function start(script, args, env, ready) {
-  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(" ") : []), script, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(" ") : [];
+  const child = spawn(process.execPath, [...nodeArgs, script, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   return new Promise((resolve, reject) => {
     let out = "";
     const onData = (c) => {
@@ -35,6 +45,14 @@ function start(script, args, env, ready) {
     child.stderr.on("data", onData);
     if (process.env.BENCH_ECHO) child.stderr.on("data", (c) => process.stderr.write(c));
     child.on("exit", (code) => reject(new Error(`${script} exited ${code}: ${out}`)));
+  });
+}
+
+function stop(child) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once("exit", () => resolve());
+    child.kill("SIGTERM");
   });
 }
 
@@ -69,60 +87,118 @@ const headers = {
   "x-retry-count": "0",
 };
 
-function load(url) {
-  return new Promise((resolve, reject) => {
-    autocannon({ url, method: "POST", connections, duration, headers, body }, (err, result) => (err ? reject(err) : resolve(result)));
+const work = mkdtempSync(path.join(os.tmpdir(), "whc-bench-ingest-"));
+const luaString = (s) => `"${[...Buffer.from(s)].map((b) => `\\${b}`).join("")}"`;
+const script = path.join(work, "post.lua");
+writeFileSync(
+  script,
+  [
+    `wrk.method = "POST"`,
+    `wrk.body = ${luaString(body)}`,
+    ...Object.entries(headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`),
+    `done = function(summary, latency, requests)`,
+    `  io.write(string.format("BENCH %d %d %d %d %f %f\\n", summary.requests, summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, summary.errors.status, summary.duration, latency:percentile(50) / 1000, latency:percentile(99) / 1000))`,
+    `end`,
+  ].join("\n"),
+);
+
+/** {requests/s, p50, p99 (ms), failed} from one load pass. */
+async function load(url) {
+  if (useWrk) {
+    const out = execFileSync("wrk", ["-t2", `-c${connections}`, `-d${duration}s`, "-s", script, url], { encoding: "utf8" });
+    const line = out.split("\n").find((l) => l.startsWith("BENCH "));
+    if (!line) throw new Error(`wrk printed no summary:\n${out}`);
+    const [requests, errors, bad, micros, p50, p99] = line.split(" ").slice(1).map(Number);
+    // errors.status counts answers of 400 and above; a capture never answers 3xx.
+    return { rps: requests / (micros / 1e6), p50, p99, failed: errors + bad, total: requests };
+  }
+  const r = await new Promise((resolve, reject) => {
+    autocannon({ url, method: "POST", connections, duration, headers, body }, (err, res) => (err ? reject(err) : resolve(res)));
   });
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, failed: r.non2xx + r.errors, total: r.requests.total };
 }
 
-function summary(name, r) {
-  const non2xx = r.non2xx + r.errors;
-  console.log(
-    `${name.padEnd(22)} ${Math.round(r.requests.average).toString().padStart(6)} req/s   p50 ${r.latency.p50} ms   p99 ${r.latency.p99} ms   non-2xx/errors ${non2xx}`,
-  );
+/** CPU seconds (user + system) used so far by a process, all threads (Linux /proc; else NaN). */
+function cpuSeconds(pid) {
+  try {
+    const tick = 100;
+    let total = 0;
+    for (const t of readdirSync(`/proc/${pid}/task`)) {
+      const fields = readFileSync(`/proc/${pid}/task/${t}/stat`, "utf8").split(") ")[1].split(" ");
+      total += Number(fields[11]) + Number(fields[12]);
+    }
+    return total / tick;
+  } catch {
+    return Number.NaN;
+  }
 }
 
-execFileSync(process.execPath, [path.join(root, "tools/build.mjs"), "all-in-one"], { stdio: "inherit" });
-const dataDir = mkdtempSync(path.join(os.tmpdir(), "whc-bench-ingest-"));
-const [gw, ing, bare] = [await freePort(), await freePort(), await freePort()];
-const aio = await start(
-  path.join(root, "dist/all-in-one/main.js"),
-  [],
-  {
-    WHC_DATA_DIR: dataDir,
-    WHC_HOST: "127.0.0.1",
-    WHC_GATEWAY_PORT: String(gw),
-    WHC_INGEST_PORT: String(ing),
-    WHC_INGEST_PUBLIC_URL: `http://127.0.0.1:${ing}`,
-    WHC_BOOTSTRAP_API_KEYS: `bench:${KEY}`,
-    WHC_LOG_LEVEL: "info",
-  },
-  "webhook-capture ready",
-);
-const endpoint = await (
-  await fetch(`http://127.0.0.1:${gw}/v1/endpoints`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
-    body: JSON.stringify({ slug: "bench" }),
-  })
-).json();
+async function measure(child, url) {
+  await load(url); // warm-up pass, not reported
+  const before = cpuSeconds(child.pid);
+  const r = await load(url);
+  r.cpuUsPerRequest = ((cpuSeconds(child.pid) - before) / r.total) * 1e6;
+  return r;
+}
 
-console.log(`${duration} s at ${connections} connections, ${Buffer.byteLength(body)} B bodies, ${Object.keys(headers).length + 2} headers; ${os.cpus().length} cores\n`);
-await load(endpoint.webhookUrl); // warm-up pass, not reported
-const capture = await load(endpoint.webhookUrl);
-summary("all-in-one ingest", capture);
-const stored = await (
-  await fetch(`http://127.0.0.1:${gw}/v1/endpoints/${endpoint.id}`, { headers: { authorization: `Bearer ${KEY}` } })
-).json();
-aio.kill("SIGTERM");
+function line(name, r) {
+  const cpu = Number.isNaN(r.cpuUsPerRequest) ? "" : `   server CPU ${Math.round(r.cpuUsPerRequest)} µs/request`;
+  return `${name.padEnd(18)} ${Math.round(r.rps).toString().padStart(6)} req/s   p50 ${r.p50.toFixed(1)} ms   p99 ${r.p99.toFixed(1)} ms   failed ${r.failed}${cpu}`;
+}
 
-const bareServer = await start(path.join(root, "tools/bench/ingest/bare-server.mjs"), [String(bare)], {}, "bare ready");
-const baseline = await load(`http://127.0.0.1:${bare}/`);
-summary("bare node:http", baseline);
-bareServer.kill("SIGTERM");
-
+execFileSync(process.execPath, [path.join(root, "tools/build.mjs"), "all-in-one", "--no-dashboard"], { stdio: "inherit" });
 console.log(
-  `\nratio ${(capture.requests.average / baseline.requests.average * 100).toFixed(1)} % of the bare server; ` +
-    `${stored.eventCount} events stored (warm-up included) vs ${capture.requests.total} acknowledged in the measured pass`,
+  `\n${duration} s at ${connections} connections, ${Buffer.byteLength(body)} B bodies, ${Object.keys(headers).length + 2} headers; ` +
+    `${os.cpus().length} cores; load from ${useWrk ? "wrk -t2" : "autocannon (in this process)"}\n`,
 );
-rmSync(dataDir, { recursive: true, force: true });
+
+const results = [];
+for (let round = 1; round <= rounds; round += 1) {
+  const barePort = await freePort();
+  const bare = await start(path.join(root, "tools/bench/ingest/bare-server.mjs"), [String(barePort)], {}, "bare ready");
+  const baseline = await measure(bare, `http://127.0.0.1:${barePort}/`);
+  await stop(bare);
+
+  const dataDir = path.join(work, `data-${round}`);
+  const [gw, ing] = [await freePort(), await freePort()];
+  const aio = await start(
+    path.join(root, "dist/all-in-one/main.js"),
+    [],
+    {
+      WHC_DATA_DIR: dataDir,
+      WHC_HOST: "127.0.0.1",
+      WHC_GATEWAY_PORT: String(gw),
+      WHC_INGEST_PORT: String(ing),
+      WHC_INGEST_PUBLIC_URL: `http://127.0.0.1:${ing}`,
+      WHC_BOOTSTRAP_API_KEYS: `bench:${KEY}`,
+      WHC_LOG_LEVEL: "info",
+    },
+    "webhook-capture ready",
+  );
+  const auth = { authorization: `Bearer ${KEY}` };
+  const endpoint = await (
+    await fetch(`http://127.0.0.1:${gw}/v1/endpoints`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ slug: "bench" }),
+    })
+  ).json();
+  const capture = await measure(aio, endpoint.webhookUrl);
+  const stored = await (await fetch(`http://127.0.0.1:${gw}/v1/endpoints/${endpoint.id}`, { headers: auth })).json();
+  await stop(aio);
+
+  const ratio = (capture.rps / baseline.rps) * 100;
+  results.push({ capture, baseline, ratio });
+  console.log(`round ${round}`);
+  console.log(`  ${line("bare node:http", baseline)}`);
+  console.log(`  ${line("all-in-one ingest", capture)}`);
+  console.log(`  ratio ${ratio.toFixed(1)} %; ${stored.eventCount} events stored (warm-up pass included)\n`);
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+console.log(
+  `median of ${rounds}: ingest ${Math.round(median(results.map((r) => r.capture.rps)))} captures/s, ` +
+    `p99 ${median(results.map((r) => r.capture.p99)).toFixed(1)} ms; bare ${Math.round(median(results.map((r) => r.baseline.rps)))} req/s; ` +
+    `ratio ${median(results.map((r) => r.ratio)).toFixed(1)} % (target >= 40 %, p99 < 25 ms)`,
+);
+rmSync(work, { recursive: true, force: true });

@@ -1,0 +1,90 @@
+// Micro-benchmark of the capture path's pieces on the event loop (figures only).
+//   npx tsx --tsconfig tsconfig.base.json tools/bench/ingest/pieces.ts
+import { randomBytes, randomUUID } from "node:crypto";
+import { MessageChannel } from "node:worker_threads";
+import { create } from "@bufbuild/protobuf";
+import { EventSchema, SealedBodySchema } from "@whc/contracts";
+import { seal, createBlindIndexer } from "@whc/crypto-core";
+import { verifyCapture } from "@whc/ingest-core";
+import { eventSummaryJson } from "@whc/api-model";
+import { requestContext } from "@whc/logging";
+
+const body = Buffer.from(
+  JSON.stringify({
+    id: "evt_1NG8Du2eZvKYlo2CuKKVtHwe",
+    object: "event",
+    type: "invoice.payment_succeeded",
+    created: 1700000000,
+    data: {
+      object: {
+        id: "in_1NG8Du2eZvKYlo2C",
+        amount_due: 2000,
+        currency: "usd",
+        customer: "cus_NffrFeUfNV2Hib",
+        lines: Array.from({ length: 8 }, (_, i) => ({ id: `il_${i}`, amount: 250, description: `Line item number ${i} of the invoice` })),
+        status: "paid",
+      },
+    },
+  }).padEnd(1536, " "),
+);
+const headers: [string, string][] = [
+  ["Host", "127.0.0.1:8081"],
+  ["content-type", "application/json"],
+  ["user-agent", "Stripe/1.0 (+https://stripe.com/docs/webhooks)"],
+  ["accept", "*/*; q=0.5, application/xml"],
+  ["cache-control", "no-cache"],
+  ["stripe-signature", "t=1700000000,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd"],
+  ["x-request-id", "req_9f8a7b6c5d4e3f2a"],
+  ["x-forwarded-proto", "https"],
+  ["x-amzn-trace-id", "Root=1-65a1b2c3-abcdef0123456789abcdef01"],
+  ["accept-encoding", "gzip"],
+  ["x-custom-tenant", "acme-corp"],
+  ["x-retry-count", "0"],
+  ["content-length", "1536"],
+];
+const key = randomBytes(32);
+const indexer = createBlindIndexer(randomBytes(32));
+const endpointId = randomUUID();
+
+function time(name: string, n: number, fn: () => unknown): void {
+  for (let i = 0; i < Math.min(n, 2000); i++) fn();
+  const t = process.hrtime.bigint();
+  for (let i = 0; i < n; i++) fn();
+  const us = Number(process.hrtime.bigint() - t) / 1000 / n;
+  console.log(`${name.padEnd(34)} ${us.toFixed(2).padStart(8)} µs`);
+}
+
+const verify = () =>
+  verifyCapture({ provider: "generic", headers, body, genericSignatureHeader: "", genericSignaturePrefix: "", nowMs: Date.now() });
+const makeEvent = () =>
+  create(EventSchema, {
+    accountId: endpointId,
+    endpointId,
+    method: "POST",
+    path: "",
+    headers: headers.map(([name, value]) => ({ name, value })),
+    remoteIp: "127.0.0.1",
+    provider: "stripe",
+    verification: "unverified",
+    responseCode: 200,
+    originalSizeBytes: BigInt(body.length),
+    bodyStored: true,
+  });
+const event = makeEvent();
+event.body = create(SealedBodySchema, { ciphertext: seal(key, body, Buffer.from(endpointId)), wrappedKey: randomBytes(60), keyId: "k1" });
+event.searchTokens = indexer(body);
+event.id = randomUUID();
+
+time("verifyCapture (detect + event type)", 20000, verify);
+time("create(EventSchema)", 20000, makeEvent);
+time("seal (AES-256-GCM, 1.5 KB)", 20000, () => seal(key, body, Buffer.from(endpointId)));
+time("blind index (memoised words)", 20000, () => indexer(body));
+time("eventSummaryJson", 20000, () => eventSummaryJson(event));
+time("randomUUID", 20000, () => randomUUID());
+time("requestContext.run", 20000, () => requestContext.run({ requestId: "x" }, () => 1));
+const { port1, port2 } = new MessageChannel();
+port2.on("message", () => undefined);
+const batch = Array.from({ length: 25 }, () => ({ ...event, headers: event.headers.map((h) => [h.name, h.value]) }));
+time("postMessage, per event in 25", 2000, () => port1.postMessage({ id: 1, method: "appendEvents", args: [batch] }));
+console.log(`(postMessage figure is for a batch of 25: divide by 25)`);
+port1.close();
