@@ -8,39 +8,13 @@ import { seal, createBlindIndexer } from "@whc/crypto-core";
 import { verifyCapture } from "@whc/ingest-core";
 import { eventSummaryJson } from "@whc/api-model";
 import { requestContext } from "@whc/logging";
+import * as payload from "./payload.mjs";
 
-const body = Buffer.from(
-  JSON.stringify({
-    id: "evt_1NG8Du2eZvKYlo2CuKKVtHwe",
-    object: "event",
-    type: "invoice.payment_succeeded",
-    created: 1700000000,
-    data: {
-      object: {
-        id: "in_1NG8Du2eZvKYlo2C",
-        amount_due: 2000,
-        currency: "usd",
-        customer: "cus_NffrFeUfNV2Hib",
-        lines: Array.from({ length: 8 }, (_, i) => ({ id: `il_${i}`, amount: 250, description: `Line item number ${i} of the invoice` })),
-        status: "paid",
-      },
-    },
-  }).padEnd(1536, " "),
-);
+const body = Buffer.from(payload.body);
 const headers: [string, string][] = [
   ["Host", "127.0.0.1:8081"],
-  ["content-type", "application/json"],
-  ["user-agent", "Stripe/1.0 (+https://stripe.com/docs/webhooks)"],
-  ["accept", "*/*; q=0.5, application/xml"],
-  ["cache-control", "no-cache"],
-  ["stripe-signature", "t=1700000000,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd"],
-  ["x-request-id", "req_9f8a7b6c5d4e3f2a"],
-  ["x-forwarded-proto", "https"],
-  ["x-amzn-trace-id", "Root=1-65a1b2c3-abcdef0123456789abcdef01"],
-  ["accept-encoding", "gzip"],
-  ["x-custom-tenant", "acme-corp"],
-  ["x-retry-count", "0"],
-  ["content-length", "1536"],
+  ...Object.entries(payload.headers),
+  ["content-length", String(body.length)],
 ];
 const key = randomBytes(32);
 const indexer = createBlindIndexer(randomBytes(32));

@@ -1,0 +1,2 @@
+export declare const body: string;
+export declare const headers: Record<string, string>;
