@@ -87,23 +87,39 @@ function summaryFromRow(r: Row): EventSummaryRecord {
   };
 }
 
-const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
-
-/** Lower-case hex of a token, without allocating a Buffer per token (appends index dozens). */
-function hexOf(token: Uint8Array): string {
-  let out = "";
-  for (let i = 0; i < token.length; i += 1) out += HEX[token[i] as number];
-  return out;
-}
-
-/** The distinct tokens of a body or a query, as hex terms, in first-seen order. */
+/** The distinct tokens of a query, as lower-case hex terms, in first-seen order. */
 function uniqueTerms(tokens: readonly Uint8Array[]): string[] {
-  return [...new Set(tokens.map(hexOf))];
+  return [...new Set(tokens.map((t) => Buffer.from(t.buffer, t.byteOffset, t.byteLength).toString("hex")))];
 }
 
-/** One search document: the endpoint's own term, then the body's hex tokens. */
-function searchTerms(endpointKey: number, terms: readonly string[]): string {
-  return `e${endpointKey} ${terms.join(" ")}`;
+/** The same bytes as a Buffer (what the driver binds as a blob), without copying them. */
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+const HEX_DIGITS = Buffer.from("0123456789abcdef", "latin1");
+
+/**
+ * One search document: the endpoint's own term, then each token in lower-case hex, written
+ * byte by byte into one buffer and read back as one string (an append indexes dozens of
+ * tokens per event; a string per token was most of the store's JavaScript time). A token
+ * repeated in a body needs no removal: the index keeps one posting per document and term.
+ */
+function searchDocument(endpointKey: number, tokens: readonly Uint8Array[]): string {
+  const head = `e${endpointKey}`;
+  let size = head.length;
+  for (const t of tokens) size += 1 + 2 * t.length;
+  const doc = Buffer.allocUnsafe(size);
+  let at = doc.write(head, 0, "latin1");
+  for (const t of tokens) {
+    doc[at++] = 0x20;
+    for (let i = 0; i < t.length; i += 1) {
+      const b = t[i] as number;
+      doc[at++] = HEX_DIGITS[b >> 4] as number;
+      doc[at++] = HEX_DIGITS[b & 15] as number;
+    }
+  }
+  return doc.toString("latin1", 0, at);
 }
 
 /** An FTS5 AND query over the same terms; every term is quoted, so none is an operator. */
@@ -278,12 +294,18 @@ export function openSqliteStore(options: SqliteStoreOptions): CatalogStore {
   const appendTx = db.transaction((events: NewEvent[], stamp: () => Stamp) => {
     const stamps: Stamp[] = [];
     const touched = new Map<number, { count: number; last: number }>();
+    // A batch is mostly one endpoint's captures: look each endpoint up once.
+    const keys = new Map<string, { key: number } | undefined>();
     for (const e of events) {
       const s = stamp();
       stamps.push(s);
-      const endpoint = stmt.endpointKey.get(e.endpointId) as { key: number } | undefined;
+      let endpoint = keys.get(e.endpointId);
+      if (!keys.has(e.endpointId)) {
+        endpoint = stmt.endpointKey.get(e.endpointId) as { key: number } | undefined;
+        keys.set(e.endpointId, endpoint);
+      }
       if (!endpoint) continue;
-      const tokens = e.body ? uniqueTerms(e.searchTokens) : [];
+      const indexed = e.body !== undefined && e.searchTokens.length > 0;
       const { lastInsertRowid } = stmt.insertEvent.run({
         id: s.id,
         endpointId: e.endpointId,
@@ -306,12 +328,12 @@ export function openSqliteStore(options: SqliteStoreOptions): CatalogStore {
       stmt.insertBody.run(
         seq,
         JSON.stringify(e.headers),
-        e.body ? Buffer.from(e.body.ciphertext) : null,
-        e.body ? Buffer.from(e.body.wrappedKey) : null,
+        e.body ? asBuffer(e.body.ciphertext) : null,
+        e.body ? asBuffer(e.body.wrappedKey) : null,
         e.diagnosticJson,
         e.forwardedResponseJson,
       );
-      if (tokens.length) stmt.insertSearch.run(seq, searchTerms(endpoint.key, tokens));
+      if (indexed) stmt.insertSearch.run(seq, searchDocument(endpoint.key, e.searchTokens));
       const t = touched.get(endpoint.key) ?? { count: 0, last: 0 };
       t.count += 1;
       t.last = Math.max(t.last, s.receivedAt);
