@@ -7,8 +7,6 @@ export const TOKEN_BYTES = 8;
 const WORD = /[\p{L}\p{N}]+/gu;
 const decoder = new TextDecoder("utf-8", { fatal: false });
 
-const ASCII_WORD = /[a-z0-9]+/g;
-
 /** The distinct lower-cased words (runs of letters and digits) of a text. */
 export function words(text: string): Set<string> {
   const out = new Set<string>();
@@ -16,19 +14,31 @@ export function words(text: string): Set<string> {
   return out;
 }
 
-/**
- * Calls `each` with every word of a body as sent, repeats included, in order; words() gives
- * the distinct ones. Most webhook bodies are ASCII, where NFC changes nothing and letters and
- * digits are [A-Za-z0-9]: those are scanned without UTF-8 decoding or Unicode classes.
- */
-function forEachWord(input: string | Uint8Array, each: (word: string) => void): void {
-  if (typeof input !== "string" && isAscii(input)) {
-    const text = Buffer.from(input.buffer, input.byteOffset, input.byteLength).toString("latin1").toLowerCase();
-    ASCII_WORD.lastIndex = 0;
-    for (let m = ASCII_WORD.exec(text); m !== null; m = ASCII_WORD.exec(text)) each(m[0]);
-    return;
-  }
-  for (const word of words(typeof input === "string" ? input : decoder.decode(input))) each(word);
+/** 1 for the ASCII letters and digits: in an ASCII text, exactly what WORD matches. */
+const ASCII_WORD_BYTE = new Uint8Array(256);
+for (let b = 0; b < 128; b += 1) ASCII_WORD_BYTE[b] = /[A-Za-z0-9]/.test(String.fromCharCode(b)) ? 1 : 0;
+
+const lower = (c: number) => (c >= 65 && c <= 90 ? c | 0x20 : c);
+
+/** FNV-1a over the lower-cased bytes of bytes[start, end), cut to `bits` bits. */
+function bytesHash(bytes: Uint8Array, start: number, end: number, bits: number): number {
+  let h = 0x811c9dc5;
+  for (let i = start; i < end; i += 1) h = Math.imul(h ^ lower(bytes[i] as number), 0x01000193);
+  return (h >>> 0) & ((1 << bits) - 1);
+}
+
+/** The same hash over a lower-case word's code units (equal to bytesHash for ASCII words). */
+function wordHash(word: string, bits: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < word.length; i += 1) h = Math.imul(h ^ word.charCodeAt(i), 0x01000193);
+  return (h >>> 0) & ((1 << bits) - 1);
+}
+
+/** Whether bytes[start, end), lower-cased, spell `word`. */
+function spells(word: string, bytes: Uint8Array, start: number, end: number): boolean {
+  if (word.length !== end - start) return false;
+  for (let i = start; i < end; i += 1) if (lower(bytes[i] as number) !== word.charCodeAt(i - start)) return false;
+  return true;
 }
 
 function token(key: Uint8Array, word: string): Uint8Array {
@@ -45,38 +55,71 @@ export function blindTokens(key: Uint8Array, input: string | Uint8Array): Uint8A
 
 export type BlindIndexer = (input: string | Uint8Array) => Uint8Array[];
 
+interface Remembered {
+  word: string;
+  token: Uint8Array;
+  /** The last body the word was seen in: repeats within a body are skipped with it. */
+  seenIn: number;
+}
+
 /**
  * blindTokens with a bounded memory of recent words: webhook bodies of one provider repeat
  * most of their words (field names, enum values), and an HMAC costs about 2 µs while a map
  * lookup costs 50 ns. The memory is the process's own (never written anywhere); long words
- * are not kept, and it is cleared wholesale, between bodies, once it is full. A remembered
- * word also remembers the last body it was seen in, which is how repeats within a body are
- * skipped without a set per body.
+ * are not kept, and it is cleared wholesale, between bodies, once it is full.
+ *
+ * Most bodies are ASCII, where NFC changes nothing and letters and digits are [A-Za-z0-9]:
+ * those are scanned byte by byte, each word hashed where it lies and looked up by that
+ * number, so a remembered word costs no string at all. Two words with the same hash are told
+ * apart by their spelling, and only the first is remembered. Same tokens, same order as
+ * blindTokens. `hashBits` is for tests, which shrink it to force collisions.
  */
-export function createBlindIndexer(key: Uint8Array, maxEntries = 50_000): BlindIndexer {
-  const memory = new Map<string, { token: Uint8Array; seenIn: number }>();
+export function createBlindIndexer(key: Uint8Array, maxEntries = 50_000, hashBits = 30): BlindIndexer {
+  const memory = new Map<number, Remembered>();
   let body = 0;
   return (input) => {
     if (memory.size >= maxEntries) memory.clear();
     body += 1;
     const out: Uint8Array[] = [];
     let unremembered: Set<string> | undefined;
-    forEachWord(input, (word) => {
-      const known = memory.get(word);
-      if (known) {
-        if (known.seenIn !== body) {
-          known.seenIn = body;
-          out.push(known.token);
-        }
-      } else if (word.length <= 64) {
-        const entry = { token: token(key, word), seenIn: body };
-        memory.set(word, entry);
+    const seen = (entry: Remembered) => {
+      if (entry.seenIn === body) return;
+      entry.seenIn = body;
+      out.push(entry.token);
+    };
+    const fresh = (word: string, hash: number) => {
+      if (word.length <= 64 && !memory.has(hash)) {
+        const entry = { word, token: token(key, word), seenIn: body };
+        memory.set(hash, entry);
         out.push(entry.token);
       } else if (!(unremembered ??= new Set()).has(word)) {
         unremembered.add(word);
         out.push(token(key, word));
       }
-    });
+    };
+
+    if (typeof input !== "string" && isAscii(input)) {
+      const text = Buffer.from(input.buffer, input.byteOffset, input.byteLength);
+      for (let i = 0; i < input.length; ) {
+        if (ASCII_WORD_BYTE[input[i] as number] === 0) {
+          i += 1;
+          continue;
+        }
+        const start = i;
+        while (i < input.length && ASCII_WORD_BYTE[input[i] as number] === 1) i += 1;
+        const hash = bytesHash(input, start, i, hashBits);
+        const known = memory.get(hash);
+        if (known !== undefined && spells(known.word, input, start, i)) seen(known);
+        else fresh(text.toString("latin1", start, i).toLowerCase(), hash);
+      }
+      return out;
+    }
+    for (const word of words(typeof input === "string" ? input : decoder.decode(input))) {
+      const hash = wordHash(word, hashBits);
+      const known = memory.get(hash);
+      if (known !== undefined && known.word === word) seen(known);
+      else fresh(word, hash);
+    }
     return out;
   };
 }
