@@ -1,8 +1,8 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { canonicalEventType, signHeaders, verifySignature, type HeaderPair, type VerifyInput, type VerifyOutcome } from "./index.js";
+import { canonicalEventType, signHeaders } from "./index.js";
+import { NOW_MS, verdict, verifierFor } from "./test-support.js";
 
-const NOW_MS = 1_790_000_000_000;
 const SECRET = "generic-shared-secret";
 const BODY = Buffer.from('{"event":"thing.happened","id":1}');
 const ACME = { genericSignatureHeader: "X-Acme-Signature", genericSignaturePrefix: "sha256=" };
@@ -10,11 +10,7 @@ const ACME = { genericSignatureHeader: "X-Acme-Signature", genericSignaturePrefi
 /** The documented generic scheme, computed independently: hex HMAC-SHA256 of the body. */
 const hexDigest = (body: Uint8Array = BODY, secret = SECRET) => createHmac("sha256", secret).update(body).digest("hex");
 
-function verify(headers: readonly HeaderPair[], extra: Partial<VerifyInput> = {}): VerifyOutcome {
-  return verifySignature({ provider: "generic", headers, body: BODY, secret: Buffer.from(SECRET), nowMs: NOW_MS, ...extra });
-}
-
-const verdict = (o: VerifyOutcome) => (o.verification === "verified" ? "verified" : o.reason);
+const verify = verifierFor("generic", SECRET, BODY);
 
 describe("generic verification", () => {
   it("reads X-Signature with no prefix by default", () => {

@@ -1,18 +1,15 @@
 import { createHmac } from "node:crypto";
 import { sign as octokitSign, verify as octokitVerify } from "@octokit/webhooks-methods";
 import { describe, expect, it } from "vitest";
-import { canonicalEventType, signHeaders, verifySignature, type HeaderPair, type VerifyInput, type VerifyOutcome } from "./index.js";
+import { canonicalEventType, signHeaders, type HeaderPair } from "./index.js";
+import { NOW_MS, verdict, verifierFor } from "./test-support.js";
 
-const NOW_MS = 1_790_000_000_000;
 const SECRET = "gh-webhook-secret";
 const PAYLOAD = '{"action":"opened","number":7,"pull_request":{"title":"naïve ✓"}}';
 const BODY = Buffer.from(PAYLOAD, "utf8");
 
-function verify(headers: readonly HeaderPair[], extra: Partial<VerifyInput> = {}): VerifyOutcome {
-  return verifySignature({ provider: "github", headers, body: BODY, secret: Buffer.from(SECRET), nowMs: NOW_MS, ...extra });
-}
+const verify = verifierFor("github", SECRET, BODY);
 
-const verdict = (o: VerifyOutcome) => (o.verification === "verified" ? "verified" : o.reason);
 const valueOf = (headers: readonly HeaderPair[], name: string) => headers.find(([n]) => n === name)?.[1];
 
 describe("github verification", () => {

@@ -1,19 +1,15 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { canonicalEventType, signHeaders, verifySignature, type HeaderPair, type VerifyInput, type VerifyOutcome } from "./index.js";
+import { canonicalEventType, signHeaders } from "./index.js";
+import { NOW_MS, verdict, verifierFor } from "./test-support.js";
 
-const NOW_MS = 1_790_000_000_000;
 const SECRET = "shopify-app-client-secret";
 const BODY = Buffer.from('{"id":820982911946154508,"email":"jon@example.com"}');
 
 /** Shopify's documented algorithm, computed independently of the library. */
 const shopifyDigest = (body: Uint8Array = BODY, secret = SECRET) => createHmac("sha256", secret).update(body).digest("base64");
 
-function verify(headers: readonly HeaderPair[], extra: Partial<VerifyInput> = {}): VerifyOutcome {
-  return verifySignature({ provider: "shopify", headers, body: BODY, secret: Buffer.from(SECRET), nowMs: NOW_MS, ...extra });
-}
-
-const verdict = (o: VerifyOutcome) => (o.verification === "verified" ? "verified" : o.reason);
+const verify = verifierFor("shopify", SECRET, BODY);
 
 describe("shopify verification", () => {
   it("accepts the documented base64 HMAC", () => {

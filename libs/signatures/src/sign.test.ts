@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { PROVIDERS, signatureHeaderNames, signHeaders, verifySignature, type HeaderPair, type Provider } from "./index.js";
+import { NOW_MS } from "./test-support.js";
 
-const NOW_MS = 1_790_000_000_000;
 const SECRET = Buffer.from("whsec_dGhpcyBpcyBhIHRlc3Qga2V5IGZvciByZXBsYXk=");
 const BODY = Buffer.from('{"type":"replayed.event","id":"evt_9"}');
 const GENERIC = { genericSignatureHeader: "X-Acme-Signature", genericSignaturePrefix: "sha256=" };

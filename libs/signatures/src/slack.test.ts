@@ -1,17 +1,8 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import {
-  canonicalEventType,
-  signHeaders,
-  slackUrlVerificationChallenge,
-  verifySignature,
-  type HeaderPair,
-  type VerifyInput,
-  type VerifyOutcome,
-} from "./index.js";
+import { canonicalEventType, signHeaders, slackUrlVerificationChallenge, type HeaderPair } from "./index.js";
+import { NOW_MS, verdict, verifierFor, NOW_S } from "./test-support.js";
 
-const NOW_MS = 1_790_000_000_000;
-const NOW_S = NOW_MS / 1000;
 const SECRET = "slack-signing-secret";
 const BODY = Buffer.from('{"type":"event_callback","event":{"type":"app_mention","text":"hi"}}');
 
@@ -24,11 +15,7 @@ function slackHeaders(timestamp: number | string = NOW_S, secret = SECRET, body:
   ];
 }
 
-function verify(headers: readonly HeaderPair[], extra: Partial<VerifyInput> = {}): VerifyOutcome {
-  return verifySignature({ provider: "slack", headers, body: BODY, secret: Buffer.from(SECRET), nowMs: NOW_MS, ...extra });
-}
-
-const verdict = (o: VerifyOutcome) => (o.verification === "verified" ? "verified" : o.reason);
+const verify = verifierFor("slack", SECRET, BODY);
 
 describe("slack verification", () => {
   it("matches Slack's documented example request", () => {

@@ -1,18 +1,9 @@
 import { createHmac, randomBytes } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import {
-  canonicalEventType,
-  signHeaders,
-  standardWebhooksKey,
-  verifySignature,
-  type HeaderPair,
-  type VerifyInput,
-  type VerifyOutcome,
-} from "./index.js";
+import { canonicalEventType, signHeaders, standardWebhooksKey, type HeaderPair } from "./index.js";
+import { NOW_MS, verdict, verifierFor, NOW_S } from "./test-support.js";
 
-const NOW_MS = 1_790_000_000_000;
-const NOW_S = NOW_MS / 1000;
 const KEY = randomBytes(32);
 const SECRET = `whsec_${KEY.toString("base64")}`;
 const PAYLOAD = '{"type":"invoice.paid","data":{"id":"in_1","note":"ünïcode"}}';
@@ -28,11 +19,8 @@ function libraryHeaders(timestampS = NOW_S, { family = "webhook", id = "msg_2Lh9
   ];
 }
 
-function verify(headers: readonly HeaderPair[], extra: Partial<VerifyInput> = {}): VerifyOutcome {
-  return verifySignature({ provider: "standard_webhooks", headers, body: BODY, secret: Buffer.from(SECRET), nowMs: NOW_MS, ...extra });
-}
+const verify = verifierFor("standard_webhooks", SECRET, BODY);
 
-const verdict = (o: VerifyOutcome) => (o.verification === "verified" ? "verified" : o.reason);
 const asRecord = (headers: readonly HeaderPair[]) => Object.fromEntries(headers);
 
 describe("standard webhooks verification", () => {

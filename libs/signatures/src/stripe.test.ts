@@ -1,10 +1,9 @@
 import { createHmac } from "node:crypto";
 import Stripe from "stripe";
 import { describe, expect, it } from "vitest";
-import { canonicalEventType, signHeaders, verifySignature, type HeaderPair, type VerifyInput, type VerifyOutcome } from "./index.js";
+import { canonicalEventType, signHeaders, type HeaderPair } from "./index.js";
+import { NOW_MS, verdict, verifierFor, NOW_S } from "./test-support.js";
 
-const NOW_MS = 1_790_000_000_000;
-const NOW_S = NOW_MS / 1000;
 const SECRET = "whsec_stripe_test_secret";
 const PAYLOAD = '{"id":"evt_1","object":"event","type":"invoice.paid","data":{"object":{}}}';
 const BODY = Buffer.from(PAYLOAD, "utf8");
@@ -15,11 +14,8 @@ function stripeHeader(timestamp = NOW_S, secret = SECRET, payload = PAYLOAD): st
   return stripe.webhooks.generateTestHeaderString({ payload, secret, timestamp });
 }
 
-function verify(headers: readonly HeaderPair[], extra: Partial<VerifyInput> = {}): VerifyOutcome {
-  return verifySignature({ provider: "stripe", headers, body: BODY, secret: Buffer.from(SECRET), nowMs: NOW_MS, ...extra });
-}
+const verify = verifierFor("stripe", SECRET, BODY);
 
-const verdict = (o: VerifyOutcome) => (o.verification === "verified" ? "verified" : o.reason);
 const v1Of = (value: string) => value.split(",").find((part) => part.startsWith("v1="))!;
 
 describe("stripe verification", () => {
