@@ -7,7 +7,8 @@ import { unpackTokens } from "./token-pack.js";
 /**
  * The embedded store on its own thread: commits (and their fsyncs) and queries run here, off
  * the event loop that answers HTTP. Appends arrive already stamped, in the order they were
- * stamped, and messages are handled in order: commit order is still stamp order.
+ * stamped, and messages are handled in order: commit order is still stamp order. Their
+ * search tokens come packed, one buffer per event, beside the events.
  */
 interface Call {
   id: number;
@@ -23,9 +24,10 @@ parentPort!.on("message", async ({ id, method, args }: Call) => {
     if (method === "appendEvents") {
       const stamps = args[1] as Stamp[];
       let i = 0;
-      const events = (args[0] as Parameters<CatalogStore["appendEvents"]>[0]).map((e) => ({
+      const packed = args[2] as Uint8Array[];
+      const events = (args[0] as Parameters<CatalogStore["appendEvents"]>[0]).map((e, n) => ({
         ...e,
-        searchTokens: unpackTokens(e.searchTokens[0] as Uint8Array),
+        searchTokens: unpackTokens(packed[n] as Uint8Array),
       }));
       result = await store.appendEvents(events, () => stamps[i++] as Stamp);
     } else {

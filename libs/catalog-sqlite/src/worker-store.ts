@@ -80,8 +80,9 @@ export async function openSqliteStoreInWorker(options: { file: string }): Promis
     appendEvents: (events, stamp) =>
       call(
         "appendEvents",
-        events.map((e): NewEvent => ({ ...e, searchTokens: [packTokens(e.searchTokens)] })),
+        events.map((e): NewEvent => ({ ...e, searchTokens: [] })),
         events.map(() => stamp()),
+        events.map((e) => packTokens(e.searchTokens)),
       ),
     listEvents: (...a) => call("listEvents", ...a),
     getEvent: (...a) => call("getEvent", ...a),

@@ -165,7 +165,7 @@ export function createIngestNode(config: ConfigOf<typeof ingestSpec>, peers: Pee
   const handler = createIngestHandler(
     {
       endpoints,
-      batcher: createAppendBatcher(catalog, { maxEvents: 512, maxBytes: 8 * 1024 * 1024, maxInFlight: 1 }),
+      batcher: createAppendBatcher(catalog, { maxEvents: 512, maxBytes: 8 * 1024 * 1024 }),
       sealer: createEnvelopeSealer(crypto, { maxAgeMs: config.dataKeyTtlS * 1000, maxUses: 1_000_000 }),
       blindIndex: createBlindIndexSource(crypto),
       bus,

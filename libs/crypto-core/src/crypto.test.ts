@@ -150,10 +150,11 @@ describe("crypto service and envelopes", () => {
 });
 
 describe("blind indexer with a word memory", () => {
+  const hex = (ts: Uint8Array[]) => ts.map((t) => Buffer.from(t).toString("hex"));
+
   it("gives exactly the tokens of blindTokens, before and after the memory fills", () => {
     const key = randomBytes(32);
     const indexer = createBlindIndexer(key, 3);
-    const hex = (ts: Uint8Array[]) => ts.map((t) => Buffer.from(t).toString("hex"));
     const long = "z".repeat(70);
     for (const text of ["alpha beta", "beta gamma delta", "ALPHA epsilon", `x${"y".repeat(100)} alpha`, `${long} beta ${long} beta`]) {
       expect(hex(indexer(text))).toEqual(hex(blindTokens(key, text)));
@@ -163,7 +164,6 @@ describe("blind indexer with a word memory", () => {
   it("finds the same words in a body's bytes as in its decoded text (ASCII scanner and Unicode path)", () => {
     const key = randomBytes(32);
     const indexer = createBlindIndexer(key);
-    const hex = (ts: Uint8Array[]) => ts.map((t) => Buffer.from(t).toString("hex"));
     const asciiHeavy = fc.array(fc.constantFrom(..."aZ9_ -.{}\"\r\n\t\0Ab0zQ", "é", "Ω", "\u00ff"), { maxLength: 80 }).map((cs) => cs.join(""));
     const bodies = fc.oneof(asciiHeavy.map((t) => Buffer.from(t, "utf8")), fc.uint8Array({ maxLength: 200 }), asciiHeavy);
     // A 2-bit word hash makes most words collide; a 7-entry memory is cleared every few bodies.

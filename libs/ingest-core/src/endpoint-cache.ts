@@ -8,6 +8,14 @@ export interface IngestEndpoint {
   secret?: Buffer | undefined;
 }
 
+interface Entry {
+  value: Promise<IngestEndpoint | undefined>;
+  at: number;
+  ttl: number;
+  /** Set once `value` has resolved, so a hit can be answered without waiting. */
+  settled?: { found: IngestEndpoint | undefined };
+}
+
 /**
  * Endpoint lookups cached for a few seconds (with the opened secret), so a capture costs no
  * lookup call; an endpoint change notification drops the entry at once. Unknown ids are
@@ -19,10 +27,7 @@ export function createEndpointCache(
   options: { ttlMs: number; missTtlMs: number; maxEntries: number; now?: () => number },
 ) {
   const now = options.now ?? Date.now;
-  const entries = new Map<
-    string,
-    { value: Promise<IngestEndpoint | undefined>; at: number; ttl: number; settled?: { found: IngestEndpoint | undefined } }
-  >();
+  const entries = new Map<string, Entry>();
 
   async function load(endpointId: string): Promise<IngestEndpoint | undefined> {
     let endpoint: Endpoint | undefined;
@@ -46,11 +51,7 @@ export function createEndpointCache(
       if (hit && now() - hit.at < hit.ttl) return hit.value;
       if (entries.size >= options.maxEntries) entries.delete(entries.keys().next().value as string);
       const value = load(endpointId);
-      const entry: { value: typeof value; at: number; ttl: number; settled?: { found: IngestEndpoint | undefined } } = {
-        value,
-        at: now(),
-        ttl: options.ttlMs,
-      };
+      const entry: Entry = { value, at: now(), ttl: options.ttlMs };
       entries.set(endpointId, entry);
       value.then(
         (found) => {

@@ -6,4 +6,4 @@ export { createEndpointCache } from "./endpoint-cache.js";
 export type { EndpointCache, IngestEndpoint } from "./endpoint-cache.js";
 export { verifyCapture } from "./verify.js";
 export type { VerifyInput, VerifyResult, Verification } from "./verify.js";
-export { rawHeaderPairs, remoteIpOf, readBody, normaliseIp } from "./request.js";
+export { rawHeaderPairs, remoteIpOf, readBodyThen, normaliseIp } from "./request.js";

@@ -9,7 +9,10 @@ import { openSqliteStore } from "@whc/catalog-sqlite";
 import { createLogger } from "@whc/logging";
 import { createInMemoryTransport, createServiceClient } from "@whc/rpc";
 import { createAppendBatcher } from "./batcher.js";
-import { readBody, remoteIpOf, rawHeaderPairs, type ReadBody } from "./request.js";
+import { readBodyThen, remoteIpOf, rawHeaderPairs, type ReadBody } from "./request.js";
+
+const readBody = (req: http.IncomingMessage, keep: number, limit: number) =>
+  new Promise<ReadBody>((resolve, reject) => readBodyThen(req, keep, limit, (err, body) => (err ? reject(err) : resolve(body as ReadBody))));
 
 const servers: http.Server[] = [];
 afterEach(() => servers.splice(0).forEach((s) => s.close()));
@@ -104,7 +107,7 @@ describe("group commit", () => {
     const routes = (router: Parameters<Parameters<typeof createInMemoryTransport>[0]>[0]) =>
       router.service(CatalogService, createCatalogService(store));
     const catalog = createServiceClient(CatalogService, createInMemoryTransport(routes, createLogger("t", "silent"), 5000));
-    const batcher = createAppendBatcher(catalog, { maxEvents: 100, maxBytes: 1 << 20, maxInFlight: 2 });
+    const batcher = createAppendBatcher(catalog, { maxEvents: 100, maxBytes: 1 << 20 });
     const event = () => create(EventSchema, { accountId: key.accountId, endpointId: endpoint.id, method: "POST" });
     const results = await Promise.all(Array.from({ length: 50 }, () => batcher.append(event())));
     expect(new Set(results.map((r) => r.id)).size).toBe(50);

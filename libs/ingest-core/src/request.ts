@@ -83,8 +83,3 @@ export function readBodyThen(
   req.on("end", () => finish());
   req.on("error", (err) => finish(err));
 }
-
-/** readBodyThen as a promise. */
-export function readBody(req: IncomingMessage, keep: number, limit: number): Promise<ReadBody> {
-  return new Promise((resolve, reject) => readBodyThen(req, keep, limit, (err, body) => (err ? reject(err) : resolve(body as ReadBody))));
-}

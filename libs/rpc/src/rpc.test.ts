@@ -10,7 +10,10 @@ import { healthRoutes } from "./health.js";
 
 const logger = createLogger("test", "silent");
 const servers: H2cServer[] = [];
+// Calls to listMasterKeys are held until the test is over: only a deadline can end them.
+let releaseHeld: () => void = () => undefined;
 afterEach(async () => {
+  releaseHeld();
   for (const s of servers.splice(0)) await s.close();
 });
 
@@ -28,7 +31,7 @@ const routes = (router: ConnectRouter) => {
       throw new Error("database password is hunter2");
     },
     async listMasterKeys() {
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await new Promise<void>((resolve) => (releaseHeld = resolve));
       return { activeKeyId: "k1", keyIds: ["k1"] };
     },
   });
@@ -47,12 +50,11 @@ describe.each([
 ])("internal calls %s", (_name, transportWith) => {
   const transport = () => transportWith(5000);
 
-  it("fail with timeout when the peer answers after the deadline", async () => {
+  it("fail with timeout when the peer does not answer before the deadline", async () => {
     const client = createServiceClient(CryptoService, await transportWith(100));
-    const started = Date.now();
     const err = (await client.listMasterKeys({}).catch((e: unknown) => e)) as AppError;
+    expect(AppError.is(err)).toBe(true);
     expect(err.reason).toBe("timeout");
-    expect(Date.now() - started).toBeLessThan(900);
   });
 
   it("hand back messages of the declared output type", async () => {
