@@ -4,6 +4,8 @@ import { createStamper } from "@whc/catalog-core";
 import { catalogStoreContract, endpointFixture, eventFixture, keyHash, token } from "@whc/catalog-core/testing";
 import { tempDir } from "@whc/testing";
 import path from "node:path";
+import { statSync } from "node:fs";
+import { schemaSql } from "./schema.js";
 import { openSqliteStore } from "./sqlite-store.js";
 
 let dir: ReturnType<typeof tempDir> | undefined;
@@ -51,5 +53,59 @@ describe("embedded SQLite search index", () => {
     db.close();
     // Unmerged (automerge off, no merge per append), the same commits leave 10.
     expect(segments).toBeLessThanOrEqual(6);
+  });
+});
+
+describe("embedded SQLite on disk", () => {
+  let where: ReturnType<typeof tempDir>;
+  beforeEach(() => {
+    where = tempDir("whc-sqlite-disk-");
+  });
+  afterEach(() => where.remove());
+
+  /** A 1.5 KB webhook as ingest stores it: sealed body, a dozen headers, ~45 search tokens. */
+  function webhookLike(endpoint: { id: string; accountId: string }, i: number) {
+    return eventFixture(endpoint, {
+      headers: Array.from({ length: 12 }, (_, h) => [`X-Header-${h}`, `value ${h} of request ${i}`.padEnd(32, ".")] as [string, string]),
+      body: { ciphertext: new Uint8Array(1536 + 28).fill(i % 251), wrappedKey: new Uint8Array(60).fill(7), keyId: "k1" },
+      originalSizeBytes: 1536,
+      words: Array.from({ length: 45 }, (_, w) => `word${w}`).concat(`id${i}`),
+    });
+  }
+
+  it("keeps a new catalog compact: 1.5 KB webhooks take under 3.5 KB of disk each", async () => {
+    const file = path.join(where.path, "catalog.db");
+    const store = openSqliteStore({ file });
+    const { key } = await store.ensureApiKey("disk", keyHash("disk"), "whc_disk", Date.now());
+    const endpoint = await store.createEndpoint(endpointFixture(key.accountId));
+    const stamp = createStamper();
+    const count = 1200;
+    for (let i = 0; i < count; i += 60) {
+      await store.appendEvents(Array.from({ length: 60 }, (_, j) => webhookLike(endpoint, i + j)), stamp);
+    }
+    await store.close(); // the last connection to close checkpoints the WAL into the file
+    // With 4 KiB pages each body row (~2.4 KB) fills a page of its own: 4.7 KB per event.
+    expect(statSync(file).size / count).toBeLessThan(3500);
+  });
+
+  it("opens a catalog created with 4 KiB pages and keeps using it as it is", async () => {
+    const file = path.join(where.path, "catalog.db");
+    const old = new Database(file);
+    old.pragma("page_size = 4096");
+    old.pragma("journal_mode = WAL");
+    old.exec(schemaSql);
+    old.close();
+
+    const store = openSqliteStore({ file });
+    const { key } = await store.ensureApiKey("old", keyHash("old"), "whc_old", Date.now());
+    const endpoint = await store.createEndpoint(endpointFixture(key.accountId));
+    await store.appendEvents([webhookLike(endpoint, 1), webhookLike(endpoint, 2)], createStamper());
+    const found = await store.listEvents({ accountId: key.accountId, endpointId: endpoint.id, limit: 10, searchTokens: [token("id2")] });
+    expect(found.events).toHaveLength(1);
+    await store.close();
+
+    const db = new Database(file, { readonly: true });
+    expect(db.pragma("page_size", { simple: true })).toBe(4096);
+    db.close();
   });
 });

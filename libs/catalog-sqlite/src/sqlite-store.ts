@@ -97,6 +97,9 @@ function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
+/** Page size of a new catalog file (docs/performance.md, "Embedded catalog page size"). */
+export const PAGE_SIZE = 16384;
+
 const HEX_DIGITS = Buffer.from("0123456789abcdef", "latin1");
 
 /**
@@ -196,6 +199,11 @@ function translate(err: unknown): never {
 export function openSqliteStore(options: SqliteStoreOptions): CatalogStore {
   if (options.file !== ":memory:") mkdirSync(path.dirname(path.resolve(options.file)), { recursive: true });
   const db = new Database(options.file);
+  // A stored event's body row (ciphertext, headers, wrapped key: about 2.4 KB for a 1.5 KB
+  // webhook) fits once in a 4 KiB page and six times in a 16 KiB one: a new catalog takes
+  // about 40 % less disk and writes that much less per capture. Only a new file takes the
+  // setting; an existing catalog keeps the page size it was created with.
+  db.pragma(`page_size = ${PAGE_SIZE}`);
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = FULL");
   db.pragma("foreign_keys = ON");
