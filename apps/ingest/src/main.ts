@@ -1,7 +1,7 @@
 import { loadConfig } from "@whc/config";
 import { createLogger } from "@whc/logging";
 import { createPeerTransport } from "@whc/rpc";
-import { createBus, createIngestNode, ingestSpec, runMain, serveHttp } from "@whc/composition";
+import { createBus, createIngestNode, ingestSpec, runMain } from "@whc/composition";
 
 runMain("ingest", async () => {
   const config = loadConfig(ingestSpec, process.env);
@@ -11,7 +11,7 @@ runMain("ingest", async () => {
     crypto: createPeerTransport(config.cryptoUrl as string, config.rpcTimeoutMs),
   };
   const bus = createBus(config.natsUrl, "whc-ingest", logger);
-  const server = await serveHttp(createIngestNode(config, peers, bus, logger).handler, config.ingestPort, config.host);
+  const server = await createIngestNode(config, peers, bus, logger).serve(config.ingestPort, config.host);
   logger.info({ port: server.port, bus: bus.kind }, "ingest ready");
   return { logger, closeables: [server, bus] };
 });

@@ -14,7 +14,7 @@ import {
   createLeases,
   createReplayNode,
 } from "./nodes.js";
-import { serveHttp, type Closeable, type HttpServer } from "./process.js";
+import type { Closeable, HttpServer } from "./process.js";
 
 export interface AllInOne {
   gateway: Closeable & { port: number };
@@ -39,7 +39,7 @@ export async function startAllInOne(config: ConfigOf<typeof allInOneSpec>, logge
   const peers = { ...inner, replay: peer(replay.routes) };
   const bus = createBus(config.natsUrl, "whc-all-in-one", logger);
   const firstKey = await ensureFirstKey(createClient(CatalogService, peers.catalog));
-  const ingest = await serveHttp(createIngestNode(config, peers, bus, logger).handler, config.ingestPort, config.host);
+  const ingest = await createIngestNode(config, peers, bus, logger).serve(config.ingestPort, config.host);
   const gateway = await createGatewayNode(config, peers, bus, logger).serve(config.gatewayPort, config.host);
   const closeables: Closeable[] = [gateway, ingest, bus, replay.closeable, catalog.closeable];
   return {

@@ -3,6 +3,8 @@ import { gzipSync } from "node:zlib";
 import net from "node:net";
 import { randomBytes } from "node:crypto";
 import fc from "fast-check";
+import { Writable } from "node:stream";
+import { createLogger } from "@whc/logging";
 import { startTestSystem, type TestSystem } from "./test-system.js";
 
 let t: TestSystem;
@@ -137,10 +139,60 @@ describe("the receiving surface", () => {
     expect((await t.a.get(`/v1/endpoints/${ep.id}/events`)).body.items).toEqual([]);
   });
 
+  it("keeps header sections past Node's 16 KiB default, and answers 431 past 64 KiB", async () => {
+    const ep = await endpoint();
+    const big = "j".repeat(40 * 1024);
+    const res = await fetch(ep.webhookUrl, { method: "POST", headers: { "x-signed-token": big }, body: "{}" });
+    expect(res.status).toBe(200);
+    const { id } = (await res.json()) as { id: string };
+    expect((await detail(ep.id, id)).headers["x-signed-token"]).toEqual([big]);
+
+    const { port } = new URL(ep.webhookUrl);
+    const path = new URL(ep.webhookUrl).pathname;
+    const tooBig = `POST ${path} HTTP/1.1\r\nHost: x\r\nX-Huge: ${"h".repeat(70 * 1024)}\r\nContent-Length: 2\r\n\r\n`;
+    expect(await rawRequest(Number(port), tooBig, Buffer.from("{}"))).toBe(431);
+    expect((await t.a.get(`/v1/endpoints/${ep.id}/events`)).body.items).toHaveLength(1);
+  });
+
   it("finds an endpoint created a moment ago and forgets a deleted one at once", async () => {
     const ep = await endpoint();
     expect((await fetch(ep.webhookUrl, { method: "POST", body: "1" })).status).toBe(200);
     await t.a.delete(`/v1/endpoints/${ep.id}`);
     expect((await fetch(ep.webhookUrl, { method: "POST", body: "2" })).status).toBe(404);
+  });
+});
+
+describe("a sender that hangs up mid-body", () => {
+  it("gets nothing stored, logs one info line and no error, and the endpoint keeps capturing", async () => {
+    const lines: { level: number; msg: string }[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        for (const l of chunk.toString().split("\n").filter(Boolean)) lines.push(JSON.parse(l) as { level: number; msg: string });
+        done();
+      },
+    });
+    const s = await startTestSystem({}, createLogger("test", "info", sink));
+    try {
+      const ep = (await s.a.post("/v1/endpoints", {})).body as { id: string; webhookUrl: string };
+      const url = new URL(ep.webhookUrl);
+      await new Promise<void>((resolve, reject) => {
+        const socket = net.connect(Number(url.port), "127.0.0.1", () => {
+          socket.write(`POST ${url.pathname}/cut HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n${"a".repeat(100)}`);
+          setTimeout(() => socket.destroy(), 100);
+        });
+        socket.on("close", () => resolve());
+        socket.on("error", reject);
+      });
+      const logged = async () => {
+        for (let i = 0; i < 100 && !lines.some((l) => l.msg.startsWith("sender closed")); i += 1) await new Promise((r) => setTimeout(r, 20));
+      };
+      await logged();
+      expect(lines.filter((l) => l.msg.startsWith("sender closed")).map((l) => l.level)).toEqual([30]);
+      expect(lines.filter((l) => l.level >= 50)).toEqual([]);
+      expect((await s.a.get(`/v1/endpoints/${ep.id}/events`)).body.items).toEqual([]);
+      expect((await fetch(ep.webhookUrl, { method: "POST", body: "after" })).status).toBe(200);
+    } finally {
+      await s.stop();
+    }
   });
 });

@@ -15,7 +15,7 @@ import {
   createEnvelopeSealer,
   loadKeyRing,
 } from "@whc/crypto-core";
-import { createAppendBatcher, createEndpointCache, createIngestHandler } from "@whc/ingest-core";
+import { createAppendBatcher, createEndpointCache, createIngestHandler, INGEST_MAX_HEADER_BYTES } from "@whc/ingest-core";
 import { createGatewayApp } from "@whc/gateway-core";
 import { ensureBootstrapKeys } from "@whc/identity";
 import {
@@ -183,7 +183,11 @@ export function createIngestNode(config: ConfigOf<typeof ingestSpec>, peers: Pee
       ),
     },
   );
-  return { handler };
+  return {
+    handler,
+    /** Header sections up to INGEST_MAX_HEADER_BYTES are captured; larger ones get a 431. */
+    serve: (port: number, host: string) => serveHttp(handler, port, host, { maxHeaderSize: INGEST_MAX_HEADER_BYTES }),
+  };
 }
 
 export function createGatewayNode(

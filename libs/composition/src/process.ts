@@ -17,8 +17,9 @@ export async function serveHttp(
   handler: (req: IncomingMessage, res: ServerResponse) => void,
   port: number,
   host: string,
+  options: { maxHeaderSize?: number } = {},
 ): Promise<HttpServer> {
-  const server = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 120_000 }, handler);
+  const server = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 120_000, ...options }, handler);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => {

@@ -1,5 +1,5 @@
 import { loadConfig } from "@whc/config";
-import { createLogger } from "@whc/logging";
+import { createLogger, type Logger } from "@whc/logging";
 import { apiClient, createOpenApiValidator, freePort, tempDir, type ApiClient } from "@whc/testing";
 import { allInOneSpec } from "./specs.js";
 import { startAllInOne, type AllInOne } from "./all-in-one.js";
@@ -18,8 +18,11 @@ export interface TestSystem {
   stop(): Promise<void>;
 }
 
-/** The all-in-one system on free loopback ports with two accounts, for tests over real HTTP. */
-export async function startTestSystem(env: Record<string, string> = {}): Promise<TestSystem> {
+/**
+ * The all-in-one system on free loopback ports with two accounts, for tests over real HTTP.
+ * Its logs go nowhere unless a test passes a logger to read them.
+ */
+export async function startTestSystem(env: Record<string, string> = {}, logger?: Logger): Promise<TestSystem> {
   const dir = tempDir("whc-system-");
   const [gatewayPort, ingestPort] = [await freePort(), await freePort()];
   const config = loadConfig(allInOneSpec, {
@@ -32,7 +35,7 @@ export async function startTestSystem(env: Record<string, string> = {}): Promise
     WHC_LOG_LEVEL: "silent",
     ...env,
   });
-  const system = await startAllInOne(config, createLogger("test", "silent"));
+  const system = await startAllInOne(config, logger ?? createLogger("test", "silent"));
   const gatewayUrl = `http://127.0.0.1:${system.gateway.port}`;
   const doc = (await (await fetch(`${gatewayUrl}/v1/openapi.json`)).json()) as Record<string, unknown>;
   const validator = createOpenApiValidator(doc);

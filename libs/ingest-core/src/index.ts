@@ -1,4 +1,4 @@
-export { createIngestHandler } from "./server.js";
+export { createIngestHandler, INGEST_MAX_HEADER_BYTES } from "./server.js";
 export type { IngestDeps, IngestOptions } from "./server.js";
 export { createAppendBatcher } from "./batcher.js";
 export type { AppendBatcher, BatcherOptions } from "./batcher.js";

@@ -30,9 +30,21 @@ export interface IngestOptions {
   trustedProxies: ReadonlySet<string>;
 }
 
+/**
+ * Largest header section ingest accepts (Node's default is 16 KiB). Senders that put signed
+ * tokens or long trace baggage in headers pass 16 KiB now and then; a capture tool should
+ * keep them. Larger sections are answered 431 by Node's parser, before any handler runs.
+ */
+export const INGEST_MAX_HEADER_BYTES = 64 * 1024;
+
 const HOOK_PATH = /^\/h\/([^/?#]+)(.*)$/s;
 const RETRY_AFTER_OUTAGE_S = "5";
 const NOT_FOUND = { ok: false, error: "not_found", message: "No endpoint receives at this URL." };
+
+/** What a log line may show of a capture's URL: the path only, as a query may carry a sender's token. */
+function pathOnly(url: string): string {
+  return url.split("?")[0] as string;
+}
 
 function reply(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
@@ -79,8 +91,7 @@ export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
   /** Anything that stops a capture before its 2xx: logged, and the sender told to retry. */
   function failed(c: Capture, err: unknown): void {
     const outage = AppError.is(err) && ["service_unavailable", "timeout"].includes(err.reason);
-    // The path only: a query string may carry a sender's token.
-    logger.error({ err: outage ? { reason: (err as AppError).reason } : err, path: c.url.split("?")[0] }, "capture failed");
+    logger.error({ err: outage ? { reason: (err as AppError).reason } : err, path: pathOnly(c.url) }, "capture failed");
     if (!c.res.headersSent) {
       reply(
         c.res,
@@ -109,6 +120,11 @@ export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
       return;
     }
     readBodyThen(c.req, options.maxStoredBodyBytes, options.maxInboundBodyBytes, (err, body) => {
+      if (err && !c.req.complete) {
+        // The sender hung up mid-body: it got no answer, so it will retry; nothing is kept.
+        logger.info({ path: pathOnly(c.url) }, "sender closed the connection before its body ended; nothing stored");
+        return;
+      }
       if (err) return failed(c, err);
       try {
         withBody(c, found, body as ReadBody);
