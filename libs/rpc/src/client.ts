@@ -29,6 +29,11 @@ export function createPeerTransport(baseUrl: string, timeoutMs: number): Transpo
   return createGrpcTransport({
     baseUrl,
     interceptors: [clientInterceptor(timeoutMs)],
+    // Internal answers are not compressed: by default a Connect client accepts gzip and the
+    // server then gzips every answer over 1 KiB, which here means sealed bodies (random bytes
+    // that do not shrink) and event pages, for CPU and latency on both ends and no gain on a
+    // LAN. grpc-js clients may still ask for gzip; the servers keep accepting it.
+    acceptCompression: [],
     // Keep the session warm so a request after a quiet spell does not pay a handshake.
     pingIntervalMs: 15_000,
     idleConnectionTimeoutMs: 60_000,

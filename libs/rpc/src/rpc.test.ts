@@ -1,5 +1,6 @@
 import { describe, it, expect, afterEach } from "vitest";
-import type { ConnectRouter } from "@connectrpc/connect";
+import { createClient, type ConnectRouter } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
 import { CryptoService, Health, HealthCheckResponse_ServingStatus } from "@whc/contracts";
 import { AppError } from "@whc/errors";
 import { createLogger, requestContext } from "@whc/logging";
@@ -18,8 +19,13 @@ afterEach(async () => {
 });
 
 let seenRequestId: string | undefined;
+let seenAcceptEncoding: string | null = null;
 const routes = (router: ConnectRouter) => {
   router.service(CryptoService, {
+    async unwrapDataKey(_req, ctx) {
+      seenAcceptEncoding = ctx.requestHeader.get("grpc-accept-encoding");
+      return { plaintextKey: new Uint8Array(64 * 1024).fill(7), keyId: "big" };
+    },
     async getBlindIndexKey() {
       seenRequestId = requestContext.getStore()?.requestId;
       return { key: new Uint8Array([1, 2, 3]) };
@@ -101,5 +107,26 @@ describe("unreachable peers", () => {
     const client = createServiceClient(CryptoService, createPeerTransport(`http://127.0.0.1:${port}`, 2000));
     const err = (await client.getBlindIndexKey({}).catch((e: unknown) => e)) as AppError;
     expect(err.reason).toBe("service_unavailable");
+  });
+});
+
+describe("internal answers over h2c", () => {
+  it("travel uncompressed to our clients, while clients that ask for gzip still get it", async () => {
+    const server = await serveH2c({ routes, port: 0, host: "127.0.0.1", logger });
+    servers.push(server);
+    const url = `http://127.0.0.1:${server.port}`;
+
+    // A 64 KiB answer: over Connect's 1 KiB threshold, so it is gzipped for any client that
+    // advertises gzip. Ours do not (sealed bodies do not shrink; compressing them cost a
+    // 1 MiB GetEvent 35 ms of the 43 it took).
+    const ours = createServiceClient(CryptoService, createPeerTransport(url, 5000));
+    const res = await ours.unwrapDataKey({});
+    expect(seenAcceptEncoding ?? "").not.toMatch(/gzip|br/);
+    expect(res.plaintextKey.length).toBe(64 * 1024);
+
+    const asking = createClient(CryptoService, createGrpcTransport({ baseUrl: url }));
+    const again = await asking.unwrapDataKey({});
+    expect(seenAcceptEncoding).toMatch(/gzip/);
+    expect(again.plaintextKey.every((b) => b === 7)).toBe(true);
   });
 });
