@@ -3,6 +3,7 @@ import { gzipSync } from "node:zlib";
 import net from "node:net";
 import { randomBytes } from "node:crypto";
 import fc from "fast-check";
+import { sign as octokitSign } from "@octokit/webhooks-methods";
 import { Writable } from "node:stream";
 import { createLogger } from "@whc/logging";
 import { startTestSystem, type TestSystem } from "./test-system.js";
@@ -105,6 +106,48 @@ describe("the receiving surface", () => {
     expect(d.truncated).toBe(true);
     expect(d.originalSizeBytes).toBe(2500);
     expect(Buffer.from(d.body, "base64").equals(body.subarray(0, 1000))).toBe(true);
+  });
+
+  it("verifies and names a truncated body by all the bytes that arrived, not the part stored", async () => {
+    const secret = "gh-secret-truncated";
+    const ep = await endpoint({ provider: "github", secret });
+    // 2,500 bytes, stored as 1,000: the action that names the event comes after the cut.
+    const payload = JSON.stringify({ padding: "p".repeat(2400), action: "opened" });
+    const res = await fetch(ep.webhookUrl, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "x-github-event": "pull_request",
+        "x-hub-signature-256": await octokitSign(secret, payload),
+      },
+      body: payload,
+    });
+    expect(res.status).toBe(200);
+    const d = await detail(ep.id, ((await res.json()) as { id: string }).id);
+    expect(d).toMatchObject({ truncated: true, originalSizeBytes: payload.length, verification: "verified", canonicalEventType: "pull_request.opened" });
+
+    const forged = await fetch(ep.webhookUrl, {
+      method: "POST",
+      headers: { "x-github-event": "pull_request", "x-hub-signature-256": await octokitSign("not-the-secret", payload) },
+      body: payload,
+    });
+    const f = await detail(ep.id, ((await forged.json()) as { id: string }).id);
+    expect(f).toMatchObject({ truncated: true, verification: "failed", verificationFailureReason: "signature_mismatch" });
+  });
+
+  it("does not judge the signature of a body it stopped reading (413): unverified", async () => {
+    const secret = "gh-secret-413";
+    const ep = await endpoint({ provider: "github", secret });
+    const payload = JSON.stringify({ padding: "p".repeat(8000), action: "opened" });
+    const res = await fetch(ep.webhookUrl, {
+      method: "POST",
+      headers: { "x-github-event": "pull_request", "x-hub-signature-256": await octokitSign(secret, payload) },
+      body: payload,
+    }).catch(() => undefined);
+    if (res) expect(res.status).toBe(413);
+    const item = (await t.a.get(`/v1/endpoints/${ep.id}/events`)).body.items[0];
+    expect(item).toMatchObject({ responseCode: 413, verification: "unverified", canonicalEventType: "pull_request" });
+    expect(item.verificationFailureReason).toBeUndefined();
   });
 
   it("answers 413 over WHC_MAX_INBOUND_BODY_BYTES and stores only the metadata", async () => {

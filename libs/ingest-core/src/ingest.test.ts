@@ -30,11 +30,12 @@ async function serve(inspect: (req: http.IncomingMessage) => Promise<unknown>) {
 }
 
 describe("reading a capture", () => {
-  it("keeps at most `keep` bytes and counts every byte", async () => {
+  it("keeps at most `keep` bytes for storing, and the whole body for judging it", async () => {
     const { url, results } = await serve((req) => readBody(req, 5, 100));
     await fetch(url, { method: "POST", body: "0123456789" });
     const r = results[0] as ReadBody;
     expect(r.kept.toString()).toBe("01234");
+    expect(r.whole.toString()).toBe("0123456789");
     expect(r.total).toBe(10);
     expect(r.overLimit).toBe(false);
   });

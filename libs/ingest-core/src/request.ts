@@ -36,17 +36,20 @@ export function remoteIpOf(req: IncomingMessage, trustedProxies: ReadonlySet<str
 }
 
 export interface ReadBody {
-  /** The bytes kept (at most `keep`). */
+  /** Every byte of the body (when not over the limit): what signatures and event types are judged on. */
+  whole: Buffer;
+  /** The first `keep` bytes of it: what is stored. */
   kept: Buffer;
   /** Every byte that arrived. */
   total: number;
-  /** More than `limit` bytes arrived: the rest was discarded. */
+  /** More than `limit` bytes arrived: the rest was discarded, and `whole` is only a start. */
   overLimit: boolean;
 }
 
 /**
- * Reads the body as sent (no decoding of Content-Encoding), keeping at most `keep` bytes,
- * and stops keeping anything once `limit` is passed. Calls back once.
+ * Reads the body as sent (no decoding of Content-Encoding), all of it up to `limit` bytes
+ * (a signature covers every byte, even of a body stored truncated), and stops keeping
+ * anything once `limit` is passed. `kept` is the first `keep` bytes. Calls back once.
  */
 export function readBodyThen(
   req: IncomingMessage,
@@ -55,7 +58,6 @@ export function readBodyThen(
   done: (err: Error | undefined, body?: ReadBody) => void,
 ): void {
   const chunks: Buffer[] = [];
-  let kept = 0;
   let total = 0;
   let overLimit = false;
   let finished = false;
@@ -63,7 +65,8 @@ export function readBodyThen(
     if (finished) return;
     finished = true;
     if (err) return done(err);
-    done(undefined, { kept: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, kept), total, overLimit });
+    const whole = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+    done(undefined, { whole, kept: whole.length > keep ? whole.subarray(0, keep) : whole, total, overLimit });
   };
   req.on("data", (chunk: Buffer) => {
     total += chunk.length;
@@ -74,11 +77,7 @@ export function readBodyThen(
       return;
     }
     if (overLimit) return;
-    if (kept < keep) {
-      const part = kept + chunk.length <= keep ? chunk : chunk.subarray(0, keep - kept);
-      chunks.push(part);
-      kept += part.length;
-    }
+    chunks.push(chunk);
   });
   req.on("end", () => finish());
   req.on("error", (err) => finish(err));

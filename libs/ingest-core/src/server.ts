@@ -140,7 +140,8 @@ export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
     const verified = verifyCapture({
       provider: endpoint.provider,
       headers,
-      body: body.kept,
+      body: body.whole,
+      complete: !body.overLimit,
       secret,
       genericSignatureHeader: endpoint.genericSignatureHeader,
       genericSignaturePrefix: endpoint.genericSignaturePrefix,
@@ -169,7 +170,7 @@ export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
       diagnosticJson: "",
       forwardedResponseJson: "",
     };
-    const challenge = verified.provider === "slack" && !body.overLimit ? slackUrlVerificationChallenge(body.kept) : undefined;
+    const challenge = verified.provider === "slack" && !body.overLimit ? slackUrlVerificationChallenge(body.whole) : undefined;
     if (!storeBody) return store(c, event, body.overLimit, challenge);
     const sealed = deps.sealer.sealNow(c.endpointId, body.kept);
     const indexer = deps.blindIndex.current();

@@ -15,6 +15,8 @@ export interface VerifyInput {
   provider: string;
   headers: readonly HeaderPair[];
   body: Buffer;
+  /** False when the body was cut off (over the inbound limit): its signature is not judged. */
+  complete: boolean;
   secret?: Buffer | undefined;
   genericSignatureHeader: string;
   genericSignaturePrefix: string;
@@ -34,13 +36,14 @@ function configured(value: string): Provider {
 
 /**
  * The capture's provider (configured, else detected from its headers), its verdict with the
- * provider's own scheme when the endpoint has a secret, and its event type.
+ * provider's own scheme when the endpoint has a secret and the whole body arrived, and its
+ * event type.
  */
 export function verifyCapture(input: VerifyInput): VerifyResult {
   const setting = configured(input.provider);
   const provider = setting === "generic" ? (detectProvider(input.headers) ?? "generic") : setting;
   const eventType = canonicalEventType(provider, input.headers, input.body);
-  if (!input.secret || input.secret.length === 0) {
+  if (!input.secret || input.secret.length === 0 || !input.complete) {
     return { provider, verification: "unverified", failureReason: "", canonicalEventType: eventType };
   }
   const outcome = verifySignature({
