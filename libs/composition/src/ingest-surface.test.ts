@@ -197,6 +197,18 @@ describe("the receiving surface", () => {
     expect((await t.a.get(`/v1/endpoints/${ep.id}/events`)).body.items).toHaveLength(1);
   });
 
+  it("keeps every header line, past Node's default of 2,000", async () => {
+    const ep = await endpoint();
+    const { port, pathname } = new URL(ep.webhookUrl);
+    const lines = Array.from({ length: 2500 }, (_, i) => `X-N: ${i}\r\n`).join("");
+    const head = `POST ${pathname} HTTP/1.1\r\nHost: x\r\n${lines}Content-Length: 2\r\nConnection: close\r\n\r\n`;
+    expect(await rawRequest(Number(port), head, Buffer.from("{}"))).toBe(200);
+    const item = (await t.a.get(`/v1/endpoints/${ep.id}/events`)).body.items[0];
+    const d = await detail(ep.id, item.id);
+    expect(d.headers["X-N"]).toHaveLength(2500);
+    expect(d.headers["X-N"][2499]).toBe("2499");
+  });
+
   it("finds an endpoint created a moment ago and forgets a deleted one at once", async () => {
     const ep = await endpoint();
     expect((await fetch(ep.webhookUrl, { method: "POST", body: "1" })).status).toBe(200);

@@ -185,8 +185,13 @@ export function createIngestNode(config: ConfigOf<typeof ingestSpec>, peers: Pee
   );
   return {
     handler,
-    /** Header sections up to INGEST_MAX_HEADER_BYTES are captured; larger ones get a 431. */
-    serve: (port: number, host: string) => serveHttp(handler, port, host, { maxHeaderSize: INGEST_MAX_HEADER_BYTES }),
+    /**
+     * Header sections up to INGEST_MAX_HEADER_BYTES are captured whole, however many lines
+     * they hold (Node would otherwise drop every line after the 2,000th without a word);
+     * larger sections get a 431.
+     */
+    serve: (port: number, host: string) =>
+      serveHttp(handler, port, host, { maxHeaderSize: INGEST_MAX_HEADER_BYTES, maxHeadersCount: 0 }),
   };
 }
 

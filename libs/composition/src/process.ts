@@ -17,9 +17,11 @@ export async function serveHttp(
   handler: (req: IncomingMessage, res: ServerResponse) => void,
   port: number,
   host: string,
-  options: { maxHeaderSize?: number } = {},
+  options: { maxHeaderSize?: number; maxHeadersCount?: number } = {},
 ): Promise<HttpServer> {
-  const server = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 120_000, ...options }, handler);
+  const { maxHeadersCount, ...serverOptions } = options;
+  const server = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 120_000, ...serverOptions }, handler);
+  if (maxHeadersCount !== undefined) server.maxHeadersCount = maxHeadersCount;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => {
