@@ -209,6 +209,32 @@ describe("the receiving surface", () => {
     expect(d.headers["X-N"][2499]).toBe("2499");
   });
 
+  it("counts at /metrics what senders were answered, verdicts and batch sizes", async () => {
+    const scrape = async () => {
+      const res = await fetch(`${t.ingestUrl}/metrics`);
+      expect(res.headers.get("content-type")).toMatch(/^text\/plain/);
+      const text = await res.text();
+      return (series: string) => Number(new RegExp(`^${series.replace(/[{}"]/g, "\\$&")} (\\S+)$`, "m").exec(text)?.[1] ?? 0);
+    };
+    const before = await scrape();
+    const ep = await endpoint();
+    const paused = await endpoint({ status: "paused" });
+    for (const body of ["a", "b"]) expect((await fetch(ep.webhookUrl, { method: "POST", body })).status).toBe(200);
+    expect((await fetch(`${t.ingestUrl}/h/01a20000-0000-7000-8000-0000000000ff`, { method: "POST", body: "x" })).status).toBe(404);
+    expect((await fetch(paused.webhookUrl, { method: "POST", body: "x" })).status).toBe(503);
+    await fetch(ep.webhookUrl, { method: "POST", body: randomBytes(8000) }).catch(() => undefined);
+    const after = await scrape();
+    const delta = (series: string) => after(series) - before(series);
+    expect(delta('whc_ingest_requests_total{outcome="stored"}')).toBe(2);
+    expect(delta('whc_ingest_requests_total{outcome="unknown_endpoint"}')).toBe(1);
+    expect(delta('whc_ingest_requests_total{outcome="paused"}')).toBe(1);
+    expect(delta('whc_ingest_requests_total{outcome="too_large"}')).toBe(1);
+    expect(delta('whc_ingest_verifications_total{provider="generic",verification="unverified"}')).toBe(2);
+    expect(delta("whc_ingest_capture_duration_seconds_count")).toBe(2);
+    // Two stored captures and one 413 (its metadata is stored too), each in a call of its own.
+    expect(delta("whc_ingest_batch_events_count")).toBe(3);
+  });
+
   it("finds an endpoint created a moment ago and forgets a deleted one at once", async () => {
     const ep = await endpoint();
     expect((await fetch(ep.webhookUrl, { method: "POST", body: "1" })).status).toBe(200);

@@ -15,7 +15,13 @@ import {
   createEnvelopeSealer,
   loadKeyRing,
 } from "@whc/crypto-core";
-import { createAppendBatcher, createEndpointCache, createIngestHandler, INGEST_MAX_HEADER_BYTES } from "@whc/ingest-core";
+import {
+  createAppendBatcher,
+  createEndpointCache,
+  createIngestHandler,
+  createIngestMetrics,
+  INGEST_MAX_HEADER_BYTES,
+} from "@whc/ingest-core";
 import { createGatewayApp } from "@whc/gateway-core";
 import { ensureBootstrapKeys } from "@whc/identity";
 import {
@@ -162,14 +168,16 @@ export function createIngestNode(config: ConfigOf<typeof ingestSpec>, peers: Pee
     maxEntries: 10_000,
   });
   bus.subscribeEndpointChanges((id) => endpoints.invalidate(id));
+  const metrics = createIngestMetrics();
   const handler = createIngestHandler(
     {
       endpoints,
-      batcher: createAppendBatcher(catalog, { maxEvents: 512, maxBytes: 8 * 1024 * 1024 }),
+      batcher: createAppendBatcher(catalog, { maxEvents: 512, maxBytes: 8 * 1024 * 1024, onBatch: (n) => metrics.batch(n) }),
       sealer: createEnvelopeSealer(crypto, { maxAgeMs: config.dataKeyTtlS * 1000, maxUses: 1_000_000 }),
       blindIndex: createBlindIndexSource(crypto),
       bus,
       health: { catalog: createClient(Health, peers.catalog), crypto: createClient(Health, peers.crypto) },
+      metrics,
       logger,
     },
     {

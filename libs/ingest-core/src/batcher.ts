@@ -19,6 +19,8 @@ export interface BatcherOptions {
   maxEvents: number;
   /** Most body bytes in one call (a single larger event still goes alone). */
   maxBytes: number;
+  /** Told the size of each call's batch (metrics). */
+  onBatch?: (events: number) => void;
 }
 
 /**
@@ -46,6 +48,7 @@ export function createAppendBatcher(catalog: Client<typeof CatalogService>, opti
   }
 
   async function send(batch: Pending[]): Promise<void> {
+    options.onBatch?.(batch.length);
     let res: Awaited<ReturnType<typeof catalog.appendEvents>>;
     try {
       res = await catalog.appendEvents({ events: batch.map((p) => p.event) });

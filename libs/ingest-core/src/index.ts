@@ -7,3 +7,5 @@ export type { EndpointCache, IngestEndpoint } from "./endpoint-cache.js";
 export { verifyCapture } from "./verify.js";
 export type { VerifyInput, VerifyResult, Verification } from "./verify.js";
 export { rawHeaderPairs, remoteIpOf, readBodyThen, normaliseIp } from "./request.js";
+export { createIngestMetrics } from "./metrics.js";
+export type { IngestMetrics, CaptureOutcome } from "./metrics.js";

@@ -11,6 +11,7 @@ import { isUuid } from "@whc/catalog-core";
 import { slackUrlVerificationChallenge } from "@whc/signatures";
 import type { AppendBatcher } from "./batcher.js";
 import type { EndpointCache, IngestEndpoint } from "./endpoint-cache.js";
+import type { IngestMetrics } from "./metrics.js";
 import { rawHeaderPairs, readBodyThen, remoteIpOf, type ReadBody } from "./request.js";
 import { verifyCapture } from "./verify.js";
 
@@ -21,6 +22,7 @@ export interface IngestDeps {
   blindIndex: BlindIndexSource;
   bus: CaptureBus;
   health: { catalog: Client<typeof Health>; crypto: Client<typeof Health> };
+  metrics: IngestMetrics;
   logger: Logger;
 }
 
@@ -63,6 +65,8 @@ interface Capture {
   url: string;
   endpointId: string;
   rest: string;
+  /** performance.now() at arrival. */
+  startedMs: number;
 }
 
 /**
@@ -70,7 +74,7 @@ interface Capture {
  * goes out only after the catalog has durably stored the capture.
  */
 export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
-  const { logger } = deps;
+  const { logger, metrics } = deps;
 
   async function healthz(res: ServerResponse): Promise<void> {
     const probe = async (c: Client<typeof Health>) => {
@@ -88,10 +92,17 @@ export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
     });
   }
 
+  async function serveMetrics(res: ServerResponse): Promise<void> {
+    const text = await metrics.registry.metrics();
+    res.writeHead(200, { "content-type": metrics.registry.contentType, "content-length": Buffer.byteLength(text) });
+    res.end(text);
+  }
+
   /** Anything that stops a capture before its 2xx: logged, and the sender told to retry. */
   function failed(c: Capture, err: unknown): void {
     const outage = AppError.is(err) && ["service_unavailable", "timeout"].includes(err.reason);
     logger.error({ err: outage ? { reason: (err as AppError).reason } : err, path: pathOnly(c.url) }, "capture failed");
+    metrics.answered("unavailable");
     if (!c.res.headersSent) {
       reply(
         c.res,
@@ -111,11 +122,13 @@ export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
   function withEndpoint(c: Capture, found: IngestEndpoint | undefined): void {
     if (!found) {
       c.req.resume();
+      metrics.answered("unknown_endpoint");
       reply(c.res, 404, NOT_FOUND);
       return;
     }
     if (found.endpoint.status === "paused") {
       c.req.resume();
+      metrics.answered("paused");
       reply(c.res, 503, { ok: false, error: "endpoint_paused", message: "This endpoint is paused." }, { "retry-after": "60" });
       return;
     }
@@ -123,6 +136,7 @@ export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
       if (err && !c.req.complete) {
         // The sender hung up mid-body: it got no answer, so it will retry; nothing is kept.
         logger.info({ path: pathOnly(c.url) }, "sender closed the connection before its body ended; nothing stored");
+        metrics.answered("sender_gone");
         return;
       }
       if (err) return failed(c, err);
@@ -200,8 +214,12 @@ export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
         logger.warn({ err: e }, "capture notification failed");
       }
       if (overLimit) {
+        metrics.answered("too_large");
         reply(c.res, 413, { ok: false, error: "payload_too_large", id: appended.id }, { connection: "close" });
-      } else if (challenge !== undefined) {
+        return;
+      }
+      metrics.stored(event.provider, event.verification, (performance.now() - c.startedMs) / 1000);
+      if (challenge !== undefined) {
         // Slack confirms a new Request URL by expecting its challenge back; the event is kept too.
         reply(c.res, 200, { challenge });
       } else {
@@ -216,13 +234,25 @@ export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
       void healthz(res);
       return;
     }
+    if (url === "/metrics" && req.method === "GET") {
+      void serveMetrics(res);
+      return;
+    }
     const match = HOOK_PATH.exec(url);
     if (!match || !isUuid(match[1] as string)) {
       req.resume();
+      metrics.answered("unknown_endpoint");
       reply(res, 404, NOT_FOUND);
       return;
     }
-    const c: Capture = { req, res, url, endpointId: (match[1] as string).toLowerCase(), rest: match[2] ?? "" };
+    const c: Capture = {
+      req,
+      res,
+      url,
+      endpointId: (match[1] as string).toLowerCase(),
+      rest: match[2] ?? "",
+      startedMs: performance.now(),
+    };
     try {
       const cached = deps.endpoints.peek(c.endpointId);
       if (cached) return withEndpoint(c, cached.found);

@@ -82,9 +82,14 @@ describe("catalog down", () => {
     const ep = await newEndpoint();
     expect((await capture(ep.webhookUrl)).status).toBe(200);
     await cluster.stop("catalog", "SIGKILL");
+    const unavailable = async () =>
+      Number(/^whc_ingest_requests_total\{outcome="unavailable"\} (\S+)$/m.exec(await (await fetch(`${cluster.ingestUrl}/metrics`)).text())?.[1] ?? 0);
+    const before = await unavailable();
     const refused = await capture(ep.webhookUrl);
     expect(refused.status).toBe(503);
     expect(refused.retryAfter).toBeTruthy();
+    // What operators alert on (docs/operations.md).
+    expect((await unavailable()) - before).toBe(1);
     const api = await cluster.api.get("/v1/endpoints");
     expect(api.status).toBe(503);
     expect(api.body.error).toBe("service_unavailable");
