@@ -41,10 +41,23 @@ function slackType(headers: readonly HeaderPair[], body: Uint8Array): string | u
   return payload === undefined ? undefined : field(jsonObject(payload), "type");
 }
 
+/**
+ * GitHub sends JSON, or, for hooks configured with content type
+ * application/x-www-form-urlencoded, a form whose `payload` field holds the same JSON.
+ */
+function githubPayload(headers: readonly HeaderPair[], body: Uint8Array): JsonObject | undefined {
+  const contentType = header(headers, "content-type")?.toLowerCase();
+  if (contentType?.startsWith("application/x-www-form-urlencoded")) {
+    const payload = formField(body, "payload");
+    return payload === undefined ? undefined : jsonObject(payload);
+  }
+  return jsonObject(body);
+}
+
 function githubType(headers: readonly HeaderPair[], body: Uint8Array): string | undefined {
   const event = nonEmptyString(header(headers, "X-GitHub-Event"));
   if (event === undefined) return undefined;
-  const action = field(jsonObject(body), "action");
+  const action = field(githubPayload(headers, body), "action");
   return action === undefined ? event : `${event}.${action}`;
 }
 

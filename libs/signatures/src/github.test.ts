@@ -109,4 +109,17 @@ describe("github event type", () => {
   it("is empty without the header", () => {
     expect(event(undefined, '{"action":"opened"}')).toBe("");
   });
+
+  it("reads the action of a hook sent as a form (content type application/x-www-form-urlencoded)", () => {
+    const form = `payload=${encodeURIComponent(JSON.stringify({ action: "opened", number: 7 }))}`;
+    const headers: [string, string][] = [
+      ["X-GitHub-Event", "pull_request"],
+      ["Content-Type", "application/x-www-form-urlencoded"],
+    ];
+    expect(canonicalEventType("github", headers, Buffer.from(form))).toBe("pull_request.opened");
+    // The same text sent as anything but a form is not read as one.
+    expect(canonicalEventType("github", [["X-GitHub-Event", "pull_request"], ["Content-Type", "text/plain"]], Buffer.from(form))).toBe(
+      "pull_request",
+    );
+  });
 });
