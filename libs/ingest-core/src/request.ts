@@ -35,6 +35,17 @@ export function remoteIpOf(req: IncomingMessage, trustedProxies: ReadonlySet<str
   return chain[0] ?? peer;
 }
 
+/**
+ * The size of a body cut off at the limit: the Content-Length the sender declared when there
+ * is one (the rest was never read), else the bytes that had arrived.
+ */
+export function originalSize(req: IncomingMessage, body: ReadBody): number {
+  if (!body.overLimit) return body.total;
+  const declared = req.headers["content-length"];
+  const n = declared !== undefined && /^[0-9]{1,15}$/.test(declared) ? Number(declared) : 0;
+  return Math.max(n, body.total);
+}
+
 export interface ReadBody {
   /** Every byte of the body (when not over the limit): what signatures and event types are judged on. */
   whole: Buffer;

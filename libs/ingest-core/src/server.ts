@@ -12,7 +12,7 @@ import { slackUrlVerificationChallenge } from "@whc/signatures";
 import type { AppendBatcher } from "./batcher.js";
 import type { EndpointCache, IngestEndpoint } from "./endpoint-cache.js";
 import type { IngestMetrics } from "./metrics.js";
-import { rawHeaderPairs, readBodyThen, remoteIpOf, type ReadBody } from "./request.js";
+import { originalSize, rawHeaderPairs, readBodyThen, remoteIpOf, type ReadBody } from "./request.js";
 import { verifyCapture } from "./verify.js";
 
 export interface IngestDeps {
@@ -178,7 +178,7 @@ export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
       verificationFailureReason: verified.failureReason,
       responseCode: body.overLimit ? 413 : 200,
       truncated: storeBody && body.total > body.kept.length,
-      originalSizeBytes: BigInt(body.total),
+      originalSizeBytes: BigInt(originalSize(req, body)),
       bodyStored: storeBody,
       searchTokens: [],
       diagnosticJson: "",
