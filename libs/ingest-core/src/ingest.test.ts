@@ -74,6 +74,14 @@ describe("reading a capture", () => {
     await fetch(url, { headers: { "x-forwarded-for": "198.51.100.7, 203.0.113.9" } });
     expect(results[0]).toEqual(["127.0.0.1", "203.0.113.9", "198.51.100.7"]);
   });
+
+  it("reads X-Forwarded-For entries that carry a port", async () => {
+    const { url, results } = await serve(async (req) => remoteIpOf(req, new Set(["127.0.0.1"])));
+    await fetch(url, { headers: { "x-forwarded-for": "198.51.100.7:4711" } });
+    await fetch(url, { headers: { "x-forwarded-for": "[2001:db8::7]:4711" } });
+    await fetch(url, { headers: { "x-forwarded-for": "[2001:db8::8]" } });
+    expect(results).toEqual(["198.51.100.7", "2001:db8::7", "2001:db8::8"]);
+  });
 });
 
 describe("group commit", () => {
