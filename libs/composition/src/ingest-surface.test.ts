@@ -236,6 +236,29 @@ describe("the receiving surface", () => {
     expect(delta("whc_ingest_batch_events_count")).toBe(3);
   });
 
+  it("does not read a large body it will not store: 404 and paused answer, then close", async () => {
+    const paused = await endpoint({ status: "paused" });
+    const { port, pathname } = new URL(paused.webhookUrl);
+    const answerThenClose = (path: string) =>
+      new Promise<string>((resolve, reject) => {
+        // Declares 100 MB and sends 1 KB: only a server that stops reading can answer and close.
+        const socket = net.connect(Number(port), "127.0.0.1", () => {
+          socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\n${"a".repeat(1024)}`);
+        });
+        let response = "";
+        socket.on("data", (c) => (response += c.toString("latin1")));
+        socket.on("close", () => resolve(response.split("\r\n")[0] as string));
+        socket.on("error", reject);
+      });
+    expect(await answerThenClose("/h/01a20000-0000-7000-8000-0000000000ee")).toBe("HTTP/1.1 404 Not Found");
+    expect(await answerThenClose("/h/not-an-id")).toBe("HTTP/1.1 404 Not Found");
+    expect(await answerThenClose(pathname)).toBe("HTTP/1.1 503 Service Unavailable");
+    // A small body is drained instead, and the connection stays open for the next request.
+    const small = await fetch(`${t.ingestUrl}/h/01a20000-0000-7000-8000-0000000000ee`, { method: "POST", body: "x" });
+    expect(small.status).toBe(404);
+    expect(small.headers.get("connection")).not.toBe("close");
+  });
+
   it("finds an endpoint created a moment ago and forgets a deleted one at once", async () => {
     const ep = await endpoint();
     expect((await fetch(ep.webhookUrl, { method: "POST", body: "1" })).status).toBe(200);

@@ -58,6 +58,24 @@ function reply(res: ServerResponse, status: number, body: unknown, headers: Reco
   res.end(text);
 }
 
+/** Bodies larger than this are not read just to be thrown away (answers that store nothing). */
+const DRAIN_LIMIT_BYTES = 64 * 1024;
+
+/**
+ * For an answer that stores nothing (404, paused): headers that let the rest of the body be
+ * skipped. A small body is read and dropped so the connection can serve the sender's next
+ * request; a large or unsized one is not read at all, and the connection closes after the
+ * answer instead.
+ */
+function discardBody(req: IncomingMessage): Record<string, string> {
+  const length = Number(req.headers["content-length"] ?? 0);
+  if (req.complete || (req.headers["transfer-encoding"] === undefined && length <= DRAIN_LIMIT_BYTES)) {
+    req.resume();
+    return {};
+  }
+  return { connection: "close" };
+}
+
 /** One capture in progress. */
 interface Capture {
   req: IncomingMessage;
@@ -121,15 +139,18 @@ export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
 
   function withEndpoint(c: Capture, found: IngestEndpoint | undefined): void {
     if (!found) {
-      c.req.resume();
       metrics.answered("unknown_endpoint");
-      reply(c.res, 404, NOT_FOUND);
+      reply(c.res, 404, NOT_FOUND, discardBody(c.req));
       return;
     }
     if (found.endpoint.status === "paused") {
-      c.req.resume();
       metrics.answered("paused");
-      reply(c.res, 503, { ok: false, error: "endpoint_paused", message: "This endpoint is paused." }, { "retry-after": "60" });
+      reply(
+        c.res,
+        503,
+        { ok: false, error: "endpoint_paused", message: "This endpoint is paused." },
+        { "retry-after": "60", ...discardBody(c.req) },
+      );
       return;
     }
     readBodyThen(c.req, options.maxStoredBodyBytes, options.maxInboundBodyBytes, (err, body) => {
@@ -240,9 +261,8 @@ export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
     }
     const match = HOOK_PATH.exec(url);
     if (!match || !isUuid(match[1] as string)) {
-      req.resume();
       metrics.answered("unknown_endpoint");
-      reply(res, 404, NOT_FOUND);
+      reply(res, 404, NOT_FOUND, discardBody(req));
       return;
     }
     const c: Capture = {
