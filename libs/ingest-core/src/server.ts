@@ -110,10 +110,17 @@ export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
     });
   }
 
-  async function serveMetrics(res: ServerResponse): Promise<void> {
-    const text = await metrics.registry.metrics();
-    res.writeHead(200, { "content-type": metrics.registry.contentType, "content-length": Buffer.byteLength(text) });
-    res.end(text);
+  function serveMetrics(res: ServerResponse): void {
+    metrics.registry.metrics().then(
+      (text) => {
+        res.writeHead(200, { "content-type": metrics.registry.contentType, "content-length": Buffer.byteLength(text) });
+        res.end(text);
+      },
+      (err: unknown) => {
+        logger.error({ err }, "metrics collection failed");
+        reply(res, 503, { ok: false, error: "service_unavailable", message: "Metrics could not be collected." });
+      },
+    );
   }
 
   /** Anything that stops a capture before its 2xx: logged, and the sender told to retry. */
@@ -256,7 +263,7 @@ export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
       return;
     }
     if (url === "/metrics" && req.method === "GET") {
-      void serveMetrics(res);
+      serveMetrics(res);
       return;
     }
     const match = HOOK_PATH.exec(url);
