@@ -1,4 +1,5 @@
-import { formField, isJsonObject, jsonObject, type JsonObject } from "./body.js";
+import { formField } from "./body.js";
+import { jsonFields, objectField, stringField, type FieldSpec, type Fields } from "./json-fields.js";
 import { header, type HeaderPair } from "./headers.js";
 import type { Provider } from "./types.js";
 
@@ -15,13 +16,25 @@ function nonEmptyString(value: unknown): string | undefined {
   return typeof value === "string" && value !== "" ? value : undefined;
 }
 
-function field(object: JsonObject | undefined, ...names: readonly string[]): string | undefined {
-  if (object === undefined) return undefined;
+function field(fields: Fields | undefined, ...names: readonly string[]): string | undefined {
+  if (fields === undefined) return undefined;
   for (const name of names) {
-    const value = nonEmptyString(object[name]);
+    const value = nonEmptyString(fields[name]);
     if (value !== undefined) return value;
   }
   return undefined;
+}
+
+const TYPE: FieldSpec = { type: true };
+const SLACK: FieldSpec = { type: true, event: { type: true } };
+const GITHUB: FieldSpec = { action: true };
+const GENERIC: FieldSpec = { type: true, event: true, eventType: true };
+const CHALLENGE: FieldSpec = { type: true, challenge: true };
+
+/** The `payload` field of a form body, read for the fields of the JSON it holds. */
+function formPayload(body: Uint8Array, spec: FieldSpec): Fields | undefined {
+  const payload = formField(body, "payload");
+  return payload === undefined ? undefined : jsonFields(Buffer.from(payload), spec);
 }
 
 /**
@@ -30,28 +43,20 @@ function field(object: JsonObject | undefined, ...names: readonly string[]): str
  * whose Content-Type was lost are still named.
  */
 function slackType(headers: readonly HeaderPair[], body: Uint8Array): string | undefined {
-  const json = jsonObject(body);
-  if (json !== undefined) {
-    const event = json["event"];
-    return field(isJsonObject(event) ? event : undefined, "type") ?? field(json, "type");
-  }
+  const json = jsonFields(body, SLACK);
+  if (json !== undefined) return field(objectField(json, "event"), "type") ?? field(json, "type");
   const contentType = header(headers, "content-type")?.toLowerCase();
   if (contentType !== undefined && !contentType.startsWith("application/x-www-form-urlencoded")) return undefined;
-  const payload = formField(body, "payload");
-  return payload === undefined ? undefined : field(jsonObject(payload), "type");
+  return field(formPayload(body, TYPE), "type");
 }
 
 /**
  * GitHub sends JSON, or, for hooks configured with content type
  * application/x-www-form-urlencoded, a form whose `payload` field holds the same JSON.
  */
-function githubPayload(headers: readonly HeaderPair[], body: Uint8Array): JsonObject | undefined {
+function githubPayload(headers: readonly HeaderPair[], body: Uint8Array): Fields | undefined {
   const contentType = header(headers, "content-type")?.toLowerCase();
-  if (contentType?.startsWith("application/x-www-form-urlencoded")) {
-    const payload = formField(body, "payload");
-    return payload === undefined ? undefined : jsonObject(payload);
-  }
-  return jsonObject(body);
+  return contentType?.startsWith("application/x-www-form-urlencoded") ? formPayload(body, GITHUB) : jsonFields(body, GITHUB);
 }
 
 function githubType(headers: readonly HeaderPair[], body: Uint8Array): string | undefined {
@@ -67,7 +72,7 @@ export function canonicalEventType(provider: Provider, headers: readonly HeaderP
   switch (provider) {
     case "stripe":
     case "standard_webhooks":
-      type = field(jsonObject(body), "type");
+      type = field(jsonFields(body, TYPE), "type");
       break;
     case "github":
       type = githubType(headers, body);
@@ -79,7 +84,7 @@ export function canonicalEventType(provider: Provider, headers: readonly HeaderP
       type = nonEmptyString(header(headers, "X-Shopify-Topic"));
       break;
     case "generic":
-      type = field(jsonObject(body), "type", "event", "eventType");
+      type = field(jsonFields(body, GENERIC), "type", "event", "eventType");
       break;
   }
   return type === undefined ? "" : capped(type);
@@ -87,8 +92,6 @@ export function canonicalEventType(provider: Provider, headers: readonly HeaderP
 
 /** Slack's url_verification handshake: the challenge string to answer with, else undefined. */
 export function slackUrlVerificationChallenge(body: Uint8Array): string | undefined {
-  const json = jsonObject(body);
-  if (json?.["type"] !== "url_verification") return undefined;
-  const challenge = json["challenge"];
-  return typeof challenge === "string" ? challenge : undefined;
+  const json = jsonFields(body, CHALLENGE);
+  return json?.["type"] === "url_verification" ? stringField(json, "challenge") : undefined;
 }

@@ -6,6 +6,7 @@ import { create } from "@bufbuild/protobuf";
 import { EventSchema, SealedBodySchema } from "@whc/contracts";
 import { seal, createBlindIndexer } from "@whc/crypto-core";
 import { verifyCapture } from "@whc/ingest-core";
+import { canonicalEventType } from "@whc/signatures";
 import { eventSummaryJson } from "@whc/api-model";
 import { requestContext } from "@whc/logging";
 import * as payload from "./payload.mjs";
@@ -50,6 +51,9 @@ event.searchTokens = indexer(body);
 event.id = randomUUID();
 
 time("verifyCapture (detect + event type)", 20000, verify);
+// A hostile shape: what one sender can make the event loop do with one request.
+const nested = Buffer.from(`{"a":${"[".repeat(1 << 19)}${"]".repeat(1 << 19)},"type":"t"}`);
+time("event type of 1 MiB nested arrays", 20, () => canonicalEventType("stripe", [], nested));
 time("create(EventSchema)", 20000, makeEvent);
 time("seal (AES-256-GCM, 1.5 KB)", 20000, () => seal(key, body, Buffer.from(endpointId)));
 time("blind index (memoised words)", 20000, () => indexer(body));
