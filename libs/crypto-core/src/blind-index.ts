@@ -4,6 +4,13 @@ import { createHmac } from "node:crypto";
 /** Bytes kept of each HMAC: 2^-64 odds that two different words share a token. */
 export const TOKEN_BYTES = 8;
 
+/**
+ * Distinct words indexed per body, the first ones in body order. A webhook has tens to a few
+ * thousand; a 1 MiB body of random words has 116,000, which took 600 ms of ingest's event loop
+ * to index (and as long again in the store), for search terms nobody would type.
+ */
+export const MAX_TOKENS_PER_BODY = 4096;
+
 const WORD = /[\p{L}\p{N}]+/gu;
 const decoder = new TextDecoder("utf-8", { fatal: false });
 
@@ -49,8 +56,8 @@ function token(key: Uint8Array, word: string): Uint8Array {
  * Keyed blind-index tokens: HMAC-SHA256(key, word) cut to TOKEN_BYTES. The store only ever
  * sees these, never a word; without the key they cannot be matched against a dictionary.
  */
-export function blindTokens(key: Uint8Array, input: string | Uint8Array): Uint8Array[] {
-  return [...words(typeof input === "string" ? input : decoder.decode(input))].map((w) => token(key, w));
+export function blindTokens(key: Uint8Array, input: string | Uint8Array, maxTokens = MAX_TOKENS_PER_BODY): Uint8Array[] {
+  return [...words(typeof input === "string" ? input : decoder.decode(input))].slice(0, maxTokens).map((w) => token(key, w));
 }
 
 export type BlindIndexer = (input: string | Uint8Array) => Uint8Array[];
@@ -72,9 +79,15 @@ interface Remembered {
  * those are scanned byte by byte, each word hashed where it lies and looked up by that
  * number, so a remembered word costs no string at all. Two words with the same hash are told
  * apart by their spelling, and only the first is remembered. Same tokens, same order as
- * blindTokens. `hashBits` is for tests, which shrink it to force collisions.
+ * blindTokens, at most `maxTokens` of them. `hashBits` is for tests, which shrink it to force
+ * collisions.
  */
-export function createBlindIndexer(key: Uint8Array, maxEntries = 50_000, hashBits = 30): BlindIndexer {
+export function createBlindIndexer(
+  key: Uint8Array,
+  maxEntries = 50_000,
+  hashBits = 30,
+  maxTokens = MAX_TOKENS_PER_BODY,
+): BlindIndexer {
   const memory = new Map<number, Remembered>();
   let body = 0;
   return (input) => {
@@ -100,7 +113,7 @@ export function createBlindIndexer(key: Uint8Array, maxEntries = 50_000, hashBit
 
     if (typeof input !== "string" && isAscii(input)) {
       const text = Buffer.from(input.buffer, input.byteOffset, input.byteLength);
-      for (let i = 0; i < input.length; ) {
+      for (let i = 0; i < input.length && out.length < maxTokens; ) {
         if (ASCII_WORD_BYTE[input[i] as number] === 0) {
           i += 1;
           continue;
@@ -115,6 +128,7 @@ export function createBlindIndexer(key: Uint8Array, maxEntries = 50_000, hashBit
       return out;
     }
     for (const word of words(typeof input === "string" ? input : decoder.decode(input))) {
+      if (out.length >= maxTokens) break;
       const hash = wordHash(word, hashBits);
       const known = memory.get(hash);
       if (known !== undefined && known.word === word) seen(known);

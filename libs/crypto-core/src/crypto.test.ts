@@ -9,7 +9,7 @@ import { CryptoService } from "@whc/contracts";
 import { tempDir } from "@whc/testing";
 import { open, seal } from "./aead.js";
 import { createKeyRing, loadKeyRing, unwrapKey, wrapKey, wrappedKeyId } from "./key-ring.js";
-import { blindTokens, createBlindIndexer, words } from "./blind-index.js";
+import { blindTokens, createBlindIndexer, MAX_TOKENS_PER_BODY, words } from "./blind-index.js";
 import { createCryptoService } from "./service.js";
 import { createEnvelopeOpener, createEnvelopeSealer } from "./envelope.js";
 
@@ -159,6 +159,19 @@ describe("blind indexer with a word memory", () => {
     for (const text of ["alpha beta", "beta gamma delta", "ALPHA epsilon", `x${"y".repeat(100)} alpha`, `${long} beta ${long} beta`]) {
       expect(hex(indexer(text))).toEqual(hex(blindTokens(key, text)));
     }
+  });
+
+  it("indexes the first MAX_TOKENS_PER_BODY distinct words of a body, in order, on both paths", () => {
+    const key = randomBytes(32);
+    const many = Array.from({ length: MAX_TOKENS_PER_BODY + 500 }, (_, i) => `w${i}`);
+    const ascii = Buffer.from(many.join(" "));
+    const unicode = Buffer.from(`é ${many.join(" ")}`);
+    const expected = hex(blindTokens(key, many.slice(0, MAX_TOKENS_PER_BODY).join(" ")));
+    expect(hex(createBlindIndexer(key)(ascii))).toEqual(expected);
+    expect(hex(createBlindIndexer(key)(unicode)).slice(1)).toEqual(expected.slice(0, MAX_TOKENS_PER_BODY - 1));
+    expect(createBlindIndexer(key)(unicode)).toHaveLength(MAX_TOKENS_PER_BODY);
+    // Repeats do not count against the limit: only distinct words do.
+    expect(createBlindIndexer(key)(Buffer.from(`${"again ".repeat(10_000)}${many.join(" ")}`))).toHaveLength(MAX_TOKENS_PER_BODY);
   });
 
   it("finds the same words in a body's bytes as in its decoded text (ASCII scanner and Unicode path)", () => {
