@@ -17,6 +17,15 @@ describe("formField", () => {
     );
   });
 
+  it("reads past a byte order mark as the decoded text would", () => {
+    const body = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from("?payload=%7B%7D&x=1")]);
+    expect(formField(body, "payload")).toBe(reference(new TextDecoder().decode(body), "payload"));
+    expect(formField(body, "payload")).toBe("{}");
+    // A mark inside, at the start of a pair, is part of that pair's name.
+    const inside = Buffer.concat([Buffer.from("x=1&"), Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from("pay%6Coad=2")]);
+    expect(formField(inside, "payload")).toBe(reference(inside.toString("utf8"), "payload"));
+  });
+
   it("finds the first value and decodes only it", () => {
     const text = `a=1&${"x=y&".repeat(1000)}payload=%7B%22type%22%3A%22t%22%7D&payload=second`;
     expect(formField(Buffer.from(text), "payload")).toBe('{"type":"t"}');

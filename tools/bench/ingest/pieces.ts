@@ -54,6 +54,11 @@ time("verifyCapture (detect + event type)", 20000, verify);
 // A hostile shape: what one sender can make the event loop do with one request.
 const nested = Buffer.from(`{"a":${"[".repeat(1 << 19)}${"]".repeat(1 << 19)},"type":"t"}`);
 time("event type of 1 MiB nested arrays", 20, () => canonicalEventType("stripe", [], nested));
+const manyWords = Buffer.from(Array.from({ length: 116_000 }, (_, i) => `w${i.toString(36)}x${(i * 7919).toString(36)}`).join(" "));
+time("blind index of 116,000 distinct words", 5, () => createBlindIndexer(randomBytes(32))(manyWords));
+const bigForm = Buffer.from("a=1&".repeat(2 * 1024 * 1024));
+const formHeaders: [string, string][] = [["X-Slack-Signature", "v0=0"], ["Content-Type", "application/x-www-form-urlencoded"]];
+time("event type of an 8 MiB form", 5, () => canonicalEventType("slack", formHeaders, bigForm));
 time("create(EventSchema)", 20000, makeEvent);
 time("seal (AES-256-GCM, 1.5 KB)", 20000, () => seal(key, body, Buffer.from(endpointId)));
 time("blind index (memoised words)", 20000, () => indexer(body));
