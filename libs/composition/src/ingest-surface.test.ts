@@ -259,6 +259,32 @@ describe("the receiving surface", () => {
     expect(small.headers.get("connection")).not.toBe("close");
   });
 
+  it("answers Expect: 100-continue after the endpoint lookup: go ahead, or refuse before the body is sent", async () => {
+    const ep = await endpoint();
+    const paused = await endpoint({ status: "paused" });
+    const { port } = new URL(ep.webhookUrl);
+    /** The status lines received, sending the body only once a 100 Continue has come. */
+    const exchange = (path: string) =>
+      new Promise<string[]>((resolve, reject) => {
+        const body = "{}";
+        const socket = net.connect(Number(port), "127.0.0.1", () => {
+          socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`);
+        });
+        let response = "";
+        socket.on("data", (c) => {
+          const before = response;
+          response += c.toString("latin1");
+          if (!before.startsWith("HTTP/1.1 100") && response.startsWith("HTTP/1.1 100 Continue\r\n\r\n")) socket.write(body);
+        });
+        socket.on("close", () => resolve(response.split("\r\n").filter((l) => l.startsWith("HTTP/1.1 "))));
+        socket.on("error", reject);
+      });
+    expect(await exchange(new URL(ep.webhookUrl).pathname)).toEqual(["HTTP/1.1 100 Continue", "HTTP/1.1 200 OK"]);
+    expect(await exchange("/h/01a20000-0000-7000-8000-0000000000dd")).toEqual(["HTTP/1.1 404 Not Found"]);
+    expect(await exchange(new URL(paused.webhookUrl).pathname)).toEqual(["HTTP/1.1 503 Service Unavailable"]);
+    expect((await t.a.get(`/v1/endpoints/${ep.id}/events`)).body.items).toHaveLength(1);
+  });
+
   it("finds an endpoint created a moment ago and forgets a deleted one at once", async () => {
     const ep = await endpoint();
     expect((await fetch(ep.webhookUrl, { method: "POST", body: "1" })).status).toBe(200);

@@ -85,6 +85,8 @@ interface Capture {
   rest: string;
   /** performance.now() at arrival. */
   startedMs: number;
+  /** The sender waits for `100 Continue` before sending its body. */
+  expectsContinue: boolean;
 }
 
 /**
@@ -150,6 +152,9 @@ export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
       reply(c.res, 404, NOT_FOUND, discardBody(c.req));
       return;
     }
+    // A sender that asked first gets its go-ahead only now: an unknown or paused endpoint
+    // has answered above, before a byte of the body was sent.
+    if (found.endpoint.status !== "paused" && c.expectsContinue) c.res.writeContinue();
     if (found.endpoint.status === "paused") {
       metrics.answered("paused");
       reply(
@@ -256,7 +261,11 @@ export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
     });
   }
 
-  return function handle(req: IncomingMessage, res: ServerResponse): void {
+  /**
+   * Handles one request. `expectsContinue`: the request carries `Expect: 100-continue` and the
+   * server left the `100 Continue` to this handler (Node's `checkContinue` event).
+   */
+  return function handle(req: IncomingMessage, res: ServerResponse, expectsContinue = false): void {
     const url = req.url ?? "/";
     if (url === "/healthz" && (req.method === "GET" || req.method === "HEAD")) {
       void healthz(res);
@@ -279,6 +288,7 @@ export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
       endpointId: (match[1] as string).toLowerCase(),
       rest: match[2] ?? "",
       startedMs: performance.now(),
+      expectsContinue,
     };
     try {
       const cached = deps.endpoints.peek(c.endpointId);
