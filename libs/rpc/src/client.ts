@@ -3,6 +3,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import type { DescService } from "@bufbuild/protobuf";
 import { fromConnectError } from "@whc/errors";
 import { currentRequestId } from "@whc/logging";
+import { callSignal } from "./deadline.js";
 import { REQUEST_ID_HEADER } from "./server.js";
 
 /**
@@ -14,12 +15,14 @@ export function clientInterceptor(timeoutMs: number): Interceptor {
   return (next) => async (req) => {
     const requestId = currentRequestId();
     if (requestId && !req.header.has(REQUEST_ID_HEADER)) req.header.set(REQUEST_ID_HEADER, requestId);
-    const deadline = AbortSignal.timeout(timeoutMs);
+    const call = callSignal([req.signal], timeoutMs);
     try {
-      return await next({ ...req, signal: AbortSignal.any([req.signal, deadline]) });
+      return await next({ ...req, signal: call.signal });
     } catch (err) {
-      if (deadline.aborted && !req.signal.aborted) throw new ConnectError(`no answer within ${timeoutMs} ms`, Code.DeadlineExceeded);
+      if (call.timedOut()) throw new ConnectError(`no answer within ${timeoutMs} ms`, Code.DeadlineExceeded);
       throw err;
+    } finally {
+      call.release();
     }
   };
 }

@@ -17,6 +17,7 @@ import {
 import type { Logger } from "@whc/logging";
 import { serverInterceptor } from "./server.js";
 import { clientInterceptor } from "./client.js";
+import { callSignal } from "./deadline.js";
 
 type UnaryFn = (req: UnaryRequest) => Promise<UnaryResponse>;
 type UnarySpec = Extract<MethodImplSpec, { kind: "unary" }>;
@@ -119,16 +120,14 @@ export function createInMemoryTransport(
       input: Parameters<Transport["unary"]>[4],
       contextValues?: Parameters<Transport["unary"]>[5],
     ): Promise<UnaryResponse<I, O>> {
-      const signals = [signal, callTimeoutMs !== undefined ? AbortSignal.timeout(callTimeoutMs) : undefined].filter(
-        (s): s is AbortSignal => s !== undefined,
-      );
+      const own = callSignal([signal], callTimeoutMs);
       const request: UnaryRequest = {
         stream: false,
         service: method.parent,
         method: method as DescMethodUnary,
         requestMethod: "POST",
         url: `in-memory://${method.parent.typeName}/${method.name}`,
-        signal: signals.length === 1 ? (signals[0] as AbortSignal) : AbortSignal.any(signals),
+        signal: own.signal,
         header: new Headers(header),
         contextValues: contextValues ?? createContextValues(),
         message: isMessage(input, method.input) ? input : create(method.input, input as never),
@@ -137,6 +136,8 @@ export function createInMemoryTransport(
         return (await call(request)) as UnaryResponse<I, O>;
       } catch (err) {
         throw ConnectError.from(err);
+      } finally {
+        own.release();
       }
     },
     stream: (...args) => streaming.stream(...args),

@@ -1,4 +1,6 @@
 import { describe, it, expect, afterEach } from "vitest";
+import v8 from "node:v8";
+import vm from "node:vm";
 import { createClient, type ConnectRouter } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { CryptoService, Health, HealthCheckResponse_ServingStatus } from "@whc/contracts";
@@ -128,5 +130,27 @@ describe("internal answers over h2c", () => {
     const again = await asking.unwrapDataKey({});
     expect(seenAcceptEncoding).toMatch(/gzip/);
     expect(again.plaintextKey.every((b) => b === 7)).toBe(true);
+  });
+});
+
+describe("internal calls over time", () => {
+  it("leave nothing behind: 20,000 calls in memory grow the heap by less than 15 MB", async () => {
+    v8.setFlagsFromString("--expose-gc");
+    const gc = vm.runInNewContext("gc") as () => void;
+    const settle = async () => {
+      for (let i = 0; i < 3; i += 1) {
+        await new Promise((r) => setTimeout(r, 20));
+        gc();
+      }
+      return process.memoryUsage().heapUsed;
+    };
+    const client = createServiceClient(CryptoService, createInMemoryTransport(routes, logger, 10_000));
+    for (let i = 0; i < 1000; i += 1) await client.getBlindIndexKey({});
+    const before = await settle();
+    for (let i = 0; i < 20_000; i += 1) await client.getBlindIndexKey({});
+    const grown = (await settle()) - before;
+    // Composing AbortSignal.any with AbortSignal.timeout per call kept about 3 KB of every
+    // call reachable for good: 58 MB here, 1 GB in a 10-minute soak of the all-in-one process.
+    expect(grown).toBeLessThan(15 * 1024 * 1024);
   });
 });
