@@ -98,7 +98,7 @@ function asBuffer(bytes: Uint8Array): Buffer {
 }
 
 /** Page size of a new catalog file (docs/performance.md, "Embedded catalog page size"). */
-export const PAGE_SIZE = 16384;
+const PAGE_SIZE = 16384;
 
 const HEX_DIGITS = Buffer.from("0123456789abcdef", "latin1");
 

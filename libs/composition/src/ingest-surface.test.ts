@@ -28,6 +28,15 @@ async function detail(endpointId: string, eventId: string) {
   return res.body;
 }
 
+/** A GitHub `pull_request` delivery signed with `secret` (by GitHub's own library). */
+async function postGithub(url: string, secret: string, payload: string) {
+  return fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-github-event": "pull_request", "x-hub-signature-256": await octokitSign(secret, payload) },
+    body: payload,
+  });
+}
+
 /** Sends raw bytes over a socket and returns the status line's code. */
 function rawRequest(port: number, head: string, body: Buffer): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -113,24 +122,12 @@ describe("the receiving surface", () => {
     const ep = await endpoint({ provider: "github", secret });
     // 2,500 bytes, stored as 1,000: the action that names the event comes after the cut.
     const payload = JSON.stringify({ padding: "p".repeat(2400), action: "opened" });
-    const res = await fetch(ep.webhookUrl, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        "x-github-event": "pull_request",
-        "x-hub-signature-256": await octokitSign(secret, payload),
-      },
-      body: payload,
-    });
+    const res = await postGithub(ep.webhookUrl, secret, payload);
     expect(res.status).toBe(200);
     const d = await detail(ep.id, ((await res.json()) as { id: string }).id);
     expect(d).toMatchObject({ truncated: true, originalSizeBytes: payload.length, verification: "verified", canonicalEventType: "pull_request.opened" });
 
-    const forged = await fetch(ep.webhookUrl, {
-      method: "POST",
-      headers: { "x-github-event": "pull_request", "x-hub-signature-256": await octokitSign("not-the-secret", payload) },
-      body: payload,
-    });
+    const forged = await postGithub(ep.webhookUrl, "not-the-secret", payload);
     const f = await detail(ep.id, ((await forged.json()) as { id: string }).id);
     expect(f).toMatchObject({ truncated: true, verification: "failed", verificationFailureReason: "signature_mismatch" });
   });
@@ -139,11 +136,7 @@ describe("the receiving surface", () => {
     const secret = "gh-secret-413";
     const ep = await endpoint({ provider: "github", secret });
     const payload = JSON.stringify({ padding: "p".repeat(8000), action: "opened" });
-    const res = await fetch(ep.webhookUrl, {
-      method: "POST",
-      headers: { "x-github-event": "pull_request", "x-hub-signature-256": await octokitSign(secret, payload) },
-      body: payload,
-    }).catch(() => undefined);
+    const res = await postGithub(ep.webhookUrl, secret, payload).catch(() => undefined);
     if (res) expect(res.status).toBe(413);
     const item = (await t.a.get(`/v1/endpoints/${ep.id}/events`)).body.items[0];
     expect(item).toMatchObject({ responseCode: 413, verification: "unverified", canonicalEventType: "pull_request" });
@@ -215,6 +208,8 @@ describe("the receiving surface", () => {
       const res = await fetch(`${t.ingestUrl}/metrics`);
       expect(res.headers.get("content-type")).toMatch(/^text\/plain/);
       const text = await res.text();
+      // Every outcome is listed from the start, at 0 if it has not happened (none hung up here).
+      expect(text).toMatch(/^whc_ingest_requests_total\{outcome="sender_gone"\} 0$/m);
       return (series: string) => Number(new RegExp(`^${series.replace(/[{}"]/g, "\\$&")} (\\S+)$`, "m").exec(text)?.[1] ?? 0);
     };
     const before = await scrape();

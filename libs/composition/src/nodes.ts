@@ -197,11 +197,11 @@ export function createIngestNode(config: ConfigOf<typeof ingestSpec>, peers: Pee
     /**
      * Header sections up to INGEST_MAX_HEADER_BYTES are captured whole, however many lines
      * they hold (Node would otherwise drop every line after the 2,000th without a word);
-     * larger sections get a 431. `Expect: 100-continue` is answered by the handler.
+     * larger sections get a 431. `Expect: 100-continue` is answered by the handler, after
+     * the endpoint lookup, not by Node at once.
      */
     serve: async (port: number, host: string) => {
       const served = await serveHttp(handler, port, host, { maxHeaderSize: INGEST_MAX_HEADER_BYTES, maxHeadersCount: 0 });
-      // `Expect: 100-continue` is answered after the endpoint lookup, not by Node at once.
       served.server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => handler(req, res, true));
       return served;
     },

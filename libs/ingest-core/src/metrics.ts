@@ -1,13 +1,9 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics, type Counter as CounterType } from "prom-client";
+import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+const OUTCOMES = ["stored", "too_large", "unknown_endpoint", "paused", "unavailable", "sender_gone"] as const;
 
 /** How a request to the receiving surface ended. */
-export type CaptureOutcome =
-  | "stored"
-  | "too_large"
-  | "unknown_endpoint"
-  | "paused"
-  | "unavailable"
-  | "sender_gone";
+export type CaptureOutcome = (typeof OUTCOMES)[number];
 
 export interface IngestMetrics {
   readonly registry: Registry;
@@ -20,8 +16,7 @@ export interface IngestMetrics {
 
 /**
  * Prometheus metrics of the receiving surface, served at its `/metrics`. Label values come
- * from closed sets (outcomes, providers, verdicts), never from paths or ids. Children are
- * looked up once and kept: a capture costs a few increments, not label hashing.
+ * from closed sets (outcomes, providers, verdicts), never from paths or ids.
  */
 export function createIngestMetrics(): IngestMetrics {
   const registry = new Registry();
@@ -51,25 +46,23 @@ export function createIngestMetrics(): IngestMetrics {
     registers: [registry],
   });
 
-  const outcomes = new Map<string, ReturnType<CounterType["labels"]>>();
-  const verdictChildren = new Map<string, ReturnType<CounterType["labels"]>>();
-  const child = (cache: Map<string, ReturnType<CounterType["labels"]>>, key: string, make: () => ReturnType<CounterType["labels"]>) => {
-    let c = cache.get(key);
-    if (!c) {
-      c = make();
-      cache.set(key, c);
-    }
-    return c;
-  };
+  // Every outcome's series exists from the start, at 0, so a rate over it is defined before
+  // its first occurrence; children are looked up once, not per capture.
+  const outcomes = new Map(OUTCOMES.map((o) => [o, captures.labels(o)]));
+  for (const child of outcomes.values()) child.inc(0);
+  const verdictChildren = new Map<string, ReturnType<typeof verdicts.labels>>();
 
   return {
     registry,
     answered(outcome) {
-      child(outcomes, outcome, () => captures.labels(outcome)).inc();
+      outcomes.get(outcome)?.inc();
     },
     stored(provider, verification, seconds) {
-      child(outcomes, "stored", () => captures.labels("stored")).inc();
-      child(verdictChildren, `${provider} ${verification}`, () => verdicts.labels(provider, verification)).inc();
+      outcomes.get("stored")?.inc();
+      const key = `${provider} ${verification}`;
+      let verdict = verdictChildren.get(key);
+      if (!verdict) verdictChildren.set(key, (verdict = verdicts.labels(provider, verification)));
+      verdict.inc();
       duration.observe(seconds);
     },
     batch(events) {

@@ -46,15 +46,18 @@ export function remoteIpOf(req: IncomingMessage, trustedProxies: ReadonlySet<str
   return chain[0] ?? peer;
 }
 
+/** The body size the sender declared; undefined when it sent none (chunked). Node's parser has checked the header. */
+export function declaredLength(req: IncomingMessage): number | undefined {
+  const declared = req.headers["content-length"];
+  return declared === undefined ? undefined : Number(declared);
+}
+
 /**
  * The size of a body cut off at the limit: the Content-Length the sender declared when there
  * is one (the rest was never read), else the bytes that had arrived.
  */
 export function originalSize(req: IncomingMessage, body: ReadBody): number {
-  if (!body.overLimit) return body.total;
-  const declared = req.headers["content-length"];
-  const n = declared !== undefined && /^[0-9]{1,15}$/.test(declared) ? Number(declared) : 0;
-  return Math.max(n, body.total);
+  return body.overLimit ? Math.max(declaredLength(req) ?? 0, body.total) : body.total;
 }
 
 export interface ReadBody {

@@ -12,7 +12,7 @@ import { slackUrlVerificationChallenge } from "@whc/signatures";
 import type { AppendBatcher } from "./batcher.js";
 import type { EndpointCache, IngestEndpoint } from "./endpoint-cache.js";
 import type { IngestMetrics } from "./metrics.js";
-import { originalSize, rawHeaderPairs, readBodyThen, remoteIpOf, type ReadBody } from "./request.js";
+import { declaredLength, originalSize, rawHeaderPairs, readBodyThen, remoteIpOf, type ReadBody } from "./request.js";
 import { verifyCapture } from "./verify.js";
 
 export interface IngestDeps {
@@ -68,8 +68,9 @@ const DRAIN_LIMIT_BYTES = 64 * 1024;
  * answer instead.
  */
 function discardBody(req: IncomingMessage): Record<string, string> {
-  const length = Number(req.headers["content-length"] ?? 0);
-  if (req.complete || (req.headers["transfer-encoding"] === undefined && length <= DRAIN_LIMIT_BYTES)) {
+  // Without Content-Length or Transfer-Encoding a request has no body at all.
+  const length = declaredLength(req) ?? (req.headers["transfer-encoding"] === undefined ? 0 : undefined);
+  if (req.complete || (length !== undefined && length <= DRAIN_LIMIT_BYTES)) {
     req.resume();
     return {};
   }
@@ -152,9 +153,6 @@ export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
       reply(c.res, 404, NOT_FOUND, discardBody(c.req));
       return;
     }
-    // A sender that asked first gets its go-ahead only now: an unknown or paused endpoint
-    // has answered above, before a byte of the body was sent.
-    if (found.endpoint.status !== "paused" && c.expectsContinue) c.res.writeContinue();
     if (found.endpoint.status === "paused") {
       metrics.answered("paused");
       reply(
@@ -165,6 +163,9 @@ export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
       );
       return;
     }
+    // A sender that asked first gets its go-ahead only now: an unknown or paused endpoint
+    // has answered above, before a byte of the body was sent.
+    if (c.expectsContinue) c.res.writeContinue();
     readBodyThen(c.req, options.maxStoredBodyBytes, options.maxInboundBodyBytes, (err, body) => {
       if (err && !c.req.complete) {
         // The sender hung up mid-body: it got no answer, so it will retry; nothing is kept.

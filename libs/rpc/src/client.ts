@@ -15,7 +15,7 @@ export function clientInterceptor(timeoutMs: number): Interceptor {
   return (next) => async (req) => {
     const requestId = currentRequestId();
     if (requestId && !req.header.has(REQUEST_ID_HEADER)) req.header.set(REQUEST_ID_HEADER, requestId);
-    const call = callSignal([req.signal], timeoutMs);
+    const call = callSignal(req.signal, timeoutMs);
     try {
       return await next({ ...req, signal: call.signal });
     } catch (err) {

@@ -120,7 +120,7 @@ export function createInMemoryTransport(
       input: Parameters<Transport["unary"]>[4],
       contextValues?: Parameters<Transport["unary"]>[5],
     ): Promise<UnaryResponse<I, O>> {
-      const own = callSignal([signal], callTimeoutMs);
+      const own = callSignal(signal, callTimeoutMs);
       const request: UnaryRequest = {
         stream: false,
         service: method.parent,
