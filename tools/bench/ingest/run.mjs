@@ -9,8 +9,12 @@
 // autocannon in this process; BENCH_CLIENT=autocannon forces the latter. The two servers
 // are measured in alternating rounds (bare, all-in-one, bare, ...) and each round's ratio is
 // taken against the bare figure beside it, so a shared machine's drift does not skew it.
+//
+// BENCH_FLOOR=1 also measures, in each round, the floor server (floor-server.mjs) in its three
+// modes: the least code that commits a capture durably before answering, with and without
+// sealing and indexing, and without fsync. It shows what any design reaches on this machine.
 import { spawn, execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, readdirSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, readdirSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import net from "node:net";
@@ -23,6 +27,7 @@ const duration = Number(process.argv[2] ?? 10);
 const connections = Number(process.argv[3] ?? 50);
 const rounds = Number(process.argv[4] ?? 2);
 const KEY = `whc_${"B".repeat(40)}`;
+const floorModes = process.env.BENCH_FLOOR === "1" ? ["store", "sealed", "volatile"] : [];
 const useWrk = process.env.BENCH_CLIENT !== "autocannon" && spawnSync("wrk", ["--version"]).error === undefined;
 
 const freePort = () =>
@@ -130,6 +135,16 @@ for (let round = 1; round <= rounds; round += 1) {
   const baseline = await measure(bare, `http://127.0.0.1:${barePort}/`);
   await stop(bare);
 
+  const floors = [];
+  for (const mode of floorModes) {
+    const port = await freePort();
+    const dir = path.join(work, `floor-${mode}-${round}`);
+    mkdirSync(dir);
+    const floor = await start(path.join(root, "tools/bench/ingest/floor-server.mjs"), [String(port), dir, mode], {}, "floor ready");
+    floors.push({ mode, r: await measure(floor, `http://127.0.0.1:${port}/`) });
+    await stop(floor);
+  }
+
   const dataDir = path.join(work, `data-${round}`);
   const [gw, ing] = [await freePort(), await freePort()];
   const aio = await start(
@@ -159,9 +174,11 @@ for (let round = 1; round <= rounds; round += 1) {
   await stop(aio);
 
   const ratio = (capture.rps / baseline.rps) * 100;
-  results.push({ capture, baseline, ratio });
+  const percent = (r) => `${((r.rps / baseline.rps) * 100).toFixed(1)} % of bare`;
+  results.push({ capture, baseline, ratio, floors });
   console.log(`round ${round}`);
   console.log(`  ${line("bare node:http", baseline)}`);
+  for (const { mode, r } of floors) console.log(`  ${line(`floor ${mode}`, r)}   ${percent(r)}`);
   console.log(`  ${line("all-in-one ingest", capture)}`);
   const kept = stored.eventCount >= capture.acknowledged ? "every acknowledged capture stored" : "FEWER STORED THAN ACKNOWLEDGED";
   console.log(`  ratio ${ratio.toFixed(1)} %; ${capture.acknowledged} captures acknowledged, ${stored.eventCount} stored: ${kept}\n`);
@@ -173,4 +190,8 @@ console.log(
     `p99 ${median(results.map((r) => r.capture.p99)).toFixed(1)} ms; bare ${Math.round(median(results.map((r) => r.baseline.rps)))} req/s; ` +
     `ratio ${median(results.map((r) => r.ratio)).toFixed(1)} % (target >= 40 %, p99 < 25 ms)`,
 );
+floorModes.forEach((mode, i) => {
+  const ratios = results.map((r) => (r.floors[i].r.rps / r.baseline.rps) * 100);
+  console.log(`floor ${mode}: median ${median(ratios).toFixed(1)} % of bare (${Math.min(...ratios).toFixed(1)}-${Math.max(...ratios).toFixed(1)} %)`);
+});
 rmSync(work, { recursive: true, force: true });
