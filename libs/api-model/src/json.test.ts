@@ -14,6 +14,23 @@ describe("public JSON shapes", () => {
     expect(h["X-B"]).toEqual(["1", "3"]);
   });
 
+  it("shows header bytes that form UTF-8 decoded, and other bytes one character each", () => {
+    // Values arrive one character per byte, as Node's parser hands them over.
+    const asSent = (bytes: number[]) => Buffer.from(bytes).toString("latin1");
+    const h = headersJson([
+      { name: "X-Utf8", value: asSent([0x63, 0x61, 0x66, 0xc3, 0xa9]) },
+      { name: "X-Latin1", value: asSent([0x63, 0x61, 0x66, 0xe9]) },
+      { name: "X-Emoji", value: asSent([...Buffer.from("ok \u{1F600}")]) },
+      { name: "X-Broken", value: asSent([0x61, 0xc3, 0x28]) },
+      { name: "X-Ascii", value: "plain" },
+    ]);
+    expect(h["X-Utf8"]).toEqual(["café"]);
+    expect(h["X-Latin1"]).toEqual(["café"]);
+    expect(h["X-Emoji"]).toEqual(["ok \u{1F600}"]);
+    expect(h["X-Broken"]).toEqual(["a\u00c3("]);
+    expect(h["X-Ascii"]).toEqual(["plain"]);
+  });
+
   it("returns UTF-8 text as is (a BOM included) and anything else as base64", () => {
     expect(bodyJson(Buffer.from("\uFEFFhé"))).toEqual({ body: "\uFEFFhé", bodyEncoding: "utf8" });
     const binary = Buffer.from([0xff, 0x00, 0xc3]);

@@ -110,10 +110,31 @@ export function eventSummaryJson(e: Event, options: { knownKeyIds?: ReadonlySet<
   };
 }
 
+// ignoreBOM keeps a leading BOM in the text instead of silently dropping it.
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** Any character past ASCII: the value holds bytes that may be UTF-8. */
+const NON_ASCII = /[\u0080-\u00ff]/;
+
+/**
+ * A header value as a reader expects to see it. Values are kept as sent, one character per
+ * byte (how Node's parser hands them over, and what cURL export and replay send back); bytes
+ * that form UTF-8 text, as senders mean them today, are shown decoded (`café`, not `cafÃ©`),
+ * and any other bytes stay one character each.
+ */
+function headerValueText(value: string): string {
+  if (!NON_ASCII.test(value)) return value;
+  try {
+    return utf8.decode(Buffer.from(value, "latin1"));
+  } catch {
+    return value;
+  }
+}
+
 /** Header pairs in arrival order become name -> values, names in order of first appearance. */
 export function headersJson(headers: readonly { name: string; value: string }[]): Record<string, string[]> {
   const out: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
-  for (const { name, value } of headers) (out[name] ??= []).push(value);
+  for (const { name, value } of headers) (out[name] ??= []).push(headerValueText(value));
   return { ...out };
 }
 
@@ -126,9 +147,6 @@ function parseObject(text: string): Record<string, unknown> {
     return {};
   }
 }
-
-// ignoreBOM keeps a leading BOM in the text instead of silently dropping it.
-const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** UTF-8 text when the bytes decode as such, else base64: the body is always exact. */
 export function bodyJson(bytes: Uint8Array): { body: string; bodyEncoding: "utf8" | "base64" } {

@@ -38,7 +38,7 @@ async function postGithub(url: string, secret: string, payload: string) {
 }
 
 /** Sends raw bytes over a socket and returns the status line's code. */
-function rawRequest(port: number, head: string, body: Buffer): Promise<number> {
+function rawRequest(port: number, head: string | Buffer, body: Buffer): Promise<number> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, "127.0.0.1", () => {
       socket.write(head);
@@ -201,6 +201,26 @@ describe("the receiving surface", () => {
     const d = await detail(ep.id, item.id);
     expect(d.headers["X-N"]).toHaveLength(2500);
     expect(d.headers["X-N"][2499]).toBe("2499");
+  });
+
+  it("shows UTF-8 header values decoded while the cURL export keeps the bytes as sent", async () => {
+    const ep = await endpoint();
+    const { port, pathname } = new URL(ep.webhookUrl);
+    const head = Buffer.concat([
+      Buffer.from(`POST ${pathname} HTTP/1.1\r\nHost: x\r\nX-Name: `),
+      Buffer.from("café ✓", "utf8"),
+      Buffer.from("\r\nX-Latin: caf"),
+      Buffer.from([0xe9]),
+      Buffer.from("\r\nContent-Length: 2\r\nConnection: close\r\n\r\n"),
+    ]);
+    expect(await rawRequest(Number(port), head, Buffer.from("{}"))).toBe(200);
+    const item = (await t.a.get(`/v1/endpoints/${ep.id}/events`)).body.items[0];
+    const d = await detail(ep.id, item.id);
+    expect(d.headers["X-Name"]).toEqual(["café ✓"]);
+    expect(d.headers["X-Latin"]).toEqual(["café"]);
+    const curl = await t.a.get(`/v1/endpoints/${ep.id}/events/${item.id}/curl`);
+    expect(curl.body.command).toContain("'X-Name: caf\\xc3\\xa9 \\xe2\\x9c\\x93'");
+    expect(curl.body.command).toContain("'X-Latin: caf\\xe9'");
   });
 
   it("counts at /metrics what senders were answered, verdicts and batch sizes", async () => {
