@@ -7,19 +7,22 @@
 //   node tools/bench/ingest/floor-server.mjs PORT DATA_DIR MODE
 //
 // MODE:
-//   store     the capture committed durably (WAL, synchronous=FULL, as the embedded catalog)
-//   sealed    the same, the body sealed with AES-256-GCM and indexed for search first
-//             (HMAC-SHA256 of each distinct word, remembered per word; an FTS5 posting each)
-//   volatile  `store` without fsync (synchronous=OFF): not durable, only to price the commits
+//   store            the capture committed durably (WAL, synchronous=FULL, as the embedded catalog)
+//   sealed           the same, the body sealed with AES-256-GCM and indexed for search first
+//                    (HMAC-SHA256 of each distinct word, remembered per word; an FTS5 posting each)
+//   store-volatile,  either without fsync (synchronous=OFF): not durable, only to price the
+//   sealed-volatile  commits
 import http from "node:http";
 import { Worker } from "node:worker_threads";
 import { createCipheriv, createHmac, randomBytes, randomUUID } from "node:crypto";
 
 const [port, dataDir, mode] = [Number(process.argv[2]), process.argv[3], process.argv[4] ?? "store"];
-if (!["store", "sealed", "volatile"].includes(mode)) throw new Error(`unknown mode ${mode}`);
+const modes = ["store", "sealed", "store-volatile", "sealed-volatile"];
+if (!modes.includes(mode)) throw new Error(`unknown mode ${mode}; one of ${modes.join(", ")}`);
+const sealed = mode.startsWith("sealed");
 
 const store = new Worker(new URL("./floor-store.mjs", import.meta.url), {
-  workerData: { file: `${dataDir}/floor.db`, synchronous: mode === "volatile" ? "OFF" : "FULL", search: mode === "sealed" },
+  workerData: { file: `${dataDir}/floor.db`, synchronous: mode.endsWith("volatile") ? "OFF" : "FULL", search: sealed },
 });
 
 const sealKey = randomBytes(32);
@@ -90,8 +93,8 @@ http
         path: req.url,
         receivedAt: Date.now(),
         headers: JSON.stringify(req.rawHeaders),
-        body: mode === "sealed" ? seal(body) : body,
-        tokens: mode === "sealed" ? index(body) : undefined,
+        body: sealed ? seal(body) : body,
+        tokens: sealed ? index(body) : undefined,
       };
       queue.push({ res, row });
       schedule();

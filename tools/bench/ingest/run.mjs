@@ -10,9 +10,9 @@
 // are measured in alternating rounds (bare, all-in-one, bare, ...) and each round's ratio is
 // taken against the bare figure beside it, so a shared machine's drift does not skew it.
 //
-// BENCH_FLOOR=1 also measures, in each round, the floor server (floor-server.mjs) in its three
+// BENCH_FLOOR=1 also measures, in each round, the floor server (floor-server.mjs) in its four
 // modes: the least code that commits a capture durably before answering, with and without
-// sealing and indexing, and without fsync. It shows what any design reaches on this machine.
+// sealing and indexing, each also without fsync. It shows what any design reaches on this machine.
 import { spawn, execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, readdirSync } from "node:fs";
 import os from "node:os";
@@ -27,7 +27,7 @@ const duration = Number(process.argv[2] ?? 10);
 const connections = Number(process.argv[3] ?? 50);
 const rounds = Number(process.argv[4] ?? 2);
 const KEY = `whc_${"B".repeat(40)}`;
-const floorModes = process.env.BENCH_FLOOR === "1" ? ["store", "sealed", "volatile"] : [];
+const floorModes = process.env.BENCH_FLOOR === "1" ? ["store", "sealed", "store-volatile", "sealed-volatile"] : [];
 const useWrk = process.env.BENCH_CLIENT !== "autocannon" && spawnSync("wrk", ["--version"]).error === undefined;
 
 const freePort = () =>
@@ -119,7 +119,7 @@ async function measure(child, url) {
 
 function line(name, r) {
   const cpu = Number.isNaN(r.cpuUsPerRequest) ? "" : `   server CPU ${Math.round(r.cpuUsPerRequest)} µs/request`;
-  return `${name.padEnd(18)} ${Math.round(r.rps).toString().padStart(6)} req/s   p50 ${r.p50.toFixed(1)} ms   p99 ${r.p99.toFixed(1)} ms   failed ${r.failed}${cpu}`;
+  return `${name.padEnd(22)} ${Math.round(r.rps).toString().padStart(6)} req/s   p50 ${r.p50.toFixed(1)} ms   p99 ${r.p99.toFixed(1)} ms   failed ${r.failed}${cpu}`;
 }
 
 execFileSync(process.execPath, [path.join(root, "tools/build.mjs"), "all-in-one", "--no-dashboard"], { stdio: "inherit" });
