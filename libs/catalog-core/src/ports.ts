@@ -35,9 +35,10 @@ export interface CatalogStore {
   /**
    * Stores the batch atomically and durably, calling `stamp` once per event, in order,
    * inside the serialized write, so that commit order equals (receivedAt, id) order.
-   * Events of an endpoint that no longer exists are dropped (their stamp is still returned).
+   * One result per event, in order: its stamp, or undefined when its endpoint no longer
+   * exists and nothing was stored for it.
    */
-  appendEvents(events: NewEvent[], stamp: () => Stamp): Promise<Stamp[]>;
+  appendEvents(events: NewEvent[], stamp: () => Stamp): Promise<(Stamp | undefined)[]>;
   listEvents(query: EventQuery): Promise<EventPage>;
   /** With markReadAt: sets readAt if it was not set yet and returns the updated record. */
   getEvent(accountId: string, endpointId: string, eventId: string, markReadAt?: number): Promise<EventRecord | undefined>;

@@ -109,7 +109,9 @@ export function createCatalogService(
     async appendEvents(req) {
       for (const e of req.events) requireUuid("endpoint_id", e.endpointId);
       const stamps = await store.appendEvents(req.events.map(newEventFromProto), await stamp());
-      return { events: stamps.map((s) => ({ id: s.id, receivedAtMs: BigInt(s.receivedAt) })) };
+      return {
+        events: stamps.map((s) => (s ? { id: s.id, receivedAtMs: BigInt(s.receivedAt) } : { endpointMissing: true })),
+      };
     },
 
     async listEvents(req) {

@@ -317,9 +317,10 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Catalo
       const run = appendChain.then(async () => {
         const stamps: Stamp[] = newEvents.map(() => stamp());
         const ids = [...new Set(newEvents.map((e) => e.endpointId))];
+        let live = new Set<string>();
         try {
           await inTransaction(async (session) => {
-            const live = new Set(
+            live = new Set(
               (await endpoints.find({ _id: { $in: ids } }, { projection: { _id: 1 }, session }).toArray()).map((d) => d._id as string),
             );
             const docs: AnyDoc[] = [];
@@ -367,7 +368,7 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Catalo
         } catch (err) {
           return translate(err);
         }
-        return stamps;
+        return newEvents.map((e, i) => (live.has(e.endpointId) ? stamps[i] : undefined));
       });
       appendChain = run.catch(() => undefined);
       return run;

@@ -316,19 +316,19 @@ export function openSqliteStore(options: SqliteStoreOptions): CatalogStore {
   });
 
   const appendTx = db.transaction((events: NewEvent[], stamp: () => Stamp) => {
-    const stamps: Stamp[] = [];
+    const stamps: (Stamp | undefined)[] = [];
     const touched = new Map<number, { count: number; last: number }>();
     // A batch is mostly one endpoint's captures: look each endpoint up once.
     const keys = new Map<string, { key: number } | undefined>();
     let postings = 0;
     for (const e of events) {
       const s = stamp();
-      stamps.push(s);
       let endpoint = keys.get(e.endpointId);
       if (!keys.has(e.endpointId)) {
         endpoint = stmt.endpointKey.get(e.endpointId) as { key: number } | undefined;
         keys.set(e.endpointId, endpoint);
       }
+      stamps.push(endpoint ? s : undefined);
       if (!endpoint) continue;
       const indexed = e.body !== undefined && e.searchTokens.length > 0;
       const { lastInsertRowid } = stmt.insertEvent.run({

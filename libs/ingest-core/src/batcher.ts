@@ -1,10 +1,8 @@
 import type { Client } from "@connectrpc/connect";
 import { type CatalogService, type Event } from "@whc/contracts";
 
-export interface Appended {
-  id: string;
-  receivedAtMs: number;
-}
+/** A stored event's stamp, or `endpointMissing`: its endpoint was gone at the commit and nothing was stored. */
+export type Appended = { id: string; receivedAtMs: number; endpointMissing?: undefined } | { endpointMissing: true };
 
 type Done = (err: unknown, appended?: Appended) => void;
 
@@ -58,8 +56,9 @@ export function createAppendBatcher(catalog: Client<typeof CatalogService>, opti
     }
     batch.forEach((p, i) => {
       const a = res.events[i];
-      if (a) p.done(undefined, { id: a.id, receivedAtMs: Number(a.receivedAtMs) });
-      else p.done(new Error("catalog answered fewer events than sent"));
+      if (!a) p.done(new Error("catalog answered fewer events than sent"));
+      else if (a.endpointMissing) p.done(undefined, { endpointMissing: true });
+      else p.done(undefined, { id: a.id, receivedAtMs: Number(a.receivedAtMs) });
     });
   }
 

@@ -239,6 +239,14 @@ export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
   function store(c: Capture, event: Event, overLimit: boolean, challenge: string | undefined): void {
     deps.batcher.appendThen(event, (err, appended) => {
       if (err || !appended) return failed(c, err);
+      if (appended.endpointMissing) {
+        // Deleted after this capture found it (a cached lookup, or a delete racing the
+        // commit): nothing was stored, so the sender is told what it will be told from now on.
+        deps.endpoints.invalidate(c.endpointId);
+        metrics.answered("unknown_endpoint");
+        reply(c.res, 404, NOT_FOUND, overLimit ? { connection: "close" } : {});
+        return;
+      }
       try {
         event.id = appended.id;
         event.receivedAtMs = BigInt(appended.receivedAtMs);

@@ -37,6 +37,8 @@ async function capture(url: string, body = "x") {
 describe("NATS down", () => {
   it("captures still succeed, wait falls back to re-querying, replays fail closed; all recover when NATS returns", async () => {
     const ep = await newEndpoint();
+    const doomed = await newEndpoint();
+    expect((await capture(doomed.webhookUrl, "looked up and cached by ingest")).status).toBe(200);
     await cluster.nats.pause();
     await waitFor(async () => {
       const health = (await (await fetch(`${cluster.gatewayUrl}/healthz`)).json()) as { checks: Record<string, string> };
@@ -45,6 +47,13 @@ describe("NATS down", () => {
 
     const stored = await capture(ep.webhookUrl, "during outage");
     expect(stored.status).toBe(200);
+
+    // Deleted while ingest cannot hear of it: its cached lookup still says the endpoint
+    // exists, but the commit finds it gone, so the sender is answered 404, never a 2xx.
+    expect((await cluster.api.delete(`/v1/endpoints/${doomed.id}`)).status).toBe(204);
+    const refused = await capture(doomed.webhookUrl, "after the delete");
+    expect(refused.status).toBe(404);
+    expect(refused.body.id).toBeUndefined();
 
     const started = Date.now();
     const held = cluster.api.get(`/v1/endpoints/${ep.id}/events?wait=20&after=${encodeURIComponent(new Date().toISOString())}&afterId=01a20000-0000-7000-8000-000000000000`);

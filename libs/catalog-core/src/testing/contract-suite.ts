@@ -137,7 +137,7 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
         );
         expect(stamps).toHaveLength(3);
         const page = await store.listEvents(query(accountId, endpoint.id));
-        expect(page.events.map((e) => e.id)).toEqual(stamps.map((s) => s.id).reverse());
+        expect(page.events.map((e) => e.id)).toEqual(stamps.map((s) => s!.id).reverse());
         expect(page.hasOlder).toBe(false);
         const e = await store.getEndpoint(endpoint.id);
         expect(e?.eventCount).toBe(3);
@@ -198,12 +198,16 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
         expect(await store.getEvent(accountId, endpoint.id, s!.id)).toBeUndefined();
       });
 
-      it("drops captures for an endpoint deleted before the commit", async () => {
-        const { accountId, endpoint } = await accountWithEndpoint();
-        await store.deleteEndpoint(accountId, endpoint.id);
-        const stamps = await store.appendEvents([eventFixture(endpoint)], stamp);
-        expect(stamps).toHaveLength(1);
-        expect(await store.getEvent(accountId, endpoint.id, stamps[0]!.id)).toBeUndefined();
+      it("stores nothing for an endpoint deleted before the commit, and says so per event", async () => {
+        const live = await accountWithEndpoint("live");
+        const gone = await accountWithEndpoint("gone");
+        await store.deleteEndpoint(gone.accountId, gone.endpoint.id);
+        const results = await store.appendEvents([eventFixture(gone.endpoint), eventFixture(live.endpoint)], stamp);
+        expect(results).toHaveLength(2);
+        expect(results[0]).toBeUndefined();
+        expect(results[1]?.id).toEqual(expect.any(String));
+        expect((await store.listEvents(query(live.accountId, live.endpoint.id))).events.map((e) => e.id)).toEqual([results[1]!.id]);
+        expect((await store.getEndpoint(live.endpoint.id))?.eventCount).toBe(1);
       });
 
       it("pages with before/after cursors without skipping or repeating", async () => {
@@ -212,7 +216,7 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
           Array.from({ length: 25 }, () => eventFixture(endpoint)),
           stamp,
         );
-        const newestFirst = stamps.map((s) => s.id).reverse();
+        const newestFirst = stamps.map((s) => s!.id).reverse();
         const seen: string[] = [];
         let page = await store.listEvents(query(accountId, endpoint.id, { limit: 10 }));
         seen.push(...page.events.map((e) => e.id));
@@ -340,7 +344,7 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
                 const last = page.events[page.events.length - 1]!;
                 cursor = { receivedAt: last.receivedAt, id: last.id };
               }
-              expect(backward).toEqual(initial.map((s) => s.id).reverse());
+              expect(backward).toEqual(initial.map((s) => s!.id).reverse());
 
               // Forward: from the newest event at the start, poll with `after` until caught up.
               const forward: string[] = [];
@@ -378,7 +382,7 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
               const words = new Map<string, string[]>();
               for (const batch of batches) {
                 const stamps = await store.appendEvents(batch.map((w) => eventFixture(endpoint, { words: w })), stamp);
-                stamps.forEach((st, i) => words.set(st.id, batch[i]!));
+                stamps.forEach((st, i) => words.set(st!.id, batch[i]!));
               }
               const ids = [...words.keys()];
               for (const d of deletions) {
