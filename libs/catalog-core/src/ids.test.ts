@@ -1,5 +1,6 @@
 import { describe, it, expect } from "vitest";
-import { createStamper, isUuid, uuidV7Time } from "./ids.js";
+import { isUuid, uuidV7Time } from "@whc/ids";
+import { createStamper } from "./ids.js";
 
 describe("commit stamper", () => {
   it("hands out strictly increasing (receivedAt, id) pairs within one millisecond", () => {

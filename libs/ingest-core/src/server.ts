@@ -7,7 +7,7 @@ import { requestContext, type Logger } from "@whc/logging";
 import type { BlindIndexSource, EnvelopeSealer, SealedBodyParts } from "@whc/crypto-core";
 import { eventSummaryJson } from "@whc/api-model";
 import type { CaptureBus } from "@whc/messaging";
-import { isUuid } from "@whc/catalog-core";
+import { isUuid } from "@whc/ids";
 import { slackUrlVerificationChallenge } from "@whc/signatures";
 import type { AppendBatcher } from "./batcher.js";
 import type { EndpointCache, IngestEndpoint } from "./endpoint-cache.js";

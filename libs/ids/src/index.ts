@@ -1,0 +1,1 @@
+export { isUuid, newId, uuidV7Time, UUID_PATTERN } from "./uuid.js";

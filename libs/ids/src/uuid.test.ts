@@ -1,0 +1,30 @@
+import { describe, it, expect } from "vitest";
+import { isUuid, newId, uuidV7Time } from "./uuid.js";
+
+describe("ids", () => {
+  it("recognises UUIDs of either case and nothing else", () => {
+    expect(isUuid("01a20000-0000-7000-8000-0000000000aa")).toBe(true);
+    expect(isUuid("01A20000-0000-7000-8000-0000000000AA")).toBe(true);
+    expect(isUuid("01a20000-0000-7000-8000-0000000000a")).toBe(false);
+    expect(isUuid("01a20000-0000-7000-8000-0000000000aa/x")).toBe(false);
+    expect(isUuid("01a200000000700080000000000000aa")).toBe(false);
+    expect(isUuid("not-an-id")).toBe(false);
+    expect(isUuid("")).toBe(false);
+  });
+
+  it("hands out increasing UUIDv7s that carry the time they were made", () => {
+    const before = Date.now();
+    const ids = Array.from({ length: 1000 }, newId);
+    const after = Date.now();
+    for (let i = 1; i < ids.length; i += 1) expect(ids[i]! > ids[i - 1]!).toBe(true);
+    expect(ids.every((id) => isUuid(id) && id[14] === "7")).toBe(true);
+    const ms = uuidV7Time(ids[0]!);
+    expect(ms).toBeGreaterThanOrEqual(before);
+    expect(ms).toBeLessThanOrEqual(after);
+  });
+
+  it("reads the millisecond of a known UUIDv7", () => {
+    // 0x018bcfe56800 = 1,700,000,000,000 ms.
+    expect(uuidV7Time("018bcfe5-6800-7000-8000-000000000000")).toBe(1_700_000_000_000);
+  });
+});
