@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync, renameSync } from "
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { ConfigError } from "@whc/config";
-import { open, seal } from "./aead.js";
+import { open, seal } from "@whc/sealing";
 
 export interface MasterKey {
   id: string;

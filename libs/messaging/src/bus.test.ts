@@ -6,7 +6,7 @@ import type { EventSummaryJson } from "@whc/api-model";
 import { createMemoryBus } from "./memory-bus.js";
 import { createNatsBus } from "./nats-bus.js";
 import { createNatsConnection } from "./nats-connection.js";
-import type { CaptureBus, CaptureNotice } from "./ports.js";
+import type { CaptureBus, CaptureNotice } from "@whc/ports";
 
 const logger = createLogger("test", "silent");
 const summary = (id: string): EventSummaryJson => ({

@@ -1,8 +1,9 @@
-export type { CaptureBus, CaptureNotice, Unsubscribe } from "./ports.js";
-export { captureSubject, ENDPOINT_CHANGED_SUBJECT } from "./ports.js";
+/** Adapters of the shared ports of @whc/ports: the capture bus and egress leases, in process or over NATS. */
 export { createMemoryBus } from "./memory-bus.js";
 export { createNatsConnection } from "./nats-connection.js";
 export type { NatsHandle } from "./nats-connection.js";
 export { createNatsBus } from "./nats-bus.js";
 export { createMemoryLeases, createNatsLeases, originHash, LEASE_BUCKET } from "./leases.js";
-export type { EgressLease, EgressLeases } from "./leases.js";
+// Transitional: consumers move to @whc/ports; removed once they have.
+export type { CaptureBus, CaptureNotice, Unsubscribe, EgressLease, EgressLeases } from "@whc/ports";
+export { captureSubject, ENDPOINT_CHANGED_SUBJECT } from "@whc/ports";

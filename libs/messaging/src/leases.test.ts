@@ -1,7 +1,8 @@
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { createLogger } from "@whc/logging";
 import { startNatsServer, waitFor, type NatsServer } from "@whc/testing";
-import { createMemoryLeases, createNatsLeases, type EgressLeases } from "./leases.js";
+import type { EgressLeases } from "@whc/ports";
+import { createMemoryLeases, createNatsLeases } from "./leases.js";
 import { createNatsConnection } from "./nats-connection.js";
 
 const logger = createLogger("test", "silent");

@@ -2,23 +2,7 @@ import { createHash, randomInt } from "node:crypto";
 import type { KV } from "nats";
 import type { Logger } from "@whc/logging";
 import type { NatsHandle } from "./nats-connection.js";
-
-export interface EgressLease {
-  readonly key: string;
-  release(): Promise<void>;
-}
-
-/**
- * Outbound capacity: at most `slotsPerOrigin` replays in flight to one origin across every
- * replay process. `acquire` answers undefined when no slot is free or the lease store cannot
- * be reached: replay fails closed, never sends without a lease.
- */
-export interface EgressLeases {
-  readonly kind: string;
-  acquire(origin: string): Promise<EgressLease | undefined>;
-  connected(): boolean;
-  close(): Promise<void>;
-}
+import type { EgressLeases } from "@whc/ports";
 
 export const LEASE_BUCKET = "whc_egress_leases";
 

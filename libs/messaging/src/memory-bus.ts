@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import { captureSubject, ENDPOINT_CHANGED_SUBJECT, type CaptureBus, type CaptureNotice } from "./ports.js";
+import { captureSubject, ENDPOINT_CHANGED_SUBJECT, type CaptureBus, type CaptureNotice } from "@whc/ports";
 
 /** The all-in-one bus: the same port, delivered within the process. */
 export function createMemoryBus(): CaptureBus {

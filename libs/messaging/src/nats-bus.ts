@@ -1,6 +1,6 @@
 import { JSONCodec, type Subscription } from "nats";
 import type { Logger } from "@whc/logging";
-import { captureSubject, ENDPOINT_CHANGED_SUBJECT, type CaptureBus, type CaptureNotice } from "./ports.js";
+import { captureSubject, ENDPOINT_CHANGED_SUBJECT, type CaptureBus, type CaptureNotice } from "@whc/ports";
 import type { NatsHandle } from "./nats-connection.js";
 
 const codec = JSONCodec<unknown>();
