@@ -1,17 +1,39 @@
-import type { FailureReason, VerifyInput, VerifyOutcome } from "./types.js";
+import type { CheckName, FailureReason, SchemeVerifyInput, VerifyCheck, VerifyOutcome } from "./scheme.js";
 
 export const DEFAULT_TOLERANCE_S = 300;
 
-export function verified(): VerifyOutcome {
-  return { verification: "verified" };
+/** Each check, when it fails, is the reason for the verdict; no reason is written anywhere else. */
+const REASON_WHEN_FAILED: Record<CheckName, FailureReason> = {
+  header_present: "missing_signature",
+  header_well_formed: "malformed_signature",
+  signature_matches: "signature_mismatch",
+  timestamp_fresh: "timestamp_out_of_tolerance",
+};
+
+/**
+ * Private so that every outcome comes from the builders below, which all end in a
+ * signature_matches check: a scheme cannot verify by returning fewer checks.
+ */
+function outcomeOf(checks: VerifyCheck[]): VerifyOutcome {
+  const failure = checks.find((check) => !check.ok);
+  return failure === undefined
+    ? { verification: "verified", checks }
+    : { verification: "failed", reason: REASON_WHEN_FAILED[failure.name], checks };
 }
 
-export function failed(reason: FailureReason): VerifyOutcome {
-  return { verification: "failed", reason };
+const passed = (name: CheckName): VerifyCheck => ({ name, ok: true });
+
+export function missingSignature(): VerifyOutcome {
+  return outcomeOf([{ name: "header_present", ok: false }]);
 }
 
+export function malformedSignature(): VerifyOutcome {
+  return outcomeOf([passed("header_present"), { name: "header_well_formed", ok: false }]);
+}
+
+/** The verdict for a scheme without a timestamp, once its headers were read. */
 export function matched(signatureMatches: boolean): VerifyOutcome {
-  return signatureMatches ? verified() : failed("signature_mismatch");
+  return outcomeOf([passed("header_present"), passed("header_well_formed"), { name: "signature_matches", ok: signatureMatches }]);
 }
 
 /**
@@ -26,15 +48,24 @@ export function parseUnixSeconds(text: string | undefined): number | undefined {
  * The verdict for a timestamped scheme. The signature is judged first, then the timestamp, as
  * Stripe's own library does: `timestamp_out_of_tolerance` then only ever means "authentic, but
  * signed too long ago or in the future" (a replay or a skewed clock), and a wrong secret is
- * always reported as `signature_mismatch` whatever the timestamp.
+ * always reported as `signature_mismatch` whatever the timestamp. Both checks are still
+ * recorded, so that diagnosis can tell a wrong secret on a stale capture from one on a fresh one.
  */
-export function timedOutcome(signatureMatches: boolean, timestampS: number, input: Pick<VerifyInput, "nowMs" | "toleranceS">): VerifyOutcome {
-  if (!signatureMatches) return failed("signature_mismatch");
-  const tolerance =
-    input.toleranceS !== undefined && Number.isFinite(input.toleranceS) && input.toleranceS >= 0 ? input.toleranceS : DEFAULT_TOLERANCE_S;
-  const skew = Math.abs(Math.floor(input.nowMs / 1000) - timestampS);
-  // Written so that a NaN clock fails closed.
-  return skew <= tolerance ? verified() : failed("timestamp_out_of_tolerance");
+export function timedOutcome(
+  signatureMatches: boolean,
+  timestampS: number,
+  input: Pick<SchemeVerifyInput, "nowMs" | "toleranceS">,
+  defaultToleranceS: number,
+): VerifyOutcome {
+  const tolerance = input.toleranceS !== undefined && Number.isFinite(input.toleranceS) && input.toleranceS >= 0 ? input.toleranceS : defaultToleranceS;
+  const skew = Math.abs(unixSeconds(input.nowMs) - timestampS);
+  return outcomeOf([
+    passed("header_present"),
+    passed("header_well_formed"),
+    { name: "signature_matches", ok: signatureMatches },
+    // Written so that a NaN clock fails closed.
+    { name: "timestamp_fresh", ok: skew <= tolerance },
+  ]);
 }
 
 export function unixSeconds(nowMs: number): number {

@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { canonicalEventType, signHeaders, slackUrlVerificationChallenge, type HeaderPair } from "./index.js";
-import { NOW_MS, verdict, verifierFor, NOW_S } from "./test-support.js";
+import { canonicalEventType, signHeaders, slackUrlVerificationChallenge, type HeaderPair } from "../index.js";
+import { NOW_MS, TIMED_PASSED, verdict, verifierFor, NOW_S } from "../test-support.js";
 
 const SECRET = "slack-signing-secret";
 const BODY = Buffer.from('{"type":"event_callback","event":{"type":"app_mention","text":"hi"}}');
@@ -30,7 +30,7 @@ describe("slack verification", () => {
       ["X-Slack-Signature", "v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503"],
     ];
     const input = { body, secret: Buffer.from("8f742231b10e8888abcd99yyyzzz85a5"), nowMs: 1_531_420_618_000 };
-    expect(verify(headers, input)).toEqual({ verification: "verified" });
+    expect(verify(headers, input)).toEqual({ verification: "verified", checks: TIMED_PASSED });
     expect(verdict(verify(headers, { ...input, secret: Buffer.from("8f742231b10e8888abcd99yyyzzz85a6") }))).toBe("signature_mismatch");
   });
 
@@ -64,7 +64,14 @@ describe("slack verification", () => {
     ["non-hex", [["X-Slack-Request-Timestamp", String(NOW_S)], ["X-Slack-Signature", "v0=nothex"]]],
     ["empty", [["X-Slack-Request-Timestamp", String(NOW_S)], ["X-Slack-Signature", ""]]],
   ])("reports a malformed signature (%s)", (_, headers) => {
-    expect(verdict(verify(headers))).toBe("malformed_signature");
+    expect(verify(headers)).toEqual({
+      verification: "failed",
+      reason: "malformed_signature",
+      checks: [
+        { name: "header_present", ok: true },
+        { name: "header_well_formed", ok: false },
+      ],
+    });
   });
 
   it("rejects timestamps 6 minutes old or 6 minutes ahead, and accepts the 5-minute edge", () => {

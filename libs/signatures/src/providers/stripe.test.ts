@@ -1,8 +1,8 @@
 import { createHmac } from "node:crypto";
 import Stripe from "stripe";
 import { describe, expect, it } from "vitest";
-import { canonicalEventType, signHeaders, type HeaderPair } from "./index.js";
-import { NOW_MS, verdict, verifierFor, NOW_S } from "./test-support.js";
+import { canonicalEventType, signHeaders, type HeaderPair } from "../index.js";
+import { NOW_MS, TIMED_PASSED, verdict, verifierFor, NOW_S } from "../test-support.js";
 
 const SECRET = "whsec_stripe_test_secret";
 const PAYLOAD = '{"id":"evt_1","object":"event","type":"invoice.paid","data":{"object":{}}}';
@@ -20,7 +20,7 @@ const v1Of = (value: string) => value.split(",").find((part) => part.startsWith(
 
 describe("stripe verification", () => {
   it("accepts a signature made by Stripe's library", () => {
-    expect(verify([["Stripe-Signature", stripeHeader()]])).toEqual({ verification: "verified" });
+    expect(verify([["Stripe-Signature", stripeHeader()]])).toEqual({ verification: "verified", checks: TIMED_PASSED });
     // The static helper is the same implementation; both are what integrators use.
     const staticHeader = Stripe.webhooks.generateTestHeaderString({ payload: PAYLOAD, secret: SECRET, timestamp: NOW_S });
     expect(verdict(verify([["Stripe-Signature", staticHeader]]))).toBe("verified");
@@ -69,6 +69,15 @@ describe("stripe verification", () => {
 
   it("judges the signature before the timestamp", () => {
     expect(verdict(verify([["Stripe-Signature", stripeHeader(NOW_S - 3600, "whsec_other")]]))).toBe("signature_mismatch");
+  });
+
+  it("records both the signature and the timestamp check, whichever decided the verdict", () => {
+    const checksOf = (value: string) => verify([["Stripe-Signature", value]]).checks.map(({ name, ok }) => `${name}:${ok}`);
+    const head = ["header_present:true", "header_well_formed:true"];
+    expect(checksOf(stripeHeader(NOW_S - 3600))).toEqual([...head, "signature_matches:true", "timestamp_fresh:false"]);
+    expect(checksOf(stripeHeader(NOW_S - 3600, "whsec_other"))).toEqual([...head, "signature_matches:false", "timestamp_fresh:false"]);
+    expect(checksOf(stripeHeader(NOW_S, "whsec_other"))).toEqual([...head, "signature_matches:false", "timestamp_fresh:true"]);
+    expect(checksOf("t=1")).toEqual(["header_present:true", "header_well_formed:false"]);
   });
 
   it("accepts any of several v1 signatures, and ignores v0", () => {

@@ -1,0 +1,66 @@
+import { anyEqual, decodeHex, hmac, SHA256_BYTES } from "../crypto.js";
+import { firstString } from "../event-fields.js";
+import { hasHeader, header } from "../headers.js";
+import { jsonFields } from "../json-fields.js";
+import { DEFAULT_TOLERANCE_S, malformedSignature, missingSignature, parseUnixSeconds, timedOutcome, unixSeconds } from "../outcome.js";
+import type { ProviderScheme } from "../scheme.js";
+
+const SIGNATURE_HEADER = "Stripe-Signature";
+/** Stripe's libraries reject events signed more than 5 minutes away by default. */
+const TOLERANCE_S = DEFAULT_TOLERANCE_S;
+
+/** The first `t` and every v1 entry that is a SHA-256 hex digest; undefined unless both are there. */
+function parseSignature(value: string): { timestamp: string; t: number; candidates: Buffer[] } | undefined {
+  let timestamp: string | undefined;
+  const candidates: Buffer[] = [];
+  for (const item of value.split(",")) {
+    const eq = item.indexOf("=");
+    if (eq < 0) continue;
+    const key = item.slice(0, eq).trim();
+    const val = item.slice(eq + 1).trim();
+    if (key === "t") timestamp ??= val;
+    else if (key === "v1") {
+      const digest = decodeHex(val);
+      if (digest?.length === SHA256_BYTES) candidates.push(digest);
+    }
+  }
+  const t = parseUnixSeconds(timestamp);
+  return timestamp === undefined || t === undefined || candidates.length === 0 ? undefined : { timestamp, t, candidates };
+}
+
+/**
+ * `Stripe-Signature: t=<unix s>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>[,v1=...][,v0=...]`.
+ * Several v1 entries appear while a secret is being rolled, and any one of them verifies; v0 is
+ * Stripe's legacy test-mode scheme and is ignored, as are v1 entries that are not a SHA-256 hex
+ * digest. If `t` repeats, the first one counts.
+ */
+export const stripe: ProviderScheme = {
+  name: "stripe",
+  label: "Stripe",
+  signatureHeaders: [SIGNATURE_HEADER],
+  toleranceS: TOLERANCE_S,
+  secretFormat: {
+    description: "The endpoint's signing secret, shown on its page in the Stripe Dashboard and starting whsec_; not an API key (sk_, rk_).",
+    example: "whsec_…",
+  },
+
+  detect: (headers) => hasHeader(headers, SIGNATURE_HEADER),
+
+  verify(input) {
+    const value = header(input.headers, SIGNATURE_HEADER);
+    if (value === undefined) return missingSignature();
+    const signature = parseSignature(value);
+    if (signature === undefined) return malformedSignature();
+    const expected = hmac("sha256", input.secret, `${signature.timestamp}.`, input.body);
+    return timedOutcome(anyEqual(signature.candidates, expected), signature.t, input, TOLERANCE_S);
+  },
+
+  eventType: (_headers, body) => firstString(jsonFields(body, { type: true }), "type"),
+
+  sign({ secret, body, nowMs }) {
+    const t = unixSeconds(nowMs);
+    return [[SIGNATURE_HEADER, `t=${t},v1=${hmac("sha256", secret, `${t}.`, body).toString("hex")}`]];
+  },
+
+  signedHeaderNames: () => [SIGNATURE_HEADER.toLowerCase()],
+};

@@ -1,0 +1,64 @@
+import { generic } from "./providers/generic.js";
+import { github } from "./providers/github.js";
+import { shopify } from "./providers/shopify.js";
+import { slack } from "./providers/slack.js";
+import { standardWebhooks } from "./providers/standard-webhooks.js";
+import { stripe } from "./providers/stripe.js";
+import type { ProviderScheme, SecretFormat } from "./scheme.js";
+
+/**
+ * Every provider, once. Detection tries them in this order and the first whose headers are
+ * present wins: a provider that also sends another's headers (one built on Standard Webhooks,
+ * say) must come before that one, or it is never detected.
+ */
+export const providers = Object.freeze({
+  generic,
+  stripe,
+  github,
+  slack,
+  shopify,
+  standard_webhooks: standardWebhooks,
+} satisfies Record<string, ProviderScheme>);
+
+export type Provider = keyof typeof providers;
+
+/** Registry order; a non-empty tuple, so `z.enum(PROVIDER_NAMES)` accepts it. */
+// Object.keys is typed string[]; these are the literal keys above, and generic makes it non-empty.
+export const PROVIDER_NAMES = Object.freeze(Object.keys(providers)) as readonly [Provider, ...Provider[]];
+
+/** PROVIDER_NAMES under the name existing callers import. */
+export const PROVIDERS = PROVIDER_NAMES;
+
+/** The provider an endpoint has when none is configured; it has no headers of its own to detect. */
+const FALLBACK: Provider = "generic";
+
+export const DETECTION_ORDER: readonly Provider[] = Object.freeze(PROVIDER_NAMES.filter((name) => name !== FALLBACK));
+
+/** Throws for a name outside the registry: the type rules that out, so it is a caller's bug. */
+export function providerScheme(name: Provider): ProviderScheme {
+  if (!Object.hasOwn(providers, name)) throw new TypeError(`unknown signature provider: ${String(name)}`);
+  return providers[name];
+}
+
+/** One provider as the API and the documentation list it: plain JSON. */
+export interface ProviderCatalogEntry {
+  name: Provider;
+  label: string;
+  signatureHeaders: string[];
+  /** Absent, not null, when the scheme signs no timestamp, as optional fields are in the /v1 JSON. */
+  toleranceS?: number;
+  secretFormat: SecretFormat;
+}
+
+export function providerCatalog(): ProviderCatalogEntry[] {
+  return PROVIDER_NAMES.map((name) => {
+    const scheme = providers[name];
+    return {
+      name,
+      label: scheme.label,
+      signatureHeaders: [...scheme.signatureHeaders],
+      ...(scheme.toleranceS === undefined ? {} : { toleranceS: scheme.toleranceS }),
+      secretFormat: { ...scheme.secretFormat },
+    };
+  });
+}
