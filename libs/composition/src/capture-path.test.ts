@@ -2,7 +2,7 @@ import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { startTestSystem, type TestSystem } from "./test-system.js";
+import { startTestSystem, type TestSystem } from "./testing/index.js";
 
 let t: TestSystem;
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import fc from "fast-check";
-import { startTestSystem, type TestSystem } from "./test-system.js";
+import { startTestSystem, type TestSystem } from "./testing/index.js";
 
 let t: TestSystem;
 beforeAll(async () => {

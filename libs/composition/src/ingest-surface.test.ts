@@ -6,7 +6,7 @@ import fc from "fast-check";
 import { sign as octokitSign } from "@octokit/webhooks-methods";
 import { Writable } from "node:stream";
 import { createLogger } from "@whc/logging";
-import { startTestSystem, type TestSystem } from "./test-system.js";
+import { startTestSystem, type TestSystem } from "./testing/index.js";
 
 let t: TestSystem;
 beforeAll(async () => {

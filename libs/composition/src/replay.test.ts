@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import Stripe from "stripe";
-import { startTestSystem, type TestSystem } from "./test-system.js";
+import { startTestSystem, type TestSystem } from "./testing/index.js";
 
 const run = promisify(execFile);
 

@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import Stripe from "stripe";
 import { sign as octokitSign } from "@octokit/webhooks-methods";
-import { startTestSystem, type TestSystem } from "./test-system.js";
+import { startTestSystem, type TestSystem } from "./testing/index.js";
 
 let t: TestSystem;
 beforeAll(async () => {

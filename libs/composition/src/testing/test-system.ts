@@ -1,8 +1,8 @@
 import { loadConfig } from "@whc/config";
 import { createLogger, type Logger } from "@whc/logging";
 import { apiClient, createOpenApiValidator, freePort, tempDir, type ApiClient } from "@whc/testing";
-import { allInOneSpec } from "./specs.js";
-import { startAllInOne, type AllInOne } from "./all-in-one.js";
+import { allInOneSpec } from "../specs.js";
+import { startAllInOne, type AllInOne } from "../all-in-one.js";
 
 export const KEY_A = `whc_${"A".repeat(20)}${"1".repeat(20)}`;
 export const KEY_B = `whc_${"B".repeat(20)}${"2".repeat(20)}`;
