@@ -1,1 +1,12 @@
-export * from "./json.js";
+/**
+ * Every /v1 JSON shape (zod schemas, types by z.infer) and the one typed client. Nothing here
+ * imports Node: the dashboard bundles it. The server-side conversion from internal records is
+ * `@whc/api-model/present`.
+ */
+export * from "./common.js";
+export * from "./endpoints.js";
+export * from "./events.js";
+export * from "./event-actions.js";
+export * from "./errors.js";
+export * from "./providers.js";
+export * from "./client.js";

@@ -1,5 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import fc from "fast-check";
+import { hashApiKey } from "@whc/identity";
+import { openSqliteStore } from "@whc/catalog-sqlite";
 import { startTestSystem, type TestSystem } from "./testing/index.js";
 
 let t: TestSystem;
@@ -66,8 +68,6 @@ describe("authentication", () => {
     try {
       const api = revoked.anonymous;
       expect((await api.get("/v1/endpoints", { key })).status).toBe(200);
-      const { hashApiKey } = await import("@whc/identity");
-      const { openSqliteStore } = await import("@whc/catalog-sqlite");
       const store = openSqliteStore({ file: `${revoked.dataDir}/catalog.db` });
       const found = await store.findApiKeyByHash(hashApiKey(key));
       await store.revokeApiKey(found!.id, Date.now());

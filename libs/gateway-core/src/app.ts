@@ -1,68 +1,45 @@
 import Koa from "koa";
 import Router from "@koa/router";
-import type { Client } from "@connectrpc/connect";
-import type { Health } from "@whc/contracts";
 import { AppError } from "@whc/errors";
 import type { GatewayDeps, GatewayOptions } from "./deps.js";
 import { requestId } from "./middleware/request-id.js";
 import { errorHandler } from "./middleware/errors.js";
 import { authenticate } from "./middleware/auth.js";
 import { accessLog } from "./middleware/access-log.js";
-import { endpointRoutes } from "./routes/v1/endpoints.js";
-import { eventRoutes } from "./routes/v1/events.js";
-import { buildOpenApiDocument } from "./openapi.js";
-import { eventActionRoutes } from "./routes/v1/event-actions.js";
 import { createMetrics } from "./middleware/metrics.js";
 import { dashboard } from "./middleware/dashboard.js";
+import { buildOpenApiDocument } from "./openapi.js";
+import { mountRoutes, type Route } from "./route.js";
+import { systemRoutes } from "./routes/system.js";
+import { endpointRoutes } from "./routes/v1/endpoints.js";
+import { eventRoutes } from "./routes/v1/events.js";
+import { eventActionRoutes } from "./routes/v1/event-actions.js";
 
-async function serving(client: Client<typeof Health>): Promise<boolean> {
-  try {
-    return (await client.check({ service: "" }, { timeoutMs: 2000 })).status === 1;
-  } catch {
-    return false;
-  }
+/** Every operation the gateway answers: the router and the OpenAPI document are both made from it. */
+export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions, metrics = createMetrics()): Route[] {
+  let document: Record<string, unknown> | undefined;
+  const routes: Route[] = [
+    ...systemRoutes(deps, () => (document ??= buildOpenApiDocument(routes)), async () => ({
+      type: metrics.registry.contentType,
+      text: await metrics.registry.metrics(),
+    })),
+    ...endpointRoutes(deps, options),
+    ...eventRoutes(deps, options),
+    ...eventActionRoutes(deps, options),
+  ];
+  return routes;
 }
 
-/** Paths answered without credentials. */
-const OPEN_PATHS = new Set(["/healthz", "/metrics", "/v1/openapi.json"]);
-
-/** The /v1 REST surface: request id, errors, access log, auth, then the routes. */
+/** The /v1 REST surface: request id, access log, metrics, errors, auth, then the routes. */
 export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true;
 
-  const router = new Router();
   const metrics = createMetrics();
-  router.get("/metrics", async (ctx) => {
-    ctx.type = metrics.registry.contentType;
-    ctx.body = await metrics.registry.metrics();
-  });
-  router.get("/healthz", async (ctx) => {
-    const [catalog, crypto, replay] = await Promise.all([
-      serving(deps.health.catalog),
-      serving(deps.health.crypto),
-      serving(deps.health.replay),
-    ]);
-    const ok = catalog && crypto && replay;
-    ctx.status = ok ? 200 : 503;
-    ctx.body = {
-      status: ok ? "ok" : "unavailable",
-      checks: {
-        catalog: catalog ? "ok" : "down",
-        crypto: crypto ? "ok" : "down",
-        replay: replay ? "ok" : "down",
-        bus: deps.bus.connected() ? "ok" : "down",
-      },
-    };
-  });
-  const openApi = buildOpenApiDocument();
-  router.get("/v1/openapi.json", (ctx) => {
-    ctx.body = openApi;
-  });
-  endpointRoutes(router, deps, options);
-  eventRoutes(router, deps, options);
-  eventActionRoutes(router, deps, options);
-
+  const routes = gatewayRoutes(deps, options, metrics);
+  const router = new Router();
+  mountRoutes(router, routes);
+  const openPaths = new Set(routes.filter((r) => r.open).map((r) => r.path));
   const auth = authenticate(deps.catalog);
 
   app.use(requestId());
@@ -70,7 +47,7 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions): Ko
   app.use(metrics.middleware);
   app.use(errorHandler(deps.logger));
   app.use(async function authUnlessOpen(ctx, next) {
-    if (OPEN_PATHS.has(ctx.path) || !(ctx.path === "/v1" || ctx.path.startsWith("/v1/"))) return next();
+    if (openPaths.has(ctx.path) || !(ctx.path === "/v1" || ctx.path.startsWith("/v1/"))) return next();
     return auth(ctx, next);
   });
   if (options.dashboardDir) app.use(dashboard(options.dashboardDir));

@@ -1,7 +1,7 @@
 import type { Client } from "@connectrpc/connect";
 import type { CatalogService, CryptoService, Health, ReplayService } from "@whc/contracts";
-import type { BlindIndexer, EnvelopeOpener } from "@whc/crypto-core";
-import type { CaptureBus } from "@whc/messaging";
+import type { BlindIndexer, EnvelopeOpener } from "@whc/sealing";
+import type { CaptureBus } from "@whc/ports";
 import type { Logger } from "@whc/logging";
 
 export interface GatewayDeps {

@@ -1,4 +1,5 @@
-export { createGatewayApp } from "./app.js";
+export { createGatewayApp, gatewayRoutes } from "./app.js";
 export type { GatewayDeps, GatewayOptions } from "./deps.js";
 export { errorTable } from "./errors-table.js";
 export { buildOpenApiDocument } from "./openapi.js";
+export type { Route } from "./route.js";

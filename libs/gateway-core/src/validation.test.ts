@@ -1,7 +1,8 @@
 import { describe, it, expect } from "vitest";
 import { AppError } from "@whc/errors";
 import { parseOrThrow } from "./validation.js";
-import { createEndpointSchema, listEventsQuerySchema } from "./schemas.js";
+import { listEventsQuery as listEventsQuerySchema } from "@whc/api-model";
+import { createEndpointBody as createEndpointSchema } from "./routes/v1/endpoints.js";
 import { errorTable } from "./errors-table.js";
 
 function failure(fn: () => unknown) {

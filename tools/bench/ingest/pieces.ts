@@ -4,10 +4,10 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { MessageChannel } from "node:worker_threads";
 import { create } from "@bufbuild/protobuf";
 import { EventSchema, SealedBodySchema } from "@whc/contracts";
-import { seal, createBlindIndexer } from "@whc/crypto-core";
+import { seal, createBlindIndexer } from "@whc/sealing";
 import { verifyCapture } from "@whc/ingest-core";
 import { canonicalEventType } from "@whc/signatures";
-import { eventSummaryJson } from "@whc/api-model";
+import { eventSummaryJson } from "@whc/api-model/present";
 import { requestContext } from "@whc/logging";
 import * as payload from "./payload.mjs";
 

@@ -1,13 +1,12 @@
-import type Router from "@koa/router";
 import { create } from "@bufbuild/protobuf";
 import { randomBytes } from "node:crypto";
+import { z } from "zod";
 import { EndpointSchema } from "@whc/contracts";
-import { endpointJson } from "@whc/api-model";
+import { createEndpointRequest, endpoint, endpointList, extension } from "@whc/api-model";
+import { endpointJson } from "@whc/api-model/present";
+import { PROVIDER_NAMES } from "@whc/signatures";
 import type { GatewayDeps, GatewayOptions } from "../../deps.js";
-import { readJsonObject } from "../../middleware/json-body.js";
-import { parseOrThrow } from "../../validation.js";
-import { createEndpointSchema, uuidSchema } from "../../schemas.js";
-import type { AuthState } from "../../middleware/auth.js";
+import { route, type Route } from "../../route.js";
 
 const SLUG_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
 
@@ -16,61 +15,88 @@ function randomSlug(): string {
   return `ep-${[...bytes].map((b) => SLUG_ALPHABET[b % SLUG_ALPHABET.length]).join("")}`;
 }
 
-export function pathId(value: string | undefined, field: string): string {
-  return parseOrThrow(uuidSchema, value, field).toLowerCase();
-}
+/** Operation 2's body, with `provider` narrowed to the providers of the registry. */
+export const createEndpointBody = createEndpointRequest.extend({
+  provider: z.enum(PROVIDER_NAMES).optional().meta({ ...extension }),
+});
 
 /** Operations 1-4. */
-export function endpointRoutes(router: Router, deps: GatewayDeps, options: GatewayOptions): void {
+export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Route[] {
   const { catalog, crypto, bus } = deps;
+  const present = (e: Parameters<typeof endpointJson>[0]) => endpointJson(e, options.ingestPublicUrl);
 
-  router.get("/v1/endpoints", async (ctx) => {
-    const { accountId } = ctx.state.auth as AuthState;
-    const res = await catalog.listEndpoints({ accountId });
-    ctx.body = { items: res.endpoints.map((e) => endpointJson(e, options.ingestPublicUrl)) };
-  });
-
-  router.post("/v1/endpoints", async (ctx) => {
-    const { accountId } = ctx.state.auth as AuthState;
-    const body = parseOrThrow(createEndpointSchema, await readJsonObject(ctx));
-    const slug = body.slug ?? randomSlug();
-    const sealedSecret = body.secret
-      ? (await crypto.sealSecret({ plaintext: Buffer.from(body.secret, "utf8") })).sealed
-      : new Uint8Array();
-    const res = await catalog.createEndpoint({
-      endpoint: create(EndpointSchema, {
-        accountId,
-        slug,
-        displayName: body.displayName ?? slug,
-        operatingMode: body.operatingMode ?? "capture",
-        status: body.status ?? "active",
-        replayFromDashboard: body.replayFromDashboard ?? true,
-        replayFromApi: body.replayFromApi ?? true,
-        provider: body.provider ?? "generic",
-        sealedSecret,
-        genericSignatureHeader: body.genericSignatureHeader ?? "",
-        genericSignaturePrefix: body.genericSignaturePrefix ?? "",
-        source: "api",
-      }),
-    });
-    const endpoint = res.endpoint!;
-    bus.publishEndpointChanged(endpoint.id);
-    ctx.status = 201;
-    ctx.set("Location", `/v1/endpoints/${endpoint.id}`);
-    ctx.body = endpointJson(endpoint, options.ingestPublicUrl);
-  });
-
-  router.get("/v1/endpoints/:id", async (ctx) => {
-    const { accountId } = ctx.state.auth as AuthState;
-    const res = await catalog.getEndpoint({ accountId, endpointId: pathId(ctx.params.id, "id") });
-    ctx.body = endpointJson(res.endpoint!, options.ingestPublicUrl);
-  });
-
-  router.delete("/v1/endpoints/:id", async (ctx) => {
-    const { accountId } = ctx.state.auth as AuthState;
-    const endpointId = pathId(ctx.params.id, "id");
-    await catalog.deleteEndpoint({ accountId, endpointId });
-    bus.publishEndpointChanged(endpointId);
-    ctx.status = 204;
-  });
+  return [
+    route({
+      method: "GET",
+      path: "/v1/endpoints",
+      operationId: "listEndpoints",
+      success: { status: 200, schema: endpointList, description: "The account's endpoints." },
+      errors: [],
+      async handler(_ctx, { auth }) {
+        const res = await catalog.listEndpoints({ accountId: auth.accountId });
+        return { items: res.endpoints.map(present) };
+      },
+    }),
+    route({
+      method: "POST",
+      path: "/v1/endpoints",
+      operationId: "createEndpoint",
+      body: createEndpointBody,
+      success: {
+        status: 201,
+        schema: endpoint,
+        description: "Created.",
+        headers: { Location: { schema: { type: "string" } } },
+      },
+      errors: [400, 409, 413, 415],
+      async handler(ctx, { auth, body }) {
+        const slug = body.slug ?? randomSlug();
+        const sealedSecret = body.secret
+          ? (await crypto.sealSecret({ plaintext: Buffer.from(body.secret, "utf8") })).sealed
+          : new Uint8Array();
+        const res = await catalog.createEndpoint({
+          endpoint: create(EndpointSchema, {
+            accountId: auth.accountId,
+            slug,
+            displayName: body.displayName ?? slug,
+            operatingMode: body.operatingMode ?? "capture",
+            status: body.status ?? "active",
+            replayFromDashboard: body.replayFromDashboard ?? true,
+            replayFromApi: body.replayFromApi ?? true,
+            provider: body.provider ?? "generic",
+            sealedSecret,
+            genericSignatureHeader: body.genericSignatureHeader ?? "",
+            genericSignaturePrefix: body.genericSignaturePrefix ?? "",
+            source: "api",
+          }),
+        });
+        const created = res.endpoint!;
+        bus.publishEndpointChanged(created.id);
+        ctx.set("Location", `/v1/endpoints/${created.id}`);
+        return present(created);
+      },
+    }),
+    route({
+      method: "GET",
+      path: "/v1/endpoints/{id}",
+      operationId: "getEndpoint",
+      success: { status: 200, schema: endpoint, description: "The endpoint." },
+      errors: [400],
+      async handler(_ctx, { auth, params }) {
+        const res = await catalog.getEndpoint({ accountId: auth.accountId, endpointId: params.id! });
+        return present(res.endpoint!);
+      },
+    }),
+    route({
+      method: "DELETE",
+      path: "/v1/endpoints/{id}",
+      operationId: "deleteEndpoint",
+      success: { status: 204, description: "Deleted, with its events." },
+      errors: [400],
+      async handler(_ctx, { auth, params }) {
+        await catalog.deleteEndpoint({ accountId: auth.accountId, endpointId: params.id! });
+        bus.publishEndpointChanged(params.id!);
+      },
+    }),
+  ];
 }

@@ -1,76 +1,100 @@
-import type Router from "@koa/router";
 import { buildCurlCommand } from "@whc/curl-export";
-import { webhookUrlOf } from "@whc/api-model";
+import { CLIENT_HEADER, curlExport, curlQuery, replayRequest, replayResult, type ReplayResultJson } from "@whc/api-model";
+import { webhookUrlOf } from "@whc/api-model/present";
 import type { GatewayDeps, GatewayOptions } from "../../deps.js";
-import { parseOrThrow } from "../../validation.js";
-import { curlQuerySchema, replayBodySchema } from "../../schemas.js";
-import { readJsonObject } from "../../middleware/json-body.js";
-import type { AuthState } from "../../middleware/auth.js";
-import { pathId } from "./endpoints.js";
+import { route, type Route } from "../../route.js";
 
-/** The header a browser client sends so that `replayFromDashboard` applies instead of `replayFromApi`. */
-export const CLIENT_HEADER = "x-whc-client";
+export const RATE_LIMIT_HEADERS = {
+  "RateLimit-Limit": { description: "The account's daily replay allowance.", schema: { type: "integer" } },
+  "RateLimit-Remaining": { description: "Replays left today (UTC).", schema: { type: "integer" } },
+  "RateLimit-Reset": { description: "Seconds to the next UTC midnight.", schema: { type: "integer" } },
+};
 
 /** Operations 8 (cURL export) and 9 (replay). */
-export function eventActionRoutes(router: Router, deps: GatewayDeps, options: GatewayOptions): void {
+export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): Route[] {
   const { catalog } = deps;
-
-  router.get("/v1/endpoints/:endpointId/events/:eventId/curl", async (ctx) => {
-    const { accountId } = ctx.state.auth as AuthState;
-    const endpointId = pathId(ctx.params.endpointId, "endpointId");
-    const eventId = pathId(ctx.params.eventId, "eventId");
-    const { unmasked = false } = parseOrThrow(curlQuerySchema, ctx.query);
-    const { endpoint } = await catalog.getEndpoint({ accountId, endpointId });
-    const { event } = await catalog.getEvent({ accountId, endpointId, eventId, markRead: false });
-    const e = event!;
-    let body: Uint8Array | undefined;
-    if (e.bodyStored && e.body) {
-      const opened = await deps.opener.open(endpointId, e.body);
-      if (opened.ok) body = opened.plaintext;
-    }
-    const signatureHeader = endpoint!.genericSignatureHeader;
-    ctx.body = buildCurlCommand({
-      method: e.method,
-      url: webhookUrlOf(options.ingestPublicUrl, endpointId) + e.path,
-      headers: e.headers.map((h) => [h.name, h.value] as const),
-      body,
-      bodyTruncated: e.truncated,
-      unmasked,
-      extraMaskedHeaders: signatureHeader ? [signatureHeader] : [],
-    });
-  });
-
-  router.post("/v1/endpoints/:endpointId/events/:eventId/replay", async (ctx) => {
-    const { accountId, keyId } = ctx.state.auth as AuthState;
-    const endpointId = pathId(ctx.params.endpointId, "endpointId");
-    const eventId = pathId(ctx.params.eventId, "eventId");
-    const body = parseOrThrow(replayBodySchema, await readJsonObject(ctx));
-    const client = ctx.get(CLIENT_HEADER).toLowerCase() === "dashboard" ? "dashboard" : "api";
-    const res = await deps.replay.replayEvent({
-      accountId,
-      endpointId,
-      eventId,
-      targetUrl: body.target_url,
-      mode: body.mode ?? "",
-      targetSecret: body.target_secret ?? "",
-      client,
-      keyId,
-    });
-    ctx.set("RateLimit-Limit", String(res.rateLimitLimit));
-    ctx.set("RateLimit-Remaining", String(res.rateLimitRemaining));
-    ctx.set("RateLimit-Reset", String(res.rateLimitReset));
-    ctx.body = {
-      result: res.result,
-      ...(res.targetStatus ? { target_status: res.targetStatus } : {}),
-      ...(res.networkFailureReason ? { network_failure_reason: res.networkFailureReason } : {}),
-      duration_ms: Number(res.durationMs),
-      response_excerpt_base64: Buffer.from(res.responseExcerpt).toString("base64"),
-      excerpt_truncated: res.excerptTruncated,
-      source_body_truncated: res.sourceBodyTruncated,
-      mode: res.mode,
-      target_url: res.targetUrl,
-      event_id: res.eventId,
-      ...(res.auditId ? { audit_id: res.auditId } : {}),
-    };
-  });
+  return [
+    route({
+      method: "GET",
+      path: "/v1/endpoints/{endpointId}/events/{eventId}/curl",
+      operationId: "exportCurl",
+      query: curlQuery,
+      success: { status: 200, schema: curlExport, description: "A single-line bash cURL command." },
+      errors: [400],
+      async handler(_ctx, { auth, params, query }) {
+        const { endpointId, eventId } = params as { endpointId: string; eventId: string };
+        const { endpoint } = await catalog.getEndpoint({ accountId: auth.accountId, endpointId });
+        const { event } = await catalog.getEvent({ accountId: auth.accountId, endpointId, eventId, markRead: false });
+        const e = event!;
+        let body: Uint8Array | undefined;
+        if (e.bodyStored && e.body) {
+          const opened = await deps.opener.open(endpointId, e.body);
+          if (opened.ok) body = opened.plaintext;
+        }
+        const signatureHeader = endpoint!.genericSignatureHeader;
+        return buildCurlCommand({
+          method: e.method,
+          url: webhookUrlOf(options.ingestPublicUrl, endpointId) + e.path,
+          headers: e.headers.map((h) => [h.name, h.value] as const),
+          body,
+          bodyTruncated: e.truncated,
+          unmasked: query.unmasked ?? false,
+          extraMaskedHeaders: signatureHeader ? [signatureHeader] : [],
+        });
+      },
+    }),
+    route({
+      method: "POST",
+      path: "/v1/endpoints/{endpointId}/events/{eventId}/replay",
+      operationId: "replayEvent",
+      headers: [
+        {
+          name: CLIENT_HEADER,
+          in: "header",
+          required: false,
+          "x-extension": true,
+          schema: { type: "string", enum: ["api", "dashboard"] },
+          description: "`dashboard`: the endpoint's replayFromDashboard applies instead of replayFromApi.",
+        },
+      ],
+      body: replayRequest,
+      bodyRequired: true,
+      success: {
+        status: 200,
+        schema: replayResult,
+        description: "The target was contacted (or failed at the network level).",
+        headers: RATE_LIMIT_HEADERS,
+      },
+      errors: [400, 403, 413, 415, 429],
+      async handler(ctx, { auth, params, body }): Promise<ReplayResultJson> {
+        const client = ctx.get(CLIENT_HEADER).toLowerCase() === "dashboard" ? "dashboard" : "api";
+        const res = await deps.replay.replayEvent({
+          accountId: auth.accountId,
+          endpointId: params.endpointId!,
+          eventId: params.eventId!,
+          targetUrl: body.target_url,
+          mode: body.mode ?? "",
+          targetSecret: body.target_secret ?? "",
+          client,
+          keyId: auth.keyId,
+        });
+        ctx.set("RateLimit-Limit", String(res.rateLimitLimit));
+        ctx.set("RateLimit-Remaining", String(res.rateLimitRemaining));
+        ctx.set("RateLimit-Reset", String(res.rateLimitReset));
+        return {
+          result: res.result as ReplayResultJson["result"],
+          ...(res.targetStatus ? { target_status: res.targetStatus } : {}),
+          ...(res.networkFailureReason ? { network_failure_reason: res.networkFailureReason } : {}),
+          duration_ms: Number(res.durationMs),
+          response_excerpt_base64: Buffer.from(res.responseExcerpt).toString("base64"),
+          excerpt_truncated: res.excerptTruncated,
+          source_body_truncated: res.sourceBodyTruncated,
+          mode: res.mode as ReplayResultJson["mode"],
+          target_url: res.targetUrl,
+          event_id: res.eventId,
+          ...(res.auditId ? { audit_id: res.auditId } : {}),
+        };
+      },
+    }),
+  ];
 }

@@ -1,13 +1,10 @@
-import type Router from "@koa/router";
 import type { Context } from "koa";
 import type { Client } from "@connectrpc/connect";
 import type { CryptoService, Event, ListEventsResponse } from "@whc/contracts";
-import { eventDetailJson, eventSummaryJson, isoTime, type Decryption } from "@whc/api-model";
+import { eventDetail, eventList, listEventsQuery, type Decryption, type EventListJson, type ListEventsQuery } from "@whc/api-model";
+import { eventDetailJson, eventSummaryJson, isoTime } from "@whc/api-model/present";
 import type { GatewayDeps, GatewayOptions } from "../../deps.js";
-import { parseOrThrow } from "../../validation.js";
-import { listEventsQuerySchema, type ListEventsQuery } from "../../schemas.js";
-import type { AuthState } from "../../middleware/auth.js";
-import { pathId } from "./endpoints.js";
+import { route, type Route } from "../../route.js";
 
 /**
  * The master key ids crypto still holds, cached; unknown (undefined) while crypto is down.
@@ -49,7 +46,7 @@ function pause(ctx: Context, waitMs: number, arm: (wake: () => void) => void, sh
 }
 
 /** Operations 5-7. */
-export function eventRoutes(router: Router, deps: GatewayDeps, options: GatewayOptions): void {
+export function eventRoutes(deps: GatewayDeps, options: GatewayOptions): Route[] {
   const { catalog, bus } = deps;
   const knownKeyIds = createKeyIdsCache(deps.crypto);
 
@@ -71,67 +68,84 @@ export function eventRoutes(router: Router, deps: GatewayDeps, options: GatewayO
     });
   }
 
-  router.get("/v1/endpoints/:endpointId/events", async (ctx) => {
-    const { accountId } = ctx.state.auth as AuthState;
-    const endpointId = pathId(ctx.params.endpointId, "endpointId");
-    const q = parseOrThrow(listEventsQuerySchema, ctx.query);
-    const searching = q.search !== undefined && q.search.trim() !== "";
-    const tokens = searching ? (await deps.blindIndex())(q.search as string) : undefined;
-
+  /** The page, held up to `wait` seconds while it is empty (a capture notice wakes it early). */
+  async function waitForPage(ctx: Context, accountId: string, endpointId: string, q: ListEventsQuery, tokens: Uint8Array[] | undefined) {
     let wake: (() => void) | undefined;
     const waitMs = (q.wait ?? 0) * 1000;
     // Subscribe before the first query, so a capture between the two is not missed.
     const unsubscribe = waitMs > 0 ? bus.subscribeCaptures(accountId, endpointId, () => wake?.()) : undefined;
-    let page: ListEventsResponse;
     try {
-      page = await queryPage(accountId, endpointId, q, tokens);
+      let page: ListEventsResponse = await queryPage(accountId, endpointId, q, tokens);
       const deadline = Date.now() + waitMs;
       while (page.events.length === 0 && Date.now() < deadline && !ctx.req.destroyed && !options.shutdownSignal?.aborted) {
         const interval = bus.connected() ? options.waitPollMs * 5 : options.waitPollMs;
         await pause(ctx, Math.min(interval, deadline - Date.now()), (w) => (wake = w), options.shutdownSignal);
         page = await queryPage(accountId, endpointId, q, tokens);
       }
+      return page;
     } finally {
       unsubscribe?.();
     }
+  }
 
-    const keyIds = await knownKeyIds();
-    const items = page.events.map((e) => eventSummaryJson(e, { knownKeyIds: keyIds, search: searching }));
-    const newest: Event | undefined = page.events[0];
-    const oldest: Event | undefined = page.events[page.events.length - 1];
-    ctx.body = {
-      items,
-      ...(page.hasOlder && oldest ? { nextBefore: isoTime(oldest.receivedAtMs), nextBeforeId: oldest.id } : {}),
-      ...(newest
-        ? { nextAfter: isoTime(newest.receivedAtMs), nextAfterId: newest.id }
-        : q.after && q.afterId
-          ? { nextAfter: isoTime(ms(q.after)!), nextAfterId: q.afterId.toLowerCase() }
-          : {}),
-      ...(searching ? { searchExcludedMetadataOnlyCount: page.searchExcludedMetadataOnlyCount } : {}),
-    };
-  });
-
-  router.get("/v1/endpoints/:endpointId/events/:eventId", async (ctx) => {
-    const { accountId } = ctx.state.auth as AuthState;
-    const endpointId = pathId(ctx.params.endpointId, "endpointId");
-    const eventId = pathId(ctx.params.eventId, "eventId");
-    const { event } = await catalog.getEvent({ accountId, endpointId, eventId, markRead: true });
-    const e = event!;
-    let decryption: Decryption = "metadata_only";
-    let plaintext: Uint8Array | undefined;
-    if (e.bodyStored && e.body) {
-      const opened = await deps.opener.open(endpointId, e.body);
-      decryption = opened.ok ? "ok" : "failed";
-      if (opened.ok) plaintext = opened.plaintext;
-    }
-    ctx.body = eventDetailJson(e, { decryption, plaintext });
-  });
-
-  router.delete("/v1/endpoints/:endpointId/events/:eventId", async (ctx) => {
-    const { accountId } = ctx.state.auth as AuthState;
-    const endpointId = pathId(ctx.params.endpointId, "endpointId");
-    const eventId = pathId(ctx.params.eventId, "eventId");
-    await catalog.deleteEvent({ accountId, endpointId, eventId });
-    ctx.status = 204;
-  });
+  return [
+    route({
+      method: "GET",
+      path: "/v1/endpoints/{endpointId}/events",
+      operationId: "listEvents",
+      query: listEventsQuery,
+      success: { status: 200, schema: eventList, description: "Newest first by (receivedAt, id)." },
+      errors: [400],
+      async handler(ctx, { auth, params, query: q }): Promise<EventListJson> {
+        const endpointId = params.endpointId!;
+        const searching = q.search !== undefined && q.search.trim() !== "";
+        const tokens = searching ? (await deps.blindIndex())(q.search as string) : undefined;
+        const page = await waitForPage(ctx, auth.accountId, endpointId, q, tokens);
+        const keyIds = await knownKeyIds();
+        const items = page.events.map((e) => eventSummaryJson(e, { knownKeyIds: keyIds, search: searching }));
+        const newest: Event | undefined = page.events[0];
+        const oldest: Event | undefined = page.events[page.events.length - 1];
+        return {
+          items,
+          ...(page.hasOlder && oldest ? { nextBefore: isoTime(oldest.receivedAtMs), nextBeforeId: oldest.id } : {}),
+          ...(newest
+            ? { nextAfter: isoTime(newest.receivedAtMs), nextAfterId: newest.id }
+            : q.after && q.afterId
+              ? { nextAfter: isoTime(ms(q.after)!), nextAfterId: q.afterId.toLowerCase() }
+              : {}),
+          ...(searching ? { searchExcludedMetadataOnlyCount: page.searchExcludedMetadataOnlyCount } : {}),
+        };
+      },
+    }),
+    route({
+      method: "GET",
+      path: "/v1/endpoints/{endpointId}/events/{eventId}",
+      operationId: "getEvent",
+      success: { status: 200, schema: eventDetail, description: "The event, body decrypted; sets readAt." },
+      errors: [400],
+      async handler(_ctx, { auth, params }) {
+        const { endpointId, eventId } = params as { endpointId: string; eventId: string };
+        const { event } = await catalog.getEvent({ accountId: auth.accountId, endpointId, eventId, markRead: true });
+        const e = event!;
+        let decryption: Decryption = "metadata_only";
+        let plaintext: Uint8Array | undefined;
+        if (e.bodyStored && e.body) {
+          const opened = await deps.opener.open(endpointId, e.body);
+          decryption = opened.ok ? "ok" : "failed";
+          if (opened.ok) plaintext = opened.plaintext;
+        }
+        return eventDetailJson(e, { decryption, plaintext });
+      },
+    }),
+    route({
+      method: "DELETE",
+      path: "/v1/endpoints/{endpointId}/events/{eventId}",
+      operationId: "deleteEvent",
+      success: { status: 204, description: "Deleted (idempotent)." },
+      errors: [400],
+      async handler(_ctx, { auth, params }) {
+        await catalog.deleteEvent({ accountId: auth.accountId, endpointId: params.endpointId!, eventId: params.eventId! });
+      },
+    }),
+  ];
 }

@@ -1,56 +1,7 @@
 import type { Endpoint, Event } from "@whc/contracts";
+import type { Decryption, EndpointJson, EventDetailJson, EventSummaryJson } from "../index.js";
 
-/** The public shapes of interface 0.1.0, as the gateway answers them and NATS carries them. */
-
-export interface EndpointJson {
-  id: string;
-  slug: string;
-  displayName: string;
-  webhookUrl: string;
-  operatingMode: string;
-  status: string;
-  replayFromDashboard: boolean;
-  replayFromApi: boolean;
-  provider: string;
-  secretSet: boolean;
-  genericSignatureHeader?: string;
-  genericSignaturePrefix?: string;
-  source: string;
-  createdAt: string;
-  updatedAt: string;
-  eventCount: number;
-  lastEventAt?: string;
-  lastPurgedAt?: string;
-  purgedEventCount: number;
-}
-
-export type Decryption = "ok" | "failed" | "metadata_only";
-
-export interface EventSummaryJson {
-  id: string;
-  endpointId: string;
-  receivedAt: string;
-  method: string;
-  canonicalEventType?: string;
-  provider: string;
-  verification: string;
-  verificationFailureReason?: string;
-  responseCode: number;
-  readAt?: string;
-  truncated: boolean;
-  originalSizeBytes: number;
-  decryption: Decryption;
-  searchMatchedTruncated?: boolean;
-}
-
-export interface EventDetailJson extends Omit<EventSummaryJson, "searchMatchedTruncated"> {
-  headers: Record<string, string[]>;
-  remoteIp: string;
-  body?: string;
-  bodyEncoding?: "utf8" | "base64";
-  diagnostic: Record<string, unknown>;
-  forwardedResponse: Record<string, unknown>;
-}
+/** Internal records (protobuf) as the /v1 shapes: what the gateway answers and NATS carries. */
 
 export function isoTime(ms: number | bigint): string {
   return new Date(Number(ms)).toISOString();
@@ -66,8 +17,8 @@ export function endpointJson(e: Endpoint, ingestPublicUrl: string): EndpointJson
     slug: e.slug,
     displayName: e.displayName,
     webhookUrl: webhookUrlOf(ingestPublicUrl, e.id),
-    operatingMode: e.operatingMode,
-    status: e.status,
+    operatingMode: e.operatingMode as EndpointJson["operatingMode"],
+    status: e.status as EndpointJson["status"],
     replayFromDashboard: e.replayFromDashboard,
     replayFromApi: e.replayFromApi,
     provider: e.provider,

@@ -1,0 +1,229 @@
+import type { CreateEndpointRequest, EndpointJson, EndpointListJson } from "./endpoints.js";
+import type { EventDetailJson, EventListJson, EventSummaryJson, ListEventsQueryText } from "./events.js";
+import { CLIENT_HEADER, type CurlExportJson, type ReplayRequest, type ReplayResultJson } from "./event-actions.js";
+import type { ProviderListJson } from "./providers.js";
+
+/**
+ * The one typed client of /v1, for the dashboard, the CLI and tests. It runs wherever `fetch`
+ * does (browsers, Node 20): no Node imports.
+ */
+
+const brand = Symbol.for("webhook-capture.ApiError");
+
+/** An error reply of /v1, or `unreachable` (status 0) when no answer came back. */
+export class ApiError extends Error {
+  readonly [brand] = true;
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly requestId: string,
+    readonly details: Record<string, unknown> = {},
+    readonly headers?: Headers,
+  ) {
+    super(message);
+    this.name = "ApiError";
+  }
+  /** Survives duplicate copies of this module, unlike instanceof. */
+  static is(value: unknown): value is ApiError {
+    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[brand] === true;
+  }
+  /** Worth retrying: no answer, or the service said it is unavailable for now. */
+  get transient(): boolean {
+    return this.status === 0 || this.status === 502 || this.status === 503 || this.status === 504;
+  }
+}
+
+export interface ApiClientOptions {
+  /** Where /v1 lives: `http://localhost:8080`, or "" for the page's own origin. */
+  baseUrl: string;
+  /** The API key, or a function read at each call (the dashboard's key can change). */
+  apiKey?: string | (() => string | null | undefined);
+  /** Sent with every call, e.g. `X-Whc-Client: dashboard`. */
+  headers?: Record<string, string>;
+  fetch?: typeof fetch;
+}
+
+export interface RequestOptions {
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+export interface Cursor {
+  at: string;
+  id: string;
+}
+
+export interface FollowOptions {
+  /** Start strictly after this event; default: after the newest event at the time of the first call. */
+  after?: Cursor;
+  /** Filters of the list (not the cursors, wait or limit). */
+  filters?: Omit<ListEventsQueryText, "before" | "beforeId" | "after" | "afterId" | "wait" | "limit">;
+  /** Long-poll length, seconds (0-60). */
+  waitSeconds?: number;
+  /** Page size per call (1-200). */
+  limit?: number;
+  /** First and largest pause after a failed call, doubled in between. */
+  backoff?: { initialMs: number; maxMs: number };
+  /** Told before each pause after a transient failure. */
+  onRetry?: (error: ApiError, delayMs: number) => void;
+  /** Called with the cursor after each delivered page, e.g. to save it. */
+  onCursor?: (cursor: Cursor) => void;
+  signal?: AbortSignal;
+}
+
+const FOLLOW_DEFAULTS = { waitSeconds: 25, limit: 200, backoff: { initialMs: 1000, maxMs: 15_000 } };
+
+function queryString(query: RequestOptions["query"]): string {
+  if (!query) return "";
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) if (value !== undefined) params.set(name, String(value));
+  const text = params.toString();
+  return text ? `?${text}` : "";
+}
+
+function abortError(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException("aborted", "AbortError");
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(abortError(signal));
+    const timer = setTimeout(done, ms);
+    function done() {
+      signal?.removeEventListener("abort", stop);
+      resolve();
+    }
+    function stop() {
+      clearTimeout(timer);
+      reject(abortError(signal!));
+    }
+    signal?.addEventListener("abort", stop, { once: true });
+  });
+}
+
+const seg = encodeURIComponent;
+
+export function createApiClient(options: ApiClientOptions) {
+  const base = options.baseUrl.replace(/\/+$/, "");
+  const doFetch = options.fetch ?? ((input: string, init?: RequestInit) => fetch(input, init));
+
+  async function request<T>(method: string, path: string, o: RequestOptions = {}): Promise<T> {
+    const key = typeof options.apiKey === "function" ? options.apiKey() : options.apiKey;
+    const headers: Record<string, string> = { ...options.headers, ...o.headers };
+    if (key) headers.authorization = `Bearer ${key}`;
+    if (o.body !== undefined) headers["content-type"] = "application/json";
+    let res: Response;
+    try {
+      res = await doFetch(`${base}${path}${queryString(o.query)}`, {
+        method,
+        headers,
+        body: o.body === undefined ? undefined : JSON.stringify(o.body),
+        signal: o.signal,
+      });
+    } catch (err) {
+      if (o.signal?.aborted) throw err;
+      throw new ApiError(0, "unreachable", `Cannot reach ${base || "the API"}: ${(err as Error).message}`, "");
+    }
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
+    if (!res.ok) {
+      const reply = (typeof json === "object" && json !== null ? json : {}) as Record<string, unknown>;
+      throw new ApiError(
+        res.status,
+        typeof reply.error === "string" ? reply.error : String(res.status),
+        typeof reply.message === "string" ? reply.message : res.statusText,
+        typeof reply.requestId === "string" ? reply.requestId : (res.headers.get("x-request-id") ?? ""),
+        typeof reply.details === "object" && reply.details !== null ? (reply.details as Record<string, unknown>) : {},
+        res.headers,
+      );
+    }
+    return json as T;
+  }
+
+  const endpoints = {
+    list: (signal?: AbortSignal) => request<EndpointListJson>("GET", "/v1/endpoints", { signal }),
+    create: (body: CreateEndpointRequest) => request<EndpointJson>("POST", "/v1/endpoints", { body }),
+    get: (id: string) => request<EndpointJson>("GET", `/v1/endpoints/${seg(id)}`),
+    delete: (id: string) => request<void>("DELETE", `/v1/endpoints/${seg(id)}`),
+  };
+
+  const eventsPath = (endpointId: string, eventId?: string) =>
+    `/v1/endpoints/${seg(endpointId)}/events${eventId === undefined ? "" : `/${seg(eventId)}`}`;
+
+  const events = {
+    list: (endpointId: string, query: ListEventsQueryText = {}, signal?: AbortSignal) =>
+      request<EventListJson>("GET", eventsPath(endpointId), { query, signal }),
+    get: (endpointId: string, eventId: string) => request<EventDetailJson>("GET", eventsPath(endpointId, eventId)),
+    delete: (endpointId: string, eventId: string) => request<void>("DELETE", eventsPath(endpointId, eventId)),
+    curl: (endpointId: string, eventId: string, o: { unmasked?: boolean } = {}) =>
+      request<CurlExportJson>("GET", `${eventsPath(endpointId, eventId)}/curl`, { query: o.unmasked ? { unmasked: true } : {} }),
+    replay: (endpointId: string, eventId: string, body: ReplayRequest, o: { client?: "api" | "dashboard" } = {}) =>
+      request<ReplayResultJson>("POST", `${eventsPath(endpointId, eventId)}/replay`, {
+        body,
+        ...(o.client ? { headers: { [CLIENT_HEADER]: o.client } } : {}),
+      }),
+  };
+
+  /**
+   * New captures of an endpoint, oldest first, each once, for as long as the caller iterates:
+   * long polls with the `after` cursor, and pauses (doubling, up to `backoff.maxMs`) while the
+   * API is unreachable or unavailable. Other errors end the iteration by throwing.
+   */
+  async function* follow(endpointId: string, o: FollowOptions = {}): AsyncGenerator<EventSummaryJson, void, undefined> {
+    const waitSeconds = o.waitSeconds ?? FOLLOW_DEFAULTS.waitSeconds;
+    const limit = o.limit ?? FOLLOW_DEFAULTS.limit;
+    const backoff = o.backoff ?? FOLLOW_DEFAULTS.backoff;
+    let cursor = o.after;
+    let started = cursor !== undefined;
+    let delay = backoff.initialMs;
+    while (!o.signal?.aborted) {
+      let page: EventListJson;
+      try {
+        if (!started) {
+          // Where "now" is: the newest event so far; an empty endpoint starts with no cursor.
+          const newest = await events.list(endpointId, { ...o.filters, limit: "1" }, o.signal);
+          if (newest.nextAfter && newest.nextAfterId) cursor = { at: newest.nextAfter, id: newest.nextAfterId };
+          started = true;
+        }
+        page = await events.list(
+          endpointId,
+          { ...o.filters, wait: String(waitSeconds), limit: String(limit), ...(cursor ? { after: cursor.at, afterId: cursor.id } : {}) },
+          o.signal,
+        );
+        delay = backoff.initialMs;
+      } catch (err) {
+        if (o.signal?.aborted) return;
+        if (!ApiError.is(err) || !err.transient) throw err;
+        o.onRetry?.(err, delay);
+        try {
+          await sleep(delay, o.signal);
+        } catch {
+          return;
+        }
+        delay = Math.min(delay * 2, backoff.maxMs);
+        continue;
+      }
+      if (page.nextAfter && page.nextAfterId) cursor = { at: page.nextAfter, id: page.nextAfterId };
+      for (let i = page.items.length - 1; i >= 0; i--) yield page.items[i]!;
+      if (page.items.length > 0 && cursor) o.onCursor?.(cursor);
+    }
+  }
+
+  return {
+    request,
+    endpoints,
+    events,
+    providers: { list: () => request<ProviderListJson>("GET", "/v1/providers") },
+    follow,
+  };
+}
+
+export type ApiClient = ReturnType<typeof createApiClient>;

@@ -1,0 +1,52 @@
+import { z } from "zod";
+import { dateTime, extension, headerName, providerName, uuid } from "./common.js";
+
+/** Extension values (DESIGN.md §3) the interface leaves open. */
+export const OPERATING_MODES = ["capture", "metadata_only"] as const;
+export const ENDPOINT_STATUSES = ["active", "paused"] as const;
+export const ENDPOINT_SOURCES = ["api", "dashboard"] as const;
+
+export const SLUG_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+/** The Endpoint of interface 0.1.0 as the gateway answers it. */
+export const endpoint = z.object({
+  id: uuid,
+  slug: z.string(),
+  displayName: z.string(),
+  webhookUrl: z.string(),
+  operatingMode: z.enum(OPERATING_MODES),
+  status: z.enum(ENDPOINT_STATUSES),
+  replayFromDashboard: z.boolean(),
+  replayFromApi: z.boolean(),
+  provider: z.string(),
+  secretSet: z.boolean(),
+  genericSignatureHeader: z.string().optional(),
+  genericSignaturePrefix: z.string().optional(),
+  source: z.string(),
+  createdAt: dateTime,
+  updatedAt: dateTime,
+  eventCount: z.int(),
+  lastEventAt: dateTime.optional(),
+  lastPurgedAt: dateTime.optional(),
+  purgedEventCount: z.int(),
+});
+export type EndpointJson = z.infer<typeof endpoint>;
+
+export const endpointList = z.object({ items: z.array(endpoint) });
+export type EndpointListJson = z.infer<typeof endpointList>;
+
+/** Operation 2's body. Unknown fields are refused (`reason: unknown`). */
+export const createEndpointRequest = z.strictObject({
+  slug: z.string().regex(SLUG_PATTERN).optional(),
+  displayName: z.string().min(1).max(100).optional(),
+  operatingMode: z.enum(OPERATING_MODES).optional(),
+  status: z.enum(ENDPOINT_STATUSES).optional(),
+  replayFromDashboard: z.boolean().optional(),
+  replayFromApi: z.boolean().optional(),
+  genericSignatureHeader: headerName.optional(),
+  genericSignaturePrefix: z.string().max(100).optional(),
+  provider: providerName.optional().meta({ ...extension }),
+  secret: z.string().min(1).max(1024).optional().meta({ ...extension, writeOnly: true }),
+});
+/** What a client sends (before defaults). */
+export type CreateEndpointRequest = z.input<typeof createEndpointRequest>;

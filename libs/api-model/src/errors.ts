@@ -1,0 +1,21 @@
+import { z } from "zod";
+import { extension } from "./common.js";
+
+export const FIELD_REASONS = ["required", "type", "pattern", "length", "range", "format", "unknown"] as const;
+
+/** Every error answer of /v1 (DESIGN.md §3). */
+export const errorReply = z.object({
+  error: z.string(),
+  message: z.string(),
+  details: z.object({ field: z.string().optional(), reason: z.enum(FIELD_REASONS).optional() }),
+  requestId: z.string(),
+});
+export type ErrorReplyJson = z.infer<typeof errorReply>;
+
+export const HEALTH_CHECKS = ["ok", "down"] as const;
+
+/** `GET /healthz` (gateway and ingest). */
+export const health = z
+  .object({ status: z.enum(["ok", "unavailable"]), checks: z.record(z.string(), z.enum(HEALTH_CHECKS)) })
+  .meta({ ...extension });
+export type HealthJson = z.infer<typeof health>;

@@ -1,0 +1,104 @@
+import { z } from "zod";
+import { dateTime, uuid } from "./common.js";
+
+export const DECRYPTIONS = ["ok", "failed", "metadata_only"] as const;
+export type Decryption = (typeof DECRYPTIONS)[number];
+export const VERIFICATIONS = ["verified", "failed", "unverified"] as const;
+export const BODY_ENCODINGS = ["utf8", "base64"] as const;
+
+const summaryFields = {
+  id: uuid,
+  endpointId: uuid,
+  receivedAt: dateTime,
+  method: z.string(),
+  canonicalEventType: z.string().optional(),
+  provider: z.string(),
+  verification: z.string(),
+  verificationFailureReason: z.string().optional(),
+  responseCode: z.int32(),
+  readAt: dateTime.optional(),
+  truncated: z.boolean(),
+  originalSizeBytes: z.int(),
+  decryption: z.enum(DECRYPTIONS),
+};
+
+/** An item of the event list (operation 5). */
+export const eventSummary = z.object({ ...summaryFields, searchMatchedTruncated: z.boolean().optional() });
+export type EventSummaryJson = z.infer<typeof eventSummary>;
+
+export const eventList = z.object({
+  items: z.array(eventSummary),
+  nextBefore: dateTime.optional(),
+  nextBeforeId: uuid.optional(),
+  nextAfter: dateTime.optional(),
+  nextAfterId: uuid.optional(),
+  searchExcludedMetadataOnlyCount: z.int32().optional(),
+});
+export type EventListJson = z.infer<typeof eventList>;
+
+/** Operation 6: every summary field but searchMatchedTruncated, plus headers, body and the rest. */
+export const eventDetail = z.object({
+  ...summaryFields,
+  headers: z.record(z.string(), z.array(z.string())),
+  remoteIp: z.string(),
+  body: z.string().optional(),
+  bodyEncoding: z.enum(BODY_ENCODINGS).optional(),
+  diagnostic: z.record(z.string(), z.unknown()),
+  forwardedResponse: z.record(z.string(), z.unknown()),
+});
+export type EventDetailJson = z.infer<typeof eventDetail>;
+
+const int32Text = z
+  .string()
+  .regex(/^-?\d{1,10}$/)
+  .transform(Number)
+  .pipe(z.number().int().min(-2147483648).max(2147483647));
+
+/** `25`, `25s`: 0 to 60 seconds. */
+const waitText = z
+  .string()
+  .regex(/^\d{1,2}s?$/)
+  .transform((v) => Number(v.replace(/s$/, "")))
+  .pipe(z.number().int().min(0).max(60));
+
+const CURSOR_PAIRS = [
+  ["before", "beforeId"],
+  ["after", "afterId"],
+] as const;
+
+/** Operation 5's query, as text in (what a client sends) and typed values out. */
+export const listEventsQuery = z
+  .strictObject({
+    before: dateTime.optional().describe("Cursor: the page strictly older than (before, beforeId). Needs beforeId."),
+    beforeId: uuid.optional().describe("Cursor pair of `before`."),
+    after: dateTime
+      .optional()
+      .describe("Cursor: the `limit` events strictly newer than (after, afterId), closest to it. Needs afterId."),
+    afterId: uuid.optional().describe("Cursor pair of `after`."),
+    from: dateTime.optional().describe("receivedAt >= from (inclusive)."),
+    to: dateTime.optional().describe("receivedAt < to (exclusive)."),
+    eventType: z.string().min(1).max(200).optional().describe("canonicalEventType equals."),
+    provider: z.string().min(1).max(50).optional().describe("provider equals."),
+    responseCode: int32Text.optional().describe("responseCode equals (int32)."),
+    status: z.enum(VERIFICATIONS).optional().describe("verification equals: verified, failed or unverified."),
+    search: z.string().max(500).optional().describe("Every word (letters and digits, case-insensitive) must occur in the body."),
+    wait: waitText.optional().describe("Seconds (0-60, `25` or `25s`) to hold an empty page until a capture arrives."),
+    limit: z
+      .string()
+      .regex(/^\d{1,4}$/)
+      .transform(Number)
+      .pipe(z.number().int().min(1).max(200))
+      .optional()
+      .describe("Page size, 1-200, default 50."),
+  })
+  .superRefine((q, ctx) => {
+    for (const [time, id] of CURSOR_PAIRS) {
+      if ((q[time] === undefined) !== (q[id] === undefined)) {
+        const missing = q[time] === undefined ? time : id;
+        ctx.addIssue({ code: "invalid_type", expected: "string", path: [missing], message: `${missing} is required with its pair` });
+      }
+    }
+  });
+/** What a client sends: every parameter as text. */
+export type ListEventsQueryText = z.input<typeof listEventsQuery>;
+export type ListEventsQuery = z.output<typeof listEventsQuery>;

@@ -1,0 +1,79 @@
+import type Router from "@koa/router";
+import type { Context } from "koa";
+import type { z } from "zod";
+import { uuid } from "@whc/api-model";
+import type { AuthState } from "./middleware/auth.js";
+import { readJsonObject } from "./middleware/json-body.js";
+import { parseOrThrow } from "./validation.js";
+
+type Json = Record<string, unknown>;
+type Method = "GET" | "POST" | "PATCH" | "DELETE";
+type Parsed<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+export interface RouteInput<Q, B> {
+  /** Path parameters (all UUIDs), validated and lower-cased. */
+  params: Record<string, string>;
+  query: Parsed<Q>;
+  body: Parsed<B>;
+  /** Absent only on `open` routes. */
+  auth: AuthState;
+}
+
+/**
+ * One operation: what the router mounts and what the OpenAPI document describes, declared
+ * once. The handler returns the answer's body (or nothing, for 204).
+ */
+export interface Route<Q extends z.ZodType | undefined = z.ZodType | undefined, B extends z.ZodType | undefined = z.ZodType | undefined> {
+  method: Method;
+  /** OpenAPI style: `/v1/endpoints/{id}`; every `{param}` is a UUID. */
+  path: string;
+  operationId: string;
+  /** Answered without credentials. */
+  open?: boolean;
+  /** Beyond interface 0.1.0. */
+  extension?: boolean;
+  query?: Q;
+  /** A JSON object body (application/json, at most 64 KiB); absent reads as {}. */
+  body?: B;
+  bodyRequired?: boolean;
+  /** Request headers the operation reads, as OpenAPI parameter objects. */
+  headers?: Json[];
+  success: { status: number; description: string; schema?: z.ZodType; contentType?: string; headers?: Json };
+  /** Error statuses it can answer, besides the ones every route can. */
+  errors: number[];
+  /** Other non-error answers, as OpenAPI response objects by status. */
+  otherResponses?: Record<string, Json>;
+  handler(ctx: Context, input: RouteInput<Q, B>): Promise<unknown> | unknown;
+}
+
+/** Keeps each route's query and body types tied to its handler's input. */
+export function route<Q extends z.ZodType | undefined = undefined, B extends z.ZodType | undefined = undefined>(
+  r: Route<Q, B>,
+): Route {
+  return r as unknown as Route;
+}
+
+export function pathParams(path: string): string[] {
+  return [...path.matchAll(/\{([A-Za-z]+)\}/g)].map((m) => m[1]!);
+}
+
+export function koaPath(path: string): string {
+  return path.replace(/\{([A-Za-z]+)\}/g, ":$1");
+}
+
+/** Mounts every route, validating path ids, then the query, then the body, as documented. */
+export function mountRoutes(router: Router, routes: readonly Route[]): void {
+  for (const r of routes) {
+    const names = pathParams(r.path);
+    const method = r.method.toLowerCase() as "get" | "post" | "patch" | "delete";
+    router[method](koaPath(r.path), async function routeHandler(ctx) {
+      const params: Record<string, string> = {};
+      for (const name of names) params[name] = parseOrThrow(uuid, ctx.params[name], name).toLowerCase();
+      const query = r.query ? parseOrThrow(r.query, ctx.query) : undefined;
+      const body = r.body ? parseOrThrow(r.body, await readJsonObject(ctx)) : undefined;
+      ctx.status = r.success.status;
+      const out = await r.handler(ctx, { params, query, body, auth: ctx.state.auth as AuthState });
+      if (out !== undefined) ctx.body = out;
+    });
+  }
+}

@@ -1,0 +1,97 @@
+import type { Client } from "@connectrpc/connect";
+import type { Health } from "@whc/contracts";
+import { health, providerList, type HealthJson, type ProviderListJson } from "@whc/api-model";
+import { providerCatalog } from "@whc/signatures";
+import type { GatewayDeps } from "../deps.js";
+import { route, type Route } from "../route.js";
+
+async function serving(client: Client<typeof Health>): Promise<boolean> {
+  try {
+    return (await client.check({ service: "" }, { timeoutMs: 2000 })).status === 1;
+  } catch {
+    return false;
+  }
+}
+
+/** The registry's providers, as plain data; computed once. */
+function providers(): ProviderListJson {
+  return {
+    items: providerCatalog().map((p) => ({
+      name: p.name,
+      label: p.label,
+      signatureHeaders: [...p.signatureHeaders],
+      ...(p.toleranceS !== undefined ? { toleranceSeconds: p.toleranceS } : {}),
+      secretFormat: { ...p.secretFormat },
+    })),
+  };
+}
+
+/** Health, metrics, the OpenAPI document and the provider list. */
+export function systemRoutes(deps: GatewayDeps, document: () => Record<string, unknown>, metrics: () => Promise<{ type: string; text: string }>): Route[] {
+  const providerList_ = providers();
+  return [
+    route({
+      method: "GET",
+      path: "/healthz",
+      operationId: "health",
+      open: true,
+      extension: true,
+      success: { status: 200, schema: health, description: "Every dependency answers." },
+      errors: [],
+      otherResponses: {
+        "503": { description: "A dependency does not answer.", content: { "application/json": { schema: { $ref: "#/components/schemas/Health" } } } },
+      },
+      async handler(ctx): Promise<HealthJson> {
+        const [catalog, crypto, replay] = await Promise.all([
+          serving(deps.health.catalog),
+          serving(deps.health.crypto),
+          serving(deps.health.replay),
+        ]);
+        const ok = catalog && crypto && replay;
+        ctx.status = ok ? 200 : 503;
+        return {
+          status: ok ? "ok" : "unavailable",
+          checks: {
+            catalog: catalog ? "ok" : "down",
+            crypto: crypto ? "ok" : "down",
+            replay: replay ? "ok" : "down",
+            bus: deps.bus.connected() ? "ok" : "down",
+          },
+        };
+      },
+    }),
+    route({
+      method: "GET",
+      path: "/metrics",
+      operationId: "metrics",
+      open: true,
+      extension: true,
+      success: { status: 200, contentType: "text/plain", description: "Prometheus metrics of the gateway." },
+      errors: [],
+      async handler(ctx) {
+        const { type, text } = await metrics();
+        ctx.type = type;
+        return text;
+      },
+    }),
+    route({
+      method: "GET",
+      path: "/v1/openapi.json",
+      operationId: "openApiDocument",
+      open: true,
+      extension: true,
+      success: { status: 200, description: "This document." },
+      errors: [],
+      handler: () => document(),
+    }),
+    route({
+      method: "GET",
+      path: "/v1/providers",
+      operationId: "listProviders",
+      extension: true,
+      success: { status: 200, schema: providerList, description: "The signature schemes endpoints can verify, and how to set each one's secret." },
+      errors: [],
+      handler: () => providerList_,
+    }),
+  ];
+}
