@@ -7,9 +7,9 @@ runMain("gateway", async () => {
   const config = loadConfig(gatewaySpec, process.env);
   const logger = createLogger("gateway", config.logLevel);
   const peers = {
-    catalog: createPeerTransport(config.catalogUrl as string, config.rpcTimeoutMs),
-    crypto: createPeerTransport(config.cryptoUrl as string, config.rpcTimeoutMs),
-    replay: createPeerTransport(config.replayUrl as string, config.rpcTimeoutMs),
+    catalog: createPeerTransport(config.catalogUrl, config.rpcTimeoutMs),
+    crypto: createPeerTransport(config.cryptoUrl, config.rpcTimeoutMs),
+    replay: createPeerTransport(config.replayUrl, config.rpcTimeoutMs),
   };
   const bus = createBus(config.natsUrl, "whc-gateway", logger);
   const server = await createGatewayNode(config, peers, bus, logger).serve(config.gatewayPort, config.host);

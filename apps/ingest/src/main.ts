@@ -7,8 +7,8 @@ runMain("ingest", async () => {
   const config = loadConfig(ingestSpec, process.env);
   const logger = createLogger("ingest", config.logLevel);
   const peers = {
-    catalog: createPeerTransport(config.catalogUrl as string, config.rpcTimeoutMs),
-    crypto: createPeerTransport(config.cryptoUrl as string, config.rpcTimeoutMs),
+    catalog: createPeerTransport(config.catalogUrl, config.rpcTimeoutMs),
+    crypto: createPeerTransport(config.cryptoUrl, config.rpcTimeoutMs),
   };
   const bus = createBus(config.natsUrl, "whc-ingest", logger);
   const server = await createIngestNode(config, peers, bus, logger).serve(config.ingestPort, config.host);

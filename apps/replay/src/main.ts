@@ -7,8 +7,8 @@ runMain("replay", async () => {
   const config = loadConfig(replaySpec, process.env);
   const logger = createLogger("replay", config.logLevel);
   const peers = {
-    catalog: createPeerTransport(config.catalogUrl as string, config.rpcTimeoutMs),
-    crypto: createPeerTransport(config.cryptoUrl as string, config.rpcTimeoutMs),
+    catalog: createPeerTransport(config.catalogUrl, config.rpcTimeoutMs),
+    crypto: createPeerTransport(config.cryptoUrl, config.rpcTimeoutMs),
   };
   const replay = createReplayNode(config, peers, createLeases(config, "whc-replay", logger), logger);
   const server = await serveH2c({ routes: replay.routes, port: config.replayPort, host: config.host, logger });

@@ -35,7 +35,6 @@ import {
   type EgressLeases,
 } from "@whc/messaging";
 import { createReplayService } from "@whc/replay-core";
-import { ConfigError } from "@whc/config";
 import type { catalogSpec, cryptoSpec, gatewaySpec, ingestSpec, replaySpec } from "./specs.js";
 import { serveHttp, type Closeable } from "./process.js";
 
@@ -45,7 +44,6 @@ const HOUR_MS = 3_600_000;
 /** MongoDB when WHC_MONGODB_URI is set, else the embedded SQLite file under WHC_DATA_DIR. */
 export async function openCatalogStore(config: ConfigOf<typeof catalogSpec>): Promise<CatalogStore> {
   if (config.mongodbUri) {
-    if (!/^mongodb(\+srv)?:\/\//.test(config.mongodbUri)) throw new ConfigError("WHC_MONGODB_URI", "must be a mongodb:// or mongodb+srv:// URI");
     return openMongoStore({ uri: config.mongodbUri, writeConcern: config.mongodbWriteConcern, dbName: undefined });
   }
   // On its own thread: commits and their fsyncs never hold up the event loop.
@@ -184,12 +182,7 @@ export function createIngestNode(config: ConfigOf<typeof ingestSpec>, peers: Pee
     {
       maxStoredBodyBytes: config.maxStoredBodyBytes,
       maxInboundBodyBytes: config.maxInboundBodyBytes,
-      trustedProxies: new Set(
-        config.trustedProxies
-          .split(",")
-          .map((s) => s.trim())
-          .filter(Boolean),
-      ),
+      trustedProxies: new Set(config.trustedProxies),
     },
   );
   return {
@@ -232,7 +225,7 @@ export function createGatewayNode(
       logger,
     },
     {
-      ingestPublicUrl: config.ingestPublicUrl as string,
+      ingestPublicUrl: config.ingestPublicUrl,
       replayDailyLimit: config.replayDailyLimit,
       waitPollMs: 1000,
       shutdownSignal: shutdown.signal,

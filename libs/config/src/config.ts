@@ -1,12 +1,16 @@
-import { z } from "zod";
+import type { z } from "zod";
 
 /** One environment variable: its name, its default, and how its text becomes a value. */
 export interface Setting<T> {
   readonly name: string;
   readonly description: string;
+  /** The default as it would be written in the environment; undefined: none, the value may be absent. */
   readonly defaultText: string | undefined;
   parse(raw: string | undefined): T;
 }
+
+/** A setting's value: always present when it has a default, possibly undefined when it has none. */
+export type WithDefault<D extends string | undefined, T> = [D] extends [string] ? T : T | undefined;
 
 const brand = Symbol.for("webhook-capture.ConfigError");
 
@@ -24,89 +28,43 @@ export class ConfigError extends Error {
   }
 }
 
-function setting<T>(
+/** How the text of one kind of setting becomes its value. */
+export interface SettingKind<T> {
+  /** Gets the trimmed text; never undefined. */
+  readonly schema: z.ZodType<T, string>;
+  /** Completes "must be ...", in the one-line message of a bad value. */
+  readonly expectation: string;
+  /** Keys and credentials: a bad value is described by its length, never repeated into logs. */
+  readonly secret?: boolean;
+  /**
+   * A blank value counts as unset (so `X: ${X:-}` in compose files means "not set") unless
+   * the kind refuses it.
+   */
+  readonly blankRefused?: boolean;
+}
+
+export function defineSetting<T, const D extends string | undefined>(
   name: string,
   description: string,
-  schema: z.ZodType<T>,
-  defaultText: string | undefined,
-  expectation: string,
-): Setting<T> {
+  defaultText: D,
+  kind: SettingKind<T>,
+): Setting<WithDefault<D, T>> {
   return {
     name,
     description,
     defaultText,
     parse(raw) {
-      const text = raw === undefined || raw.trim() === "" ? defaultText : raw.trim();
-      const result = schema.safeParse(text);
+      const given = raw?.trim();
+      const text = given === undefined || (given === "" && !kind.blankRefused) ? defaultText : given;
+      if (text === undefined) return undefined as WithDefault<D, T>;
+      const result = kind.schema.safeParse(text);
       if (!result.success) {
-        throw new ConfigError(name, `must be ${expectation}, got ${JSON.stringify(raw ?? "")}`);
+        const got = kind.secret ? `a value of ${raw?.length ?? 0} characters` : JSON.stringify(raw ?? "");
+        throw new ConfigError(name, `must be ${kind.expectation}, got ${got}`);
       }
-      return result.data;
+      return result.data as WithDefault<D, T>;
     },
   };
-}
-
-export function intSetting(name: string, description: string, fallback: number, min: number, max: number) {
-  const schema = z.string().regex(/^-?\d+$/).transform(Number).pipe(z.number().int().min(min).max(max));
-  return setting(name, description, schema, String(fallback), `an integer from ${min} to ${max}`);
-}
-
-export function portSetting(name: string, description: string, fallback: number) {
-  return intSetting(name, description, fallback, 0, 65535);
-}
-
-export function boolSetting(name: string, description: string, fallback: boolean) {
-  const schema = z.enum(["true", "false", "1", "0", "yes", "no"]).transform((v) => ["true", "1", "yes"].includes(v));
-  return setting(name, description, schema, String(fallback), "true or false");
-}
-
-export function stringSetting(name: string, description: string, fallback: string) {
-  return setting(name, description, z.string(), fallback, "a string");
-}
-
-export function optionalStringSetting(name: string, description: string) {
-  return setting(name, description, z.string().optional(), undefined, "a string");
-}
-
-export function urlSetting(name: string, description: string, fallback: string | undefined, protocols: string[]) {
-  const schema = z
-    .string()
-    .refine((v) => {
-      try {
-        return protocols.includes(new URL(v).protocol);
-      } catch {
-        return false;
-      }
-    })
-    .transform((v) => v.replace(/\/+$/, ""))
-    .optional();
-  return setting(name, description, schema, fallback, `a URL (${protocols.join(" or ")})`);
-}
-
-export function enumSetting<const T extends readonly [string, ...string[]]>(
-  name: string,
-  description: string,
-  values: T,
-  fallback: T[number],
-) {
-  return setting(name, description, z.enum(values), fallback, `one of ${values.join(", ")}`);
-}
-
-/** `a:1,b:2` pairs; used for key rings and bootstrap keys. */
-export function pairListSetting(name: string, description: string, valuePattern: RegExp, expectation: string) {
-  const pair = z.string().regex(new RegExp(`^[A-Za-z0-9._-]{1,64}:${valuePattern.source}$`));
-  const schema = z
-    .string()
-    .optional()
-    .transform((v) => (v ? v.split(",").map((s) => s.trim()).filter(Boolean) : []))
-    .pipe(z.array(pair))
-    .transform((items) =>
-      items.map((item) => {
-        const at = item.indexOf(":");
-        return { name: item.slice(0, at), value: item.slice(at + 1) };
-      }),
-    );
-  return setting(name, description, schema, undefined, `a comma-separated list of name:${expectation}`);
 }
 
 export type SettingsSpec = Record<string, Setting<unknown>>;

@@ -1,14 +1,19 @@
+export { ConfigError, defineSetting, loadConfig } from "./config.js";
+export type { Setting, SettingKind, SettingsSpec, ConfigOf, WithDefault } from "./config.js";
 export {
-  ConfigError,
-  loadConfig,
-  intSetting,
-  portSetting,
+  BASE64_32_BYTES,
   boolSetting,
-  stringSetting,
-  optionalStringSetting,
-  urlSetting,
+  dirSetting,
   enumSetting,
+  hostSetting,
+  intSetting,
+  ipListSetting,
+  keySetting,
+  mongoUriSetting,
+  natsServerSetting,
   pairListSetting,
-} from "./config.js";
-export type { Setting, SettingsSpec, ConfigOf } from "./config.js";
+  portSetting,
+  urlSetting,
+  writeConcernSetting,
+} from "./kinds.js";
 export { settings } from "./settings.js";

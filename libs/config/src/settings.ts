@@ -1,13 +1,19 @@
 import {
+  BASE64_32_BYTES,
   boolSetting,
+  dirSetting,
+  enumSetting,
+  hostSetting,
   intSetting,
-  optionalStringSetting,
+  ipListSetting,
+  keySetting,
+  mongoUriSetting,
+  natsServerSetting,
   pairListSetting,
   portSetting,
-  stringSetting,
   urlSetting,
-  enumSetting,
-} from "./config.js";
+  writeConcernSetting,
+} from "./kinds.js";
 
 /**
  * Every variable the services read, with its default. Apps pick the ones they need; this
@@ -19,7 +25,7 @@ export const settings = {
   catalogPort: portSetting("WHC_CATALOG_PORT", "h2c port of the catalog service", 50051),
   cryptoPort: portSetting("WHC_CRYPTO_PORT", "h2c port of the crypto service", 50052),
   replayPort: portSetting("WHC_REPLAY_PORT", "h2c port of the replay service", 50053),
-  host: stringSetting("WHC_HOST", "address every listener binds", "0.0.0.0"),
+  host: hostSetting("WHC_HOST", "IP address or hostname every listener binds", "0.0.0.0"),
   catalogUrl: urlSetting("WHC_CATALOG_URL", "where the catalog service answers", "http://127.0.0.1:50051", ["http:"]),
   cryptoUrl: urlSetting("WHC_CRYPTO_URL", "where the crypto service answers", "http://127.0.0.1:50052", ["http:"]),
   replayUrl: urlSetting("WHC_REPLAY_URL", "where the replay service answers", "http://127.0.0.1:50053", ["http:"]),
@@ -29,10 +35,10 @@ export const settings = {
     "http://localhost:8081",
     ["http:", "https:"],
   ),
-  dataDir: stringSetting("WHC_DATA_DIR", "directory of the embedded store and generated keys", "./data"),
-  mongodbUri: optionalStringSetting("WHC_MONGODB_URI", "set: the catalog uses MongoDB instead of the embedded store"),
-  mongodbWriteConcern: stringSetting("WHC_MONGODB_WRITE_CONCERN", "MongoDB write concern w", "majority"),
-  natsUrl: optionalStringSetting("WHC_NATS_URL", "set: NATS carries capture notifications and egress leases"),
+  dataDir: dirSetting("WHC_DATA_DIR", "directory of the embedded store and generated keys", "./data"),
+  mongodbUri: mongoUriSetting("WHC_MONGODB_URI", "set: the catalog uses MongoDB instead of the embedded store"),
+  mongodbWriteConcern: writeConcernSetting("WHC_MONGODB_WRITE_CONCERN", "MongoDB write concern w: majority or a number", "majority"),
+  natsUrl: natsServerSetting("WHC_NATS_URL", "set: NATS (one server) carries capture notifications and egress leases"),
   bootstrapApiKeys: pairListSetting(
     "WHC_BOOTSTRAP_API_KEYS",
     "accounts and keys created at start-up, idempotently",
@@ -42,10 +48,11 @@ export const settings = {
   masterKeys: pairListSetting(
     "WHC_MASTER_KEYS",
     "master key ring id:base64(32 bytes),...; the first is active (unset: generated under WHC_DATA_DIR)",
-    /[A-Za-z0-9+/=]{43,44}/,
+    BASE64_32_BYTES,
     "base64 32-byte key",
+    { distinct: true },
   ),
-  blindIndexKey: optionalStringSetting(
+  blindIndexKey: keySetting(
     "WHC_BLIND_INDEX_KEY",
     "base64 32-byte key of the search blind index (unset: generated under WHC_DATA_DIR)",
   ),
@@ -74,7 +81,10 @@ export const settings = {
     1,
     1 << 30,
   ),
-  trustedProxies: stringSetting("WHC_TRUSTED_PROXIES", "comma-separated proxy addresses whose X-Forwarded-For is trusted", ""),
+  trustedProxies: ipListSetting(
+    "WHC_TRUSTED_PROXIES",
+    "comma-separated IP addresses of the proxies whose X-Forwarded-For is trusted (no ranges)",
+  ),
   dataKeyTtlS: intSetting(
     "WHC_DATA_KEY_TTL_S",
     "how long ingest seals with one data key, and readers keep an unwrapped one, seconds",
@@ -83,7 +93,7 @@ export const settings = {
     86_400,
   ),
   endpointCacheTtlMs: intSetting("WHC_ENDPOINT_CACHE_TTL_MS", "how long ingest caches an endpoint lookup", 5000, 0, 600_000),
-  dashboardDir: stringSetting("WHC_DASHBOARD_DIR", "built dashboard the gateway serves at /", "dist/dashboard"),
+  dashboardDir: dirSetting("WHC_DASHBOARD_DIR", "built dashboard the gateway serves at /", "dist/dashboard"),
   logLevel: enumSetting("WHC_LOG_LEVEL", "log level", ["trace", "debug", "info", "warn", "error", "silent"], "info"),
   rpcTimeoutMs: intSetting("WHC_RPC_TIMEOUT_MS", "deadline of each internal call, milliseconds", 10_000, 100, 600_000),
 } as const;
