@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { dateTime, extension, headerName, providerName, uuid } from "./common.js";
 
-/** Extension values (DESIGN.md §3) the interface leaves open. */
+/** Extension values (docs/design.md §3) the interface leaves open. */
 export const OPERATING_MODES = ["capture", "metadata_only"] as const;
 export const ENDPOINT_STATUSES = ["active", "paused"] as const;
 export const ENDPOINT_SOURCES = ["api", "dashboard"] as const;

@@ -3,7 +3,7 @@ import { extension } from "./common.js";
 
 export const FIELD_REASONS = ["required", "type", "pattern", "length", "range", "format", "unknown"] as const;
 
-/** Every error answer of /v1 (DESIGN.md §3). */
+/** Every error answer of /v1 (docs/design.md §3). */
 export const errorReply = z.object({
   error: z.string(),
   message: z.string(),

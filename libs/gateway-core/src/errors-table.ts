@@ -1,6 +1,6 @@
 import type { ErrorReason } from "@whc/errors";
 
-/** The gateway's code -> HTTP table (DESIGN.md §3). `message` is fixed per code. */
+/** The gateway's code -> HTTP table (docs/design.md §3). `message` is fixed per code. */
 export const errorTable: Record<ErrorReason, { status: number; code: string; message: string }> = {
   unauthorized: { status: 401, code: "unauthorized", message: "A valid API key is required." },
   not_found: { status: 404, code: "not_found", message: "The requested resource was not found." },

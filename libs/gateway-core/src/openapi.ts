@@ -24,7 +24,7 @@ import { createEndpointBody } from "./routes/v1/endpoints.js";
  */
 type Json = Record<string, unknown>;
 
-/** Named components: requests keep their `required` lists, responses lose them (below). */
+/** Named components. Requests keep their `required` lists; so do error replies and extensions. */
 const REQUESTS = new Map<z.ZodType, string>([
   [createEndpointBody, "CreateEndpointRequest"],
   [replayRequest, "ReplayRequest"],
@@ -42,6 +42,9 @@ const RESPONSES = new Map<z.ZodType, string>([
   [providerInfo, "ProviderInfo"],
   [providerList, "ProviderList"],
 ]);
+
+/** Interface 0.1.0's resources, in which no response field is marked required. */
+const INTERFACE_RESOURCES = new Set(["Endpoint", "EndpointList", "EventSummary", "EventList", "EventDetail", "CurlExport", "ReplayResult"]);
 
 const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 
@@ -74,7 +77,7 @@ function components(): Record<string, Json> {
     delete schema.$id;
     delete schema.id;
     if (!responseIds.has(id)) continue;
-    withoutRequired(schema);
+    if (INTERFACE_RESOURCES.has(id)) withoutRequired(schema);
     // Responses are closed too: a field the document does not name is a defect.
     if (schema.properties && schema.additionalProperties === undefined) schema.additionalProperties = false;
   }

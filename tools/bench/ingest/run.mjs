@@ -5,7 +5,7 @@
 //
 //   node tools/bench/ingest/run.mjs [seconds] [connections] [rounds]
 //
-// The load comes from wrk (-t2, as DESIGN.md measured) when it is installed, else from
+// The load comes from wrk (-t2, as docs/design.md measured) when it is installed, else from
 // autocannon in this process; BENCH_CLIENT=autocannon forces the latter. The two servers
 // are measured in alternating rounds (bare, all-in-one, bare, ...) and each round's ratio is
 // taken against the bare figure beside it, so a shared machine's drift does not skew it.

@@ -36,7 +36,7 @@ export function writeError(ctx: Context, err: AppError): void {
 }
 
 /**
- * First in the chain: every failure becomes the error reply of DESIGN.md §3. Only the
+ * First in the chain: every failure becomes the error reply of docs/design.md §3. Only the
  * table's fixed text reaches the client; anything unexpected is logged and answered as a
  * bare internal_error.
  */
