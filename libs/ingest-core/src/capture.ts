@@ -1,0 +1,66 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Event } from "@whc/contracts";
+import type { SealedBodyParts } from "@whc/crypto-core";
+import type { IngestEndpoint } from "./endpoint-cache.js";
+import { originalSize, rawHeaderPairs, remoteIpOf, type ReadBody } from "./request.js";
+import { verifyCapture } from "./verify.js";
+
+/** One capture in progress. */
+export interface Capture {
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: string;
+  endpointId: string;
+  rest: string;
+  /** performance.now() at arrival. */
+  startedMs: number;
+  /** The sender waits for `100 Continue` before sending its body. */
+  expectsContinue: boolean;
+}
+
+/**
+ * The event a capture stores, judged (signature, provider, event type) on every byte that
+ * arrived. Id and commit time are the catalog's to give; the body is added once sealed.
+ */
+export function captureEvent(c: Capture, { endpoint, secret }: IngestEndpoint, body: ReadBody, trustedProxies: ReadonlySet<string>): Event {
+  const { req } = c;
+  const headers = rawHeaderPairs(req);
+  const verified = verifyCapture({
+    provider: endpoint.provider,
+    headers,
+    body: body.whole,
+    complete: !body.overLimit,
+    secret,
+    genericSignatureHeader: endpoint.genericSignatureHeader,
+    genericSignaturePrefix: endpoint.genericSignaturePrefix,
+    nowMs: Date.now(),
+  });
+  const storeBody = endpoint.operatingMode !== "metadata_only" && !body.overLimit;
+  return {
+    $typeName: "webhookcapture.catalog.v1.Event",
+    id: "",
+    accountId: endpoint.accountId,
+    endpointId: c.endpointId,
+    receivedAtMs: 0n,
+    method: req.method ?? "GET",
+    path: c.rest,
+    headers: headers.map(([name, value]) => ({ $typeName: "webhookcapture.common.v1.Header", name, value })),
+    remoteIp: remoteIpOf(req, trustedProxies),
+    canonicalEventType: verified.canonicalEventType,
+    provider: verified.provider,
+    verification: verified.verification,
+    verificationFailureReason: verified.failureReason,
+    responseCode: body.overLimit ? 413 : 200,
+    truncated: storeBody && body.total > body.kept.length,
+    originalSizeBytes: BigInt(originalSize(req, body)),
+    bodyStored: storeBody,
+    searchTokens: [],
+    diagnosticJson: "",
+    forwardedResponseJson: "",
+  };
+}
+
+export function withSealedBody(event: Event, parts: SealedBodyParts, searchTokens: Uint8Array[]): void {
+  event.body = { $typeName: "webhookcapture.catalog.v1.SealedBody", ...parts };
+  event.searchTokens = searchTokens;
+}
