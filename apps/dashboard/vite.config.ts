@@ -1,6 +1,8 @@
 import { defineConfig } from "vite";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+// The @whc/* libraries resolve to their sources as tsconfig.base.json maps them: one derivation, shared with the tests.
+import { aliases } from "../../vitest.shared.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -9,6 +11,7 @@ export default defineConfig({
   root: here,
   base: "/",
   logLevel: "warn",
+  resolve: { alias: aliases },
   build: {
     outDir: path.resolve(here, "../../dist/dashboard"),
     emptyOutDir: true,

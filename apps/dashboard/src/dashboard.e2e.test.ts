@@ -6,7 +6,8 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { promisify } from "node:util";
 import { chromium, type Browser, type Page } from "playwright-core";
-import { apiClient, buildApps, freePort, startNode, tempDir, WORKSPACE_ROOT, type RunningProcess } from "@whc/testing";
+import { createApiClient } from "@whc/api-model";
+import { buildApps, freePort, startNode, tempDir, WORKSPACE_ROOT, type RunningProcess } from "@whc/testing";
 
 const run = promisify(execFile);
 const CHROMIUM = process.env.WHC_CHROMIUM ?? "/usr/bin/chromium";
@@ -92,6 +93,15 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     expect(await page.evaluate(() => sessionStorage.getItem("whc.apiKey"))).toBe(KEY);
   });
 
+  it("offers the providers the API lists, by label, in the create form", async () => {
+    const { items } = await createApiClient({ baseUrl: gatewayUrl, apiKey: KEY }).providers.list();
+    expect(items.map((p) => p.name)).toContain("github");
+    const options = page.getByTestId("new-provider").locator("option");
+    await expect.poll(() => options.count()).toBe(items.length);
+    const shown = await options.evaluateAll((els) => els.map((o) => ({ name: (o as HTMLOptionElement).value, label: o.textContent })));
+    expect(shown).toEqual(items.map((p) => ({ name: p.name, label: p.label })));
+  });
+
   it("creates an endpoint and shows a webhook sent with curl within a second, live", async () => {
     await page.getByTestId("new-slug").fill("dash-e2e");
     await page.getByTestId("new-name").fill("Dashboard e2e");
@@ -164,8 +174,8 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
   });
 
   it("disables replay, with the reason, when replayFromDashboard is false", async () => {
-    const api = apiClient(gatewayUrl, KEY);
-    const ep = (await api.post("/v1/endpoints", { slug: "no-dash-replay", replayFromDashboard: false })).body as { webhookUrl: string };
+    const api = createApiClient({ baseUrl: gatewayUrl, apiKey: KEY });
+    const ep = await api.endpoints.create({ slug: "no-dash-replay", replayFromDashboard: false });
     await fetch(ep.webhookUrl, { method: "POST", body: "{}" });
     await page.reload();
     await page.getByTestId("endpoint-no-dash-replay").getByRole("button").first().click();
@@ -175,9 +185,22 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     await shot("8-replay-disabled");
   });
 
+  it("replays as the dashboard: allowed where only replayFromDashboard is", async () => {
+    const api = createApiClient({ baseUrl: gatewayUrl, apiKey: KEY });
+    const ep = await api.endpoints.create({ slug: "dash-only-replay", replayFromApi: false });
+    await fetch(ep.webhookUrl, { method: "POST", body: '{"only":"dashboard"}' });
+    await page.reload();
+    await page.getByTestId("endpoint-dash-only-replay").getByRole("button").first().click();
+    await page.getByTestId("event-row").first().getByRole("button").click();
+    await page.getByTestId("replay-url").fill(targetUrl);
+    await page.getByTestId("replay").click();
+    await expect.poll(() => page.getByTestId("replay-outcome").textContent()).toContain("delivered");
+    expect(received.at(-1)!.body).toBe('{"only":"dashboard"}');
+  });
+
   it("searches bodies and shows the metadata-only count", async () => {
-    const api = apiClient(gatewayUrl, KEY);
-    const ep = (await api.post("/v1/endpoints", { slug: "searchable", operatingMode: "capture" })).body as { webhookUrl: string };
+    const api = createApiClient({ baseUrl: gatewayUrl, apiKey: KEY });
+    const ep = await api.endpoints.create({ slug: "searchable", operatingMode: "capture" });
     await fetch(ep.webhookUrl, { method: "POST", body: '{"note":"flamingo"}' });
     await fetch(ep.webhookUrl, { method: "POST", body: '{"note":"pelican"}' });
     // Over WHC_MAX_INBOUND_BODY_BYTES: answered 413, kept as metadata only.

@@ -1,0 +1,58 @@
+import { createApiClient, type EndpointJson } from "@whc/api-model";
+import { createBanner } from "./banner.js";
+import { clear, h } from "./dom.js";
+import { createEndpointsPane } from "./endpoints.js";
+import { createDetailPane } from "./event-detail.js";
+import { createEventsPane } from "./events-list.js";
+import { keyStore } from "./key-store.js";
+import { renderLogin } from "./login.js";
+
+/** Wires the panes: selecting an endpoint shows its events, opening an event shows its detail. */
+export function startApp(root: HTMLElement): void {
+  // The page's own origin: the gateway serves both the page and /v1.
+  const client = createApiClient({ baseUrl: "", apiKey: () => keyStore.get() });
+  const banner = createBanner(() => showLogin());
+  const detail = createDetailPane({ client, banner, onOpened: (d) => events.opened(d) });
+  const events = createEventsPane({ client, banner, onOpen: (ep, id) => void detail.open(ep, id), onCaptured: () => void endpoints.load() });
+  const endpoints = createEndpointsPane({
+    client,
+    banner,
+    onSelect: select,
+    onDeleted: (id) => {
+      if (id === selected) deselect();
+    },
+  });
+  let selected: string | undefined;
+
+  function select(ep: EndpointJson): void {
+    selected = ep.id;
+    endpoints.highlight(ep.id);
+    detail.clear();
+    events.show(ep);
+  }
+
+  function deselect(): void {
+    selected = undefined;
+    endpoints.highlight(undefined);
+    events.leave();
+    detail.clear();
+  }
+
+  function showLogin(): void {
+    deselect();
+    renderLogin(root, banner, (key) => {
+      keyStore.set(key);
+      void showApp();
+    });
+  }
+
+  async function showApp(): Promise<void> {
+    if (!keyStore.get()) return showLogin();
+    const forget = h("button", { type: "button", class: "link", "data-testid": "forget-key", onclick: () => (keyStore.clear(), showLogin()) }, "Forget key");
+    clear(root, h("header", {}, h("h1", {}, "Webhook Capture"), forget), banner.element, h("main", {}, endpoints.element, events.element, detail.element));
+    // One call at a time: an unknown key answers the first, and the login form is shown once.
+    if (await endpoints.load()) await endpoints.loadProviders();
+  }
+
+  void showApp();
+}
