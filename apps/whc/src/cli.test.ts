@@ -71,8 +71,23 @@ describe("whc", () => {
       await tail.waitForOutput(/during\.tail/, 5000);
       const lines = tail.output().trim().split("\n").map((l) => JSON.parse(l) as { canonicalEventType: string });
       expect(lines.map((l) => l.canonicalEventType)).toEqual(["before.tail", "during.tail"]);
+      expect(await tail.stop("SIGINT")).toBe(0);
     } finally {
-      await tail.stop("SIGINT");
+      await tail.stop("SIGKILL");
+    }
+  });
+
+  it("tails an empty endpoint: the first capture after it started is printed; Ctrl-C exits 0", async () => {
+    const endpoint = JSON.parse(await cli("--json", "endpoints", "create")) as { id: string; webhookUrl: string };
+    const tail = startNode(whc, { ...env }, ["events", "tail", endpoint.id]);
+    try {
+      await tail.waitForOutput(/following /);
+      await fetch(endpoint.webhookUrl, { method: "POST", body: '{"type":"first.capture"}' });
+      await tail.waitForOutput(/first\.capture/, 5000);
+      expect(tail.output()).toMatch(/POST +200 +unverified +first\.capture +\d+ B +[0-9a-f-]{36}/);
+      expect(await tail.stop("SIGINT")).toBe(0);
+    } finally {
+      await tail.stop("SIGKILL");
     }
   });
 
