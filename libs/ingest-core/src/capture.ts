@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Event } from "@whc/contracts";
-import type { SealedBodyParts } from "@whc/crypto-core";
+import type { SealedBodyParts } from "@whc/sealing";
 import type { IngestEndpoint } from "./endpoint-cache.js";
 import { originalSize, rawHeaderPairs, remoteIpOf, type ReadBody } from "./request.js";
 import { verifyCapture } from "./verify.js";
