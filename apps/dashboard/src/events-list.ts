@@ -1,4 +1,4 @@
-import type { ApiClient, Cursor, EndpointJson, EventListJson, EventSummaryJson } from "@whc/api-model";
+import { cursorAfter, type ApiClient, type Cursor, type EndpointJson, type EventListJson, type EventSummaryJson } from "@whc/api-model";
 import type { Banner } from "./banner.js";
 import { clear, h } from "./dom.js";
 import { createFilterForm, filterQuery, NO_FILTERS, type Filters } from "./event-filters.js";
@@ -22,13 +22,8 @@ interface Deps {
   onCaptured(): void;
 }
 
-/** Before every event: where following starts when the first page was empty, so nothing in between is missed. */
-const FROM_START: Cursor = { at: new Date(0).toISOString(), id: "00000000-0000-0000-0000-000000000000" };
 const PAGE_SIZE = "50";
 
-function newestOf(page: EventListJson): Cursor {
-  return page.nextAfter && page.nextAfterId ? { at: page.nextAfter, id: page.nextAfterId } : FROM_START;
-}
 
 function olderOf(page: EventListJson): { before: string; beforeId: string } | undefined {
   return page.nextBefore && page.nextBeforeId ? { before: page.nextBefore, beforeId: page.nextBeforeId } : undefined;
@@ -82,7 +77,7 @@ export function createEventsPane({ client, banner, onOpen, onCaptured }: Deps): 
     events = page.items;
     older = olderOf(page);
     excluded = page.searchExcludedMetadataOnlyCount;
-    void follow(ep, newestOf(page), control.signal);
+    void follow(ep, cursorAfter(page), control.signal);
     render();
   }
 

@@ -56,6 +56,17 @@ export interface Cursor {
   id: string;
 }
 
+/** Before every event: following from here delivers every event the endpoint has. */
+export const FROM_START: Cursor = { at: new Date(0).toISOString(), id: "00000000-0000-0000-0000-000000000000" };
+
+/**
+ * Where to follow from after showing a page: its newest event, or the start when it was empty
+ * (so a capture arriving between the page and the first long poll is not missed).
+ */
+export function cursorAfter(page: EventListJson): Cursor {
+  return page.nextAfter && page.nextAfterId ? { at: page.nextAfter, id: page.nextAfterId } : FROM_START;
+}
+
 export interface FollowOptions {
   /** Start strictly after this event; default: after the newest event at the time of the first call. */
   after?: Cursor;
@@ -127,7 +138,13 @@ export function createApiClient(options: ApiClientOptions) {
       if (o.signal?.aborted) throw err;
       throw new ApiError(0, "unreachable", `Cannot reach ${base || "the API"}: ${(err as Error).message}`, "");
     }
-    const text = await res.text();
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (err) {
+      if (o.signal?.aborted) throw err;
+      throw new ApiError(0, "unreachable", `The connection to ${base || "the API"} broke: ${(err as Error).message}`, "");
+    }
     let json: unknown;
     try {
       json = text ? JSON.parse(text) : undefined;
@@ -212,7 +229,7 @@ export function createApiClient(options: ApiClientOptions) {
         continue;
       }
       if (page.nextAfter && page.nextAfterId) cursor = { at: page.nextAfter, id: page.nextAfterId };
-      for (let i = page.items.length - 1; i >= 0; i--) yield page.items[i]!;
+      for (let i = page.items.length - 1; i >= 0 && !o.signal?.aborted; i--) yield page.items[i]!;
       if (page.items.length > 0 && cursor) o.onCursor?.(cursor);
     }
   }

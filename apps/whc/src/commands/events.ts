@@ -1,18 +1,13 @@
 import type { Command } from "commander";
-import { REPLAY_MODES, type Cursor, type EventListJson, type EventSummaryJson, type ReplayRequest } from "@whc/api-model";
+import { cursorAfter, REPLAY_MODES, type EventSummaryJson, type ReplayRequest } from "@whc/api-model";
 import type { Context } from "../context.js";
 import { oneOf } from "../output.js";
 
-/** Before every event: where following starts when the first page was empty, so nothing in between is missed. */
-const FROM_START: Cursor = { at: new Date(0).toISOString(), id: "00000000-0000-0000-0000-000000000000" };
 
 function eventLine(e: EventSummaryJson): string {
   return [e.receivedAt, e.method.padEnd(6), String(e.responseCode), e.verification.padEnd(10), e.canonicalEventType ?? "-", `${e.originalSizeBytes} B`, e.id].join("  ");
 }
 
-function newestOf(page: EventListJson): Cursor {
-  return page.nextAfter && page.nextAfterId ? { at: page.nextAfter, id: page.nextAfterId } : FROM_START;
-}
 
 /** Prints the last `lines` events, oldest first, then every new capture until SIGINT. */
 async function tail({ out, api }: Context, endpointId: string, lines: number): Promise<void> {
@@ -27,7 +22,7 @@ async function tail({ out, api }: Context, endpointId: string, lines: number): P
   if (!out.json) process.stderr.write(`following ${endpointId} (Ctrl-C to stop)\n`);
   try {
     const captures = client.follow(endpointId, {
-      after: newestOf(first),
+      after: cursorAfter(first),
       signal: stop.signal,
       // stderr is for people: with --json every line of output is an event.
       onRetry: (err, delayMs) => {
