@@ -9,13 +9,8 @@ import { healthRoutes, createInMemoryTransport, createServiceClient as createCli
 import { createCatalogService, type CatalogStore } from "@whc/catalog-core";
 import { openSqliteStoreInWorker } from "@whc/catalog-sqlite";
 import { openMongoStore } from "@whc/catalog-mongo";
-import {
-  createBlindIndexSource,
-  createCryptoService,
-  createEnvelopeOpener,
-  createEnvelopeSealer,
-  loadKeyRing,
-} from "@whc/crypto-core";
+import { createCryptoService, loadKeyRing } from "@whc/crypto-core";
+import { createBlindIndexSource, createEnvelopeOpener, createEnvelopeSealer } from "@whc/sealing";
 import {
   createAppendBatcher,
   createEndpointCache,
@@ -31,9 +26,8 @@ import {
   createNatsBus,
   createNatsConnection,
   createNatsLeases,
-  type CaptureBus,
-  type EgressLeases,
 } from "@whc/messaging";
+import type { CaptureBus, EgressLeases } from "@whc/ports";
 import { createReplayService } from "@whc/replay-core";
 import type { catalogSpec, cryptoSpec, gatewaySpec, ingestSpec, replaySpec } from "./specs.js";
 import { serveHttp, type Closeable } from "./process.js";

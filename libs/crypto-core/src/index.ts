@@ -1,5 +1,3 @@
 export { loadKeyRing, createKeyRing, wrapKey, unwrapKey, wrappedKeyId } from "./key-ring.js";
 export type { KeyRing, MasterKey, KeyRingSource, WrapPurpose } from "./key-ring.js";
 export { createCryptoService } from "./service.js";
-// Transitional: consumers move to @whc/sealing; removed once they have.
-export * from "@whc/sealing";

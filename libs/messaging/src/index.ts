@@ -4,6 +4,3 @@ export { createNatsConnection } from "./nats-connection.js";
 export type { NatsHandle } from "./nats-connection.js";
 export { createNatsBus } from "./nats-bus.js";
 export { createMemoryLeases, createNatsLeases, originHash, LEASE_BUCKET } from "./leases.js";
-// Transitional: consumers move to @whc/ports; removed once they have.
-export type { CaptureBus, CaptureNotice, Unsubscribe, EgressLease, EgressLeases } from "@whc/ports";
-export { captureSubject, ENDPOINT_CHANGED_SUBJECT } from "@whc/ports";
