@@ -83,6 +83,12 @@ export default tseslint.config(
     },
   },
   {
+    // A function longer than a screen or two is several named parts waiting to be found.
+    files: ["libs/*/src/**/*.ts", "apps/*/src/**/*.ts"],
+    ignores: TEST_FILES,
+    rules: { "max-lines-per-function": ["error", { max: 150, skipBlankLines: true, skipComments: true }] },
+  },
+  {
     // Build and test configuration is not product code.
     files: ["**/vitest.config.ts", "**/vite.config.ts"],
     rules: { "@nx/enforce-module-boundaries": "off" },
