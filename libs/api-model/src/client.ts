@@ -1,6 +1,7 @@
 import type { CreateEndpointRequest, EndpointJson, EndpointListJson } from "./endpoints.js";
 import type { EventDetailJson, EventListJson, EventSummaryJson, ListEventsQueryText } from "./events.js";
-import { CLIENT_HEADER, type CurlExportJson, type ReplayRequest, type ReplayResultJson } from "./event-actions.js";
+import type { CurlExportJson, ReplayRequest, ReplayResultJson } from "./event-actions.js";
+import { CLIENT_HEADER } from "./values.js";
 import type { ProviderListJson } from "./providers.js";
 
 /**

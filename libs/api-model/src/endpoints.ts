@@ -1,12 +1,7 @@
 import { z } from "zod";
+import { ENDPOINT_STATUSES, OPERATING_MODES, SLUG_PATTERN } from "./values.js";
 import { dateTime, extension, headerName, providerName, uuid } from "./common.js";
 
-/** Extension values (docs/design.md §3) the interface leaves open. */
-export const OPERATING_MODES = ["capture", "metadata_only"] as const;
-export const ENDPOINT_STATUSES = ["active", "paused"] as const;
-export const ENDPOINT_SOURCES = ["api", "dashboard"] as const;
-
-export const SLUG_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
 /** The Endpoint of interface 0.1.0 as the gateway answers it. */
 export const endpoint = z.object({

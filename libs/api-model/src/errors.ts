@@ -1,7 +1,7 @@
 import { z } from "zod";
+import { FIELD_REASONS, HEALTH_CHECKS } from "./values.js";
 import { extension } from "./common.js";
 
-export const FIELD_REASONS = ["required", "type", "pattern", "length", "range", "format", "unknown"] as const;
 
 /** Every error answer of /v1 (docs/design.md §3). */
 export const errorReply = z.object({
@@ -12,7 +12,6 @@ export const errorReply = z.object({
 });
 export type ErrorReplyJson = z.infer<typeof errorReply>;
 
-export const HEALTH_CHECKS = ["ok", "down"] as const;
 
 /** `GET /healthz` (gateway and ingest). */
 export const health = z

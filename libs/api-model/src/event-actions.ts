@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { REPLAY_MODES, REPLAY_RESULTS } from "./values.js";
 import { uuid } from "./common.js";
 
 export const curlQuery = z.strictObject({
@@ -18,8 +19,6 @@ export const curlExport = z.object({
 });
 export type CurlExportJson = z.infer<typeof curlExport>;
 
-export const REPLAY_MODES = ["exact", "resign"] as const;
-export const REPLAY_RESULTS = ["delivered", "rejected", "network_error"] as const;
 
 /** Operation 9's body. */
 export const replayRequest = z.strictObject({
@@ -44,6 +43,3 @@ export const replayResult = z.object({
   audit_id: uuid.optional(),
 });
 export type ReplayResultJson = z.infer<typeof replayResult>;
-
-/** The header a browser client sends so that `replayFromDashboard` applies instead of `replayFromApi`. */
-export const CLIENT_HEADER = "X-Whc-Client";

@@ -1,10 +1,7 @@
 import { z } from "zod";
+import { BODY_ENCODINGS, DECRYPTIONS, VERIFICATIONS } from "./values.js";
 import { dateTime, uuid } from "./common.js";
 
-export const DECRYPTIONS = ["ok", "failed", "metadata_only"] as const;
-export type Decryption = (typeof DECRYPTIONS)[number];
-export const VERIFICATIONS = ["verified", "failed", "unverified"] as const;
-export const BODY_ENCODINGS = ["utf8", "base64"] as const;
 
 const summaryFields = {
   id: uuid,

@@ -3,6 +3,7 @@
  * imports Node: the dashboard bundles it. The server-side conversion from internal records is
  * `@whc/api-model/present`.
  */
+export * from "./values.js";
 export * from "./common.js";
 export * from "./endpoints.js";
 export * from "./events.js";
