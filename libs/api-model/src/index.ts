@@ -10,4 +10,5 @@ export * from "./events.js";
 export * from "./event-actions.js";
 export * from "./errors.js";
 export * from "./providers.js";
+export * from "./responses.js";
 export * from "./client.js";
