@@ -37,7 +37,8 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions): Ko
 
   const metrics = createMetrics();
   const routes = gatewayRoutes(deps, options, metrics);
-  const router = new Router();
+  // Case-sensitive, as the auth check below is: /V1/... is no route, never an unauthenticated one.
+  const router = new Router({ sensitive: true });
   mountRoutes(router, routes);
   const openPaths = new Set(routes.filter((r) => r.open).map((r) => r.path));
   const auth = authenticate(deps.catalog);

@@ -71,15 +71,27 @@ export function eventRoutes(deps: GatewayDeps, options: GatewayOptions): Route[]
   /** The page, held up to `wait` seconds while it is empty (a capture notice wakes it early). */
   async function waitForPage(ctx: Context, accountId: string, endpointId: string, q: ListEventsQuery, tokens: Uint8Array[] | undefined) {
     let wake: (() => void) | undefined;
+    // A notice may arrive while a query runs, when there is no pause to wake: remember it.
+    let noticed = false;
     const waitMs = (q.wait ?? 0) * 1000;
     // Subscribe before the first query, so a capture between the two is not missed.
-    const unsubscribe = waitMs > 0 ? bus.subscribeCaptures(accountId, endpointId, () => wake?.()) : undefined;
+    const unsubscribe =
+      waitMs > 0
+        ? bus.subscribeCaptures(accountId, endpointId, () => {
+            noticed = true;
+            wake?.();
+          })
+        : undefined;
     try {
       let page: ListEventsResponse = await queryPage(accountId, endpointId, q, tokens);
       const deadline = Date.now() + waitMs;
       while (page.events.length === 0 && Date.now() < deadline && !ctx.req.destroyed && !options.shutdownSignal?.aborted) {
-        const interval = bus.connected() ? options.waitPollMs * 5 : options.waitPollMs;
-        await pause(ctx, Math.min(interval, deadline - Date.now()), (w) => (wake = w), options.shutdownSignal);
+        if (!noticed) {
+          const interval = bus.connected() ? options.waitPollMs * 5 : options.waitPollMs;
+          await pause(ctx, Math.min(interval, deadline - Date.now()), (w) => (wake = w), options.shutdownSignal);
+        }
+        noticed = false;
+        wake = undefined;
         page = await queryPage(accountId, endpointId, q, tokens);
       }
       return page;
