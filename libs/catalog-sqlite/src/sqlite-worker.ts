@@ -1,8 +1,8 @@
 import { parentPort, workerData } from "node:worker_threads";
-import { AppError } from "@whc/errors";
 import type { CatalogStore, Stamp } from "@whc/catalog-core";
 import { openSqliteStore } from "./sqlite-store.js";
 import { unpackTokens } from "./token-pack.js";
+import { toErrorMessage } from "./worker-errors.js";
 
 /**
  * The embedded store on its own thread: commits (and their fsyncs) and queries run here, off
@@ -35,9 +35,6 @@ parentPort!.on("message", async ({ id, method, args }: Call) => {
     }
     parentPort!.postMessage({ id, result });
   } catch (err) {
-    const error = AppError.is(err)
-      ? { reason: err.reason, message: err.message, field: err.field, fieldReason: err.fieldReason, meta: err.meta }
-      : { message: err instanceof Error ? err.message : String(err) };
-    parentPort!.postMessage({ id, error });
+    parentPort!.postMessage({ id, error: toErrorMessage(err) });
   }
 });

@@ -1,6 +1,9 @@
+import Database from "better-sqlite3";
 import path from "node:path";
-import { catalogStoreContract } from "@whc/catalog-core/testing";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { catalogStoreContract, endpointFixture, keyHash } from "@whc/catalog-core/testing";
 import { tempDir } from "@whc/testing";
+import { expectReason, auditFixture } from "./test-support.js";
 import { openSqliteStoreInWorker } from "./worker-store.js";
 
 let dir: ReturnType<typeof tempDir> | undefined;
@@ -13,4 +16,32 @@ catalogStoreContract("embedded SQLite on a worker thread", {
   async cleanup() {
     dir?.remove();
   },
+});
+
+describe("embedded SQLite on a worker thread: driver failures", () => {
+  let where: ReturnType<typeof tempDir>;
+  beforeEach(() => {
+    where = tempDir("whc-sqlite-worker-errors-");
+  });
+  afterEach(() => where.remove());
+
+  it("come out as the store's AppError reason, the driver's text only in the cause", async () => {
+    const file = path.join(where.path, "catalog.db");
+    const store = await openSqliteStoreInWorker({ file });
+    try {
+      const { key } = await store.ensureApiKey("w", keyHash("w"), "whc_w", 1);
+      const endpoint = await store.createEndpoint(endpointFixture(key.accountId));
+      const slugTaken = await expectReason(store.createEndpoint(endpointFixture(key.accountId, { slug: endpoint.slug })), "slug_taken");
+      expect(slugTaken.field).toBe("slug");
+
+      const other = new Database(file);
+      other.exec("DROP TABLE replay_audit");
+      other.close();
+      const err = await expectReason(store.recordReplayAudit(auditFixture("01a20000-0000-7000-8000-000000000003")), "internal_error", "SQLITE_ERROR");
+      expect(err.message).toBe("embedded store: SQLITE_ERROR");
+      expect((err.cause as Error).message).toContain("no such table");
+    } finally {
+      await store.close();
+    }
+  });
 });

@@ -1,9 +1,10 @@
 import { Worker } from "node:worker_threads";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { AppError, type ErrorReason, type FieldReason } from "@whc/errors";
+import { AppError } from "@whc/errors";
 import type { CatalogStore, NewEvent } from "@whc/catalog-core";
 import { packTokens } from "./token-pack.js";
+import { fromErrorMessage, type ErrorMessage } from "./worker-errors.js";
 
 type Pending = { resolve: (v: unknown) => void; reject: (e: unknown) => void };
 
@@ -30,20 +31,12 @@ export async function openSqliteStoreInWorker(options: { file: string }): Promis
   const pending = new Map<number, Pending>();
   let next = 0;
   let failure: unknown;
-  worker.on("message", ({ id, result, error }: { id: number; result?: unknown; error?: Record<string, any> }) => {
+  worker.on("message", ({ id, result, error }: { id: number; result?: unknown; error?: ErrorMessage }) => {
     const p = pending.get(id);
     if (!p) return;
     pending.delete(id);
     if (!error) return p.resolve(result);
-    p.reject(
-      error.reason
-        ? new AppError(error.reason as ErrorReason, error.message, {
-            field: error.field,
-            fieldReason: error.fieldReason as FieldReason | undefined,
-            meta: error.meta,
-          })
-        : new AppError("internal_error", `embedded store: ${error.message}`),
-    );
+    p.reject(fromErrorMessage(error));
   });
   const fail = (err: unknown) => {
     failure = err;

@@ -1,0 +1,106 @@
+import type Database from "better-sqlite3";
+import type { CatalogStore, EventSummaryRecord, NewEvent, Stamp } from "@whc/catalog-core";
+import { bodyRows, summaryRows } from "./rows.js";
+import { searchDocument } from "./search-terms.js";
+
+/**
+ * Pages of search-index merging done with each append: every commit adds a small segment to
+ * the index, and merging them keeps searches to a few segments. A batch's postings fill
+ * roughly one page per 200 to 1,000, each rewritten once per level (about eight at 10^7
+ * events); one page per 64 postings and at least 16 keeps ahead of that, in slices of a
+ * few milliseconds. FTS5 merges only levels holding 4 or more segments, so an index that
+ * is already compact costs nothing here.
+ */
+function mergePagesFor(postings: number): number {
+  return Math.max(16, Math.ceil(postings / 64));
+}
+
+/**
+ * A new event's summary, as stamped at commit. Written out field by field: an object rest or
+ * spread of the event cost 13-28 µs here, against about 1 µs for this literal.
+ */
+function summaryOf(e: NewEvent, s: Stamp): EventSummaryRecord {
+  return {
+    id: s.id,
+    endpointId: e.endpointId,
+    accountId: e.accountId,
+    receivedAt: s.receivedAt,
+    method: e.method,
+    path: e.path,
+    remoteIp: e.remoteIp,
+    canonicalEventType: e.canonicalEventType,
+    provider: e.provider,
+    verification: e.verification,
+    verificationFailureReason: e.verificationFailureReason,
+    responseCode: e.responseCode,
+    readAt: undefined,
+    truncated: e.truncated,
+    originalSizeBytes: e.originalSizeBytes,
+    bodyStored: Boolean(e.body),
+    keyId: e.body?.keyId,
+  };
+}
+
+/**
+ * Appends: one transaction per batch, each event stamped inside it, so that commit order is
+ * (receivedAt, id) order. An event whose endpoint is gone is not stored and has no stamp.
+ */
+export function createEventAppend(db: Database.Database): Pick<CatalogStore, "appendEvents"> {
+  const stmt = {
+    endpointKey: db.prepare("SELECT key FROM endpoints WHERE id = ?"),
+    insertEvent: db.prepare(summaryRows.insertSql()),
+    insertBody: db.prepare(bodyRows.insertSql()),
+    insertSearch: db.prepare("INSERT INTO event_search (rowid, terms) VALUES (?, ?)"),
+    mergeSearch: db.prepare("INSERT INTO event_search (event_search, rank) VALUES ('merge', ?)"),
+    bumpEndpoint: db.prepare(
+      "UPDATE endpoints SET event_count = event_count + ?, last_event_at = max(coalesce(last_event_at, 0), ?) WHERE key = ?",
+    ),
+  };
+
+  const appendTx = db.transaction((events: NewEvent[], stamp: () => Stamp) => {
+    const stamps: (Stamp | undefined)[] = [];
+    const touched = new Map<number, { count: number; last: number }>();
+    // A batch is mostly one endpoint's captures: look each endpoint up once.
+    const keys = new Map<string, { key: number } | undefined>();
+    let postings = 0;
+    for (const e of events) {
+      const s = stamp();
+      let endpoint = keys.get(e.endpointId);
+      if (!keys.has(e.endpointId)) {
+        endpoint = stmt.endpointKey.get(e.endpointId) as { key: number } | undefined;
+        keys.set(e.endpointId, endpoint);
+      }
+      stamps.push(endpoint ? s : undefined);
+      if (!endpoint) continue;
+      const { lastInsertRowid } = stmt.insertEvent.run(summaryRows.values(summaryOf(e, s)));
+      const seq = Number(lastInsertRowid);
+      stmt.insertBody.run(
+        bodyRows.values({
+          seq,
+          headers: e.headers,
+          ciphertext: e.body?.ciphertext,
+          wrappedKey: e.body?.wrappedKey,
+          diagnosticJson: e.diagnosticJson,
+          forwardedResponseJson: e.forwardedResponseJson,
+        }),
+      );
+      if (e.body !== undefined && e.searchTokens.length > 0) {
+        stmt.insertSearch.run(seq, searchDocument(endpoint.key, e.searchTokens));
+        postings += e.searchTokens.length + 1;
+      }
+      const t = touched.get(endpoint.key) ?? { count: 0, last: 0 };
+      t.count += 1;
+      t.last = Math.max(t.last, s.receivedAt);
+      touched.set(endpoint.key, t);
+    }
+    for (const [key, t] of touched) stmt.bumpEndpoint.run(t.count, t.last, key);
+    if (postings > 0) stmt.mergeSearch.run(mergePagesFor(postings));
+    return stamps;
+  });
+
+  return {
+    async appendEvents(events, stamp) {
+      return appendTx(events, stamp);
+    },
+  };
+}

@@ -1,0 +1,154 @@
+import type Database from "better-sqlite3";
+import type { CatalogStore, Cursor, EventPage, EventQuery } from "@whc/catalog-core";
+import { summaryRows, type Row } from "./rows.js";
+import { searchMatch, uniqueTerms } from "./search-terms.js";
+
+/** A list's columns: the summary, and the commit sequence that search pages by. */
+const LISTED = `e.seq, ${summaryRows.columns("e")}`;
+
+interface Filter {
+  sql: string;
+  params: unknown[];
+}
+
+interface Found {
+  rows: Row[];
+  hasOlder: boolean;
+}
+
+/** The non-cursor filters of operation 5, on alias `e`. */
+function filtersOf(q: EventQuery): Filter {
+  const parts: string[] = [];
+  const params: unknown[] = [];
+  if (q.fromMs !== undefined) {
+    parts.push("e.received_at >= ?");
+    params.push(q.fromMs);
+  }
+  if (q.toMs !== undefined) {
+    parts.push("e.received_at < ?");
+    params.push(q.toMs);
+  }
+  if (q.eventType !== undefined) {
+    parts.push("e.canonical_event_type = ?");
+    params.push(q.eventType);
+  }
+  if (q.provider !== undefined) {
+    parts.push("e.provider = ?");
+    params.push(q.provider);
+  }
+  if (q.responseCode !== undefined) {
+    parts.push("e.response_code = ?");
+    params.push(q.responseCode);
+  }
+  if (q.verification !== undefined) {
+    parts.push("e.verification = ?");
+    params.push(q.verification);
+  }
+  return { sql: parts.map((p) => ` AND ${p}`).join(""), params };
+}
+
+function beforeSql(before: Cursor | undefined): string {
+  return before ? " AND (e.received_at, e.id) < (?, ?)" : "";
+}
+
+function beforeParams(before: Cursor | undefined): unknown[] {
+  return before ? [before.receivedAt, before.id] : [];
+}
+
+/**
+ * Lists and searches of an endpoint's events, newest first, paged by (receivedAt, id)
+ * cursors. A plain list walks the events_page index; a search walks the FTS5 index, whose
+ * rowid is the commit sequence.
+ */
+export function createEventSearch(db: Database.Database): Pick<CatalogStore, "listEvents"> {
+  const stmt = {
+    endpointKey: db.prepare("SELECT key FROM endpoints WHERE id = ?"),
+    seqBelow: db.prepare(
+      "SELECT seq FROM events WHERE endpoint_id = ? AND (received_at, id) < (?, ?) ORDER BY received_at DESC, id DESC LIMIT 1",
+    ),
+    seqAbove: db.prepare(
+      "SELECT seq FROM events WHERE endpoint_id = ? AND (received_at, id) > (?, ?) ORDER BY received_at, id LIMIT 1",
+    ),
+  };
+
+  // Query shapes vary with the filters given; each shape is prepared once.
+  const prepared = new Map<string, Database.Statement>();
+  const prep = (sql: string): Database.Statement => {
+    let statement = prepared.get(sql);
+    if (!statement) {
+      statement = db.prepare(sql);
+      prepared.set(sql, statement);
+    }
+    return statement;
+  };
+
+  function listPlain(q: EventQuery, f: Filter): Found {
+    const base = `SELECT ${LISTED} FROM events e WHERE e.endpoint_id = ?`;
+    if (q.after) {
+      const rows = prep(`${base} AND (e.received_at, e.id) > (?, ?)${beforeSql(q.before)}${f.sql}
+          ORDER BY e.received_at, e.id LIMIT ?`)
+        .all(q.endpointId, q.after.receivedAt, q.after.id, ...beforeParams(q.before), ...f.params, q.limit) as Row[];
+      rows.reverse();
+      const oldest = rows[rows.length - 1];
+      const bound: Cursor = oldest ? { receivedAt: oldest.received_at as number, id: oldest.id as string } : q.after;
+      const older = prep(`SELECT 1 FROM events e WHERE e.endpoint_id = ? AND (e.received_at, e.id) < (?, ?)${f.sql} LIMIT 1`)
+        .get(q.endpointId, bound.receivedAt, bound.id, ...f.params);
+      return { rows, hasOlder: older !== undefined && oldest !== undefined };
+    }
+    const rows = prep(`${base}${beforeSql(q.before)}${f.sql} ORDER BY e.received_at DESC, e.id DESC LIMIT ?`)
+      .all(q.endpointId, ...beforeParams(q.before), ...f.params, q.limit + 1) as Row[];
+    const hasOlder = rows.length > q.limit;
+    return { rows: rows.slice(0, q.limit), hasOlder };
+  }
+
+  function listSearch(q: EventQuery, f: Filter, tokens: string[]): Found {
+    const endpoint = stmt.endpointKey.get(q.endpointId) as { key: number } | undefined;
+    if (!endpoint || tokens.length === 0) return { rows: [], hasOlder: false };
+    // Cursor pairs become bounds on the commit sequence, which sorts like (received_at, id).
+    let upper = Number.MAX_SAFE_INTEGER;
+    let lower = 0;
+    if (q.before) {
+      const row = stmt.seqBelow.get(q.endpointId, q.before.receivedAt, q.before.id) as { seq: number } | undefined;
+      if (!row) return { rows: [], hasOlder: false };
+      upper = row.seq;
+    }
+    if (q.after) {
+      const row = stmt.seqAbove.get(q.endpointId, q.after.receivedAt, q.after.id) as { seq: number } | undefined;
+      if (!row) return { rows: [], hasOlder: false };
+      lower = row.seq;
+    }
+    const match = searchMatch(endpoint.key, tokens);
+    const sql = (order: "ASC" | "DESC", bound: string) => `SELECT ${LISTED} FROM event_search s
+      JOIN events e ON e.seq = s.rowid
+      WHERE event_search MATCH ? AND ${bound}${f.sql}
+      ORDER BY s.rowid ${order} LIMIT ?`;
+    if (q.after) {
+      const rows = prep(sql("ASC", "s.rowid >= ? AND s.rowid <= ?")).all(match, lower, upper, ...f.params, q.limit) as Row[];
+      rows.reverse();
+      const oldest = rows[rows.length - 1];
+      if (!oldest) return { rows, hasOlder: false };
+      const older = prep(sql("DESC", "s.rowid < ?")).get(match, oldest.seq, ...f.params, 1);
+      return { rows, hasOlder: older !== undefined };
+    }
+    const rows = prep(sql("DESC", "s.rowid <= ?")).all(match, upper, ...f.params, q.limit + 1) as Row[];
+    return { rows: rows.slice(0, q.limit), hasOlder: rows.length > q.limit };
+  }
+
+  /** Metadata-only events a search leaves out (counted, not paged). */
+  function excludedCount(q: EventQuery, f: Filter): number {
+    const sql = `SELECT count(*) AS n FROM events e WHERE e.endpoint_id = ? AND e.body_stored = 0${f.sql}`;
+    return (prep(sql).get(q.endpointId, ...f.params) as { n: number }).n;
+  }
+
+  return {
+    async listEvents(q): Promise<EventPage> {
+      const f = filtersOf(q);
+      const { rows, hasOlder } = q.searchTokens ? listSearch(q, f, uniqueTerms(q.searchTokens)) : listPlain(q, f);
+      return {
+        events: rows.map((row) => summaryRows.read(row)),
+        hasOlder,
+        searchExcludedMetadataOnlyCount: q.searchTokens ? excludedCount(q, f) : 0,
+      };
+    },
+  };
+}

@@ -1,0 +1,62 @@
+import type Database from "better-sqlite3";
+import type { CatalogStore } from "@whc/catalog-core";
+import { bodyRows, eventFromRow, summaryRows, type Row } from "./rows.js";
+
+export type EventMethods = Pick<CatalogStore, "getEvent" | "deleteEvent" | "latestReceivedAt">;
+
+/** Removes one event's rows: its search postings, its body and its summary. */
+export type RemoveEvent = (seq: number) => void;
+
+export function createEventRemoval(db: Database.Database): RemoveEvent {
+  const stmt = {
+    deleteSearch: db.prepare("DELETE FROM event_search WHERE rowid = ?"),
+    deleteBody: db.prepare("DELETE FROM event_bodies WHERE seq = ?"),
+    deleteEvent: db.prepare("DELETE FROM events WHERE seq = ?"),
+  };
+  return function removeEvent(seq) {
+    stmt.deleteSearch.run(seq);
+    stmt.deleteBody.run(seq);
+    stmt.deleteEvent.run(seq);
+  };
+}
+
+/** One event at a time: read it whole (marking it read), delete it; and the newest time. */
+export function createEvents(db: Database.Database, removeEvent: RemoveEvent): EventMethods {
+  const stmt = {
+    whole: db.prepare(`SELECT ${summaryRows.columns("e")}, ${bodyRows.columns("b")}
+      FROM events e JOIN event_bodies b ON b.seq = e.seq WHERE e.id = ? AND e.endpoint_id = ? AND e.account_id = ?`),
+    // Scoped like the read itself: a foreign account's request for the id must change nothing.
+    markRead: db.prepare("UPDATE events SET read_at = ? WHERE id = ? AND endpoint_id = ? AND account_id = ? AND read_at IS NULL"),
+    seqOf: db.prepare("SELECT seq FROM events WHERE id = ? AND endpoint_id = ? AND account_id = ?"),
+    dropEndpointCount: db.prepare("UPDATE endpoints SET event_count = max(event_count - ?, 0) WHERE id = ?"),
+    latest: db.prepare("SELECT max(received_at) AS latest FROM events"),
+  };
+
+  const getTx = db.transaction((accountId: string, endpointId: string, eventId: string, markReadAt?: number) => {
+    if (markReadAt !== undefined) stmt.markRead.run(markReadAt, eventId, endpointId, accountId);
+    return stmt.whole.get(eventId, endpointId, accountId) as Row | undefined;
+  });
+
+  const deleteTx = db.transaction((accountId: string, endpointId: string, eventId: string) => {
+    const row = stmt.seqOf.get(eventId, endpointId, accountId) as { seq: number } | undefined;
+    if (!row) return false;
+    removeEvent(row.seq);
+    stmt.dropEndpointCount.run(1, endpointId);
+    return true;
+  });
+
+  return {
+    async getEvent(accountId, endpointId, eventId, markReadAt) {
+      const row = getTx(accountId, endpointId, eventId, markReadAt);
+      return row ? eventFromRow(row) : undefined;
+    },
+
+    async deleteEvent(accountId, endpointId, eventId) {
+      return deleteTx(accountId, endpointId, eventId);
+    },
+
+    async latestReceivedAt() {
+      return (stmt.latest.get() as { latest: number | null }).latest ?? 0;
+    },
+  };
+}

@@ -1,0 +1,39 @@
+import type Database from "better-sqlite3";
+import type { CatalogStore } from "@whc/catalog-core";
+import type { RemoveEvent } from "./events.js";
+
+/** Events deleted per transaction: a purge never holds the write lock for long. */
+const PURGE_CHUNK = 2000;
+
+/** The retention purge: old events go in chunks, each endpoint noting how many it lost. */
+export function createRetention(db: Database.Database, removeEvent: RemoveEvent): Pick<CatalogStore, "purgeEvents"> {
+  const stmt = {
+    oldEvents: db.prepare("SELECT seq, endpoint_id FROM events WHERE received_at < ? ORDER BY received_at LIMIT ?"),
+    notePurge: db.prepare(`UPDATE endpoints SET purged_event_count = purged_event_count + ?,
+      event_count = max(event_count - ?, 0), last_purged_at = ? WHERE id = ?`),
+  };
+
+  const purgeChunkTx = db.transaction((before: number, now: number) => {
+    const rows = stmt.oldEvents.all(before, PURGE_CHUNK) as { seq: number; endpoint_id: string }[];
+    const perEndpoint = new Map<string, number>();
+    for (const r of rows) {
+      removeEvent(r.seq);
+      perEndpoint.set(r.endpoint_id, (perEndpoint.get(r.endpoint_id) ?? 0) + 1);
+    }
+    for (const [endpointId, n] of perEndpoint) stmt.notePurge.run(n, n, now, endpointId);
+    return rows.length;
+  });
+
+  return {
+    async purgeEvents(before, now) {
+      let total = 0;
+      for (;;) {
+        const n = purgeChunkTx(before, now);
+        total += n;
+        if (n < PURGE_CHUNK) return total;
+        // Let other work run between chunks: a purge never stalls ingest for long.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    },
+  };
+}

@@ -1,0 +1,228 @@
+import type {
+  ApiKeyRecord,
+  EndpointRecord,
+  EventRecord,
+  EventSummaryRecord,
+  HeaderPair,
+  ReplayAuditRecord,
+} from "@whc/catalog-core";
+
+/**
+ * Rows <-> domain records. Each record type has one table of columns below, and every SQL
+ * column list, insert and row reading of that record is derived from it. A table must name a
+ * column for every field of its record type, so a field added to the domain type does not
+ * compile until this adapter stores it.
+ */
+export type Row = Record<string, unknown>;
+
+/** How one field of a record is kept in one column. */
+export interface Column<T> {
+  readonly name: string;
+  read(value: unknown): T;
+  write(value: T): unknown;
+  /**
+   * Kept by the store itself (counters, names from a join), never written from a record:
+   * an insert writes `initial`, or leaves the column out when there is none.
+   */
+  readonly kept?: { initial?: unknown };
+}
+
+export type Columns<R> = { readonly [K in keyof R]-?: Column<R[K]> };
+
+/** The same bytes as a Buffer (what the driver binds as a blob), without copying them. */
+export function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+const text = (name: string): Column<string> => ({ name, read: (v) => v as string, write: (v) => v });
+const integer = (name: string): Column<number> => ({ name, read: (v) => v as number, write: (v) => v });
+const flag = (name: string): Column<boolean> => ({ name, read: (v) => v === 1, write: (v) => (v ? 1 : 0) });
+const blob = (name: string): Column<Uint8Array> => ({
+  name,
+  read: (v) => new Uint8Array(v as Buffer),
+  write: (v) => asBuffer(v),
+});
+const json = <T>(name: string): Column<T> => ({
+  name,
+  read: (v) => JSON.parse(v as string) as T,
+  write: (v) => JSON.stringify(v),
+});
+const optionalText = (name: string): Column<string | undefined> => ({
+  name,
+  read: (v) => (v as string | null) ?? undefined,
+  write: (v) => v ?? null,
+});
+const optionalInteger = (name: string): Column<number | undefined> => ({
+  name,
+  read: (v) => (v === null || v === undefined ? undefined : Number(v)),
+  write: (v) => v ?? null,
+});
+/** Either column of a sealed body: NULL when the event has none. */
+const sealedPart = (name: string): Column<Uint8Array | undefined> => ({
+  name,
+  read: (v) => (v === null || v === undefined ? undefined : new Uint8Array(v as Buffer)),
+  write: (v) => (v ? asBuffer(v) : null),
+});
+/** An empty value is stored as NULL, like an absent one. */
+const optionalBlob = (name: string): Column<Uint8Array | undefined> => ({
+  name,
+  read: (v) => (v ? new Uint8Array(v as Buffer) : undefined),
+  write: (v) => (v && v.length ? asBuffer(v) : null),
+});
+const kept = <T>(column: Column<T>, initial?: unknown): Column<T> => ({
+  ...column,
+  kept: initial === undefined ? {} : { initial },
+});
+
+type Entry = readonly [field: string, column: Column<unknown>];
+
+/**
+ * Compiles `read` and `values` of a table into one object literal and one array literal. A
+ * loop over the columns, setting each field by a computed name, cost about 0.7 µs a row, ten
+ * times the literal, and 9 % more CPU per 50-event list. Names come from the tables below.
+ */
+function compile<T>(entries: readonly Entry[], param: string, body: string): T {
+  return new Function("columns", `"use strict"; return function (${param}) { return ${body}; };`)(entries.map(([, c]) => c)) as T;
+}
+
+/** One record type's rows: its table, its columns and what is derived from them. */
+export class RecordRows<R> {
+  private readonly all: readonly Entry[];
+  private readonly inserted: readonly Entry[];
+  /** The record a row holds (a row with every column, under its own name). */
+  readonly read: (row: Row) => R;
+  /** The parameters of `insertSql()` for one record. */
+  readonly values: (record: R) => unknown[];
+
+  constructor(
+    readonly table: string,
+    columns: Columns<R>,
+  ) {
+    this.all = Object.entries(columns as Record<string, Column<unknown>>);
+    this.inserted = this.all.filter(([, c]) => !c.kept || c.kept.initial !== undefined);
+    const key = JSON.stringify;
+    this.read = compile(this.all, "row", `{ ${this.all.map(([f, c], i) => `${key(f)}: columns[${i}].read(row[${key(c.name)}])`).join(", ")} }`);
+    const values = this.inserted.map(([f, c]) => {
+      const i = this.all.findIndex(([field]) => field === f);
+      return c.kept ? `columns[${i}].kept.initial` : `columns[${i}].write(record[${key(f)}])`;
+    });
+    this.values = compile(this.all, "record", `[${values.join(", ")}]`);
+  }
+
+  /** The columns, qualified with a table alias, for a SELECT list. */
+  columns(alias: string): string {
+    return this.all.map(([, c]) => `${alias}.${c.name}`).join(", ");
+  }
+
+  /** An INSERT of one record; its parameters are `values(record)`. */
+  insertSql(): string {
+    const names = this.inserted.map(([, c]) => c.name).join(", ");
+    return `INSERT INTO ${this.table} (${names}) VALUES (${this.inserted.map(() => "?").join(", ")})`;
+  }
+}
+
+export const apiKeyRows = new RecordRows<ApiKeyRecord>("api_keys", {
+  id: text("id"),
+  accountId: text("account_id"),
+  // From the accounts table, joined in by every read of a key.
+  accountName: kept(text("account_name")),
+  prefix: text("prefix"),
+  keyHash: blob("key_hash"),
+  createdAt: integer("created_at"),
+  revokedAt: optionalInteger("revoked_at"),
+});
+
+export const endpointRows = new RecordRows<EndpointRecord>("endpoints", {
+  id: text("id"),
+  accountId: text("account_id"),
+  slug: text("slug"),
+  displayName: text("display_name"),
+  operatingMode: text("operating_mode"),
+  status: text("status"),
+  replayFromDashboard: flag("replay_from_dashboard"),
+  replayFromApi: flag("replay_from_api"),
+  provider: text("provider"),
+  sealedSecret: optionalBlob("sealed_secret"),
+  genericSignatureHeader: text("generic_signature_header"),
+  genericSignaturePrefix: text("generic_signature_prefix"),
+  source: text("source"),
+  createdAt: integer("created_at"),
+  updatedAt: integer("updated_at"),
+  eventCount: kept(integer("event_count"), 0),
+  lastEventAt: kept(optionalInteger("last_event_at")),
+  lastPurgedAt: kept(optionalInteger("last_purged_at")),
+  purgedEventCount: kept(integer("purged_event_count"), 0),
+});
+
+/** An event's small columns, in `events`: what a list shows. */
+export const summaryRows = new RecordRows<EventSummaryRecord>("events", {
+  id: text("id"),
+  endpointId: text("endpoint_id"),
+  accountId: text("account_id"),
+  receivedAt: integer("received_at"),
+  method: text("method"),
+  path: text("path"),
+  remoteIp: text("remote_ip"),
+  canonicalEventType: text("canonical_event_type"),
+  provider: text("provider"),
+  verification: text("verification"),
+  verificationFailureReason: text("verification_failure_reason"),
+  responseCode: integer("response_code"),
+  readAt: optionalInteger("read_at"),
+  truncated: flag("truncated"),
+  originalSizeBytes: integer("original_size_bytes"),
+  bodyStored: flag("body_stored"),
+  keyId: optionalText("key_id"),
+});
+
+/** The rest of an event, in `event_bodies` under the event's commit sequence. */
+export interface BodyRecord {
+  seq: number;
+  headers: HeaderPair[];
+  /** With wrappedKey: the sealed body, when `events.body_stored` (its keyId is in `events`). */
+  ciphertext: Uint8Array | undefined;
+  wrappedKey: Uint8Array | undefined;
+  diagnosticJson: string;
+  forwardedResponseJson: string;
+}
+
+export const bodyRows = new RecordRows<BodyRecord>("event_bodies", {
+  seq: integer("seq"),
+  headers: json<HeaderPair[]>("headers"),
+  ciphertext: sealedPart("ciphertext"),
+  wrappedKey: sealedPart("wrapped_key"),
+  diagnosticJson: text("diagnostic"),
+  forwardedResponseJson: text("forwarded_response"),
+});
+
+/** A whole event from a row of `events` joined with `event_bodies`. */
+export function eventFromRow(row: Row): EventRecord {
+  const { bodyStored, keyId, ...summary } = summaryRows.read(row);
+  const b = bodyRows.read(row);
+  return {
+    ...summary,
+    headers: b.headers,
+    body: bodyStored
+      ? { ciphertext: b.ciphertext ?? new Uint8Array(), wrappedKey: b.wrappedKey ?? new Uint8Array(), keyId: keyId as string }
+      : undefined,
+    diagnosticJson: b.diagnosticJson,
+    forwardedResponseJson: b.forwardedResponseJson,
+  };
+}
+
+export const auditRows = new RecordRows<ReplayAuditRecord>("replay_audit", {
+  id: text("id"),
+  accountId: text("account_id"),
+  endpointId: text("endpoint_id"),
+  eventId: text("event_id"),
+  keyId: text("key_id"),
+  targetUrl: text("target_url"),
+  mode: text("mode"),
+  result: text("result"),
+  targetStatus: integer("target_status"),
+  networkFailureReason: text("network_failure_reason"),
+  durationMs: integer("duration_ms"),
+  createdAt: integer("created_at"),
+  requestId: text("request_id"),
+  client: text("client"),
+});
