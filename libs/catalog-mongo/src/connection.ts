@@ -1,0 +1,100 @@
+import { MongoClient, type ClientSession, type Collection, type Db, type WriteConcernSettings } from "mongodb";
+import type { AnyDoc } from "./records.js";
+
+export interface CatalogCollections {
+  accounts: Collection<AnyDoc>;
+  keys: Collection<AnyDoc>;
+  endpoints: Collection<AnyDoc>;
+  events: Collection<AnyDoc>;
+  counters: Collection<AnyDoc>;
+  audits: Collection<AnyDoc>;
+}
+
+export interface CatalogConnection {
+  client: MongoClient;
+  db: Db;
+  collections: CatalogCollections;
+  writeConcern: WriteConcernSettings;
+  /** Replica sets and sharded clusters run transactions; a standalone server does not. */
+  transactions: boolean;
+}
+
+export interface ConnectOptions {
+  uri: string;
+  dbName?: string | undefined;
+  writeConcern?: string | undefined;
+  appName?: string | undefined;
+  serverSelectionTimeoutMS?: number | undefined;
+}
+
+/**
+ * Connects, learns whether the server runs transactions and ensures the catalog's indexes;
+ * closes the client again when any of that fails.
+ */
+export async function connectCatalog(options: ConnectOptions): Promise<CatalogConnection> {
+  const w = !options.writeConcern || options.writeConcern === "majority" ? "majority" : Number(options.writeConcern);
+  const writeConcern: WriteConcernSettings = { w, journal: true };
+  const client = new MongoClient(options.uri, {
+    appName: options.appName ?? "webhook-capture-catalog",
+    serverSelectionTimeoutMS: options.serverSelectionTimeoutMS ?? 5000,
+    writeConcern,
+    retryWrites: true,
+  });
+  try {
+    await client.connect();
+    const db = client.db(options.dbName);
+    const hello = (await db.admin().command({ hello: 1 })) as AnyDoc;
+    const transactions = Boolean(hello.setName) || hello.msg === "isdbgrid";
+    const collections: CatalogCollections = {
+      accounts: db.collection("accounts"),
+      keys: db.collection("api_keys"),
+      endpoints: db.collection("endpoints"),
+      events: db.collection("events"),
+      counters: db.collection("replay_counters"),
+      audits: db.collection("replay_audit"),
+    };
+    await ensureIndexes(collections);
+    return { client, db, collections, writeConcern, transactions };
+  } catch (err) {
+    await client.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+async function ensureIndexes(c: CatalogCollections): Promise<void> {
+  await Promise.all([
+    c.accounts.createIndexes([{ key: { name: 1 }, unique: true }]),
+    c.keys.createIndexes([{ key: { keyHash: 1 }, unique: true }, { key: { accountName: 1, createdAt: 1 } }]),
+    c.endpoints.createIndexes([{ key: { accountId: 1, slug: 1 }, unique: true }, { key: { accountId: 1, createdAt: 1 } }]),
+    c.events.createIndexes([
+      { key: { endpointId: 1, receivedAt: -1, _id: -1 }, name: "page" },
+      { key: { endpointId: 1, tokens: 1, receivedAt: -1, _id: -1 }, name: "search" },
+      { key: { endpointId: 1, receivedAt: 1 }, name: "metadata_only", partialFilterExpression: { bodyStored: false } },
+      { key: { receivedAt: 1 }, name: "retention" },
+    ]),
+    c.audits.createIndexes([{ key: { accountId: 1, createdAt: 1 } }]),
+  ]);
+}
+
+/** Runs `work` in a transaction where the server has them, else directly (no session). */
+export type InTransaction = <T>(work: (session?: ClientSession) => Promise<T>) => Promise<T>;
+
+export function createInTransaction(connection: CatalogConnection): InTransaction {
+  const { client, transactions, writeConcern } = connection;
+  return async function inTransaction<T>(work: (session?: ClientSession) => Promise<T>): Promise<T> {
+    if (!transactions) return work();
+    const session = client.startSession();
+    try {
+      let result: T | undefined;
+      await session.withTransaction(
+        async () => {
+          result = await work(session);
+        },
+        { writeConcern },
+      );
+      return result as T;
+    } finally {
+      await session.endSession();
+    }
+  };
+}

@@ -1,0 +1,39 @@
+import type { CatalogStore } from "@whc/catalog-core";
+import type { CatalogCollections, InTransaction } from "./connection.js";
+import { endpointDocs } from "./records.js";
+
+export type EndpointMethods = Pick<CatalogStore, "createEndpoint" | "getEndpoint" | "listEndpoints" | "deleteEndpoint">;
+
+/** Endpoints; deleting one deletes its events with it. */
+export function createEndpoints(
+  { endpoints, events }: Pick<CatalogCollections, "endpoints" | "events">,
+  inTransaction: InTransaction,
+): EndpointMethods {
+  return {
+    // A duplicate slug fails the unique (accountId, slug) index: errors.ts names it.
+    async createEndpoint(endpoint) {
+      const doc = endpointDocs.write(endpoint);
+      await endpoints.insertOne(doc);
+      return endpointDocs.read(doc);
+    },
+
+    async getEndpoint(endpointId, accountId) {
+      const d = await endpoints.findOne(accountId === undefined ? { _id: endpointId } : { _id: endpointId, accountId });
+      return d ? endpointDocs.read(d) : undefined;
+    },
+
+    async listEndpoints(accountId) {
+      const docs = await endpoints.find({ accountId }).sort({ createdAt: 1, _id: 1 }).toArray();
+      return docs.map((d) => endpointDocs.read(d));
+    },
+
+    async deleteEndpoint(accountId, endpointId) {
+      return inTransaction(async (session) => {
+        const res = await endpoints.deleteOne({ _id: endpointId, accountId }, { session });
+        if (res.deletedCount === 0) return false;
+        await events.deleteMany({ endpointId }, { session });
+        return true;
+      });
+    },
+  };
+}

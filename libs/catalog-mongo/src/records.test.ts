@@ -1,0 +1,102 @@
+import { describe, expect, it } from "vitest";
+import { Binary } from "mongodb";
+import { Query, updateMany } from "mingo";
+import { createStamper } from "@whc/catalog-core";
+import { endpointFixture, eventFixture, keyHash, token } from "@whc/catalog-core/testing";
+import { markReadFilter } from "./documents.js";
+import { apiKeyDocs, auditDocs, endpointDocs, eventFromDoc, eventToDoc, summaryDocs, type AnyDoc } from "./records.js";
+
+const bin = (bytes: number[]) => new Binary(Buffer.from(bytes));
+
+describe("MongoDB documents <-> records", () => {
+  it("writes a new endpoint with zero counters, no times of its own and no empty secret", () => {
+    const endpoint = endpointFixture("acct", { eventCount: 9, lastEventAt: 5, purgedEventCount: 3, sealedSecret: new Uint8Array() });
+    const { id, sealedSecret: _s, eventCount: _e, lastEventAt: _l, lastPurgedAt: _p, purgedEventCount: _c, ...rest } = endpoint;
+    expect(endpointDocs.write(endpoint)).toStrictEqual({ _id: id, ...rest, eventCount: 0, purgedEventCount: 0 });
+    const sealed = endpointDocs.write({ ...endpoint, sealedSecret: new Uint8Array([7, 7]) });
+    expect(sealed.sealedSecret).toEqual(bin([7, 7]));
+    expect(endpointDocs.read(sealed)).toEqual({ ...endpoint, sealedSecret: new Uint8Array([7, 7]), eventCount: 0, lastEventAt: undefined, purgedEventCount: 0 });
+  });
+
+  it("reads absent and null optional fields as undefined", () => {
+    const doc = { ...endpointDocs.write(endpointFixture("acct")), lastEventAt: null, lastPurgedAt: 12 } as AnyDoc;
+    const read = endpointDocs.read(doc);
+    expect(read.lastEventAt).toBeUndefined();
+    expect(read.lastPurgedAt).toBe(12);
+    expect(read.sealedSecret).toBeUndefined();
+  });
+
+  it("writes a key without revokedAt, so that `revokedAt: { $exists: false }` finds it", () => {
+    const doc = apiKeyDocs.write({ id: "k1", accountId: "a", accountName: "acme", prefix: "p", keyHash: keyHash("k"), createdAt: 1, revokedAt: undefined });
+    expect(doc).toStrictEqual({ _id: "k1", accountId: "a", accountName: "acme", prefix: "p", keyHash: new Binary(Buffer.from(keyHash("k"))), createdAt: 1 });
+    expect(new Query({ revokedAt: { $exists: false } }).find([doc]).all()).toHaveLength(1);
+    const read = apiKeyDocs.read(doc);
+    expect(read).toEqual({ id: "k1", accountId: "a", accountName: "acme", prefix: "p", keyHash: read.keyHash, createdAt: 1, revokedAt: undefined });
+    expect(Buffer.from(read.keyHash).equals(keyHash("k"))).toBe(true);
+  });
+
+  it("writes an event as the list, the detail and the search read it; readAt absent until read", () => {
+    const s = createStamper()();
+    const e = eventFixture({ id: "ep", accountId: "acct" }, { words: ["red", "red", "blue"] });
+    const doc = eventToDoc(e, s);
+    expect(doc).toStrictEqual({
+      _id: s.id,
+      endpointId: "ep",
+      accountId: "acct",
+      receivedAt: s.receivedAt,
+      method: e.method,
+      path: e.path,
+      headers: e.headers.map(([n, v]) => [n, v]),
+      remoteIp: e.remoteIp,
+      canonicalEventType: e.canonicalEventType,
+      provider: e.provider,
+      verification: e.verification,
+      verificationFailureReason: e.verificationFailureReason,
+      responseCode: e.responseCode,
+      truncated: e.truncated,
+      originalSizeBytes: e.originalSizeBytes,
+      bodyStored: true,
+      body: { ciphertext: bin([1, 2, 3, 0, 255]), wrappedKey: bin([9, 9]) },
+      keyId: "k1",
+      tokens: [new Binary(Buffer.from(token("red"))), new Binary(Buffer.from(token("blue")))],
+      diagnosticJson: "{}",
+      forwardedResponseJson: "{}",
+    });
+    const { searchTokens: _t, ...stored } = e;
+    expect(eventFromDoc(doc)).toEqual({ ...stored, id: s.id, receivedAt: s.receivedAt, readAt: undefined });
+    expect(summaryDocs.read(doc)).toMatchObject({ id: s.id, bodyStored: true, keyId: "k1", readAt: undefined });
+
+    const docs = [doc];
+    expect(updateMany(docs, markReadFilter("acct", "ep", s.id), { $set: { readAt: 7 } } as never).modifiedCount).toBe(1);
+    expect(eventFromDoc(docs[0] as AnyDoc).readAt).toBe(7);
+  });
+
+  it("writes a metadata-only event without body, key or tokens", () => {
+    const s = createStamper()();
+    const doc = eventToDoc(eventFixture({ id: "ep", accountId: "acct" }, { body: undefined }), s);
+    expect(doc.bodyStored).toBe(false);
+    for (const field of ["body", "keyId", "tokens", "readAt"]) expect(doc).not.toHaveProperty(field);
+    expect(eventFromDoc(doc).body).toBeUndefined();
+  });
+
+  it("writes an audit entry under its id", () => {
+    const audit = {
+      id: "au1",
+      accountId: "a",
+      endpointId: "e",
+      eventId: "v",
+      keyId: "k",
+      targetUrl: "https://example.test/hook",
+      mode: "exact",
+      result: "delivered",
+      targetStatus: 200,
+      networkFailureReason: "",
+      durationMs: 12,
+      createdAt: 1,
+      requestId: "r",
+      client: "api",
+    };
+    const { id, ...rest } = audit;
+    expect(auditDocs.write(audit)).toStrictEqual({ _id: id, ...rest });
+  });
+});

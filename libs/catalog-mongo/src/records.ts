@@ -1,0 +1,181 @@
+import { Binary } from "mongodb";
+import type {
+  ApiKeyRecord,
+  EndpointRecord,
+  EventRecord,
+  EventSummaryRecord,
+  HeaderPair,
+  NewEvent,
+  ReplayAuditRecord,
+  Stamp,
+} from "@whc/catalog-core";
+
+/**
+ * Documents <-> domain records. Each record type has one table of fields below; reading a
+ * document and writing one are both derived from it. A table must name a field for every
+ * field of its record type, so a field added to the domain type does not compile until this
+ * adapter stores it. Fields keep their domain names, except `id`, which is `_id`.
+ */
+export type AnyDoc = { _id: string } & Record<string, any>;
+
+/** How one field of a record is kept in a document. */
+interface Field<T> {
+  /** The document's field; the record's own name when absent. */
+  readonly name?: string;
+  read(value: unknown): T;
+  /** Undefined leaves the field out (absent, not null: filters ask `$exists: false`). */
+  write(value: T): unknown;
+  /** Kept by the store itself (counters): an insert writes `initial`, or leaves the field out. */
+  readonly kept?: { initial?: unknown };
+}
+
+type Fields<R> = { readonly [K in keyof R]-?: Field<R[K]> };
+
+export const bytes = (value: Uint8Array) => new Binary(Buffer.from(value));
+export const plain = (value: Binary | undefined | null) => (value ? new Uint8Array(value.buffer) : undefined);
+
+const same = <T>(name?: string): Field<T> => ({ name, read: (v) => v as T, write: (v) => v });
+/** Absent, or null, is undefined. */
+const optional = <T>(): Field<T | undefined> => ({ read: (v) => (v ?? undefined) as T | undefined, write: (v) => v });
+const binary = (): Field<Uint8Array> => ({ read: (v) => plain(v as Binary) as Uint8Array, write: (v) => bytes(v) });
+/** An empty value is left out, like an absent one. */
+const optionalBinary = (): Field<Uint8Array | undefined> => ({
+  read: (v) => plain(v as Binary | null),
+  write: (v) => (v && v.length ? bytes(v) : undefined),
+});
+const kept = <T>(field: Field<T>, initial?: unknown): Field<T> => ({ ...field, kept: initial === undefined ? {} : { initial } });
+
+/** One record type's documents. */
+class RecordDocs<R> {
+  private readonly fields: readonly (readonly [string, string, Field<unknown>])[];
+
+  constructor(fields: Fields<R>) {
+    this.fields = Object.entries(fields as Record<string, Field<unknown>>).map(([key, f]) => [key, f.name ?? key, f] as const);
+  }
+
+  read(doc: AnyDoc): R {
+    const record: Record<string, unknown> = {};
+    for (const [key, name, f] of this.fields) record[key] = f.read(doc[name]);
+    return record as R;
+  }
+
+  /** A new document for the record. */
+  write(record: R): AnyDoc {
+    const r = record as Record<string, unknown>;
+    const doc: Record<string, unknown> = {};
+    for (const [key, name, f] of this.fields) {
+      const value = f.kept ? f.kept.initial : f.write(r[key]);
+      if (value !== undefined) doc[name] = value;
+    }
+    return doc as AnyDoc;
+  }
+}
+
+export const apiKeyDocs = new RecordDocs<ApiKeyRecord>({
+  id: same("_id"),
+  accountId: same(),
+  accountName: same(),
+  prefix: same(),
+  keyHash: binary(),
+  createdAt: same(),
+  revokedAt: optional(),
+});
+
+export const endpointDocs = new RecordDocs<EndpointRecord>({
+  id: same("_id"),
+  accountId: same(),
+  slug: same(),
+  displayName: same(),
+  operatingMode: same(),
+  status: same(),
+  replayFromDashboard: same(),
+  replayFromApi: same(),
+  provider: same(),
+  sealedSecret: optionalBinary(),
+  genericSignatureHeader: same(),
+  genericSignaturePrefix: same(),
+  source: same(),
+  createdAt: same(),
+  updatedAt: same(),
+  eventCount: kept(same(), 0),
+  lastEventAt: kept(optional()),
+  lastPurgedAt: kept(optional()),
+  purgedEventCount: kept(same(), 0),
+});
+
+/** The fields a list shows; the rest of an event (headers, body, tokens...) is eventToDoc's. */
+export const summaryDocs = new RecordDocs<EventSummaryRecord>({
+  id: same("_id"),
+  endpointId: same(),
+  accountId: same(),
+  receivedAt: same(),
+  method: same(),
+  path: same(),
+  remoteIp: same(),
+  canonicalEventType: same(),
+  provider: same(),
+  verification: same(),
+  verificationFailureReason: same(),
+  responseCode: same(),
+  readAt: optional(),
+  truncated: same(),
+  originalSizeBytes: same(),
+  bodyStored: same(),
+  keyId: optional(),
+});
+
+export const auditDocs = new RecordDocs<ReplayAuditRecord>({
+  id: same("_id"),
+  accountId: same(),
+  endpointId: same(),
+  eventId: same(),
+  keyId: same(),
+  targetUrl: same(),
+  mode: same(),
+  result: same(),
+  targetStatus: same(),
+  networkFailureReason: same(),
+  durationMs: same(),
+  createdAt: same(),
+  requestId: same(),
+  client: same(),
+});
+
+/** Search tokens as stored and queried: distinct, as binaries. */
+export function tokensOf(tokens: readonly Uint8Array[]): Binary[] {
+  const seen = new Map<string, Binary>();
+  for (const t of tokens) seen.set(Buffer.from(t).toString("hex"), bytes(t));
+  return [...seen.values()];
+}
+
+/** A new event's document, as stamped at commit. */
+export function eventToDoc(e: NewEvent, s: Stamp): AnyDoc {
+  const { headers, body, searchTokens, diagnosticJson, forwardedResponseJson, ...fields } = e;
+  const summary: EventSummaryRecord = {
+    ...fields,
+    id: s.id,
+    receivedAt: s.receivedAt,
+    readAt: undefined,
+    bodyStored: body !== undefined,
+    keyId: body?.keyId,
+  };
+  return {
+    ...summaryDocs.write(summary),
+    headers: headers.map(([n, v]) => [n, v]),
+    ...(body ? { body: { ciphertext: bytes(body.ciphertext), wrappedKey: bytes(body.wrappedKey) }, tokens: tokensOf(searchTokens) } : {}),
+    diagnosticJson,
+    forwardedResponseJson,
+  };
+}
+
+/** A whole event from its document (read without its tokens). */
+export function eventFromDoc(d: AnyDoc): EventRecord {
+  const { bodyStored: _b, keyId, ...summary } = summaryDocs.read(d);
+  return {
+    ...summary,
+    headers: (d.headers as [string, string][]).map(([n, v]) => [n, v] as HeaderPair),
+    body: d.body ? { ciphertext: plain(d.body.ciphertext)!, wrappedKey: plain(d.body.wrappedKey)!, keyId: keyId as string } : undefined,
+    diagnosticJson: d.diagnosticJson,
+    forwardedResponseJson: d.forwardedResponseJson,
+  };
+}
