@@ -32,6 +32,7 @@ export const ingestSpec = {
   trustedProxies: s.trustedProxies,
   dataKeyTtlS: s.dataKeyTtlS,
   endpointCacheTtlMs: s.endpointCacheTtlMs,
+  secretGraceS: s.secretGraceS,
   rpcTimeoutMs: s.rpcTimeoutMs,
   logLevel: s.logLevel,
 };

@@ -93,6 +93,13 @@ export const settings = {
     86_400,
   ),
   endpointCacheTtlMs: intSetting("WHC_ENDPOINT_CACHE_TTL_MS", "how long ingest caches an endpoint lookup", 5000, 0, 600_000),
+  secretGraceS: intSetting(
+    "WHC_SECRET_GRACE_S",
+    "after a secret changes, how long the previous one still verifies, seconds",
+    86_400,
+    0,
+    31_536_000,
+  ),
   dashboardDir: dirSetting("WHC_DASHBOARD_DIR", "built dashboard the gateway serves at /", "dist/dashboard"),
   logLevel: enumSetting("WHC_LOG_LEVEL", "log level", ["trace", "debug", "info", "warn", "error", "silent"], "info"),
   rpcTimeoutMs: intSetting("WHC_RPC_TIMEOUT_MS", "deadline of each internal call, milliseconds", 10_000, 100, 600_000),

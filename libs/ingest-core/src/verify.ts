@@ -18,6 +18,9 @@ export interface VerifyInput {
   /** False when the body was cut off (over the inbound limit): its signature is not judged. */
   complete: boolean;
   secret?: Buffer | undefined;
+  /** The secret before the last rotation, still accepted until `previousValidUntilMs`. */
+  previousSecret?: Buffer | undefined;
+  previousValidUntilMs?: number | undefined;
   genericSignatureHeader: string;
   genericSignaturePrefix: string;
   nowMs: number;
@@ -28,6 +31,8 @@ export interface VerifyResult {
   verification: Verification;
   failureReason: FailureReason | "";
   canonicalEventType: string;
+  /** Which secret verified the signature: after a rotation the previous one may, for a grace period. */
+  matchedSecret: "current" | "previous" | "none";
 }
 
 function configured(value: string): Provider {
@@ -43,19 +48,25 @@ export function verifyCapture(input: VerifyInput): VerifyResult {
   const setting = configured(input.provider);
   const provider = setting === "generic" ? (detectProvider(input.headers) ?? "generic") : setting;
   const eventType = canonicalEventType(provider, input.headers, input.body);
-  if (!input.secret || input.secret.length === 0 || !input.complete) {
-    return { provider, verification: "unverified", failureReason: "", canonicalEventType: eventType };
+  const unjudged = { provider, canonicalEventType: eventType, failureReason: "" as const, matchedSecret: "none" as const };
+  if (!input.secret || input.secret.length === 0 || !input.complete) return { ...unjudged, verification: "unverified" };
+  const check = (secret: Buffer) =>
+    verifySignature({
+      provider,
+      headers: input.headers,
+      body: input.body,
+      secret,
+      genericSignatureHeader: input.genericSignatureHeader || undefined,
+      genericSignaturePrefix: input.genericSignaturePrefix || undefined,
+      nowMs: input.nowMs,
+    });
+  const outcome = check(input.secret);
+  if (outcome.verification === "verified") return { ...unjudged, verification: "verified", matchedSecret: "current" };
+  // A provider switches to a new secret gradually (Shopify: up to an hour): until the grace
+  // ends, a signature made with the previous secret is still the sender's own.
+  const { previousSecret, previousValidUntilMs } = input;
+  if (previousSecret && previousSecret.length > 0 && previousValidUntilMs !== undefined && input.nowMs < previousValidUntilMs) {
+    if (check(previousSecret).verification === "verified") return { ...unjudged, verification: "verified", matchedSecret: "previous" };
   }
-  const outcome = verifySignature({
-    provider,
-    headers: input.headers,
-    body: input.body,
-    secret: input.secret,
-    genericSignatureHeader: input.genericSignatureHeader || undefined,
-    genericSignaturePrefix: input.genericSignaturePrefix || undefined,
-    nowMs: input.nowMs,
-  });
-  return outcome.verification === "verified"
-    ? { provider, verification: "verified", failureReason: "", canonicalEventType: eventType }
-    : { provider, verification: "failed", failureReason: outcome.reason, canonicalEventType: eventType };
+  return { ...unjudged, verification: "failed", failureReason: outcome.reason };
 }
