@@ -5,9 +5,7 @@ import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, createHandlerContext, createRouterTransport, type Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { CatalogService, ErrorDetailSchema, GetEndpointRequestSchema, type Endpoint, type Event } from "@whc/contracts";
-// The service is tested over a real store, and every store adapter depends on catalog-core: a
-// cycle that exists only between this test and the adapter, never in production code.
-// eslint-disable-next-line @nx/enforce-module-boundaries -- test-only cycle, see above
+// The service is tested over a real store (a test-only cycle, allowed in eslint.config.js).
 import { openSqliteStore } from "@whc/catalog-sqlite";
 import { AppError, unavailable } from "@whc/errors";
 import { uuidV7Time } from "@whc/ids";
