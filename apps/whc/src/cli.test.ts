@@ -1,5 +1,8 @@
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { execFile } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { promisify } from "node:util";
 import { buildApps, freePort, startNode, tempDir, waitFor, type RunningProcess } from "@whc/testing";
 
@@ -13,6 +16,28 @@ let ingestUrl: string;
 async function cli(...args: string[]) {
   const { stdout } = await run(process.execPath, [whc, ...args], { env: { ...env, PATH: process.env.PATH ?? "" } });
   return stdout;
+}
+
+/** A run expected to fail: its exit code and what it printed. */
+async function cliFailure(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    await cli(...args);
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+  throw new Error(`whc ${args.join(" ")} succeeded`);
+}
+
+async function useNewKey(account: string): Promise<void> {
+  env.WHC_API_KEY = (JSON.parse(await cli("--json", "keys", "create", "--account", account)) as { key: string }).key;
+}
+
+/** The status a capture sent to `url` is answered with. */
+async function captureStatus(url: string): Promise<number> {
+  const res = await fetch(url, { method: "POST", body: '{"type":"probe"}' });
+  await res.arrayBuffer();
+  return res.status;
 }
 
 beforeAll(async () => {
@@ -89,6 +114,82 @@ describe("whc", () => {
     } finally {
       await tail.stop("SIGKILL");
     }
+  });
+
+  it("updates an endpoint by slug: --pause refuses captures (503), --resume accepts them again", async () => {
+    await useNewKey("updaters");
+    const created = JSON.parse(await cli("--json", "endpoints", "create", "--slug", "to-pause")) as { id: string; webhookUrl: string };
+    expect(await captureStatus(created.webhookUrl)).toBe(200);
+
+    const paused = await cli("endpoints", "update", "to-pause", "--pause", "--name", "Paused one");
+    expect(paused).toBe(`updated to-pause (${created.id})\n  name: Paused one\n  status: paused (captures are refused with 503)\n`);
+    // Ingest sees the change within a second (design §9).
+    await expect.poll(() => captureStatus(created.webhookUrl), { timeout: 5000, interval: 200 }).toBe(503);
+
+    const resumed = JSON.parse(await cli("--json", "endpoints", "update", "to-pause", "--resume")) as { id: string; status: string; displayName: string };
+    expect(resumed).toMatchObject({ id: created.id, status: "active", displayName: "Paused one" });
+    await expect.poll(() => captureStatus(created.webhookUrl), { timeout: 5000, interval: 200 }).toBe(200);
+  });
+
+  it("sets what the endpoint answers with --response, and removes it with --no-response", async () => {
+    await useNewKey("responders");
+    const created = JSON.parse(await cli("--json", "endpoints", "create", "--slug", "answers")) as { id: string; webhookUrl: string };
+    const file = `${dir.path}/response.json`;
+    writeFileSync(file, '{"status":202,"body":"taken"}');
+
+    expect(await cli("endpoints", "update", "answers", "--response", '{"status":202}')).toContain('  response: {"status":202}');
+    expect((JSON.parse(await cli("--json", "endpoints", "list")) as { slug: string; response?: unknown }[]).find((e) => e.slug === "answers")?.response).toEqual({ status: 202 });
+    await expect.poll(() => captureStatus(created.webhookUrl), { timeout: 5000, interval: 200 }).toBe(202);
+
+    const fromFile = JSON.parse(await cli("--json", "endpoints", "update", created.id, "--response", `@${file}`)) as { response?: unknown };
+    expect(fromFile.response).toEqual({ status: 202, body: "taken" });
+
+    const removed = JSON.parse(await cli("--json", "endpoints", "update", "answers", "--no-response")) as { response?: unknown };
+    expect(removed.response).toBeUndefined();
+    await expect.poll(() => captureStatus(created.webhookUrl), { timeout: 5000, interval: 200 }).toBe(200);
+  });
+
+  it("refuses a bad --response before sending anything, naming the field", async () => {
+    // The API it would use records every request: there must be none.
+    const requests: string[] = [];
+    const recorder = http.createServer((req, res) => {
+      requests.push(`${req.method} ${req.url}`);
+      res.writeHead(500).end();
+    });
+    await new Promise<void>((r) => recorder.listen(0, "127.0.0.1", r));
+    const saved = { ...env };
+    env.WHC_API_URL = `http://127.0.0.1:${(recorder.address() as AddressInfo).port}`;
+    env.WHC_API_KEY = `whc_${"r".repeat(40)}`;
+    try {
+      const badRule = await cliFailure("endpoints", "update", "some-slug", "--response", '{"rules":[{"match":{"method":"POST"},"status":99}]}');
+      expect(badRule.code).toBe(1);
+      expect(badRule.stderr).toMatch(/^error: --response field rules\.0\.status: .*>=200/);
+      const unknownKey = await cliFailure("endpoints", "update", "some-slug", "--response", '{"stauts":202}');
+      expect(unknownKey).toMatchObject({ code: 1, stderr: expect.stringContaining("--response field stauts: ") });
+      const notJson = await cliFailure("endpoints", "update", "some-slug", "--response", "{status:202}");
+      expect(notJson).toMatchObject({ code: 1, stderr: expect.stringContaining("--response: not JSON") });
+      expect(requests).toEqual([]);
+    } finally {
+      Object.assign(env, saved);
+      recorder.close();
+    }
+  });
+
+  it("rotates and removes the secret, and deletes by slug", async () => {
+    await useNewKey("rotators");
+    const created = JSON.parse(await cli("--json", "endpoints", "create", "--slug", "rotating", "--secret", "first-secret")) as { id: string };
+    const rotated = JSON.parse(await cli("--json", "endpoints", "update", "rotating", "--secret", "second-secret", "--replay-from-api", "false")) as {
+      secretSet: boolean;
+      secretRotatedAt?: string;
+      replayFromApi: boolean;
+    };
+    expect(rotated).toMatchObject({ secretSet: true, replayFromApi: false, secretRotatedAt: expect.any(String) });
+    expect(await cli("endpoints", "update", "rotating", "--remove-secret")).toContain("  secret: removed");
+
+    const missing = await cliFailure("endpoints", "update", "no-such-endpoint", "--pause");
+    expect(missing).toMatchObject({ code: 1, stderr: 'error: no endpoint with the id or slug "no-such-endpoint" in this account\n' });
+    expect(await cli("endpoints", "delete", "rotating")).toBe(`deleted rotating (${created.id}) and its events\n`);
+    expect(await cli("endpoints", "list")).not.toContain("rotating");
   });
 
   it("reports API errors with their code and request id", async () => {

@@ -1,8 +1,10 @@
-import type { Command } from "commander";
-import type { CreateEndpointRequest } from "@whc/api-model";
+import { type Command, InvalidArgumentError, Option } from "commander";
+import type { CreateEndpointRequest, EndpointJson, UpdateEndpointRequest } from "@whc/api-model";
 import { PROVIDER_NAMES } from "@whc/signatures";
 import type { Context } from "../context.js";
+import { resolveEndpoint } from "../endpoint-ref.js";
 import { oneOf, table } from "../output.js";
+import { readResponseOption } from "../response-option.js";
 
 interface CreateOptions {
   slug?: string;
@@ -10,6 +12,19 @@ interface CreateOptions {
   provider?: string;
   secret?: string;
   metadataOnly?: boolean;
+}
+
+interface UpdateOptions {
+  name?: string;
+  pause?: boolean;
+  resume?: boolean;
+  provider?: string;
+  secret?: string;
+  removeSecret?: boolean;
+  /** The text given, or false for `--no-response`; undefined when neither was given. */
+  response?: string | false;
+  replayFromApi?: boolean;
+  replayFromDashboard?: boolean;
 }
 
 function createRequest(opts: CreateOptions): CreateEndpointRequest {
@@ -22,7 +37,49 @@ function createRequest(opts: CreateOptions): CreateEndpointRequest {
   };
 }
 
-/** `whc endpoints list|create|delete`. */
+function booleanArgument(value: string): boolean {
+  if (value === "true") return true;
+  if (value === "false") return false;
+  throw new InvalidArgumentError("true or false");
+}
+
+/** The PATCH body: only what was asked for, since every field given replaces the stored one. */
+async function updateRequest(opts: UpdateOptions): Promise<UpdateEndpointRequest> {
+  const body: UpdateEndpointRequest = {
+    ...(opts.name !== undefined ? { displayName: opts.name } : {}),
+    ...(opts.pause ? { status: "paused" } : opts.resume ? { status: "active" } : {}),
+    ...(opts.provider !== undefined ? { provider: opts.provider } : {}),
+    ...(opts.secret !== undefined ? { secret: opts.secret } : opts.removeSecret ? { secret: null } : {}),
+    ...(opts.response === false ? { response: null } : opts.response !== undefined ? { response: await readResponseOption(opts.response) } : {}),
+    ...(opts.replayFromApi !== undefined ? { replayFromApi: opts.replayFromApi } : {}),
+    ...(opts.replayFromDashboard !== undefined ? { replayFromDashboard: opts.replayFromDashboard } : {}),
+  };
+  if (Object.keys(body).length === 0) throw new Error("nothing to update: give at least one option (whc endpoints update --help)");
+  return body;
+}
+
+function shortened(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+/** What the update changed, one line each, in the endpoint's own words. */
+function changeLines(body: UpdateEndpointRequest, e: EndpointJson): string[] {
+  const lines: string[] = [];
+  if (body.displayName !== undefined) lines.push(`name: ${e.displayName}`);
+  if (body.status !== undefined) lines.push(`status: ${e.status}${e.status === "paused" ? " (captures are refused with 503)" : ""}`);
+  if (body.provider !== undefined) lines.push(`provider: ${e.provider}`);
+  if (typeof body.secret === "string") {
+    lines.push(`secret: rotated${e.secretRotatedAt ? ` at ${e.secretRotatedAt}` : ""}; the previous one keeps verifying for WHC_SECRET_GRACE_S`);
+  }
+  if (body.secret === null) lines.push("secret: removed");
+  if (body.response === null) lines.push("response: removed (answers 200 with the event id)");
+  else if (body.response !== undefined) lines.push(`response: ${shortened(JSON.stringify(e.response ?? body.response), 200)}`);
+  if (body.replayFromApi !== undefined) lines.push(`replay from the API: ${e.replayFromApi ? "allowed" : "refused"}`);
+  if (body.replayFromDashboard !== undefined) lines.push(`replay from the dashboard: ${e.replayFromDashboard ? "allowed" : "refused"}`);
+  return lines.map((l) => `  ${l}`);
+}
+
+/** `whc endpoints list|create|update|delete`. */
 export function endpointCommands(program: Command, ctx: () => Context): void {
   const endpoints = program.command("endpoints").description("receiving endpoints");
 
@@ -50,12 +107,41 @@ export function endpointCommands(program: Command, ctx: () => Context): void {
     });
 
   endpoints
+    .command("update")
+    .description("change an endpoint; only the options given change")
+    .argument("<endpoint>", "its id or slug")
+    .option("--name <displayName>")
+    .addOption(new Option("--pause", "refuse captures (503) until resumed").conflicts("resume"))
+    .option("--resume", "accept captures again")
+    .option("--provider <provider>", oneOf(PROVIDER_NAMES))
+    .addOption(
+      new Option("--secret <secret>", "a new signing secret (write-only); the previous one keeps verifying for WHC_SECRET_GRACE_S").conflicts("removeSecret"),
+    )
+    .option("--remove-secret", "verify nothing from now on")
+    .option("--response <json>", "what the endpoint answers (design §10), as JSON or @file.json; checked here before sending")
+    .option("--no-response", "answer 200 with the event id again")
+    .addOption(new Option("--replay-from-api <bool>", "allow replays asked through the API").argParser(booleanArgument))
+    .addOption(new Option("--replay-from-dashboard <bool>", "allow replays asked from the dashboard").argParser(booleanArgument))
+    .action(async (ref: string, opts: UpdateOptions) => {
+      const { out, api } = ctx();
+      // Checked before anything is sent, the lookup by slug included.
+      const body = await updateRequest(opts);
+      const client = api();
+      const e = await out.busy("updating", async () => client.endpoints.update((await resolveEndpoint(client, ref)).id, body));
+      out.result(e, () => [`updated ${e.slug} (${e.id})`, ...changeLines(body, e)].join("\n"));
+    });
+
+  endpoints
     .command("delete")
-    .argument("<id>")
-    .action(async (id: string) => {
+    .argument("<endpoint>", "its id or slug")
+    .action(async (ref: string) => {
       const { out, api } = ctx();
       const client = api();
-      await out.busy("deleting", () => client.endpoints.delete(id));
-      out.result({ id, deleted: true }, () => `deleted ${id} and its events`);
+      const e = await out.busy("deleting", async () => {
+        const found = await resolveEndpoint(client, ref);
+        await client.endpoints.delete(found.id);
+        return found;
+      });
+      out.result({ id: e.id, deleted: true }, () => `deleted ${e.slug} (${e.id}) and its events`);
     });
 }
