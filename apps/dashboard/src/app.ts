@@ -1,6 +1,7 @@
 import { createApiClient, type EndpointJson } from "@whc/api-model";
 import { createBanner } from "./banner.js";
 import { clear, h } from "./dom.js";
+import { createEndpointSettings } from "./endpoint-settings.js";
 import { createEndpointsPane } from "./endpoints.js";
 import { createDetailPane } from "./event-detail.js";
 import { createEventsPane } from "./events-list.js";
@@ -13,7 +14,21 @@ export function startApp(root: HTMLElement): void {
   const client = createApiClient({ baseUrl: "", apiKey: () => keyStore.get() });
   const banner = createBanner(() => showLogin());
   const detail = createDetailPane({ client, banner, onOpened: (d) => events.opened(d) });
-  const events = createEventsPane({ client, banner, onOpen: (ep, id) => void detail.open(ep, id), onCaptured: () => void endpoints.load() });
+  const settings = createEndpointSettings({
+    client,
+    banner,
+    onUpdated: (ep) => {
+      events.refresh(ep);
+      void endpoints.load();
+    },
+  });
+  const events = createEventsPane({
+    client,
+    banner,
+    settings: settings.element,
+    onOpen: (ep, id) => void detail.open(ep, id),
+    onCaptured: () => void endpoints.load(),
+  });
   const endpoints = createEndpointsPane({
     client,
     banner,
@@ -28,6 +43,7 @@ export function startApp(root: HTMLElement): void {
     selected = ep.id;
     endpoints.highlight(ep.id);
     detail.clear();
+    settings.show(ep);
     events.show(ep);
   }
 
@@ -35,6 +51,7 @@ export function startApp(root: HTMLElement): void {
     selected = undefined;
     endpoints.highlight(undefined);
     events.leave();
+    settings.clear();
     detail.clear();
   }
 
@@ -46,12 +63,20 @@ export function startApp(root: HTMLElement): void {
     });
   }
 
+  /** One list for both pickers (the create form's and the edit form's). */
+  async function loadProviders(): Promise<void> {
+    const res = await banner.guarded(() => client.providers.list());
+    if (!res) return;
+    endpoints.setProviders(res.items);
+    settings.setProviders(res.items);
+  }
+
   async function showApp(): Promise<void> {
     if (!keyStore.get()) return showLogin();
     const forget = h("button", { type: "button", class: "link", "data-testid": "forget-key", onclick: () => (keyStore.clear(), showLogin()) }, "Forget key");
     clear(root, h("header", {}, h("h1", {}, "Webhook Capture"), forget), banner.element, h("main", {}, endpoints.element, events.element, detail.element));
     // One call at a time: an unknown key answers the first, and the login form is shown once.
-    if (await endpoints.load()) await endpoints.loadProviders();
+    if (await endpoints.load()) await loadProviders();
   }
 
   void showApp();

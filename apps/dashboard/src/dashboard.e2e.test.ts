@@ -22,6 +22,21 @@ let gatewayUrl: string;
 let target: http.Server;
 let targetUrl: string;
 const received: { body: string; headers: http.IncomingHttpHeaders }[] = [];
+/** What Chromium reported against the page's policy: nothing, ever. */
+const cspViolations: string[] = [];
+
+/** The status a capture sent to `url` is answered with. */
+async function captureStatus(url: string): Promise<number> {
+  const res = await fetch(url, { method: "POST", body: '{"type":"probe"}' });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+async function openEndpoint(slug: string) {
+  await page.reload();
+  await page.getByTestId(`endpoint-${slug}`).getByRole("button").first().click();
+  await page.getByTestId("status-switch").waitFor();
+}
 
 async function shot(name: string) {
   await page.screenshot({ path: path.join(ARTIFACTS, `dashboard-${name}.png`), fullPage: true });
@@ -63,6 +78,10 @@ beforeAll(async () => {
   const context = await browser.newContext({ viewport: { width: 1600, height: 1000 } });
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: gatewayUrl });
   page = await context.newPage();
+  await page.addInitScript(() => document.addEventListener("securitypolicyviolation", (e) => console.error(`Content Security Policy: ${e.violatedDirective} ${e.blockedURI}`)));
+  page.on("console", (m) => {
+    if (/Content Security Policy|unsafe-eval|unsafe-inline/i.test(m.text())) cspViolations.push(m.text());
+  });
 });
 
 afterAll(async () => {
@@ -213,5 +232,86 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     await expect.poll(() => page.getByTestId("event-row").count()).toBe(1);
     expect(await page.getByTestId("excluded").textContent()).toBe("1 metadata-only event not searched");
     await shot("9-search");
+  });
+
+  it("pauses and resumes the endpoint with its switch, as a capture's status shows", async () => {
+    const api = createApiClient({ baseUrl: gatewayUrl, apiKey: KEY });
+    const ep = await api.endpoints.create({ slug: "switchable" });
+    await openEndpoint("switchable");
+    expect(await page.getByTestId("endpoint-status").textContent()).toBe("active");
+    expect(await page.getByTestId("status-switch").isChecked()).toBe(true);
+
+    await page.getByTestId("status-switch").click();
+    await expect.poll(() => page.getByTestId("endpoint-status").textContent()).toBe("paused");
+    expect((await api.endpoints.get(ep.id)).status).toBe("paused");
+    await page.getByTestId("endpoint-switchable").getByTestId("paused").waitFor();
+    // Ingest sees the change within a second (design §9).
+    await expect.poll(() => captureStatus(ep.webhookUrl), { timeout: 5000, interval: 200 }).toBe(503);
+    await shot("10-paused");
+
+    await page.getByTestId("status-switch").click();
+    await expect.poll(() => page.getByTestId("endpoint-status").textContent()).toBe("active");
+    await expect.poll(() => captureStatus(ep.webhookUrl), { timeout: 5000, interval: 200 }).toBe(200);
+    expect(await page.getByTestId("endpoint-switchable").getByTestId("paused").count()).toBe(0);
+  });
+
+  it("edits the response JSON: a bad one is refused with its field path, a good one answers the captures", async () => {
+    const api = createApiClient({ baseUrl: gatewayUrl, apiKey: KEY });
+    const ep = await api.endpoints.create({ slug: "answering" });
+    await openEndpoint("answering");
+    await page.getByTestId("edit-toggle").click();
+    expect(await page.getByTestId("edit-response").inputValue()).toBe("");
+
+    await page.getByTestId("edit-response").fill('{"rules": [{"match": {"method": "POST"}, "status": 99}]}');
+    await page.getByTestId("save-endpoint").click();
+    await expect.poll(() => page.getByTestId("response-problem").textContent()).toMatch(/^Response not saved: rules\.0\.status: .*>=200/);
+    expect((await api.endpoints.get(ep.id)).updatedAt).toBe(ep.updatedAt);
+    await shot("11-response-refused");
+
+    await page.getByTestId("edit-response").fill('{"status": 418}');
+    await page.getByTestId("save-endpoint").click();
+    await expect.poll(async () => (await api.endpoints.get(ep.id)).response).toEqual({ status: 418 });
+    expect(await page.getByTestId("response-problem").isHidden()).toBe(true);
+    await expect.poll(() => captureStatus(ep.webhookUrl), { timeout: 5000, interval: 200 }).toBe(418);
+    // The form shows what was saved, and stays open.
+    expect(await page.getByTestId("edit-outcome").textContent()).toBe("Saved.");
+    expect(JSON.parse(await page.getByTestId("edit-response").inputValue())).toEqual({ status: 418 });
+    await shot("12-response-saved");
+
+    // The checker loaded on demand keeps to the policy too (zod probes for eval unless told not to).
+    expect(cspViolations).toEqual([]);
+
+    await page.getByTestId("edit-response").fill("");
+    await page.getByTestId("save-endpoint").click();
+    await expect.poll(async () => (await api.endpoints.get(ep.id)).response).toBeUndefined();
+    await expect.poll(() => captureStatus(ep.webhookUrl), { timeout: 5000, interval: 200 }).toBe(200);
+  });
+
+  it("renames, changes the provider and rotates the secret through the edit form", async () => {
+    const api = createApiClient({ baseUrl: gatewayUrl, apiKey: KEY });
+    const ep = await api.endpoints.create({ slug: "editable", displayName: "Before" });
+    await openEndpoint("editable");
+    await page.getByTestId("edit-toggle").click();
+    expect(await page.getByTestId("secret-state").textContent()).toContain("no secret");
+    expect(await page.getByTestId("edit-provider").inputValue()).toBe("generic");
+
+    await page.getByTestId("edit-name").fill("After");
+    await page.getByTestId("edit-provider").selectOption("stripe");
+    await page.getByTestId("edit-secret").fill("whsec_rotated");
+    await page.getByTestId("save-endpoint").click();
+    await expect.poll(() => page.getByTestId("secret-state").textContent()).toMatch(/^secret set/);
+    const saved = await api.endpoints.get(ep.id);
+    expect(saved).toMatchObject({ displayName: "After", provider: "stripe", secretSet: true });
+    expect(await page.getByTestId("edit-secret").inputValue()).toBe("");
+    expect(await page.getByTestId("events").locator("h2").textContent()).toContain("After");
+    expect(await page.getByTestId("endpoint-editable").textContent()).toContain("After");
+
+    await page.getByTestId("edit-secret").fill("whsec_second");
+    await page.getByTestId("save-endpoint").click();
+    await expect.poll(() => page.getByTestId("secret-state").textContent()).toContain("rotated");
+    expect((await api.endpoints.get(ep.id)).secretRotatedAt).toBeDefined();
+    await page.getByTestId("save-endpoint").click();
+    await expect.poll(() => page.getByTestId("edit-outcome").textContent()).toBe("Nothing changed.");
+    await shot("13-edited");
   });
 });

@@ -2,13 +2,14 @@ import type { ApiClient, CreateEndpointRequest, EndpointJson, ProviderInfoJson }
 import type { Banner } from "./banner.js";
 import { copyButton } from "./copy.js";
 import { clear, h } from "./dom.js";
+import { fillProviders } from "./providers.js";
 
 export interface EndpointsPane {
   readonly element: HTMLElement;
   /** Fetches the list again (e.g. for new event counts); false when that failed. */
   load(): Promise<boolean>;
   /** Fills the create form's provider picker with the providers the API knows. */
-  loadProviders(): Promise<void>;
+  setProviders(items: readonly ProviderInfoJson[]): void;
   /** Marks the selected endpoint (undefined: none). */
   highlight(id: string | undefined): void;
 }
@@ -49,7 +50,13 @@ export function createEndpointsPane({ client, banner, onSelect, onDeleted }: Dep
     return h(
       "li",
       { class: ep.id === selectedId ? "selected" : "", "data-testid": `endpoint-${ep.slug}` },
-      h("button", { type: "button", class: "link", onclick: () => onSelect(ep) }, h("strong", {}, ep.displayName), h("small", {}, ` ${ep.slug} · ${ep.eventCount} events`)),
+      h(
+        "button",
+        { type: "button", class: "link", onclick: () => onSelect(ep) },
+        h("strong", {}, ep.displayName),
+        h("small", {}, ` ${ep.slug} · ${ep.eventCount} events `),
+        ep.status === "paused" ? h("span", { class: "badge warn", "data-testid": "paused", title: "Captures are refused with 503" }, "paused") : null,
+      ),
       h(
         "div",
         { class: "row" },
@@ -72,9 +79,8 @@ export function createEndpointsPane({ client, banner, onSelect, onDeleted }: Dep
     return true;
   }
 
-  async function loadProviders(): Promise<void> {
-    const res = await banner.guarded(() => client.providers.list());
-    if (res) clear(providers, ...res.items.map(providerOption));
+  function setProviders(items: readonly ProviderInfoJson[]): void {
+    fillProviders(providers, items);
   }
 
   function highlight(id: string | undefined): void {
@@ -82,11 +88,7 @@ export function createEndpointsPane({ client, banner, onSelect, onDeleted }: Dep
     render();
   }
 
-  return { element, load, loadProviders, highlight };
-}
-
-function providerOption(p: ProviderInfoJson): HTMLOptionElement {
-  return h("option", { value: p.name, title: p.secretFormat.description }, p.label);
+  return { element, load, setProviders, highlight };
 }
 
 /** `submit` resolves true when the endpoint was created; the form is then emptied. */

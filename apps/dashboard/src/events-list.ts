@@ -12,6 +12,8 @@ export interface EventsPane {
   leave(): void;
   /** Marks the event open (and read). */
   opened(event: { id: string; readAt?: string }): void;
+  /** The shown endpoint changed (it was updated): its heading follows; its events stay. */
+  refresh(endpoint: EndpointJson): void;
 }
 
 interface Deps {
@@ -20,6 +22,8 @@ interface Deps {
   onOpen(endpoint: EndpointJson, eventId: string): void;
   /** New captures were shown (the endpoint list's counts are stale). */
   onCaptured(): void;
+  /** The endpoint's own controls, shown under its heading. */
+  settings: HTMLElement;
 }
 
 const PAGE_SIZE = "50";
@@ -49,7 +53,7 @@ function row(e: EventSummaryJson, open: boolean, onclick: () => void): HTMLEleme
 }
 
 /** One endpoint's events: filters, the newest page, older pages on demand, new captures live. */
-export function createEventsPane({ client, banner, onOpen, onCaptured }: Deps): EventsPane {
+export function createEventsPane({ client, banner, onOpen, onCaptured, settings }: Deps): EventsPane {
   const element = h("section", { class: "pane events", "data-testid": "events" });
   let endpoint: EndpointJson | undefined;
   let filters: Filters = NO_FILTERS;
@@ -160,7 +164,7 @@ export function createEventsPane({ client, banner, onOpen, onCaptured }: Deps): 
       // Until the first page comes: the heading, and no rows of the endpoint shown before.
       renderHeading(ep);
       clear(results);
-      clear(element, title, hint, filterForm, results);
+      clear(element, title, hint, settings, filterForm, results);
       void load(ep);
     },
     leave() {
@@ -172,6 +176,11 @@ export function createEventsPane({ client, banner, onOpen, onCaptured }: Deps): 
       openId = id;
       const e = events.find((known) => known.id === id);
       if (e) e.readAt = readAt;
+      render();
+    },
+    refresh(ep) {
+      if (endpoint?.id !== ep.id) return;
+      endpoint = ep;
       render();
     },
   };
