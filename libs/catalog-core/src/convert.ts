@@ -5,9 +5,10 @@ import {
   EventSchema,
   type ApiKey,
   type Endpoint,
+  type EndpointPatch as EndpointPatchProto,
   type Event,
 } from "@whc/contracts";
-import type { ApiKeyRecord, EndpointRecord, EventRecord, EventSummaryRecord, NewEvent } from "./types.js";
+import type { ApiKeyRecord, EndpointPatch, EndpointRecord, EventRecord, EventSummaryRecord, NewEvent } from "./types.js";
 
 export function apiKeyToProto(key: ApiKeyRecord): ApiKey {
   return create(ApiKeySchema, {
@@ -41,7 +42,10 @@ export function endpointToProto(e: EndpointRecord, includeSecret = false): Endpo
     ...(e.lastEventAt !== undefined ? { lastEventAtMs: BigInt(e.lastEventAt) } : {}),
     ...(e.lastPurgedAt !== undefined ? { lastPurgedAtMs: BigInt(e.lastPurgedAt) } : {}),
     purgedEventCount: BigInt(e.purgedEventCount),
+    responseJson: e.responseJson,
+    ...(e.secretRotatedAt !== undefined ? { secretRotatedAtMs: BigInt(e.secretRotatedAt) } : {}),
     ...(includeSecret && e.sealedSecret ? { sealedSecret: e.sealedSecret } : {}),
+    ...(includeSecret && e.sealedPreviousSecret ? { sealedPreviousSecret: e.sealedPreviousSecret } : {}),
   });
 }
 
@@ -61,6 +65,26 @@ export function endpointFromProto(e: Endpoint): Omit<EndpointRecord, "id" | "cre
     source: e.source,
     eventCount: 0,
     purgedEventCount: 0,
+    responseJson: e.responseJson,
+    sequenceCounter: 0,
+  };
+}
+
+/** An empty sealed secret is not a secret: the service refuses it before it gets here. */
+export function endpointPatchFromProto(p: EndpointPatchProto): EndpointPatch {
+  return {
+    displayName: p.displayName,
+    status: p.status,
+    operatingMode: p.operatingMode,
+    replayFromDashboard: p.replayFromDashboard,
+    replayFromApi: p.replayFromApi,
+    provider: p.provider,
+    genericSignatureHeader: p.genericSignatureHeader,
+    genericSignaturePrefix: p.genericSignaturePrefix,
+    sealedSecret: p.sealedSecret,
+    clearSecret: p.clearSecret,
+    responseJson: p.responseJson,
+    resetSequence: p.resetSequence,
   };
 }
 
@@ -86,6 +110,7 @@ export function newEventFromProto(e: Event): NewEvent {
     searchTokens: e.searchTokens,
     diagnosticJson: e.diagnosticJson,
     forwardedResponseJson: e.forwardedResponseJson,
+    sequenceStatuses: e.sequenceStatuses,
   };
 }
 

@@ -1,9 +1,12 @@
 import type {
   ApiKeyRecord,
+  AppendResult,
+  EndpointPatch,
   EndpointRecord,
   EventPage,
   EventQuery,
   EventRecord,
+  NewEndpoint,
   NewEvent,
   ReplayAuditRecord,
   ReplayCharge,
@@ -25,20 +28,27 @@ export interface CatalogStore {
   countActiveApiKeys(): Promise<number>;
 
   /** Throws AppError `slug_taken` when the account already has the slug. */
-  createEndpoint(endpoint: EndpointRecord): Promise<EndpointRecord>;
+  createEndpoint(endpoint: NewEndpoint): Promise<EndpointRecord>;
   /** Without accountId: an internal lookup by id alone. */
   getEndpoint(endpointId: string, accountId?: string): Promise<EndpointRecord | undefined>;
   listEndpoints(accountId: string): Promise<EndpointRecord[]>;
   /** Removes the endpoint and its events; false when it was not there. */
   deleteEndpoint(accountId: string, endpointId: string): Promise<boolean>;
+  /**
+   * Applies the patch (EndpointPatch says how) atomically and sets updatedAt = now; undefined
+   * when the endpoint does not exist or belongs to another account (then nothing changes).
+   */
+  updateEndpoint(accountId: string, endpointId: string, patch: EndpointPatch, now: number): Promise<EndpointRecord | undefined>;
 
   /**
    * Stores the batch atomically and durably, calling `stamp` once per event, in order,
    * inside the serialized write, so that commit order equals (receivedAt, id) order.
-   * One result per event, in order: its stamp, or undefined when its endpoint no longer
-   * exists and nothing was stored for it.
+   * One result per event, in order: its stamp and stored response code, or undefined when its
+   * endpoint no longer exists and nothing was stored for it. An event with sequenceStatuses
+   * takes its endpoint's sequence counter in the same transaction (NewEvent says how), so
+   * concurrent appends and restarts continue one sequence and each index is given out once.
    */
-  appendEvents(events: NewEvent[], stamp: () => Stamp): Promise<(Stamp | undefined)[]>;
+  appendEvents(events: NewEvent[], stamp: () => Stamp): Promise<(AppendResult | undefined)[]>;
   listEvents(query: EventQuery): Promise<EventPage>;
   /** With markReadAt: sets readAt if it was not set yet and returns the updated record. */
   getEvent(accountId: string, endpointId: string, eventId: string, markReadAt?: number): Promise<EventRecord | undefined>;

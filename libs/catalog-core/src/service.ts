@@ -8,11 +8,12 @@ import {
 import { AppError, notFound, validationFailed } from "@whc/errors";
 import { timingSafeEqual } from "node:crypto";
 import type { CatalogStore } from "./ports.js";
-import type { Cursor, Stamp } from "./types.js";
+import type { AppendResult, Cursor, Stamp } from "./types.js";
 import { createStamper, isUuid, newId } from "./ids.js";
 import {
   apiKeyToProto,
   endpointFromProto,
+  endpointPatchFromProto,
   endpointToProto,
   eventSummaryToProto,
   eventToProto,
@@ -31,18 +32,26 @@ function cursorOf(c: { receivedAtMs: bigint; id: string } | undefined, field: st
   return { receivedAt: Number(c.receivedAtMs), id: c.id };
 }
 
+function appendedToProto(a: AppendResult | undefined) {
+  if (!a) return { endpointMissing: true };
+  return {
+    id: a.id,
+    receivedAtMs: BigInt(a.receivedAt),
+    responseCode: a.responseCode,
+    ...(a.sequenceIndex !== undefined ? { sequenceIndex: BigInt(a.sequenceIndex) } : {}),
+  };
+}
+
 export interface CatalogServiceOptions {
   now?: () => number;
 }
 
-/** The catalog's RPC surface over any CatalogStore. */
-export function createCatalogService(
+type CatalogMethods<K extends keyof ServiceImpl<typeof CatalogService>> = Pick<ServiceImpl<typeof CatalogService>, K>;
+
+function apiKeyMethods(
   store: CatalogStore,
-  options: CatalogServiceOptions = {},
-): ServiceImpl<typeof CatalogService> {
-  const now = options.now ?? Date.now;
-  let stamper: Promise<() => Stamp> | undefined;
-  const stamp = () => (stamper ??= store.latestReceivedAt().then((floor) => createStamper(floor, now)));
+  now: () => number,
+): CatalogMethods<"authenticateApiKey" | "ensureApiKey" | "listApiKeys" | "revokeApiKey" | "countApiKeys"> {
   return {
     async authenticateApiKey(req) {
       if (req.keyHash.length !== 32) throw new AppError("unauthorized", "bad key hash");
@@ -74,7 +83,15 @@ export function createCatalogService(
     async countApiKeys() {
       return { active: BigInt(await store.countActiveApiKeys()) };
     },
+  };
+}
 
+/** Endpoints; another account's endpoint is not_found, like an unknown one. */
+function endpointMethods(
+  store: CatalogStore,
+  now: () => number,
+): CatalogMethods<"createEndpoint" | "getEndpoint" | "listEndpoints" | "updateEndpoint" | "deleteEndpoint"> {
+  return {
     async createEndpoint(req) {
       if (!req.endpoint) throw validationFailed("endpoint", "required");
       if (!req.endpoint.accountId) throw validationFailed("account_id", "required");
@@ -100,18 +117,46 @@ export function createCatalogService(
       return { endpoints: endpoints.map((e) => endpointToProto(e)) };
     },
 
+    async updateEndpoint(req) {
+      requireUuid("endpoint_id", req.endpointId);
+      if (!req.accountId) throw validationFailed("account_id", "required");
+      if (!req.patch) throw validationFailed("patch", "required");
+      if (req.patch.sealedSecret !== undefined && req.patch.sealedSecret.length === 0) {
+        throw validationFailed("patch.sealed_secret", "length");
+      }
+      const updated = await store.updateEndpoint(req.accountId, req.endpointId, endpointPatchFromProto(req.patch), now());
+      if (!updated) throw notFound("endpoint");
+      return { endpoint: endpointToProto(updated) };
+    },
+
     async deleteEndpoint(req) {
       requireUuid("endpoint_id", req.endpointId);
       if (!(await store.deleteEndpoint(req.accountId, req.endpointId))) throw notFound("endpoint");
       return {};
     },
+  };
+}
 
+/** Events, stamped by one commit clock whose floor is the newest event stored. */
+function eventMethods(
+  store: CatalogStore,
+  now: () => number,
+): CatalogMethods<"appendEvents" | "listEvents" | "getEvent" | "deleteEvent" | "purgeEvents"> {
+  let stamper: Promise<() => Stamp> | undefined;
+  // The floor is read once; a failed read is forgotten, so the next append asks again.
+  const stamp = () =>
+    (stamper ??= store.latestReceivedAt().then(
+      (floor) => createStamper(floor, now),
+      (err: unknown) => {
+        stamper = undefined;
+        throw err;
+      },
+    ));
+  return {
     async appendEvents(req) {
       for (const e of req.events) requireUuid("endpoint_id", e.endpointId);
-      const stamps = await store.appendEvents(req.events.map(newEventFromProto), await stamp());
-      return {
-        events: stamps.map((s) => (s ? { id: s.id, receivedAtMs: BigInt(s.receivedAt) } : { endpointMissing: true })),
-      };
+      const appended = await store.appendEvents(req.events.map(newEventFromProto), await stamp());
+      return { events: appended.map(appendedToProto) };
     },
 
     async listEvents(req) {
@@ -155,6 +200,14 @@ export function createCatalogService(
       return { deleted: await store.deleteEvent(req.accountId, req.endpointId, req.eventId) };
     },
 
+    async purgeEvents(req) {
+      return { purged: BigInt(await store.purgeEvents(Number(req.receivedBeforeMs), now())) };
+    },
+  };
+}
+
+function replayMethods(store: CatalogStore, now: () => number): CatalogMethods<"chargeReplay" | "getReplayUsage" | "recordReplayAudit"> {
+  return {
     async chargeReplay(req) {
       if (!DAY_PATTERN.test(req.day)) throw validationFailed("day", "format");
       const charge = await store.chargeReplay(req.accountId, req.day, req.limit);
@@ -188,9 +241,19 @@ export function createCatalogService(
       });
       return { id };
     },
+  };
+}
 
-    async purgeEvents(req) {
-      return { purged: BigInt(await store.purgeEvents(Number(req.receivedBeforeMs), now())) };
-    },
+/** The catalog's RPC surface over any CatalogStore. */
+export function createCatalogService(
+  store: CatalogStore,
+  options: CatalogServiceOptions = {},
+): ServiceImpl<typeof CatalogService> {
+  const now = options.now ?? Date.now;
+  return {
+    ...apiKeyMethods(store, now),
+    ...endpointMethods(store, now),
+    ...eventMethods(store, now),
+    ...replayMethods(store, now),
   };
 }

@@ -24,6 +24,9 @@ export interface EndpointRecord {
   replayFromApi: boolean;
   provider: string;
   sealedSecret?: Uint8Array | undefined;
+  /** The secret before the last rotation; ingest still accepts it for a grace period. */
+  sealedPreviousSecret?: Uint8Array | undefined;
+  secretRotatedAt?: number | undefined;
   genericSignatureHeader: string;
   genericSignaturePrefix: string;
   source: string;
@@ -33,6 +36,43 @@ export interface EndpointRecord {
   lastEventAt?: number | undefined;
   lastPurgedAt?: number | undefined;
   purgedEventCount: number;
+  /** What the receiving endpoint answers (the /v1 `response` object as JSON); "" for the default. */
+  responseJson: string;
+  /**
+   * Answers taken from the response sequence since it was set or reset: the next capture
+   * answered from it gets entry `sequenceCounter mod length`. Kept by the store (appends move
+   * it), never shown outside the catalog.
+   */
+  sequenceCounter: number;
+}
+
+/**
+ * What createEndpoint takes: the record without what the store keeps or defaults. A new
+ * endpoint starts its sequence at 0 and, without responseJson, answers the default.
+ */
+export type NewEndpoint = Omit<EndpointRecord, "responseJson" | "sequenceCounter"> &
+  Partial<Pick<EndpointRecord, "responseJson" | "sequenceCounter">>;
+
+/**
+ * A change to an endpoint: each field present replaces the stored one, the others stay.
+ * A new `sealedSecret` makes the current one the previous one and sets secretRotatedAt;
+ * `clearSecret` removes the secret, the previous one and the rotation time (with a new
+ * secret in the same patch: the new one is set, without a previous one). `responseJson: ""`
+ * removes the response; `resetSequence` restarts the sequence at its first entry.
+ */
+export interface EndpointPatch {
+  displayName?: string | undefined;
+  status?: string | undefined;
+  operatingMode?: string | undefined;
+  replayFromDashboard?: boolean | undefined;
+  replayFromApi?: boolean | undefined;
+  provider?: string | undefined;
+  genericSignatureHeader?: string | undefined;
+  genericSignaturePrefix?: string | undefined;
+  sealedSecret?: Uint8Array | undefined;
+  clearSecret?: boolean | undefined;
+  responseJson?: string | undefined;
+  resetSequence?: boolean | undefined;
 }
 
 export interface SealedBody {
@@ -63,9 +103,16 @@ export interface NewEvent {
   searchTokens: Uint8Array[];
   diagnosticJson: string;
   forwardedResponseJson: string;
+  /**
+   * Present and non-empty when the endpoint answers this capture from its response sequence:
+   * the statuses of the sequence's entries. The store takes the endpoint's sequenceCounter n
+   * inside the append's transaction, stores `statuses[n mod length]` as responseCode and
+   * moves the counter to n + 1. Not stored. Absent or empty: responseCode is kept as given.
+   */
+  sequenceStatuses?: readonly number[] | undefined;
 }
 
-export interface EventRecord extends Omit<NewEvent, "searchTokens"> {
+export interface EventRecord extends Omit<NewEvent, "searchTokens" | "sequenceStatuses"> {
   id: string;
   receivedAt: number;
   readAt?: number | undefined;
@@ -132,4 +179,11 @@ export interface ReplayAuditRecord {
 export interface Stamp {
   id: string;
   receivedAt: number;
+}
+
+/** One stored event of an append: its stamp and what was stored as its response code. */
+export interface AppendResult extends Stamp {
+  responseCode: number;
+  /** The sequence position the event took; only when it was appended with sequenceStatuses. */
+  sequenceIndex?: number | undefined;
 }

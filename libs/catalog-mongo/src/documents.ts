@@ -1,4 +1,5 @@
-import type { Cursor, EventQuery } from "@whc/catalog-core";
+import { replacedFields, type Cursor, type EndpointPatch, type EventQuery } from "@whc/catalog-core";
+import { bytes } from "./records.js";
 
 /**
  * The filter, sort and update documents the MongoDB adapter sends, built by pure functions so
@@ -100,4 +101,43 @@ export function removedCounterUpdate(n: number, purgedAt?: number): Doc[] {
 /** Sets readAt only on the first read. */
 export function markReadFilter(accountId: string, endpointId: string, eventId: string): Doc {
   return { _id: eventId, endpointId, accountId, readAt: { $exists: false } };
+}
+
+/** One account's endpoint: another account's id matches nothing. */
+export function endpointOfAccount(accountId: string, endpointId: string): Doc {
+  return { _id: endpointId, accountId };
+}
+
+/**
+ * A patch as one pipeline update, so that a rotation reads the current secret and writes it as
+ * the previous one atomically, without a transaction. Every given value is a `$literal`: in a
+ * pipeline a string starting with `$` would otherwise be read as a field path. The semantics
+ * are applyEndpointPatch's (catalog-core); documents.test.ts checks them against it.
+ */
+export function endpointPatchUpdate(patch: EndpointPatch, now: number): Doc[] {
+  const set: Doc = {};
+  for (const [field, value] of Object.entries(replacedFields(patch))) set[field] = { $literal: value };
+  if (patch.sealedSecret !== undefined) {
+    // A $set stage evaluates every expression on the document as it came in.
+    set.sealedPreviousSecret = patch.clearSecret ? "$$REMOVE" : { $ifNull: ["$sealedSecret", "$$REMOVE"] };
+    set.sealedSecret = { $literal: bytes(patch.sealedSecret) };
+    set.secretRotatedAt = { $literal: now };
+  }
+  if (patch.resetSequence) set.sequenceCounter = { $literal: 0 };
+  set.updatedAt = { $literal: now };
+  const stages: Doc[] = [{ $set: set }];
+  if (patch.clearSecret && patch.sealedSecret === undefined) {
+    stages.push({ $unset: ["sealedSecret", "sealedPreviousSecret", "secretRotatedAt"] });
+  }
+  return stages;
+}
+
+/** Takes `count` positions of an endpoint's response sequence (read the document from before). */
+export function sequenceTakeUpdate(count: number): Doc {
+  return { $inc: { sequenceCounter: count } };
+}
+
+/** The first position a sequenceTakeUpdate took, from the endpoint as it was before it. */
+export function sequenceStart(before: Doc): number {
+  return (before.sequenceCounter as number | undefined) ?? 0;
 }

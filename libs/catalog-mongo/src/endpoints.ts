@@ -1,10 +1,14 @@
-import type { CatalogStore } from "@whc/catalog-core";
+import { newEndpointRecord, type CatalogStore } from "@whc/catalog-core";
 import type { CatalogCollections, InTransaction } from "./connection.js";
+import { endpointOfAccount, endpointPatchUpdate } from "./documents.js";
 import { endpointDocs } from "./records.js";
 
-export type EndpointMethods = Pick<CatalogStore, "createEndpoint" | "getEndpoint" | "listEndpoints" | "deleteEndpoint">;
+export type EndpointMethods = Pick<
+  CatalogStore,
+  "createEndpoint" | "getEndpoint" | "listEndpoints" | "deleteEndpoint" | "updateEndpoint"
+>;
 
-/** Endpoints; deleting one deletes its events with it. */
+/** Endpoints; deleting one deletes its events with it; an update is one atomic pipeline update. */
 export function createEndpoints(
   { endpoints, events }: Pick<CatalogCollections, "endpoints" | "events">,
   inTransaction: InTransaction,
@@ -12,7 +16,7 @@ export function createEndpoints(
   return {
     // A duplicate slug fails the unique (accountId, slug) index: errors.ts names it.
     async createEndpoint(endpoint) {
-      const doc = endpointDocs.write(endpoint);
+      const doc = endpointDocs.write(newEndpointRecord(endpoint));
       await endpoints.insertOne(doc);
       return endpointDocs.read(doc);
     },
@@ -25,6 +29,13 @@ export function createEndpoints(
     async listEndpoints(accountId) {
       const docs = await endpoints.find({ accountId }).sort({ createdAt: 1, _id: 1 }).toArray();
       return docs.map((d) => endpointDocs.read(d));
+    },
+
+    async updateEndpoint(accountId, endpointId, patch, now) {
+      const d = await endpoints.findOneAndUpdate(endpointOfAccount(accountId, endpointId), endpointPatchUpdate(patch, now), {
+        returnDocument: "after",
+      });
+      return d ? endpointDocs.read(d) : undefined;
     },
 
     async deleteEndpoint(accountId, endpointId) {

@@ -10,12 +10,59 @@ const bin = (bytes: number[]) => new Binary(Buffer.from(bytes));
 
 describe("MongoDB documents <-> records", () => {
   it("writes a new endpoint with zero counters, no times of its own and no empty secret", () => {
-    const endpoint = endpointFixture("acct", { eventCount: 9, lastEventAt: 5, purgedEventCount: 3, sealedSecret: new Uint8Array() });
-    const { id, sealedSecret: _s, eventCount: _e, lastEventAt: _l, lastPurgedAt: _p, purgedEventCount: _c, ...rest } = endpoint;
-    expect(endpointDocs.write(endpoint)).toStrictEqual({ _id: id, ...rest, eventCount: 0, purgedEventCount: 0 });
+    const endpoint = endpointFixture("acct", {
+      eventCount: 9,
+      lastEventAt: 5,
+      purgedEventCount: 3,
+      sequenceCounter: 4,
+      sealedSecret: new Uint8Array(),
+      responseJson: '{"status":500}',
+    });
+    const {
+      id,
+      sealedSecret: _s,
+      sealedPreviousSecret: _ps,
+      secretRotatedAt: _r,
+      eventCount: _e,
+      lastEventAt: _l,
+      lastPurgedAt: _p,
+      purgedEventCount: _c,
+      sequenceCounter: _n,
+      ...rest
+    } = endpoint;
+    expect(endpointDocs.write(endpoint)).toStrictEqual({ _id: id, ...rest, eventCount: 0, purgedEventCount: 0, sequenceCounter: 0 });
     const sealed = endpointDocs.write({ ...endpoint, sealedSecret: new Uint8Array([7, 7]) });
     expect(sealed.sealedSecret).toEqual(bin([7, 7]));
-    expect(endpointDocs.read(sealed)).toEqual({ ...endpoint, sealedSecret: new Uint8Array([7, 7]), eventCount: 0, lastEventAt: undefined, purgedEventCount: 0 });
+    expect(endpointDocs.read(sealed)).toEqual({
+      ...endpoint,
+      sealedSecret: new Uint8Array([7, 7]),
+      eventCount: 0,
+      lastEventAt: undefined,
+      purgedEventCount: 0,
+      sequenceCounter: 0,
+    });
+  });
+
+  it("reads an endpoint written before responses, rotation and sequences existed", () => {
+    const {
+      responseJson: _j,
+      sequenceCounter: _n,
+      sealedPreviousSecret: _p,
+      secretRotatedAt: _r,
+      ...old
+    } = endpointDocs.write(endpointFixture("acct", { sealedSecret: new Uint8Array([1]) }));
+    expect(old).not.toHaveProperty("responseJson");
+    const read = endpointDocs.read(old as AnyDoc);
+    expect(read).toMatchObject({ responseJson: "", sequenceCounter: 0, sealedPreviousSecret: undefined, secretRotatedAt: undefined });
+    expect(read.sealedSecret).toEqual(new Uint8Array([1]));
+  });
+
+  it("writes an event's response code as given, leaving its sequence statuses out", () => {
+    const s = createStamper()();
+    const doc = eventToDoc(eventFixture({ id: "ep", accountId: "acct" }, { responseCode: 200, sequenceStatuses: [500, 200] }), s, 500);
+    expect(doc.responseCode).toBe(500);
+    expect(doc).not.toHaveProperty("sequenceStatuses");
+    expect(summaryDocs.read(doc).responseCode).toBe(500);
   });
 
   it("reads absent and null optional fields as undefined", () => {

@@ -43,6 +43,8 @@ const optionalBinary = (): Field<Uint8Array | undefined> => ({
   read: (v) => plain(v as Binary | null),
   write: (v) => (v && v.length ? bytes(v) : undefined),
 });
+/** Absent in documents written before the field existed: read as `fallback`. */
+const withDefault = <T>(fallback: T): Field<T> => ({ read: (v) => (v ?? fallback) as T, write: (v) => v });
 const kept = <T>(field: Field<T>, initial?: unknown): Field<T> => ({ ...field, kept: initial === undefined ? {} : { initial } });
 
 /** One record type's documents. */
@@ -92,6 +94,8 @@ export const endpointDocs = new RecordDocs<EndpointRecord>({
   replayFromApi: same(),
   provider: same(),
   sealedSecret: optionalBinary(),
+  sealedPreviousSecret: optionalBinary(),
+  secretRotatedAt: optional(),
   genericSignatureHeader: same(),
   genericSignaturePrefix: same(),
   source: same(),
@@ -101,6 +105,9 @@ export const endpointDocs = new RecordDocs<EndpointRecord>({
   lastEventAt: kept(optional()),
   lastPurgedAt: kept(optional()),
   purgedEventCount: kept(same(), 0),
+  responseJson: withDefault(""),
+  // Moved by appends ($inc), reset by an update: never taken from a new record.
+  sequenceCounter: kept(withDefault(0), 0),
 });
 
 /** The fields a list shows; the rest of an event (headers, body, tokens...) is eventToDoc's. */
@@ -148,11 +155,12 @@ export function tokensOf(tokens: readonly Uint8Array[]): Binary[] {
   return [...seen.values()];
 }
 
-/** A new event's document, as stamped at commit. */
-export function eventToDoc(e: NewEvent, s: Stamp): AnyDoc {
-  const { headers, body, searchTokens, diagnosticJson, forwardedResponseJson, ...fields } = e;
+/** A new event's document, as stamped at commit, with the response code stored for it. */
+export function eventToDoc(e: NewEvent, s: Stamp, responseCode = e.responseCode): AnyDoc {
+  const { headers, body, searchTokens, diagnosticJson, forwardedResponseJson, sequenceStatuses: _statuses, ...fields } = e;
   const summary: EventSummaryRecord = {
     ...fields,
+    responseCode,
     id: s.id,
     receivedAt: s.receivedAt,
     readAt: undefined,

@@ -1,7 +1,7 @@
 import Database from "better-sqlite3";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { schemaSql, SCHEMA_VERSION } from "./schema.js";
+import { addMissingColumns, schemaSql, SCHEMA_VERSION } from "./schema.js";
 
 /** Page size of a new catalog file (docs/performance.md, "Embedded catalog page size"). */
 const PAGE_SIZE = 16384;
@@ -24,10 +24,13 @@ export function openCatalogDatabase(file: string): Database.Database {
   db.pragma("busy_timeout = 5000");
   db.pragma("cache_size = -65536");
   db.exec(schemaSql);
+  addMissingColumns(db);
   // The search index is merged a bounded slice per append (see event-append.ts), not by
   // FTS5's automerge, whose work comes in lumps of 64 pages per level: 40-60 ms commits
   // under load.
   db.exec("INSERT INTO event_search(event_search, rank) VALUES ('automerge', 0)");
-  db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)").run(String(SCHEMA_VERSION));
+  db.prepare(
+    "INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value WHERE CAST(value AS INTEGER) < CAST(excluded.value AS INTEGER)",
+  ).run(String(SCHEMA_VERSION));
   return db;
 }

@@ -1,13 +1,29 @@
 import type Database from "better-sqlite3";
-import type { CatalogStore } from "@whc/catalog-core";
+import {
+  PATCHED_FIELDS,
+  applyEndpointPatch,
+  newEndpointRecord,
+  type CatalogStore,
+  type EndpointPatch,
+  type EndpointRecord,
+} from "@whc/catalog-core";
 import { endpointRows, type Row } from "./rows.js";
 
-export type EndpointMethods = Pick<CatalogStore, "createEndpoint" | "getEndpoint" | "listEndpoints" | "deleteEndpoint">;
+export type EndpointMethods = Pick<
+  CatalogStore,
+  "createEndpoint" | "getEndpoint" | "listEndpoints" | "deleteEndpoint" | "updateEndpoint"
+>;
 
-/** Endpoints; deleting one deletes its events (rows, bodies and search postings) with it. */
+/**
+ * Endpoints; deleting one deletes its events (rows, bodies and search postings) with it. An
+ * update writes the patched record (applyEndpointPatch) in an IMMEDIATE transaction: no append
+ * can move the sequence counter between its read and its write.
+ */
 export function createEndpoints(db: Database.Database): EndpointMethods {
+  const patched = endpointRows.update(PATCHED_FIELDS, "key = ?");
   const stmt = {
     insert: db.prepare(endpointRows.insertSql()),
+    update: db.prepare(patched.sql),
     byId: db.prepare("SELECT * FROM endpoints WHERE id = ?"),
     ofAccount: db.prepare("SELECT * FROM endpoints WHERE id = ? AND account_id = ?"),
     list: db.prepare("SELECT * FROM endpoints WHERE account_id = ? ORDER BY created_at, id"),
@@ -26,10 +42,17 @@ export function createEndpoints(db: Database.Database): EndpointMethods {
     return true;
   });
 
+  const updateTx = db.transaction((accountId: string, endpointId: string, patch: EndpointPatch, now: number) => {
+    const row = stmt.ofAccount.get(endpointId, accountId) as Row | undefined;
+    if (!row) return undefined;
+    stmt.update.run(...patched.values(applyEndpointPatch(endpointRows.read(row), patch, now)), row.key);
+    return endpointRows.read(stmt.byId.get(endpointId) as Row);
+  });
+
   return {
     // A duplicate slug fails the UNIQUE (account_id, slug) constraint: errors.ts names it.
     async createEndpoint(endpoint) {
-      stmt.insert.run(endpointRows.values(endpoint));
+      stmt.insert.run(endpointRows.values(newEndpointRecord(endpoint)));
       return endpointRows.read(stmt.byId.get(endpoint.id) as Row);
     },
 
@@ -44,6 +67,10 @@ export function createEndpoints(db: Database.Database): EndpointMethods {
 
     async deleteEndpoint(accountId, endpointId) {
       return deleteTx(accountId, endpointId);
+    },
+
+    async updateEndpoint(accountId, endpointId, patch, now): Promise<EndpointRecord | undefined> {
+      return updateTx.immediate(accountId, endpointId, patch, now);
     },
   };
 }

@@ -114,6 +114,22 @@ export class RecordRows<R> {
     return this.all.map(([, c]) => `${alias}.${c.name}`).join(", ");
   }
 
+  /**
+   * An UPDATE of the columns of `fields` of the row `where` selects; its parameters are
+   * `values(record)`, then those of `where`.
+   */
+  update(fields: readonly (keyof R & string)[], where: string): { sql: string; values: (record: R) => unknown[] } {
+    const entries = fields.map((f) => {
+      const entry = this.all.find(([field]) => field === f);
+      if (!entry) throw new Error(`${this.table}: no column for ${f}`);
+      return entry;
+    });
+    return {
+      sql: `UPDATE ${this.table} SET ${entries.map(([, c]) => `${c.name} = ?`).join(", ")} WHERE ${where}`,
+      values: (record) => entries.map(([f, c]) => c.write((record as Record<string, unknown>)[f])),
+    };
+  }
+
   /** An INSERT of one record; its parameters are `values(record)`. */
   insertSql(): string {
     const names = this.inserted.map(([, c]) => c.name).join(", ");
@@ -143,6 +159,8 @@ export const endpointRows = new RecordRows<EndpointRecord>("endpoints", {
   replayFromApi: flag("replay_from_api"),
   provider: text("provider"),
   sealedSecret: optionalBlob("sealed_secret"),
+  sealedPreviousSecret: optionalBlob("sealed_previous_secret"),
+  secretRotatedAt: optionalInteger("secret_rotated_at"),
   genericSignatureHeader: text("generic_signature_header"),
   genericSignaturePrefix: text("generic_signature_prefix"),
   source: text("source"),
@@ -152,6 +170,9 @@ export const endpointRows = new RecordRows<EndpointRecord>("endpoints", {
   lastEventAt: kept(optionalInteger("last_event_at")),
   lastPurgedAt: kept(optionalInteger("last_purged_at")),
   purgedEventCount: kept(integer("purged_event_count"), 0),
+  responseJson: text("response_json"),
+  // Moved by appends, reset by an update: never taken from a new record.
+  sequenceCounter: kept(integer("sequence_counter"), 0),
 });
 
 /** An event's small columns, in `events`: what a list shows. */

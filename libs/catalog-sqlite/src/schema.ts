@@ -1,3 +1,5 @@
+import type Database from "better-sqlite3";
+
 /**
  * The embedded catalog's schema. Events keep their small columns in `events` so that list
  * scans stay cheap; bodies and their search tokens live in `event_bodies`; the blind-index
@@ -5,8 +7,27 @@
  * search walks one token's postings newest first and probes the others by primary key.
  * `events.seq` is the commit sequence: the catalog stamps events in commit order, so seq
  * order and (received_at, id) order agree.
+ *
+ * Version 2: endpoints gained the response, the previous secret and the sequence counter.
  */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
+
+/**
+ * Columns added to a table after it first shipped. A new catalog gets them from CREATE TABLE;
+ * a catalog created before them gets them when opened (addMissingColumns). ADD COLUMN needs
+ * each to be nullable or to have a default, which is what rows written before hold.
+ */
+export const addedColumns = {
+  endpoints: [
+    ["response_json", "TEXT NOT NULL DEFAULT ''"],
+    ["sealed_previous_secret", "BLOB"],
+    ["secret_rotated_at", "INTEGER"],
+    ["sequence_counter", "INTEGER NOT NULL DEFAULT 0"],
+  ],
+} as const satisfies Record<string, readonly (readonly [name: string, definition: string])[]>;
+
+const columnsSql = (table: keyof typeof addedColumns) =>
+  addedColumns[table].map(([name, definition]) => `  ${name} ${definition},`).join("\n");
 
 export const schemaSql = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -47,6 +68,7 @@ CREATE TABLE IF NOT EXISTS endpoints (
   last_event_at INTEGER,
   last_purged_at INTEGER,
   purged_event_count INTEGER NOT NULL DEFAULT 0,
+${columnsSql("endpoints")}
   UNIQUE (account_id, slug)
 );
 
@@ -112,3 +134,15 @@ CREATE TABLE IF NOT EXISTS replay_audit (
 );
 CREATE INDEX IF NOT EXISTS replay_audit_account ON replay_audit (account_id, created_at);
 `;
+
+/** Adds the columns of `addedColumns` a catalog created by an earlier version lacks. */
+export function addMissingColumns(db: Database.Database): void {
+  db.transaction(() => {
+    for (const [table, columns] of Object.entries(addedColumns)) {
+      const present = new Set((db.pragma(`table_info(${table})`) as { name: string }[]).map((c) => c.name));
+      for (const [name, definition] of columns) {
+        if (!present.has(name)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${name} ${definition}`);
+      }
+    }
+  }).immediate();
+}

@@ -15,6 +15,9 @@ catalogStoreContract("embedded SQLite", {
     dir = tempDir("whc-sqlite-");
     return openSqliteStore({ file: path.join(dir.path, "catalog.db") });
   },
+  async reopen() {
+    return openSqliteStore({ file: path.join(dir!.path, "catalog.db") });
+  },
   async cleanup() {
     dir?.remove();
   },

@@ -13,6 +13,9 @@ catalogStoreContract("embedded SQLite on a worker thread", {
     dir = tempDir("whc-sqlite-worker-");
     return openSqliteStoreInWorker({ file: path.join(dir.path, "catalog.db") });
   },
+  async reopen() {
+    return openSqliteStoreInWorker({ file: path.join(dir!.path, "catalog.db") });
+  },
   async cleanup() {
     dir?.remove();
   },

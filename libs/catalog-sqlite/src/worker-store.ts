@@ -68,6 +68,7 @@ export async function openSqliteStoreInWorker(options: { file: string }): Promis
     getEndpoint: (...a) => call("getEndpoint", ...a),
     listEndpoints: (...a) => call("listEndpoints", ...a),
     deleteEndpoint: (...a) => call("deleteEndpoint", ...a),
+    updateEndpoint: (...a) => call("updateEndpoint", ...a),
     // Tokens travel packed in one buffer per event: cloning dozens of tiny typed arrays per
     // event cost more than the store's own work on them.
     appendEvents: (events, stamp) =>

@@ -57,6 +57,7 @@ export function captureEvent(c: Capture, { endpoint, secret }: IngestEndpoint, b
     searchTokens: [],
     diagnosticJson: "",
     forwardedResponseJson: "",
+    sequenceStatuses: [],
   };
 }
 

@@ -2,12 +2,18 @@ import { describe, it, expect, beforeEach, afterEach } from "vitest";
 import fc from "fast-check";
 import { AppError } from "@whc/errors";
 import type { CatalogStore } from "../ports.js";
-import type { EventQuery, Stamp } from "../types.js";
+import type { EndpointRecord, EventQuery, Stamp } from "../types.js";
 import { createStamper } from "../ids.js";
+import { endpointUpdateContract, responseSequenceContract, type ContractContext } from "./endpoint-contract.js";
 import { endpointFixture, eventFixture, keyHash, token } from "./fixtures.js";
 
 export interface ContractOptions {
   open: () => Promise<CatalogStore>;
+  /**
+   * Opens again what `open` last created (the same file or database), after the store was
+   * closed: the tests of what survives a restart run only where it is given.
+   */
+  reopen?: () => Promise<CatalogStore>;
   /** Removes whatever `open` created (files, databases). */
   cleanup?: () => Promise<void>;
 }
@@ -31,11 +37,27 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
       await options.cleanup?.();
     });
 
-    async function accountWithEndpoint(accountName = `acct-${Math.random().toString(36).slice(2)}`) {
+    async function accountWithEndpoint(
+      accountName = `acct-${Math.random().toString(36).slice(2)}`,
+      overrides: Partial<EndpointRecord> = {},
+    ) {
       const { key } = await store.ensureApiKey(accountName, keyHash(accountName), "whc_test", Date.now());
-      const endpoint = await store.createEndpoint(endpointFixture(key.accountId));
+      const endpoint = await store.createEndpoint(endpointFixture(key.accountId, overrides));
       return { accountId: key.accountId, endpoint };
     }
+
+    const reopen = options.reopen;
+    const context: ContractContext = {
+      store: () => store,
+      stamp: () => stamp,
+      accountWithEndpoint,
+      reopen: reopen
+        ? async () => {
+            await store.close();
+            store = await reopen();
+          }
+        : undefined,
+    };
 
     function query(accountId: string, endpointId: string, extra: Partial<EventQuery> = {}): EventQuery {
       return { accountId, endpointId, limit: 50, ...extra };
@@ -127,6 +149,9 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
         await expect(store.createEndpoint(endpointFixture(b.accountId, { slug: a.endpoint.slug }))).resolves.toBeDefined();
       });
     });
+
+    endpointUpdateContract(context);
+    responseSequenceContract(context);
 
     describe("events", () => {
       it("stamps in order and lists newest first with exact counters", async () => {

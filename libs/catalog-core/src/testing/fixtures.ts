@@ -31,6 +31,8 @@ export function endpointFixture(accountId: string, overrides: Partial<EndpointRe
     updatedAt: now,
     eventCount: 0,
     purgedEventCount: 0,
+    responseJson: "",
+    sequenceCounter: 0,
     ...overrides,
   };
 }

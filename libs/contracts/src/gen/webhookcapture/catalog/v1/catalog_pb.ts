@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file webhookcapture/catalog/v1/catalog.proto.
  */
 export const file_webhookcapture_catalog_v1_catalog: GenFile = /*@__PURE__*/
-  fileDesc("Cid3ZWJob29rY2FwdHVyZS9jYXRhbG9nL3YxL2NhdGFsb2cucHJvdG8SGXdlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEikwEKBkFwaUtleRIKCgJpZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEhQKDGFjY291bnRfbmFtZRgDIAEoCRIOCgZwcmVmaXgYBCABKAkSFQoNY3JlYXRlZF9hdF9tcxgFIAEoAxIaCg1yZXZva2VkX2F0X21zGAYgASgDSACIAQFCEAoOX3Jldm9rZWRfYXRfbXMiLQoZQXV0aGVudGljYXRlQXBpS2V5UmVxdWVzdBIQCghrZXlfaGFzaBgBIAEoDCJAChpBdXRoZW50aWNhdGVBcGlLZXlSZXNwb25zZRISCgphY2NvdW50X2lkGAEgASgJEg4KBmtleV9pZBgCIAEoCSJNChNFbnN1cmVBcGlLZXlSZXF1ZXN0EhQKDGFjY291bnRfbmFtZRgBIAEoCRIQCghrZXlfaGFzaBgCIAEoDBIOCgZwcmVmaXgYAyABKAkiVwoURW5zdXJlQXBpS2V5UmVzcG9uc2USLgoDa2V5GAEgASgLMiEud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5BcGlLZXkSDwoHY3JlYXRlZBgCIAEoCCIqChJMaXN0QXBpS2V5c1JlcXVlc3QSFAoMYWNjb3VudF9uYW1lGAEgASgJIkYKE0xpc3RBcGlLZXlzUmVzcG9uc2USLwoEa2V5cxgBIAMoCzIhLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuQXBpS2V5IiUKE1Jldm9rZUFwaUtleVJlcXVlc3QSDgoGa2V5X2lkGAEgASgJIkYKFFJldm9rZUFwaUtleVJlc3BvbnNlEi4KA2tleRgBIAEoCzIhLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuQXBpS2V5IhUKE0NvdW50QXBpS2V5c1JlcXVlc3QiJgoUQ291bnRBcGlLZXlzUmVzcG9uc2USDgoGYWN0aXZlGAEgASgDIogECghFbmRwb2ludBIKCgJpZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEgwKBHNsdWcYAyABKAkSFAoMZGlzcGxheV9uYW1lGAQgASgJEhYKDm9wZXJhdGluZ19tb2RlGAUgASgJEg4KBnN0YXR1cxgGIAEoCRIdChVyZXBsYXlfZnJvbV9kYXNoYm9hcmQYByABKAgSFwoPcmVwbGF5X2Zyb21fYXBpGAggASgIEhAKCHByb3ZpZGVyGAkgASgJEhIKCnNlY3JldF9zZXQYCiABKAgSIAoYZ2VuZXJpY19zaWduYXR1cmVfaGVhZGVyGAsgASgJEiAKGGdlbmVyaWNfc2lnbmF0dXJlX3ByZWZpeBgMIAEoCRIOCgZzb3VyY2UYDSABKAkSFQoNY3JlYXRlZF9hdF9tcxgOIAEoAxIVCg11cGRhdGVkX2F0X21zGA8gASgDEhMKC2V2ZW50X2NvdW50GBAgASgDEh0KEGxhc3RfZXZlbnRfYXRfbXMYESABKANIAIgBARIeChFsYXN0X3B1cmdlZF9hdF9tcxgSIAEoA0gBiAEBEhoKEnB1cmdlZF9ldmVudF9jb3VudBgTIAEoAxIVCg1zZWFsZWRfc2VjcmV0GBQgASgMQhMKEV9sYXN0X2V2ZW50X2F0X21zQhQKEl9sYXN0X3B1cmdlZF9hdF9tcyJOChVDcmVhdGVFbmRwb2ludFJlcXVlc3QSNQoIZW5kcG9pbnQYASABKAsyIy53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkVuZHBvaW50Ik8KFkNyZWF0ZUVuZHBvaW50UmVzcG9uc2USNQoIZW5kcG9pbnQYASABKAsyIy53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkVuZHBvaW50IlwKEkdldEVuZHBvaW50UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhMKC2VuZHBvaW50X2lkGAIgASgJEh0KFWluY2x1ZGVfc2VhbGVkX3NlY3JldBgDIAEoCCJMChNHZXRFbmRwb2ludFJlc3BvbnNlEjUKCGVuZHBvaW50GAEgASgLMiMud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5FbmRwb2ludCIqChRMaXN0RW5kcG9pbnRzUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJIk8KFUxpc3RFbmRwb2ludHNSZXNwb25zZRI2CgllbmRwb2ludHMYASADKAsyIy53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkVuZHBvaW50IkAKFURlbGV0ZUVuZHBvaW50UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhMKC2VuZHBvaW50X2lkGAIgASgJIhgKFkRlbGV0ZUVuZHBvaW50UmVzcG9uc2UiRQoKU2VhbGVkQm9keRISCgpjaXBoZXJ0ZXh0GAEgASgMEhMKC3dyYXBwZWRfa2V5GAIgASgMEg4KBmtleV9pZBgDIAEoCSKtBAoFRXZlbnQSCgoCaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRITCgtlbmRwb2ludF9pZBgDIAEoCRIWCg5yZWNlaXZlZF9hdF9tcxgEIAEoAxIOCgZtZXRob2QYBSABKAkSDAoEcGF0aBgGIAEoCRIxCgdoZWFkZXJzGAcgAygLMiAud2ViaG9va2NhcHR1cmUuY29tbW9uLnYxLkhlYWRlchIRCglyZW1vdGVfaXAYCCABKAkSHAoUY2Fub25pY2FsX2V2ZW50X3R5cGUYCSABKAkSEAoIcHJvdmlkZXIYCiABKAkSFAoMdmVyaWZpY2F0aW9uGAsgASgJEiMKG3ZlcmlmaWNhdGlvbl9mYWlsdXJlX3JlYXNvbhgMIAEoCRIVCg1yZXNwb25zZV9jb2RlGA0gASgFEhcKCnJlYWRfYXRfbXMYDiABKANIAIgBARIRCgl0cnVuY2F0ZWQYDyABKAgSGwoTb3JpZ2luYWxfc2l6ZV9ieXRlcxgQIAEoAxIzCgRib2R5GBEgASgLMiUud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5TZWFsZWRCb2R5EhMKC2JvZHlfc3RvcmVkGBIgASgIEhUKDXNlYXJjaF90b2tlbnMYEyADKAwSFwoPZGlhZ25vc3RpY19qc29uGBQgASgJEh8KF2ZvcndhcmRlZF9yZXNwb25zZV9qc29uGBUgASgJQg0KC19yZWFkX2F0X21zIkcKE0FwcGVuZEV2ZW50c1JlcXVlc3QSMAoGZXZlbnRzGAEgAygLMiAud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5FdmVudCJNCg1BcHBlbmRlZEV2ZW50EgoKAmlkGAEgASgJEhYKDnJlY2VpdmVkX2F0X21zGAIgASgDEhgKEGVuZHBvaW50X21pc3NpbmcYAyABKAgiUAoUQXBwZW5kRXZlbnRzUmVzcG9uc2USOAoGZXZlbnRzGAEgAygLMigud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5BcHBlbmRlZEV2ZW50IiwKBkN1cnNvchIWCg5yZWNlaXZlZF9hdF9tcxgBIAEoAxIKCgJpZBgCIAEoCSK9AwoRTGlzdEV2ZW50c1JlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRITCgtlbmRwb2ludF9pZBgCIAEoCRIxCgZiZWZvcmUYAyABKAsyIS53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkN1cnNvchIwCgVhZnRlchgEIAEoCzIhLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuQ3Vyc29yEhQKB2Zyb21fbXMYBSABKANIAIgBARISCgV0b19tcxgGIAEoA0gBiAEBEhcKCmV2ZW50X3R5cGUYByABKAlIAogBARIVCghwcm92aWRlchgIIAEoCUgDiAEBEhoKDXJlc3BvbnNlX2NvZGUYCSABKAVIBIgBARIZCgx2ZXJpZmljYXRpb24YCiABKAlIBYgBARIVCg1zZWFyY2hfdG9rZW5zGAsgAygMEg4KBnNlYXJjaBgMIAEoCBINCgVsaW1pdBgNIAEoBUIKCghfZnJvbV9tc0IICgZfdG9fbXNCDQoLX2V2ZW50X3R5cGVCCwoJX3Byb3ZpZGVyQhAKDl9yZXNwb25zZV9jb2RlQg8KDV92ZXJpZmljYXRpb24ihgEKEkxpc3RFdmVudHNSZXNwb25zZRIwCgZldmVudHMYASADKAsyIC53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkV2ZW50EhEKCWhhc19vbGRlchgCIAEoCBIrCiNzZWFyY2hfZXhjbHVkZWRfbWV0YWRhdGFfb25seV9jb3VudBgDIAEoBSJfCg9HZXRFdmVudFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRITCgtlbmRwb2ludF9pZBgCIAEoCRIQCghldmVudF9pZBgDIAEoCRIRCgltYXJrX3JlYWQYBCABKAgiQwoQR2V0RXZlbnRSZXNwb25zZRIvCgVldmVudBgBIAEoCzIgLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuRXZlbnQiTwoSRGVsZXRlRXZlbnRSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEwoLZW5kcG9pbnRfaWQYAiABKAkSEAoIZXZlbnRfaWQYAyABKAkiJgoTRGVsZXRlRXZlbnRSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIIkUKE0NoYXJnZVJlcGxheVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRILCgNkYXkYAiABKAkSDQoFbGltaXQYAyABKAUiSAoUQ2hhcmdlUmVwbGF5UmVzcG9uc2USDwoHYWxsb3dlZBgBIAEoCBIMCgR1c2VkGAIgASgFEhEKCXJlbWFpbmluZxgDIAEoBSI4ChVHZXRSZXBsYXlVc2FnZVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRILCgNkYXkYAiABKAkiJgoWR2V0UmVwbGF5VXNhZ2VSZXNwb25zZRIMCgR1c2VkGAEgASgFIp0CCgtSZXBsYXlBdWRpdBIKCgJpZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEhMKC2VuZHBvaW50X2lkGAMgASgJEhAKCGV2ZW50X2lkGAQgASgJEg4KBmtleV9pZBgFIAEoCRISCgp0YXJnZXRfdXJsGAYgASgJEgwKBG1vZGUYByABKAkSDgoGcmVzdWx0GAggASgJEhUKDXRhcmdldF9zdGF0dXMYCSABKAUSHgoWbmV0d29ya19mYWlsdXJlX3JlYXNvbhgKIAEoCRITCgtkdXJhdGlvbl9tcxgLIAEoAxIVCg1jcmVhdGVkX2F0X21zGAwgASgDEhIKCnJlcXVlc3RfaWQYDSABKAkSDgoGY2xpZW50GA4gASgJIlEKGFJlY29yZFJlcGxheUF1ZGl0UmVxdWVzdBI1CgVhdWRpdBgBIAEoCzImLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuUmVwbGF5QXVkaXQiJwoZUmVjb3JkUmVwbGF5QXVkaXRSZXNwb25zZRIKCgJpZBgBIAEoCSIwChJQdXJnZUV2ZW50c1JlcXVlc3QSGgoScmVjZWl2ZWRfYmVmb3JlX21zGAEgASgDIiUKE1B1cmdlRXZlbnRzUmVzcG9uc2USDgoGcHVyZ2VkGAEgASgDMqoPCg5DYXRhbG9nU2VydmljZRKBAQoSQXV0aGVudGljYXRlQXBpS2V5EjQud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5BdXRoZW50aWNhdGVBcGlLZXlSZXF1ZXN0GjUud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5BdXRoZW50aWNhdGVBcGlLZXlSZXNwb25zZRJvCgxFbnN1cmVBcGlLZXkSLi53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkVuc3VyZUFwaUtleVJlcXVlc3QaLy53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkVuc3VyZUFwaUtleVJlc3BvbnNlEmwKC0xpc3RBcGlLZXlzEi0ud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5MaXN0QXBpS2V5c1JlcXVlc3QaLi53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkxpc3RBcGlLZXlzUmVzcG9uc2USbwoMUmV2b2tlQXBpS2V5Ei4ud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5SZXZva2VBcGlLZXlSZXF1ZXN0Gi8ud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5SZXZva2VBcGlLZXlSZXNwb25zZRJvCgxDb3VudEFwaUtleXMSLi53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkNvdW50QXBpS2V5c1JlcXVlc3QaLy53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkNvdW50QXBpS2V5c1Jlc3BvbnNlEnUKDkNyZWF0ZUVuZHBvaW50EjAud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5DcmVhdGVFbmRwb2ludFJlcXVlc3QaMS53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkNyZWF0ZUVuZHBvaW50UmVzcG9uc2USbAoLR2V0RW5kcG9pbnQSLS53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkdldEVuZHBvaW50UmVxdWVzdBouLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuR2V0RW5kcG9pbnRSZXNwb25zZRJyCg1MaXN0RW5kcG9pbnRzEi8ud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5MaXN0RW5kcG9pbnRzUmVxdWVzdBowLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuTGlzdEVuZHBvaW50c1Jlc3BvbnNlEnUKDkRlbGV0ZUVuZHBvaW50EjAud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5EZWxldGVFbmRwb2ludFJlcXVlc3QaMS53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkRlbGV0ZUVuZHBvaW50UmVzcG9uc2USbwoMQXBwZW5kRXZlbnRzEi4ud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5BcHBlbmRFdmVudHNSZXF1ZXN0Gi8ud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5BcHBlbmRFdmVudHNSZXNwb25zZRJpCgpMaXN0RXZlbnRzEiwud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5MaXN0RXZlbnRzUmVxdWVzdBotLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuTGlzdEV2ZW50c1Jlc3BvbnNlEmMKCEdldEV2ZW50Eioud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5HZXRFdmVudFJlcXVlc3QaKy53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkdldEV2ZW50UmVzcG9uc2USbAoLRGVsZXRlRXZlbnQSLS53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkRlbGV0ZUV2ZW50UmVxdWVzdBouLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuRGVsZXRlRXZlbnRSZXNwb25zZRJvCgxDaGFyZ2VSZXBsYXkSLi53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkNoYXJnZVJlcGxheVJlcXVlc3QaLy53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkNoYXJnZVJlcGxheVJlc3BvbnNlEnUKDkdldFJlcGxheVVzYWdlEjAud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5HZXRSZXBsYXlVc2FnZVJlcXVlc3QaMS53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkdldFJlcGxheVVzYWdlUmVzcG9uc2USfgoRUmVjb3JkUmVwbGF5QXVkaXQSMy53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLlJlY29yZFJlcGxheUF1ZGl0UmVxdWVzdBo0LndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuUmVjb3JkUmVwbGF5QXVkaXRSZXNwb25zZRJsCgtQdXJnZUV2ZW50cxItLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuUHVyZ2VFdmVudHNSZXF1ZXN0Gi4ud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5QdXJnZUV2ZW50c1Jlc3BvbnNlYgZwcm90bzM", [file_webhookcapture_common_v1_common]);
+  fileDesc("Cid3ZWJob29rY2FwdHVyZS9jYXRhbG9nL3YxL2NhdGFsb2cucHJvdG8SGXdlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEikwEKBkFwaUtleRIKCgJpZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEhQKDGFjY291bnRfbmFtZRgDIAEoCRIOCgZwcmVmaXgYBCABKAkSFQoNY3JlYXRlZF9hdF9tcxgFIAEoAxIaCg1yZXZva2VkX2F0X21zGAYgASgDSACIAQFCEAoOX3Jldm9rZWRfYXRfbXMiLQoZQXV0aGVudGljYXRlQXBpS2V5UmVxdWVzdBIQCghrZXlfaGFzaBgBIAEoDCJAChpBdXRoZW50aWNhdGVBcGlLZXlSZXNwb25zZRISCgphY2NvdW50X2lkGAEgASgJEg4KBmtleV9pZBgCIAEoCSJNChNFbnN1cmVBcGlLZXlSZXF1ZXN0EhQKDGFjY291bnRfbmFtZRgBIAEoCRIQCghrZXlfaGFzaBgCIAEoDBIOCgZwcmVmaXgYAyABKAkiVwoURW5zdXJlQXBpS2V5UmVzcG9uc2USLgoDa2V5GAEgASgLMiEud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5BcGlLZXkSDwoHY3JlYXRlZBgCIAEoCCIqChJMaXN0QXBpS2V5c1JlcXVlc3QSFAoMYWNjb3VudF9uYW1lGAEgASgJIkYKE0xpc3RBcGlLZXlzUmVzcG9uc2USLwoEa2V5cxgBIAMoCzIhLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuQXBpS2V5IiUKE1Jldm9rZUFwaUtleVJlcXVlc3QSDgoGa2V5X2lkGAEgASgJIkYKFFJldm9rZUFwaUtleVJlc3BvbnNlEi4KA2tleRgBIAEoCzIhLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuQXBpS2V5IhUKE0NvdW50QXBpS2V5c1JlcXVlc3QiJgoUQ291bnRBcGlLZXlzUmVzcG9uc2USDgoGYWN0aXZlGAEgASgDIvsECghFbmRwb2ludBIKCgJpZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEgwKBHNsdWcYAyABKAkSFAoMZGlzcGxheV9uYW1lGAQgASgJEhYKDm9wZXJhdGluZ19tb2RlGAUgASgJEg4KBnN0YXR1cxgGIAEoCRIdChVyZXBsYXlfZnJvbV9kYXNoYm9hcmQYByABKAgSFwoPcmVwbGF5X2Zyb21fYXBpGAggASgIEhAKCHByb3ZpZGVyGAkgASgJEhIKCnNlY3JldF9zZXQYCiABKAgSIAoYZ2VuZXJpY19zaWduYXR1cmVfaGVhZGVyGAsgASgJEiAKGGdlbmVyaWNfc2lnbmF0dXJlX3ByZWZpeBgMIAEoCRIOCgZzb3VyY2UYDSABKAkSFQoNY3JlYXRlZF9hdF9tcxgOIAEoAxIVCg11cGRhdGVkX2F0X21zGA8gASgDEhMKC2V2ZW50X2NvdW50GBAgASgDEh0KEGxhc3RfZXZlbnRfYXRfbXMYESABKANIAIgBARIeChFsYXN0X3B1cmdlZF9hdF9tcxgSIAEoA0gBiAEBEhoKEnB1cmdlZF9ldmVudF9jb3VudBgTIAEoAxIVCg1zZWFsZWRfc2VjcmV0GBQgASgMEhUKDXJlc3BvbnNlX2pzb24YFSABKAkSHgoWc2VhbGVkX3ByZXZpb3VzX3NlY3JldBgWIAEoDBIhChRzZWNyZXRfcm90YXRlZF9hdF9tcxgXIAEoA0gCiAEBQhMKEV9sYXN0X2V2ZW50X2F0X21zQhQKEl9sYXN0X3B1cmdlZF9hdF9tc0IXChVfc2VjcmV0X3JvdGF0ZWRfYXRfbXMiTgoVQ3JlYXRlRW5kcG9pbnRSZXF1ZXN0EjUKCGVuZHBvaW50GAEgASgLMiMud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5FbmRwb2ludCJPChZDcmVhdGVFbmRwb2ludFJlc3BvbnNlEjUKCGVuZHBvaW50GAEgASgLMiMud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5FbmRwb2ludCJcChJHZXRFbmRwb2ludFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRITCgtlbmRwb2ludF9pZBgCIAEoCRIdChVpbmNsdWRlX3NlYWxlZF9zZWNyZXQYAyABKAgiTAoTR2V0RW5kcG9pbnRSZXNwb25zZRI1CghlbmRwb2ludBgBIAEoCzIjLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuRW5kcG9pbnQiKgoUTGlzdEVuZHBvaW50c1JlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCSJPChVMaXN0RW5kcG9pbnRzUmVzcG9uc2USNgoJZW5kcG9pbnRzGAEgAygLMiMud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5FbmRwb2ludCJAChVEZWxldGVFbmRwb2ludFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRITCgtlbmRwb2ludF9pZBgCIAEoCSIYChZEZWxldGVFbmRwb2ludFJlc3BvbnNlIrEECg1FbmRwb2ludFBhdGNoEhkKDGRpc3BsYXlfbmFtZRgBIAEoCUgAiAEBEhMKBnN0YXR1cxgCIAEoCUgBiAEBEhsKDm9wZXJhdGluZ19tb2RlGAMgASgJSAKIAQESIgoVcmVwbGF5X2Zyb21fZGFzaGJvYXJkGAQgASgISAOIAQESHAoPcmVwbGF5X2Zyb21fYXBpGAUgASgISASIAQESFQoIcHJvdmlkZXIYBiABKAlIBYgBARIlChhnZW5lcmljX3NpZ25hdHVyZV9oZWFkZXIYByABKAlIBogBARIlChhnZW5lcmljX3NpZ25hdHVyZV9wcmVmaXgYCCABKAlIB4gBARIaCg1zZWFsZWRfc2VjcmV0GAkgASgMSAiIAQESFAoMY2xlYXJfc2VjcmV0GAogASgIEhoKDXJlc3BvbnNlX2pzb24YCyABKAlICYgBARIWCg5yZXNldF9zZXF1ZW5jZRgMIAEoCEIPCg1fZGlzcGxheV9uYW1lQgkKB19zdGF0dXNCEQoPX29wZXJhdGluZ19tb2RlQhgKFl9yZXBsYXlfZnJvbV9kYXNoYm9hcmRCEgoQX3JlcGxheV9mcm9tX2FwaUILCglfcHJvdmlkZXJCGwoZX2dlbmVyaWNfc2lnbmF0dXJlX2hlYWRlckIbChlfZ2VuZXJpY19zaWduYXR1cmVfcHJlZml4QhAKDl9zZWFsZWRfc2VjcmV0QhAKDl9yZXNwb25zZV9qc29uInkKFVVwZGF0ZUVuZHBvaW50UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhMKC2VuZHBvaW50X2lkGAIgASgJEjcKBXBhdGNoGAMgASgLMigud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5FbmRwb2ludFBhdGNoIk8KFlVwZGF0ZUVuZHBvaW50UmVzcG9uc2USNQoIZW5kcG9pbnQYASABKAsyIy53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkVuZHBvaW50IkUKClNlYWxlZEJvZHkSEgoKY2lwaGVydGV4dBgBIAEoDBITCgt3cmFwcGVkX2tleRgCIAEoDBIOCgZrZXlfaWQYAyABKAkiyAQKBUV2ZW50EgoKAmlkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSEwoLZW5kcG9pbnRfaWQYAyABKAkSFgoOcmVjZWl2ZWRfYXRfbXMYBCABKAMSDgoGbWV0aG9kGAUgASgJEgwKBHBhdGgYBiABKAkSMQoHaGVhZGVycxgHIAMoCzIgLndlYmhvb2tjYXB0dXJlLmNvbW1vbi52MS5IZWFkZXISEQoJcmVtb3RlX2lwGAggASgJEhwKFGNhbm9uaWNhbF9ldmVudF90eXBlGAkgASgJEhAKCHByb3ZpZGVyGAogASgJEhQKDHZlcmlmaWNhdGlvbhgLIAEoCRIjCht2ZXJpZmljYXRpb25fZmFpbHVyZV9yZWFzb24YDCABKAkSFQoNcmVzcG9uc2VfY29kZRgNIAEoBRIXCgpyZWFkX2F0X21zGA4gASgDSACIAQESEQoJdHJ1bmNhdGVkGA8gASgIEhsKE29yaWdpbmFsX3NpemVfYnl0ZXMYECABKAMSMwoEYm9keRgRIAEoCzIlLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuU2VhbGVkQm9keRITCgtib2R5X3N0b3JlZBgSIAEoCBIVCg1zZWFyY2hfdG9rZW5zGBMgAygMEhcKD2RpYWdub3N0aWNfanNvbhgUIAEoCRIfChdmb3J3YXJkZWRfcmVzcG9uc2VfanNvbhgVIAEoCRIZChFzZXF1ZW5jZV9zdGF0dXNlcxgWIAMoBUINCgtfcmVhZF9hdF9tcyJHChNBcHBlbmRFdmVudHNSZXF1ZXN0EjAKBmV2ZW50cxgBIAMoCzIgLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuRXZlbnQifAoNQXBwZW5kZWRFdmVudBIKCgJpZBgBIAEoCRIWCg5yZWNlaXZlZF9hdF9tcxgCIAEoAxIYChBlbmRwb2ludF9taXNzaW5nGAMgASgIEhYKDnNlcXVlbmNlX2luZGV4GAQgASgDEhUKDXJlc3BvbnNlX2NvZGUYBSABKAUiUAoUQXBwZW5kRXZlbnRzUmVzcG9uc2USOAoGZXZlbnRzGAEgAygLMigud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5BcHBlbmRlZEV2ZW50IiwKBkN1cnNvchIWCg5yZWNlaXZlZF9hdF9tcxgBIAEoAxIKCgJpZBgCIAEoCSK9AwoRTGlzdEV2ZW50c1JlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRITCgtlbmRwb2ludF9pZBgCIAEoCRIxCgZiZWZvcmUYAyABKAsyIS53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkN1cnNvchIwCgVhZnRlchgEIAEoCzIhLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuQ3Vyc29yEhQKB2Zyb21fbXMYBSABKANIAIgBARISCgV0b19tcxgGIAEoA0gBiAEBEhcKCmV2ZW50X3R5cGUYByABKAlIAogBARIVCghwcm92aWRlchgIIAEoCUgDiAEBEhoKDXJlc3BvbnNlX2NvZGUYCSABKAVIBIgBARIZCgx2ZXJpZmljYXRpb24YCiABKAlIBYgBARIVCg1zZWFyY2hfdG9rZW5zGAsgAygMEg4KBnNlYXJjaBgMIAEoCBINCgVsaW1pdBgNIAEoBUIKCghfZnJvbV9tc0IICgZfdG9fbXNCDQoLX2V2ZW50X3R5cGVCCwoJX3Byb3ZpZGVyQhAKDl9yZXNwb25zZV9jb2RlQg8KDV92ZXJpZmljYXRpb24ihgEKEkxpc3RFdmVudHNSZXNwb25zZRIwCgZldmVudHMYASADKAsyIC53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkV2ZW50EhEKCWhhc19vbGRlchgCIAEoCBIrCiNzZWFyY2hfZXhjbHVkZWRfbWV0YWRhdGFfb25seV9jb3VudBgDIAEoBSJfCg9HZXRFdmVudFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRITCgtlbmRwb2ludF9pZBgCIAEoCRIQCghldmVudF9pZBgDIAEoCRIRCgltYXJrX3JlYWQYBCABKAgiQwoQR2V0RXZlbnRSZXNwb25zZRIvCgVldmVudBgBIAEoCzIgLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuRXZlbnQiTwoSRGVsZXRlRXZlbnRSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEwoLZW5kcG9pbnRfaWQYAiABKAkSEAoIZXZlbnRfaWQYAyABKAkiJgoTRGVsZXRlRXZlbnRSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIIkUKE0NoYXJnZVJlcGxheVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRILCgNkYXkYAiABKAkSDQoFbGltaXQYAyABKAUiSAoUQ2hhcmdlUmVwbGF5UmVzcG9uc2USDwoHYWxsb3dlZBgBIAEoCBIMCgR1c2VkGAIgASgFEhEKCXJlbWFpbmluZxgDIAEoBSI4ChVHZXRSZXBsYXlVc2FnZVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRILCgNkYXkYAiABKAkiJgoWR2V0UmVwbGF5VXNhZ2VSZXNwb25zZRIMCgR1c2VkGAEgASgFIp0CCgtSZXBsYXlBdWRpdBIKCgJpZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEhMKC2VuZHBvaW50X2lkGAMgASgJEhAKCGV2ZW50X2lkGAQgASgJEg4KBmtleV9pZBgFIAEoCRISCgp0YXJnZXRfdXJsGAYgASgJEgwKBG1vZGUYByABKAkSDgoGcmVzdWx0GAggASgJEhUKDXRhcmdldF9zdGF0dXMYCSABKAUSHgoWbmV0d29ya19mYWlsdXJlX3JlYXNvbhgKIAEoCRITCgtkdXJhdGlvbl9tcxgLIAEoAxIVCg1jcmVhdGVkX2F0X21zGAwgASgDEhIKCnJlcXVlc3RfaWQYDSABKAkSDgoGY2xpZW50GA4gASgJIlEKGFJlY29yZFJlcGxheUF1ZGl0UmVxdWVzdBI1CgVhdWRpdBgBIAEoCzImLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuUmVwbGF5QXVkaXQiJwoZUmVjb3JkUmVwbGF5QXVkaXRSZXNwb25zZRIKCgJpZBgBIAEoCSIwChJQdXJnZUV2ZW50c1JlcXVlc3QSGgoScmVjZWl2ZWRfYmVmb3JlX21zGAEgASgDIiUKE1B1cmdlRXZlbnRzUmVzcG9uc2USDgoGcHVyZ2VkGAEgASgDMqEQCg5DYXRhbG9nU2VydmljZRKBAQoSQXV0aGVudGljYXRlQXBpS2V5EjQud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5BdXRoZW50aWNhdGVBcGlLZXlSZXF1ZXN0GjUud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5BdXRoZW50aWNhdGVBcGlLZXlSZXNwb25zZRJvCgxFbnN1cmVBcGlLZXkSLi53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkVuc3VyZUFwaUtleVJlcXVlc3QaLy53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkVuc3VyZUFwaUtleVJlc3BvbnNlEmwKC0xpc3RBcGlLZXlzEi0ud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5MaXN0QXBpS2V5c1JlcXVlc3QaLi53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkxpc3RBcGlLZXlzUmVzcG9uc2USbwoMUmV2b2tlQXBpS2V5Ei4ud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5SZXZva2VBcGlLZXlSZXF1ZXN0Gi8ud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5SZXZva2VBcGlLZXlSZXNwb25zZRJvCgxDb3VudEFwaUtleXMSLi53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkNvdW50QXBpS2V5c1JlcXVlc3QaLy53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkNvdW50QXBpS2V5c1Jlc3BvbnNlEnUKDkNyZWF0ZUVuZHBvaW50EjAud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5DcmVhdGVFbmRwb2ludFJlcXVlc3QaMS53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkNyZWF0ZUVuZHBvaW50UmVzcG9uc2USbAoLR2V0RW5kcG9pbnQSLS53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkdldEVuZHBvaW50UmVxdWVzdBouLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuR2V0RW5kcG9pbnRSZXNwb25zZRJyCg1MaXN0RW5kcG9pbnRzEi8ud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5MaXN0RW5kcG9pbnRzUmVxdWVzdBowLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuTGlzdEVuZHBvaW50c1Jlc3BvbnNlEnUKDkRlbGV0ZUVuZHBvaW50EjAud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5EZWxldGVFbmRwb2ludFJlcXVlc3QaMS53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkRlbGV0ZUVuZHBvaW50UmVzcG9uc2USdQoOVXBkYXRlRW5kcG9pbnQSMC53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLlVwZGF0ZUVuZHBvaW50UmVxdWVzdBoxLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuVXBkYXRlRW5kcG9pbnRSZXNwb25zZRJvCgxBcHBlbmRFdmVudHMSLi53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkFwcGVuZEV2ZW50c1JlcXVlc3QaLy53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkFwcGVuZEV2ZW50c1Jlc3BvbnNlEmkKCkxpc3RFdmVudHMSLC53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkxpc3RFdmVudHNSZXF1ZXN0Gi0ud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5MaXN0RXZlbnRzUmVzcG9uc2USYwoIR2V0RXZlbnQSKi53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkdldEV2ZW50UmVxdWVzdBorLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuR2V0RXZlbnRSZXNwb25zZRJsCgtEZWxldGVFdmVudBItLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuRGVsZXRlRXZlbnRSZXF1ZXN0Gi4ud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5EZWxldGVFdmVudFJlc3BvbnNlEm8KDENoYXJnZVJlcGxheRIuLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuQ2hhcmdlUmVwbGF5UmVxdWVzdBovLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuQ2hhcmdlUmVwbGF5UmVzcG9uc2USdQoOR2V0UmVwbGF5VXNhZ2USMC53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkdldFJlcGxheVVzYWdlUmVxdWVzdBoxLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuR2V0UmVwbGF5VXNhZ2VSZXNwb25zZRJ+ChFSZWNvcmRSZXBsYXlBdWRpdBIzLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuUmVjb3JkUmVwbGF5QXVkaXRSZXF1ZXN0GjQud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5SZWNvcmRSZXBsYXlBdWRpdFJlc3BvbnNlEmwKC1B1cmdlRXZlbnRzEi0ud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5QdXJnZUV2ZW50c1JlcXVlc3QaLi53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLlB1cmdlRXZlbnRzUmVzcG9uc2ViBnByb3RvMw", [file_webhookcapture_common_v1_common]);
 
 /**
  * @generated from message webhookcapture.catalog.v1.ApiKey
@@ -351,6 +351,25 @@ export type Endpoint = Message<"webhookcapture.catalog.v1.Endpoint"> & {
    * @generated from field: bytes sealed_secret = 20;
    */
   sealedSecret: Uint8Array;
+
+  /**
+   * What the receiving endpoint answers (the /v1 `response` object as JSON); empty: the default.
+   *
+   * @generated from field: string response_json = 21;
+   */
+  responseJson: string;
+
+  /**
+   * The secret before the last rotation, sealed; only returned when asked for.
+   *
+   * @generated from field: bytes sealed_previous_secret = 22;
+   */
+  sealedPreviousSecret: Uint8Array;
+
+  /**
+   * @generated from field: optional int64 secret_rotated_at_ms = 23;
+   */
+  secretRotatedAtMs?: bigint | undefined;
 };
 
 /**
@@ -512,6 +531,132 @@ export const DeleteEndpointResponseSchema: GenMessage<DeleteEndpointResponse> = 
   messageDesc(file_webhookcapture_catalog_v1_catalog, 19);
 
 /**
+ * Each field present replaces the stored one; absent fields are left as they are.
+ *
+ * @generated from message webhookcapture.catalog.v1.EndpointPatch
+ */
+export type EndpointPatch = Message<"webhookcapture.catalog.v1.EndpointPatch"> & {
+  /**
+   * @generated from field: optional string display_name = 1;
+   */
+  displayName?: string | undefined;
+
+  /**
+   * @generated from field: optional string status = 2;
+   */
+  status?: string | undefined;
+
+  /**
+   * @generated from field: optional string operating_mode = 3;
+   */
+  operatingMode?: string | undefined;
+
+  /**
+   * @generated from field: optional bool replay_from_dashboard = 4;
+   */
+  replayFromDashboard?: boolean | undefined;
+
+  /**
+   * @generated from field: optional bool replay_from_api = 5;
+   */
+  replayFromApi?: boolean | undefined;
+
+  /**
+   * @generated from field: optional string provider = 6;
+   */
+  provider?: string | undefined;
+
+  /**
+   * @generated from field: optional string generic_signature_header = 7;
+   */
+  genericSignatureHeader?: string | undefined;
+
+  /**
+   * @generated from field: optional string generic_signature_prefix = 8;
+   */
+  genericSignaturePrefix?: string | undefined;
+
+  /**
+   * A new secret: the current one becomes the previous one and secret_rotated_at moves.
+   *
+   * @generated from field: optional bytes sealed_secret = 9;
+   */
+  sealedSecret?: Uint8Array | undefined;
+
+  /**
+   * Removes the secret and the previous one.
+   *
+   * @generated from field: bool clear_secret = 10;
+   */
+  clearSecret: boolean;
+
+  /**
+   * The response object as JSON; an empty string removes it.
+   *
+   * @generated from field: optional string response_json = 11;
+   */
+  responseJson?: string | undefined;
+
+  /**
+   * Restarts the response sequence from its first entry.
+   *
+   * @generated from field: bool reset_sequence = 12;
+   */
+  resetSequence: boolean;
+};
+
+/**
+ * Describes the message webhookcapture.catalog.v1.EndpointPatch.
+ * Use `create(EndpointPatchSchema)` to create a new message.
+ */
+export const EndpointPatchSchema: GenMessage<EndpointPatch> = /*@__PURE__*/
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 20);
+
+/**
+ * @generated from message webhookcapture.catalog.v1.UpdateEndpointRequest
+ */
+export type UpdateEndpointRequest = Message<"webhookcapture.catalog.v1.UpdateEndpointRequest"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * @generated from field: string endpoint_id = 2;
+   */
+  endpointId: string;
+
+  /**
+   * @generated from field: webhookcapture.catalog.v1.EndpointPatch patch = 3;
+   */
+  patch?: EndpointPatch | undefined;
+};
+
+/**
+ * Describes the message webhookcapture.catalog.v1.UpdateEndpointRequest.
+ * Use `create(UpdateEndpointRequestSchema)` to create a new message.
+ */
+export const UpdateEndpointRequestSchema: GenMessage<UpdateEndpointRequest> = /*@__PURE__*/
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 21);
+
+/**
+ * @generated from message webhookcapture.catalog.v1.UpdateEndpointResponse
+ */
+export type UpdateEndpointResponse = Message<"webhookcapture.catalog.v1.UpdateEndpointResponse"> & {
+  /**
+   * @generated from field: webhookcapture.catalog.v1.Endpoint endpoint = 1;
+   */
+  endpoint?: Endpoint | undefined;
+};
+
+/**
+ * Describes the message webhookcapture.catalog.v1.UpdateEndpointResponse.
+ * Use `create(UpdateEndpointResponseSchema)` to create a new message.
+ */
+export const UpdateEndpointResponseSchema: GenMessage<UpdateEndpointResponse> = /*@__PURE__*/
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 22);
+
+/**
  * A body sealed with AES-256-GCM under a data key; the data key travels wrapped.
  *
  * @generated from message webhookcapture.catalog.v1.SealedBody
@@ -540,7 +685,7 @@ export type SealedBody = Message<"webhookcapture.catalog.v1.SealedBody"> & {
  * Use `create(SealedBodySchema)` to create a new message.
  */
 export const SealedBodySchema: GenMessage<SealedBody> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 20);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 23);
 
 /**
  * @generated from message webhookcapture.catalog.v1.Event
@@ -656,6 +801,15 @@ export type Event = Message<"webhookcapture.catalog.v1.Event"> & {
    * @generated from field: string forwarded_response_json = 21;
    */
   forwardedResponseJson: string;
+
+  /**
+   * Only sent on append, when the endpoint answers from its response sequence: the statuses of
+   * the sequence's entries. The catalog takes the endpoint's sequence counter n in the append's
+   * transaction, stores statuses[n mod length] as response_code and returns n.
+   *
+   * @generated from field: repeated int32 sequence_statuses = 22;
+   */
+  sequenceStatuses: number[];
 };
 
 /**
@@ -663,7 +817,7 @@ export type Event = Message<"webhookcapture.catalog.v1.Event"> & {
  * Use `create(EventSchema)` to create a new message.
  */
 export const EventSchema: GenMessage<Event> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 21);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 24);
 
 /**
  * @generated from message webhookcapture.catalog.v1.AppendEventsRequest
@@ -680,7 +834,7 @@ export type AppendEventsRequest = Message<"webhookcapture.catalog.v1.AppendEvent
  * Use `create(AppendEventsRequestSchema)` to create a new message.
  */
 export const AppendEventsRequestSchema: GenMessage<AppendEventsRequest> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 22);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 25);
 
 /**
  * @generated from message webhookcapture.catalog.v1.AppendedEvent
@@ -703,6 +857,20 @@ export type AppendedEvent = Message<"webhookcapture.catalog.v1.AppendedEvent"> &
    * @generated from field: bool endpoint_missing = 3;
    */
   endpointMissing: boolean;
+
+  /**
+   * The sequence position the event took (only when it was sent sequence_statuses).
+   *
+   * @generated from field: int64 sequence_index = 4;
+   */
+  sequenceIndex: bigint;
+
+  /**
+   * The response_code stored for it.
+   *
+   * @generated from field: int32 response_code = 5;
+   */
+  responseCode: number;
 };
 
 /**
@@ -710,7 +878,7 @@ export type AppendedEvent = Message<"webhookcapture.catalog.v1.AppendedEvent"> &
  * Use `create(AppendedEventSchema)` to create a new message.
  */
 export const AppendedEventSchema: GenMessage<AppendedEvent> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 23);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 26);
 
 /**
  * @generated from message webhookcapture.catalog.v1.AppendEventsResponse
@@ -729,7 +897,7 @@ export type AppendEventsResponse = Message<"webhookcapture.catalog.v1.AppendEven
  * Use `create(AppendEventsResponseSchema)` to create a new message.
  */
 export const AppendEventsResponseSchema: GenMessage<AppendEventsResponse> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 24);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 27);
 
 /**
  * @generated from message webhookcapture.catalog.v1.Cursor
@@ -751,7 +919,7 @@ export type Cursor = Message<"webhookcapture.catalog.v1.Cursor"> & {
  * Use `create(CursorSchema)` to create a new message.
  */
 export const CursorSchema: GenMessage<Cursor> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 25);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 28);
 
 /**
  * @generated from message webhookcapture.catalog.v1.ListEventsRequest
@@ -830,7 +998,7 @@ export type ListEventsRequest = Message<"webhookcapture.catalog.v1.ListEventsReq
  * Use `create(ListEventsRequestSchema)` to create a new message.
  */
 export const ListEventsRequestSchema: GenMessage<ListEventsRequest> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 26);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 29);
 
 /**
  * @generated from message webhookcapture.catalog.v1.ListEventsResponse
@@ -861,7 +1029,7 @@ export type ListEventsResponse = Message<"webhookcapture.catalog.v1.ListEventsRe
  * Use `create(ListEventsResponseSchema)` to create a new message.
  */
 export const ListEventsResponseSchema: GenMessage<ListEventsResponse> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 27);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 30);
 
 /**
  * @generated from message webhookcapture.catalog.v1.GetEventRequest
@@ -895,7 +1063,7 @@ export type GetEventRequest = Message<"webhookcapture.catalog.v1.GetEventRequest
  * Use `create(GetEventRequestSchema)` to create a new message.
  */
 export const GetEventRequestSchema: GenMessage<GetEventRequest> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 28);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 31);
 
 /**
  * @generated from message webhookcapture.catalog.v1.GetEventResponse
@@ -912,7 +1080,7 @@ export type GetEventResponse = Message<"webhookcapture.catalog.v1.GetEventRespon
  * Use `create(GetEventResponseSchema)` to create a new message.
  */
 export const GetEventResponseSchema: GenMessage<GetEventResponse> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 29);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 32);
 
 /**
  * @generated from message webhookcapture.catalog.v1.DeleteEventRequest
@@ -939,7 +1107,7 @@ export type DeleteEventRequest = Message<"webhookcapture.catalog.v1.DeleteEventR
  * Use `create(DeleteEventRequestSchema)` to create a new message.
  */
 export const DeleteEventRequestSchema: GenMessage<DeleteEventRequest> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 30);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 33);
 
 /**
  * @generated from message webhookcapture.catalog.v1.DeleteEventResponse
@@ -956,7 +1124,7 @@ export type DeleteEventResponse = Message<"webhookcapture.catalog.v1.DeleteEvent
  * Use `create(DeleteEventResponseSchema)` to create a new message.
  */
 export const DeleteEventResponseSchema: GenMessage<DeleteEventResponse> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 31);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 34);
 
 /**
  * @generated from message webhookcapture.catalog.v1.ChargeReplayRequest
@@ -985,7 +1153,7 @@ export type ChargeReplayRequest = Message<"webhookcapture.catalog.v1.ChargeRepla
  * Use `create(ChargeReplayRequestSchema)` to create a new message.
  */
 export const ChargeReplayRequestSchema: GenMessage<ChargeReplayRequest> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 32);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 35);
 
 /**
  * @generated from message webhookcapture.catalog.v1.ChargeReplayResponse
@@ -1012,7 +1180,7 @@ export type ChargeReplayResponse = Message<"webhookcapture.catalog.v1.ChargeRepl
  * Use `create(ChargeReplayResponseSchema)` to create a new message.
  */
 export const ChargeReplayResponseSchema: GenMessage<ChargeReplayResponse> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 33);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 36);
 
 /**
  * @generated from message webhookcapture.catalog.v1.GetReplayUsageRequest
@@ -1034,7 +1202,7 @@ export type GetReplayUsageRequest = Message<"webhookcapture.catalog.v1.GetReplay
  * Use `create(GetReplayUsageRequestSchema)` to create a new message.
  */
 export const GetReplayUsageRequestSchema: GenMessage<GetReplayUsageRequest> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 34);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 37);
 
 /**
  * @generated from message webhookcapture.catalog.v1.GetReplayUsageResponse
@@ -1051,7 +1219,7 @@ export type GetReplayUsageResponse = Message<"webhookcapture.catalog.v1.GetRepla
  * Use `create(GetReplayUsageResponseSchema)` to create a new message.
  */
 export const GetReplayUsageResponseSchema: GenMessage<GetReplayUsageResponse> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 35);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 38);
 
 /**
  * @generated from message webhookcapture.catalog.v1.ReplayAudit
@@ -1133,7 +1301,7 @@ export type ReplayAudit = Message<"webhookcapture.catalog.v1.ReplayAudit"> & {
  * Use `create(ReplayAuditSchema)` to create a new message.
  */
 export const ReplayAuditSchema: GenMessage<ReplayAudit> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 36);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 39);
 
 /**
  * @generated from message webhookcapture.catalog.v1.RecordReplayAuditRequest
@@ -1150,7 +1318,7 @@ export type RecordReplayAuditRequest = Message<"webhookcapture.catalog.v1.Record
  * Use `create(RecordReplayAuditRequestSchema)` to create a new message.
  */
 export const RecordReplayAuditRequestSchema: GenMessage<RecordReplayAuditRequest> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 37);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 40);
 
 /**
  * @generated from message webhookcapture.catalog.v1.RecordReplayAuditResponse
@@ -1167,7 +1335,7 @@ export type RecordReplayAuditResponse = Message<"webhookcapture.catalog.v1.Recor
  * Use `create(RecordReplayAuditResponseSchema)` to create a new message.
  */
 export const RecordReplayAuditResponseSchema: GenMessage<RecordReplayAuditResponse> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 38);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 41);
 
 /**
  * @generated from message webhookcapture.catalog.v1.PurgeEventsRequest
@@ -1184,7 +1352,7 @@ export type PurgeEventsRequest = Message<"webhookcapture.catalog.v1.PurgeEventsR
  * Use `create(PurgeEventsRequestSchema)` to create a new message.
  */
 export const PurgeEventsRequestSchema: GenMessage<PurgeEventsRequest> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 39);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 42);
 
 /**
  * @generated from message webhookcapture.catalog.v1.PurgeEventsResponse
@@ -1201,7 +1369,7 @@ export type PurgeEventsResponse = Message<"webhookcapture.catalog.v1.PurgeEvents
  * Use `create(PurgeEventsResponseSchema)` to create a new message.
  */
 export const PurgeEventsResponseSchema: GenMessage<PurgeEventsResponse> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 40);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 43);
 
 /**
  * The catalog owns accounts, API keys, endpoints, captured events, replay allowance
@@ -1285,6 +1453,16 @@ export const CatalogService: GenService<{
     methodKind: "unary";
     input: typeof DeleteEndpointRequestSchema;
     output: typeof DeleteEndpointResponseSchema;
+  },
+  /**
+   * Changes the fields the patch names; a new secret keeps the current one as the previous.
+   *
+   * @generated from rpc webhookcapture.catalog.v1.CatalogService.UpdateEndpoint
+   */
+  updateEndpoint: {
+    methodKind: "unary";
+    input: typeof UpdateEndpointRequestSchema;
+    output: typeof UpdateEndpointResponseSchema;
   },
   /**
    * Stores a batch of captures in one transaction; answers only once they are durable.

@@ -1,0 +1,71 @@
+import type { EndpointPatch, EndpointRecord, NewEndpoint } from "./types.js";
+
+/** The record a store writes for a new endpoint: counters at zero, no response unless given. */
+export function newEndpointRecord(endpoint: NewEndpoint): EndpointRecord {
+  return { ...endpoint, responseJson: endpoint.responseJson ?? "", sequenceCounter: 0 };
+}
+
+/** The fields a patch replaces as given (the secret, the response and the sequence have rules). */
+const REPLACED = [
+  "displayName",
+  "status",
+  "operatingMode",
+  "replayFromDashboard",
+  "replayFromApi",
+  "provider",
+  "genericSignatureHeader",
+  "genericSignaturePrefix",
+  "responseJson",
+] as const satisfies readonly (keyof EndpointPatch & keyof EndpointRecord)[];
+
+export type ReplacedField = (typeof REPLACED)[number];
+
+/** Every field an update may change: what a store that writes the patched record writes. */
+export const PATCHED_FIELDS = [
+  ...REPLACED,
+  "sealedSecret",
+  "sealedPreviousSecret",
+  "secretRotatedAt",
+  "sequenceCounter",
+  "updatedAt",
+] as const satisfies readonly (keyof EndpointRecord)[];
+
+/** The plain replacements a patch asks for, in a fixed order; absent fields left out. */
+export function replacedFields(patch: EndpointPatch): Partial<Pick<EndpointRecord, ReplacedField>> {
+  const changes: Record<string, unknown> = {};
+  for (const field of REPLACED) if (patch[field] !== undefined) changes[field] = patch[field];
+  return changes as Partial<Pick<EndpointRecord, ReplacedField>>;
+}
+
+/** The secret fields after a patch: a rotation keeps the current secret as the previous one. */
+export function patchedSecret(
+  current: Pick<EndpointRecord, "sealedSecret" | "sealedPreviousSecret" | "secretRotatedAt">,
+  patch: Pick<EndpointPatch, "sealedSecret" | "clearSecret">,
+  now: number,
+): Pick<EndpointRecord, "sealedSecret" | "sealedPreviousSecret" | "secretRotatedAt"> {
+  if (patch.sealedSecret !== undefined) {
+    const previous = patch.clearSecret ? undefined : current.sealedSecret;
+    return { sealedSecret: patch.sealedSecret, sealedPreviousSecret: previous, secretRotatedAt: now };
+  }
+  if (patch.clearSecret) return { sealedSecret: undefined, sealedPreviousSecret: undefined, secretRotatedAt: undefined };
+  return { sealedSecret: current.sealedSecret, sealedPreviousSecret: current.sealedPreviousSecret, secretRotatedAt: current.secretRotatedAt };
+}
+
+/**
+ * The endpoint as a patch leaves it, at `now`: the reference for every store's update (the
+ * SQLite store applies it as is; the MongoDB update document is checked against it).
+ */
+export function applyEndpointPatch(current: EndpointRecord, patch: EndpointPatch, now: number): EndpointRecord {
+  return {
+    ...current,
+    ...replacedFields(patch),
+    ...patchedSecret(current, patch, now),
+    sequenceCounter: patch.resetSequence ? 0 : current.sequenceCounter,
+    updatedAt: now,
+  };
+}
+
+/** The status the n-th answer of a response sequence gives (n counted from 0, wrapping). */
+export function sequenceStatus(statuses: readonly number[], n: number): number {
+  return statuses[n % statuses.length] as number;
+}

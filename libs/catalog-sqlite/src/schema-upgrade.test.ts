@@ -1,0 +1,235 @@
+import Database from "better-sqlite3";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createStamper } from "@whc/catalog-core";
+import { token } from "@whc/catalog-core/testing";
+import { tempDir } from "@whc/testing";
+import { SCHEMA_VERSION, addedColumns } from "./schema.js";
+import { searchDocument } from "./search-terms.js";
+import { openSqliteStore } from "./sqlite-store.js";
+
+/**
+ * The schema as version 1 shipped it (libs/catalog-sqlite/src/schema.ts before endpoints had
+ * responses, previous secrets and sequences), copied as it was: files it created are in use.
+ */
+const SCHEMA_V1 = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+CREATE TABLE IF NOT EXISTS accounts (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  created_at INTEGER NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS api_keys (
+  id TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL REFERENCES accounts(id),
+  key_hash BLOB NOT NULL UNIQUE,
+  prefix TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  revoked_at INTEGER
+);
+
+CREATE TABLE IF NOT EXISTS endpoints (
+  key INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  account_id TEXT NOT NULL,
+  slug TEXT NOT NULL,
+  display_name TEXT NOT NULL,
+  operating_mode TEXT NOT NULL,
+  status TEXT NOT NULL,
+  replay_from_dashboard INTEGER NOT NULL,
+  replay_from_api INTEGER NOT NULL,
+  provider TEXT NOT NULL,
+  sealed_secret BLOB,
+  generic_signature_header TEXT NOT NULL,
+  generic_signature_prefix TEXT NOT NULL,
+  source TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  event_count INTEGER NOT NULL DEFAULT 0,
+  last_event_at INTEGER,
+  last_purged_at INTEGER,
+  purged_event_count INTEGER NOT NULL DEFAULT 0,
+  UNIQUE (account_id, slug)
+);
+
+CREATE TABLE IF NOT EXISTS events (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE,
+  endpoint_id TEXT NOT NULL,
+  account_id TEXT NOT NULL,
+  received_at INTEGER NOT NULL,
+  method TEXT NOT NULL,
+  path TEXT NOT NULL,
+  remote_ip TEXT NOT NULL,
+  canonical_event_type TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  verification TEXT NOT NULL,
+  verification_failure_reason TEXT NOT NULL,
+  response_code INTEGER NOT NULL,
+  read_at INTEGER,
+  truncated INTEGER NOT NULL,
+  original_size_bytes INTEGER NOT NULL,
+  body_stored INTEGER NOT NULL,
+  key_id TEXT
+);
+CREATE INDEX IF NOT EXISTS events_page ON events (endpoint_id, received_at, id);
+CREATE INDEX IF NOT EXISTS events_metadata_only ON events (endpoint_id, received_at) WHERE body_stored = 0;
+CREATE INDEX IF NOT EXISTS events_received ON events (received_at);
+
+CREATE TABLE IF NOT EXISTS event_bodies (
+  seq INTEGER PRIMARY KEY,
+  headers TEXT NOT NULL,
+  ciphertext BLOB,
+  wrapped_key BLOB,
+  diagnostic TEXT NOT NULL,
+  forwarded_response TEXT NOT NULL
+);
+
+CREATE VIRTUAL TABLE IF NOT EXISTS event_search USING fts5(
+  terms, content='', contentless_delete=1, detail=none, tokenize='ascii'
+);
+
+CREATE TABLE IF NOT EXISTS replay_counters (
+  account_id TEXT NOT NULL,
+  day TEXT NOT NULL,
+  used INTEGER NOT NULL,
+  PRIMARY KEY (account_id, day)
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS replay_audit (
+  id TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL,
+  endpoint_id TEXT NOT NULL,
+  event_id TEXT NOT NULL,
+  key_id TEXT NOT NULL,
+  target_url TEXT NOT NULL,
+  mode TEXT NOT NULL,
+  result TEXT NOT NULL,
+  target_status INTEGER NOT NULL,
+  network_failure_reason TEXT NOT NULL,
+  duration_ms INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  request_id TEXT NOT NULL,
+  client TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS replay_audit_account ON replay_audit (account_id, created_at);
+`;
+
+const ENDPOINT_ID = "01a20000-0000-7000-8000-0000000000e1";
+const EVENT_ID = "01a20000-0000-7000-8000-0000000000f1";
+
+/** A catalog file as version 1 left it: one account, one endpoint with a secret, one event. */
+function createV1Catalog(file: string): void {
+  const db = new Database(file);
+  db.pragma("journal_mode = WAL");
+  db.exec(SCHEMA_V1);
+  db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '1')").run();
+  db.prepare("INSERT INTO accounts (id, name, created_at) VALUES ('acct-1', 'old', 1)").run();
+  db.prepare(
+    `INSERT INTO endpoints (id, account_id, slug, display_name, operating_mode, status, replay_from_dashboard,
+       replay_from_api, provider, sealed_secret, generic_signature_header, generic_signature_prefix, source,
+       created_at, updated_at, event_count, last_event_at)
+     VALUES (?, 'acct-1', 'old-slug', 'Old endpoint', 'capture', 'active', 1, 0, 'stripe', ?, '', '', 'api', 100, 200, 1, 300)`,
+  ).run(ENDPOINT_ID, Buffer.from([7, 7, 7]));
+  const { key } = db.prepare("SELECT key FROM endpoints WHERE id = ?").get(ENDPOINT_ID) as { key: number };
+  const { lastInsertRowid } = db
+    .prepare(
+      `INSERT INTO events (id, endpoint_id, account_id, received_at, method, path, remote_ip, canonical_event_type,
+         provider, verification, verification_failure_reason, response_code, truncated, original_size_bytes,
+         body_stored, key_id)
+       VALUES (?, ?, 'acct-1', 300, 'POST', '/x', '127.0.0.1', 'invoice.paid', 'stripe', 'verified', '', 200, 0, 5, 1, 'k1')`,
+    )
+    .run(EVENT_ID, ENDPOINT_ID);
+  db.prepare("INSERT INTO event_bodies (seq, headers, ciphertext, wrapped_key, diagnostic, forwarded_response) VALUES (?, ?, ?, ?, '{}', '{}')").run(
+    lastInsertRowid,
+    JSON.stringify([["Content-Type", "application/json"]]),
+    Buffer.from([1, 2, 3]),
+    Buffer.from([9]),
+  );
+  db.prepare("INSERT INTO event_search (rowid, terms) VALUES (?, ?)").run(lastInsertRowid, searchDocument(key, [token("legacy")]));
+  db.close();
+}
+
+describe("embedded SQLite: a catalog created by version 1", () => {
+  let where: ReturnType<typeof tempDir>;
+  let file: string;
+  beforeEach(() => {
+    where = tempDir("whc-sqlite-v1-");
+    file = path.join(where.path, "catalog.db");
+    createV1Catalog(file);
+  });
+  afterEach(() => where.remove());
+
+  it("opens with the new columns added, its endpoints and events readable as they were", async () => {
+    const store = openSqliteStore({ file });
+    try {
+      const endpoint = await store.getEndpoint(ENDPOINT_ID, "acct-1");
+      expect(endpoint).toMatchObject({
+        slug: "old-slug",
+        displayName: "Old endpoint",
+        replayFromApi: false,
+        provider: "stripe",
+        eventCount: 1,
+        lastEventAt: 300,
+        responseJson: "",
+        sequenceCounter: 0,
+        sealedPreviousSecret: undefined,
+        secretRotatedAt: undefined,
+      });
+      expect([...endpoint!.sealedSecret!]).toEqual([7, 7, 7]);
+      expect((await store.listEndpoints("acct-1")).map((e) => e.id)).toEqual([ENDPOINT_ID]);
+
+      const event = await store.getEvent("acct-1", ENDPOINT_ID, EVENT_ID);
+      expect(event).toMatchObject({ id: EVENT_ID, receivedAt: 300, path: "/x", responseCode: 200, headers: [["Content-Type", "application/json"]] });
+      expect([...event!.body!.ciphertext]).toEqual([1, 2, 3]);
+      const found = await store.listEvents({ accountId: "acct-1", endpointId: ENDPOINT_ID, limit: 10, searchTokens: [token("legacy")] });
+      expect(found.events.map((e) => e.id)).toEqual([EVENT_ID]);
+    } finally {
+      await store.close();
+    }
+    const db = new Database(file, { readonly: true });
+    const columns = (db.pragma("table_info(endpoints)") as { name: string }[]).map((c) => c.name);
+    expect(columns).toEqual(expect.arrayContaining(addedColumns.endpoints.map(([name]) => name)));
+    expect(db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get()).toEqual({ value: String(SCHEMA_VERSION) });
+    db.close();
+  });
+
+  it("takes updates and sequences on the old rows, and keeps them across another open", async () => {
+    const first = openSqliteStore({ file });
+    const rotated = await first.updateEndpoint("acct-1", ENDPOINT_ID, { sealedSecret: new Uint8Array([8]), responseJson: '{"status":202}' }, 5000);
+    expect([...rotated!.sealedPreviousSecret!]).toEqual([7, 7, 7]);
+    const stamp = createStamper(await first.latestReceivedAt());
+    const event = (sequenceStatuses?: number[]) => ({
+      accountId: "acct-1",
+      endpointId: ENDPOINT_ID,
+      method: "POST",
+      path: "",
+      headers: [],
+      remoteIp: "127.0.0.1",
+      canonicalEventType: "",
+      provider: "stripe",
+      verification: "unverified",
+      verificationFailureReason: "",
+      responseCode: 200,
+      truncated: false,
+      originalSizeBytes: 0,
+      searchTokens: [],
+      diagnosticJson: "{}",
+      forwardedResponseJson: "{}",
+      sequenceStatuses,
+    });
+    expect((await first.appendEvents([event([503, 200]), event()], stamp)).map((r) => r?.responseCode)).toEqual([503, 200]);
+    await first.close();
+
+    const second = openSqliteStore({ file });
+    try {
+      const [next] = await second.appendEvents([event([503, 200])], stamp);
+      expect(next).toMatchObject({ sequenceIndex: 1, responseCode: 200 });
+      expect(await second.getEndpoint(ENDPOINT_ID)).toMatchObject({ responseJson: '{"status":202}', secretRotatedAt: 5000, eventCount: 4, sequenceCounter: 2 });
+    } finally {
+      await second.close();
+    }
+  });
+});
