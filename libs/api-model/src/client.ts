@@ -1,4 +1,4 @@
-import type { CreateEndpointRequest, EndpointJson, EndpointListJson } from "./endpoints.js";
+import type { CreateEndpointRequest, EndpointJson, EndpointListJson, UpdateEndpointRequest } from "./endpoints.js";
 import type { EventDetailJson, EventListJson, EventSummaryJson, ListEventsQueryText } from "./events.js";
 import type { CurlExportJson, ReplayRequest, ReplayResultJson } from "./event-actions.js";
 import { CLIENT_HEADER } from "./values.js";
@@ -170,6 +170,7 @@ export function createApiClient(options: ApiClientOptions) {
     list: (signal?: AbortSignal) => request<EndpointListJson>("GET", "/v1/endpoints", { signal }),
     create: (body: CreateEndpointRequest) => request<EndpointJson>("POST", "/v1/endpoints", { body }),
     get: (id: string) => request<EndpointJson>("GET", `/v1/endpoints/${seg(id)}`),
+    update: (id: string, body: UpdateEndpointRequest) => request<EndpointJson>("PATCH", `/v1/endpoints/${seg(id)}`, { body }),
     delete: (id: string) => request<void>("DELETE", `/v1/endpoints/${seg(id)}`),
   };
 

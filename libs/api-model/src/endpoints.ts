@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ENDPOINT_STATUSES, OPERATING_MODES, SLUG_PATTERN } from "./values.js";
 import { dateTime, extension, headerName, providerName, uuid } from "./common.js";
-
+import { endpointResponseConfig } from "./responses.js";
 
 /** The Endpoint of interface 0.1.0 as the gateway answers it. */
 export const endpoint = z.object({
@@ -24,6 +24,8 @@ export const endpoint = z.object({
   lastEventAt: dateTime.optional(),
   lastPurgedAt: dateTime.optional(),
   purgedEventCount: z.int(),
+  secretRotatedAt: dateTime.optional().meta({ ...extension, description: "When the secret last changed; the previous one verifies for WHC_SECRET_GRACE_S after it." }),
+  response: endpointResponseConfig.optional().meta({ ...extension, description: "What the endpoint answers; absent: 200 with the event id." }),
 });
 export type EndpointJson = z.infer<typeof endpoint>;
 
@@ -42,6 +44,31 @@ export const createEndpointRequest = z.strictObject({
   genericSignaturePrefix: z.string().max(100).optional(),
   provider: providerName.optional().meta({ ...extension }),
   secret: z.string().min(1).max(1024).optional().meta({ ...extension, writeOnly: true }),
+  response: endpointResponseConfig.optional().meta({ ...extension }),
 });
 /** What a client sends (before defaults). */
 export type CreateEndpointRequest = z.input<typeof createEndpointRequest>;
+
+/**
+ * `PATCH /v1/endpoints/{id}` (docs/design.md §9): a field given replaces the stored one; `null`
+ * removes `secret` or `response`. `slug` cannot change.
+ */
+export const updateEndpointRequest = z
+  .strictObject({
+    slug: z
+      .custom<never>(() => false, { message: "slug cannot change", params: { reason: "immutable" } })
+      .optional()
+      .meta({ description: "Cannot change: giving it is refused with reason `immutable`." }),
+    displayName: z.string().min(1).max(100).optional(),
+    status: z.enum(ENDPOINT_STATUSES).optional(),
+    operatingMode: z.enum(OPERATING_MODES).optional(),
+    replayFromDashboard: z.boolean().optional(),
+    replayFromApi: z.boolean().optional(),
+    provider: providerName.optional(),
+    secret: z.string().min(1).max(1024).nullable().optional().meta({ writeOnly: true }),
+    genericSignatureHeader: headerName.optional(),
+    genericSignaturePrefix: z.string().max(100).optional(),
+    response: endpointResponseConfig.nullable().optional(),
+  })
+  .meta({ ...extension });
+export type UpdateEndpointRequest = z.input<typeof updateEndpointRequest>;

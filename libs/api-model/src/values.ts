@@ -17,5 +17,5 @@ export const REPLAY_RESULTS = ["delivered", "rejected", "network_error"] as cons
 /** The header a browser client sends so that `replayFromDashboard` applies instead of `replayFromApi`. */
 export const CLIENT_HEADER = "X-Whc-Client";
 
-export const FIELD_REASONS = ["required", "type", "pattern", "length", "range", "format", "unknown"] as const;
+export const FIELD_REASONS = ["required", "type", "pattern", "length", "range", "format", "unknown", "immutable"] as const;
 export const HEALTH_CHECKS = ["ok", "down"] as const;

@@ -177,6 +177,7 @@ export function createIngestNode(config: ConfigOf<typeof ingestSpec>, peers: Pee
       maxStoredBodyBytes: config.maxStoredBodyBytes,
       maxInboundBodyBytes: config.maxInboundBodyBytes,
       trustedProxies: new Set(config.trustedProxies),
+      secretGraceMs: config.secretGraceS * 1000,
     },
   );
   return {

@@ -22,7 +22,7 @@ export type ErrorReason =
   | "timeout"
   | "internal_error";
 
-export type FieldReason = "required" | "type" | "pattern" | "length" | "range" | "format" | "unknown";
+export type FieldReason = "required" | "type" | "pattern" | "length" | "range" | "format" | "unknown" | "immutable";
 
 export interface AppErrorOptions {
   field?: string;

@@ -16,7 +16,7 @@ import {
 import { errorTable } from "./errors-table.js";
 import { pathParams, type Route } from "./route.js";
 import { RATE_LIMIT_HEADERS } from "./routes/v1/event-actions.js";
-import { createEndpointBody } from "./routes/v1/endpoints.js";
+import { createEndpointBody, updateEndpointBody } from "./routes/v1/endpoints.js";
 
 /**
  * The OpenAPI 3.1 document, generated from the route table and the zod schemas of
@@ -27,6 +27,7 @@ type Json = Record<string, unknown>;
 /** Named components. Requests keep their `required` lists; so do error replies and extensions. */
 const REQUESTS = new Map<z.ZodType, string>([
   [createEndpointBody, "CreateEndpointRequest"],
+  [updateEndpointBody, "UpdateEndpointRequest"],
   [replayRequest, "ReplayRequest"],
 ]);
 const RESPONSES = new Map<z.ZodType, string>([

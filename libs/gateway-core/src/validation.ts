@@ -23,6 +23,8 @@ function reasonOf(issue: z.core.$ZodIssue, input: unknown): FieldReason {
       return "unknown";
     case "invalid_value":
       return "format";
+    case "custom":
+      return (issue.params?.reason as FieldReason | undefined) ?? "format";
     default:
       return "format";
   }

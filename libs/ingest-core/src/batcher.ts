@@ -2,7 +2,9 @@ import type { Client } from "@connectrpc/connect";
 import { type CatalogService, type Event } from "@whc/contracts";
 
 /** A stored event's stamp, or `endpointMissing`: its endpoint was gone at the commit and nothing was stored. */
-export type Appended = { id: string; receivedAtMs: number; endpointMissing?: undefined } | { endpointMissing: true };
+export type Appended =
+  | { id: string; receivedAtMs: number; sequenceIndex: number; responseCode: number; endpointMissing?: undefined }
+  | { endpointMissing: true };
 
 type Done = (err: unknown, appended?: Appended) => void;
 
@@ -58,7 +60,7 @@ export function createAppendBatcher(catalog: Client<typeof CatalogService>, opti
       const a = res.events[i];
       if (!a) p.done(new Error("catalog answered fewer events than sent"));
       else if (a.endpointMissing) p.done(undefined, { endpointMissing: true });
-      else p.done(undefined, { id: a.id, receivedAtMs: Number(a.receivedAtMs) });
+      else p.done(undefined, { id: a.id, receivedAtMs: Number(a.receivedAtMs), sequenceIndex: Number(a.sequenceIndex), responseCode: a.responseCode });
     });
   }
 

@@ -3,7 +3,7 @@ import type { Event } from "@whc/contracts";
 import type { SealedBodyParts } from "@whc/sealing";
 import type { IngestEndpoint } from "./endpoint-cache.js";
 import { originalSize, rawHeaderPairs, remoteIpOf, type ReadBody } from "./request.js";
-import { verifyCapture } from "./verify.js";
+import { verifyCapture, type VerifyResult } from "./verify.js";
 
 /** One capture in progress. */
 export interface Capture {
@@ -22,21 +22,29 @@ export interface Capture {
  * The event a capture stores, judged (signature, provider, event type) on every byte that
  * arrived. Id and commit time are the catalog's to give; the body is added once sealed.
  */
-export function captureEvent(c: Capture, { endpoint, secret }: IngestEndpoint, body: ReadBody, trustedProxies: ReadonlySet<string>): Event {
+export function captureEvent(
+  c: Capture,
+  { endpoint, secret, previousSecret }: IngestEndpoint,
+  body: ReadBody,
+  options: { trustedProxies: ReadonlySet<string>; secretGraceMs: number },
+): { event: Event; matchedSecret: VerifyResult["matchedSecret"] } {
   const { req } = c;
   const headers = rawHeaderPairs(req);
+  const rotatedAt = endpoint.secretRotatedAtMs;
   const verified = verifyCapture({
     provider: endpoint.provider,
     headers,
     body: body.whole,
     complete: !body.overLimit,
     secret,
+    previousSecret,
+    previousValidUntilMs: rotatedAt === undefined ? undefined : Number(rotatedAt) + options.secretGraceMs,
     genericSignatureHeader: endpoint.genericSignatureHeader,
     genericSignaturePrefix: endpoint.genericSignaturePrefix,
     nowMs: Date.now(),
   });
   const storeBody = endpoint.operatingMode !== "metadata_only" && !body.overLimit;
-  return {
+  const event: Event = {
     $typeName: "webhookcapture.catalog.v1.Event",
     id: "",
     accountId: endpoint.accountId,
@@ -45,7 +53,7 @@ export function captureEvent(c: Capture, { endpoint, secret }: IngestEndpoint, b
     method: req.method ?? "GET",
     path: c.rest,
     headers: headers.map(([name, value]) => ({ $typeName: "webhookcapture.common.v1.Header", name, value })),
-    remoteIp: remoteIpOf(req, trustedProxies),
+    remoteIp: remoteIpOf(req, options.trustedProxies),
     canonicalEventType: verified.canonicalEventType,
     provider: verified.provider,
     verification: verified.verification,
@@ -59,6 +67,7 @@ export function captureEvent(c: Capture, { endpoint, secret }: IngestEndpoint, b
     forwardedResponseJson: "",
     sequenceStatuses: [],
   };
+  return { event, matchedSecret: verified.matchedSecret };
 }
 
 export function withSealedBody(event: Event, parts: SealedBodyParts, searchTokens: Uint8Array[]): void {

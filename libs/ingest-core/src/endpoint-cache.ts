@@ -1,11 +1,17 @@
 import type { Client } from "@connectrpc/connect";
 import type { CatalogService, CryptoService, Endpoint } from "@whc/contracts";
 import { AppError } from "@whc/errors";
+import type { EndpointResponseConfig } from "@whc/api-model";
+import { responseConfigOf } from "@whc/api-model/present";
 
 export interface IngestEndpoint {
   endpoint: Endpoint;
   /** The opened endpoint secret, when one is set. */
   secret?: Buffer | undefined;
+  /** The secret before the last rotation, opened, while it may still verify. */
+  previousSecret?: Buffer | undefined;
+  /** What the endpoint answers, parsed once per lookup; undefined: the built-in answer. */
+  response?: EndpointResponseConfig | undefined;
 }
 
 interface Entry {
@@ -38,11 +44,10 @@ export function createEndpointCache(
       throw err;
     }
     if (!endpoint) return undefined;
-    let secret: Buffer | undefined;
-    if (endpoint.sealedSecret.length > 0) {
-      secret = Buffer.from((await crypto.openSecret({ sealed: endpoint.sealedSecret })).plaintext);
-    }
-    return { endpoint, secret };
+    const open = async (sealed: Uint8Array) =>
+      sealed.length > 0 ? Buffer.from((await crypto.openSecret({ sealed })).plaintext) : undefined;
+    const [secret, previousSecret] = await Promise.all([open(endpoint.sealedSecret), open(endpoint.sealedPreviousSecret)]);
+    return { endpoint, secret, previousSecret, response: responseConfigOf(endpoint.responseJson) };
   }
 
   return {

@@ -8,10 +8,12 @@ import type { BlindIndexSource, EnvelopeSealer } from "@whc/sealing";
 import { eventSummaryJson } from "@whc/api-model/present";
 import type { CaptureBus } from "@whc/ports";
 import { isUuid } from "@whc/ids";
-import { slackUrlVerificationChallenge } from "@whc/signatures";
 import { discardBody, NOT_FOUND, reply } from "./answer.js";
 import type { Appended, AppendBatcher } from "./batcher.js";
+
+type Stored = Exclude<Appended, { endpointMissing: true }>;
 import { captureEvent, withSealedBody, type Capture } from "./capture.js";
+import { planReply, recordPlan, renderReply, sendAnswer, type ReplyPlan, type ReplyRequest } from "./reply-plan.js";
 import type { EndpointCache, IngestEndpoint } from "./endpoint-cache.js";
 import type { IngestMetrics } from "./metrics.js";
 import { readBodyThen, type ReadBody } from "./request.js";
@@ -31,6 +33,8 @@ export interface IngestOptions {
   maxStoredBodyBytes: number;
   maxInboundBodyBytes: number;
   trustedProxies: ReadonlySet<string>;
+  /** After a rotation, how long the previous secret still verifies. */
+  secretGraceMs: number;
 }
 
 /**
@@ -202,33 +206,54 @@ function readBody(s: Surface, c: Capture, found: IngestEndpoint): void {
   });
 }
 
-function captureBody(s: Surface, c: Capture, found: IngestEndpoint, body: ReadBody): void {
-  const event = captureEvent(c, found, body, s.options.trustedProxies);
-  const challenge = event.provider === "slack" && !body.overLimit ? slackUrlVerificationChallenge(body.whole) : undefined;
-  if (!event.bodyStored) return commit(s, c, event, body.overLimit, challenge);
-  sealThenCommit(s, c, event, body.kept, challenge);
+/** What the answer needs after the commit: the endpoint as looked up, the plan, the request. */
+interface Pending {
+  found: IngestEndpoint;
+  reply: ReplyPlan;
+  request: ReplyRequest;
 }
 
-function sealThenCommit(s: Surface, c: Capture, event: Event, kept: Buffer, challenge: string | undefined): void {
+function captureBody(s: Surface, c: Capture, found: IngestEndpoint, body: ReadBody): void {
+  const { event, matchedSecret } = captureEvent(c, found, body, s.options);
+  let pending: Pending | undefined;
+  if (!body.overLimit) {
+    const request: ReplyRequest = { method: event.method, path: c.rest, headers: rawPairs(event), body: body.whole, eventType: event.canonicalEventType };
+    const reply = planReply(found, request);
+    recordPlan(event, found, reply, matchedSecret);
+    pending = { found, reply, request };
+  }
+  if (!event.bodyStored) return commit(s, c, event, pending);
+  sealThenCommit(s, c, event, body.kept, pending);
+}
+
+function rawPairs(event: Event): [string, string][] {
+  return event.headers.map((h) => [h.name, h.value]);
+}
+
+function sealThenCommit(s: Surface, c: Capture, event: Event, kept: Buffer, pending: Pending | undefined): void {
   const { sealer, blindIndex } = s.deps;
   const sealed = sealer.sealNow(c.endpointId, kept);
   const indexer = blindIndex.current();
   if (sealed && indexer) {
     withSealedBody(event, sealed, indexer(kept));
-    return commit(s, c, event, false, challenge);
+    return commit(s, c, event, pending);
   }
   // A data key or the blind-index key is still to be fetched from the crypto service.
   Promise.all([sealed ?? sealer.seal(c.endpointId, kept), indexer ?? blindIndex()]).then(
     ([parts, index]) => {
       withSealedBody(event, parts, index(kept));
-      commit(s, c, event, false, challenge);
+      commit(s, c, event, pending);
     },
     (err: unknown) => failed(s, c, err),
   );
 }
 
-/** The sender is answered from the batch's callback, once the catalog has made it durable. */
-function commit(s: Surface, c: Capture, event: Event, overLimit: boolean, challenge: string | undefined): void {
+/**
+ * The sender is answered from the batch's callback, once the catalog has made it durable.
+ * Without `pending` the body was over the inbound limit: only its metadata is stored, and 413.
+ */
+function commit(s: Surface, c: Capture, event: Event, pending: Pending | undefined): void {
+  const overLimit = pending === undefined;
   s.deps.batcher.appendThen(event, (err, appended) => {
     if (err || !appended) return failed(s, c, err);
     if (appended.endpointMissing) {
@@ -239,8 +264,10 @@ function commit(s: Surface, c: Capture, event: Event, overLimit: boolean, challe
       reply(c.res, 404, NOT_FOUND, overLimit ? { connection: "close" } : {});
       return;
     }
+    // A sequence's status is the one the catalog stored for the capture's place in it.
+    event.responseCode = appended.responseCode || event.responseCode;
     notify(s, event, appended);
-    answerStored(s, c, event, appended.id, overLimit, challenge);
+    answerStored(s, c, event, appended, pending);
   });
 }
 
@@ -255,17 +282,18 @@ function notify(s: Surface, event: Event, appended: Exclude<Appended, { endpoint
   }
 }
 
-function answerStored(s: Surface, c: Capture, event: Event, id: string, overLimit: boolean, challenge: string | undefined): void {
-  if (overLimit) {
+function answerStored(s: Surface, c: Capture, event: Event, stored: Stored, pending: Pending | undefined): void {
+  if (!pending) {
     s.metrics.answered("too_large");
-    reply(c.res, 413, { ok: false, error: "payload_too_large", id }, { connection: "close" });
+    reply(c.res, 413, { ok: false, error: "payload_too_large", id: stored.id }, { connection: "close" });
     return;
   }
   s.metrics.stored(event.provider, event.verification, (performance.now() - c.startedMs) / 1000);
-  if (challenge !== undefined) {
-    // Slack confirms a new Request URL by expecting its challenge back; the event is kept too.
-    reply(c.res, 200, { challenge });
-  } else {
-    reply(c.res, 200, { ok: true, id });
-  }
+  const answer = renderReply(pending.found, pending.reply, stored, pending.request);
+  const send = () => {
+    if (!sendAnswer(c.res, answer, stored.id)) s.logger.warn({ path: pathOnly(c.url) }, "a configured answer could not be sent; answered 200 instead");
+  };
+  // The delay counts from the durable commit (design §10): the capture is stored either way.
+  if (answer.delayMs > 0) setTimeout(send, answer.delayMs);
+  else send();
 }

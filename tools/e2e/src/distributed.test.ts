@@ -61,4 +61,44 @@ describe("distributed processes (five services, Connect over h2c, NATS)", () => 
     expect(cluster.procs.gateway.output()).toContain("gateway stopped");
     await cluster.start("gateway");
   });
+
+  it("answer a response sequence 500, 500, 200 across two ingest processes, as one sequence", async () => {
+    const second = await cluster.extra("ingest");
+    const created = await cluster.api.post("/v1/endpoints", { slug: "sequence-two-ingests" });
+    expect(created.status).toBe(201);
+    const { id } = created.body as { id: string };
+    const set = await cluster.api.call("PATCH", `/v1/endpoints/${id}`, {
+      json: { response: { sequence: [{ status: 500 }, { status: 500 }, { status: 200 }] } },
+    });
+    expect(set.status).toBe(200);
+    // A sender retrying until it gets a 2xx, its attempts spread over both ingest processes.
+    const seen: number[] = [];
+    for (let attempt = 0; attempt < 6; attempt++) {
+      const base = attempt % 2 === 0 ? cluster.ingestUrl : second.url;
+      seen.push((await fetch(`${base}/h/${id}`, { method: "POST", body: `attempt ${attempt}` })).status);
+    }
+    expect(seen).toEqual([500, 500, 200, 500, 500, 200]);
+    const listed = await cluster.api.get(`/v1/endpoints/${id}/events?limit=10`);
+    expect(listed.body.items.map((e: { responseCode: number }) => e.responseCode).reverse()).toEqual(seen);
+    await second.proc.stop();
+  });
+
+  it("pause and resume an endpoint, seen by ingest within a second (endpoint-change notice over NATS)", async () => {
+    const created = await cluster.api.post("/v1/endpoints", { slug: "pause-over-nats" });
+    const { id } = created.body as { id: string };
+    const hook = `${cluster.ingestUrl}/h/${id}`;
+    expect((await fetch(hook, { method: "POST" })).status).toBe(200);
+    for (const [status, expected] of [
+      ["paused", 503],
+      ["active", 200],
+    ] as const) {
+      expect((await cluster.api.call("PATCH", `/v1/endpoints/${id}`, { json: { status } })).status).toBe(200);
+      const changedAt = Date.now();
+      await waitFor(async () => (await fetch(hook, { method: "POST" })).status === expected || undefined, {
+        what: `ingest answering ${expected}`,
+        timeoutMs: 1000,
+      });
+      expect(Date.now() - changedAt).toBeLessThan(1000);
+    }
+  });
 });

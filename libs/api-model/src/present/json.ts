@@ -1,5 +1,5 @@
 import type { Endpoint, Event } from "@whc/contracts";
-import type { Decryption, EndpointJson, EventDetailJson, EventSummaryJson } from "../index.js";
+import { endpointResponseConfig, type Decryption, type EndpointJson, type EndpointResponseConfig, type EventDetailJson, type EventSummaryJson } from "../index.js";
 
 /** Internal records (protobuf) as the /v1 shapes: what the gateway answers and NATS carries. */
 
@@ -32,7 +32,20 @@ export function endpointJson(e: Endpoint, ingestPublicUrl: string): EndpointJson
     ...(e.lastEventAtMs !== undefined ? { lastEventAt: isoTime(e.lastEventAtMs) } : {}),
     ...(e.lastPurgedAtMs !== undefined ? { lastPurgedAt: isoTime(e.lastPurgedAtMs) } : {}),
     purgedEventCount: Number(e.purgedEventCount),
+    ...(e.secretRotatedAtMs !== undefined ? { secretRotatedAt: isoTime(e.secretRotatedAtMs) } : {}),
+    ...(e.responseJson ? { response: responseConfigOf(e.responseJson) } : {}),
   };
+}
+
+/** The stored response configuration; it was validated when saved, so a bad one reads as none. */
+export function responseConfigOf(json: string): EndpointResponseConfig | undefined {
+  if (!json) return undefined;
+  try {
+    const parsed = endpointResponseConfig.safeParse(JSON.parse(json));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

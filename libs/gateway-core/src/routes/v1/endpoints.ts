@@ -1,8 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
-import { EndpointSchema } from "@whc/contracts";
-import { createEndpointRequest, endpoint, endpointList, extension } from "@whc/api-model";
+import { EndpointPatchSchema, EndpointSchema } from "@whc/contracts";
+import { createEndpointRequest, endpoint, endpointList, extension, updateEndpointRequest } from "@whc/api-model";
 import { endpointJson } from "@whc/api-model/present";
 import { PROVIDER_NAMES } from "@whc/signatures";
 import type { GatewayDeps, GatewayOptions } from "../../deps.js";
@@ -20,7 +20,12 @@ export const createEndpointBody = createEndpointRequest.extend({
   provider: z.enum(PROVIDER_NAMES).optional().meta({ ...extension }),
 });
 
-/** Operations 1-4. */
+/** `PATCH /v1/endpoints/{id}`'s body, `provider` narrowed the same way. */
+export const updateEndpointBody = updateEndpointRequest.extend({
+  provider: z.enum(PROVIDER_NAMES).optional(),
+});
+
+/** Operations 1-4 and the endpoint update (extension). */
 export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Route[] {
   const { catalog, crypto, bus } = deps;
   const present = (e: Parameters<typeof endpointJson>[0]) => endpointJson(e, options.ingestPublicUrl);
@@ -67,6 +72,7 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
             sealedSecret,
             genericSignatureHeader: body.genericSignatureHeader ?? "",
             genericSignaturePrefix: body.genericSignaturePrefix ?? "",
+            responseJson: body.response ? JSON.stringify(body.response) : "",
             source: "api",
           }),
         });
@@ -84,6 +90,31 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
       errors: [400],
       async handler(_ctx, { auth, params }) {
         const res = await catalog.getEndpoint({ accountId: auth.accountId, endpointId: params.id! });
+        return present(res.endpoint!);
+      },
+    }),
+    route({
+      method: "PATCH",
+      path: "/v1/endpoints/{id}",
+      operationId: "updateEndpoint",
+      extension: true,
+      body: updateEndpointBody,
+      bodyRequired: true,
+      success: { status: 200, schema: endpoint, description: "The endpoint as updated. Ingest sees the change within a second." },
+      errors: [400, 413, 415],
+      async handler(_ctx, { auth, params, body }) {
+        const { secret, response, ...plain } = body;
+        const patch = create(EndpointPatchSchema, {
+          ...plain,
+          ...(typeof secret === "string"
+            ? { sealedSecret: (await crypto.sealSecret({ plaintext: Buffer.from(secret, "utf8") })).sealed }
+            : {}),
+          clearSecret: secret === null,
+          // A response given restarts its sequence: "the n-th capture since the sequence was set".
+          ...(response !== undefined ? { responseJson: response === null ? "" : JSON.stringify(response), resetSequence: true } : {}),
+        });
+        const res = await catalog.updateEndpoint({ accountId: auth.accountId, endpointId: params.id!, patch });
+        bus.publishEndpointChanged(params.id!);
         return present(res.endpoint!);
       },
     }),

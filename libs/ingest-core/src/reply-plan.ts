@@ -1,0 +1,76 @@
+import type { ServerResponse } from "node:http";
+import type { Event } from "@whc/contracts";
+import type { ResponseSource } from "@whc/api-model";
+import type { HeaderPair } from "@whc/signatures";
+import type { IngestEndpoint } from "./endpoint-cache.js";
+import type { RenderedAnswer } from "./respond/answer-types.js";
+import { findHandshake, type HandshakeName } from "./respond/handshakes.js";
+import { builtInAnswer, handshakesEnabled, planAnswer, resolveAnswer, sequenceEntry, type AnswerPlan } from "./respond/plan.js";
+
+/**
+ * What a stored capture will be answered (docs/design.md §10), decided before the commit so
+ * the event records the status it gets; only a sequence's entry waits for the commit, which
+ * gives the capture its place in the sequence.
+ */
+export interface ReplyPlan {
+  source: Extract<ResponseSource, "default" | "rule" | "sequence" | "handshake">;
+  handshake?: { name: HandshakeName; answer: RenderedAnswer };
+  plan: AnswerPlan;
+}
+
+export interface ReplyRequest {
+  method: string;
+  path: string;
+  headers: readonly HeaderPair[];
+  /** The whole body; empty when it was cut off at the inbound limit. */
+  body: Uint8Array;
+  eventType: string;
+}
+
+export function planReply(found: IngestEndpoint, req: ReplyRequest): ReplyPlan {
+  const handshake = handshakesEnabled(found.response) ? findHandshake(req, found.secret) : undefined;
+  if (handshake) return { source: "handshake", handshake, plan: { source: "default" } };
+  const plan = planAnswer(found.response, req);
+  return { source: plan.source, plan };
+}
+
+/** Records the plan on the event: the status it will be answered, or the sequence's statuses for the catalog to pick from. */
+export function recordPlan(event: Event, found: IngestEndpoint, reply: ReplyPlan, matchedSecret: string): void {
+  const config = found.response;
+  if (reply.handshake) event.responseCode = reply.handshake.answer.status;
+  else if (reply.plan.sequence) event.sequenceStatuses = reply.plan.sequence.map((entry) => entry.status ?? config?.status ?? 200);
+  else event.responseCode = reply.plan.answer?.status ?? config?.status ?? 200;
+  event.diagnosticJson = JSON.stringify({
+    signature: { provider: event.provider, verdict: event.verification, matchedSecret },
+    ...(reply.handshake ? { handshake: reply.handshake.name } : {}),
+    responseSource: reply.source,
+  });
+}
+
+/** The answer itself, once the commit gave the event its id, time and (for a sequence) its place. */
+export function renderReply(
+  found: IngestEndpoint,
+  reply: ReplyPlan,
+  stored: { id: string; receivedAtMs: number; sequenceIndex: number },
+  req: ReplyRequest,
+): RenderedAnswer {
+  if (reply.handshake) return reply.handshake.answer;
+  if (!found.response) return builtInAnswer(stored.id);
+  const answer = reply.plan.sequence ? sequenceEntry(reply.plan.sequence, stored.sequenceIndex) : reply.plan.answer;
+  return resolveAnswer(found.response, answer, { eventId: stored.id, receivedAtMs: stored.receivedAtMs, path: req.path, headers: req.headers, body: req.body });
+}
+
+/** Writes the answer; framing is the server's. A header Node refuses falls back to the built-in answer. */
+export function sendAnswer(res: ServerResponse, answer: RenderedAnswer, eventId: string): boolean {
+  const body = answer.body;
+  try {
+    res.writeHead(answer.status, [...answer.headers.flat(), "content-length", String(body.length)]);
+  } catch {
+    const fallback = builtInAnswer(eventId);
+    res.writeHead(fallback.status, [...fallback.headers.flat(), "content-length", String(fallback.body.length)]);
+    res.end(fallback.body);
+    return false;
+  }
+  res.end(body);
+  return true;
+}
