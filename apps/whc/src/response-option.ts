@@ -1,14 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { endpointResponseConfig, type EndpointResponseConfig } from "@whc/api-model";
-
-type Issue = NonNullable<ReturnType<typeof endpointResponseConfig.safeParse>["error"]>["issues"][number];
-
-/** Where an issue is, dotted as the API names fields (`rules.0.status`); an unknown key is named itself. */
-export function issuePath(issue: Issue): string {
-  const path = issue.path.map(String);
-  if (issue.code === "unrecognized_keys" && issue.keys[0]) path.push(issue.keys[0]);
-  return path.join(".");
-}
+import { checkShape, endpointResponseConfig, type EndpointResponseConfig } from "@whc/api-model";
 
 /**
  * `--response <json | @file.json>`: read, parsed and checked against the §10 schema here, so a
@@ -29,9 +20,8 @@ export async function readResponseOption(value: string): Promise<EndpointRespons
   } catch (err) {
     throw new Error(`--response: not JSON: ${(err as Error).message}`);
   }
-  const result = endpointResponseConfig.safeParse(json);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
-  const at = issuePath(issue);
-  throw new Error(`--response ${at ? `field ${at}` : "(the whole value)"}: ${issue.message} (nothing was sent)`);
+  const checked = checkShape(endpointResponseConfig, json);
+  if (checked.ok) return checked.value;
+  const { field, message } = checked.problem;
+  throw new Error(`--response ${field ? `field ${field}` : "(the whole value)"}: ${message} (nothing was sent)`);
 }

@@ -1,3 +1,5 @@
+import type { FieldReason } from "@whc/api-model";
+
 /**
  * The one error type of the domain. `reason` is a stable snake_case word that callers
  * branch on; each edge (the gateway's HTTP table, ingest's answers, Connect) maps reasons
@@ -22,7 +24,8 @@ export type ErrorReason =
   | "timeout"
   | "internal_error";
 
-export type FieldReason = "required" | "type" | "pattern" | "length" | "range" | "format" | "unknown" | "immutable";
+/** Why a field was refused: the list is the /v1 contract's (`details.reason`). */
+export type { FieldReason };
 
 export interface AppErrorOptions {
   field?: string;
