@@ -3,7 +3,8 @@ import type { ApiClient } from "@whc/testing";
 
 /**
  * The README's curl walkthrough, step by step over HTTP: create an endpoint, send a
- * webhook to its webhookUrl, list, read, delete. Returns what a later check may need.
+ * webhook to its webhookUrl, list, read, make it answer 503, 503, 200, delete. Returns what a
+ * later check may need.
  */
 export async function walkReadmePath(api: ApiClient) {
   const created = await api.post("/v1/endpoints", { slug: "github-main", displayName: "GitHub main" });
@@ -29,8 +30,15 @@ export async function walkReadmePath(api: ApiClient) {
   expect(detail.body.body).toBe(payload);
   expect(detail.body.decryption).toBe("ok");
 
+  const sequence = { response: { sequence: [{ status: 503 }, { status: 503 }, { status: 200 }] } };
+  expect((await api.call("PATCH", `/v1/endpoints/${endpoint.id}`, { json: sequence })).status).toBe(200);
+  const retries: number[] = [];
+  for (let i = 0; i < 3; i++) retries.push((await fetch(endpoint.webhookUrl, { method: "POST", body: `retry ${i}` })).status);
+  expect(retries).toEqual([503, 503, 200]);
+
   expect((await api.delete(`/v1/endpoints/${endpoint.id}/events/${ack.id}`)).status).toBe(204);
-  expect((await api.get(`/v1/endpoints/${endpoint.id}/events`)).body.items).toEqual([]);
+  const left = (await api.get(`/v1/endpoints/${endpoint.id}/events`)).body.items.map((e: { responseCode: number }) => e.responseCode);
+  expect(left).toEqual([200, 503, 503]);
   expect((await api.delete(`/v1/endpoints/${endpoint.id}`)).status).toBe(204);
   expect((await api.get(`/v1/endpoints/${endpoint.id}`)).status).toBe(404);
   return { endpoint, eventId: ack.id };

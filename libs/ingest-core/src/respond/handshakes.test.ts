@@ -40,14 +40,13 @@ describe("slack_url_verification", () => {
   const challenge = "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P";
   const body = `{"token":"Jhj5dZrVaK7ZwHHjRyZWjbDl","challenge":"${challenge}","type":"url_verification"}`;
 
-  it("answers 200 with the challenge in plain text, with or without a secret", () => {
+  it("answers 200 with the challenge as JSON, with or without a secret", () => {
     for (const secret of [undefined, secretOf("signing")]) {
       const found = findHandshake(request({ body }), secret);
       expect(found?.name).toBe("slack_url_verification");
       expect(found?.answer.status).toBe(200);
-      expect(text(found!.answer)).toBe(challenge);
-      expect(headerOf(found!.answer, "content-type")).toMatch(/^text\/plain/);
-      expect(headerOf(found!.answer, "x-content-type-options")).toBe("nosniff");
+      expect(JSON.parse(text(found!.answer))).toEqual({ challenge });
+      expect(headerOf(found!.answer, "content-type")).toBe("application/json");
     }
   });
 

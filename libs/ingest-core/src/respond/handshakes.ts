@@ -116,8 +116,8 @@ const slack: Handshake<string> = {
     const challenge = slackUrlVerificationChallenge(req.body);
     return reflectable(challenge) ? challenge : undefined;
   },
-  // Slack's page shows plain text first ("respond in plaintext with the challenge attribute value").
-  answer: (challenge) => textAnswer(200, challenge),
+  // Slack accepts plain text, a form or JSON; JSON {"challenge"} is what this endpoint has always answered.
+  answer: (challenge) => jsonAnswer(200, { challenge }),
 };
 
 const zoom: Handshake<string> = {
