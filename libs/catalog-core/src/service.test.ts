@@ -4,14 +4,14 @@ import path from "node:path";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, createHandlerContext, createRouterTransport, type Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { CatalogService, ErrorDetailSchema, GetEndpointRequestSchema, type Endpoint, type Event } from "@whc/contracts";
+import { CatalogService, GetEndpointRequestSchema, type Endpoint, type Event } from "@whc/contracts";
 // The service is tested over a real store (a test-only cycle, allowed in eslint.config.js).
 import { openSqliteStore } from "@whc/catalog-sqlite";
 import { AppError, unavailable } from "@whc/errors";
 import { uuidV7Time } from "@whc/ids";
 import { createLogger } from "@whc/logging";
 import { serveH2c, serverInterceptor } from "@whc/rpc";
-import { tempDir } from "@whc/testing";
+import { expectFailure, tempDir } from "@whc/testing";
 import { createCatalogService } from "./service.js";
 
 /*
@@ -98,24 +98,6 @@ function eventInit(endpoint: Endpoint, extra: Partial<Omit<Event, "$typeName">> 
   };
 }
 
-async function rejection(call: Promise<unknown>): Promise<ConnectError> {
-  const outcome = await call.then(
-    () => ({ failed: false as const }),
-    (error: unknown) => ({ failed: true as const, error }),
-  );
-  if (!outcome.failed) throw new Error("expected the call to fail, it succeeded");
-  expect(outcome.error).toBeInstanceOf(ConnectError);
-  return outcome.error as ConnectError;
-}
-
-/** The call failed with this Connect code and this project reason (and field, when given). */
-async function expectFailure(call: Promise<unknown>, code: Code, reason: string, field?: { field: string; fieldReason: string }) {
-  const err = await rejection(call);
-  const [detail] = err.findDetails(ErrorDetailSchema);
-  expect({ code: Code[err.code], reason: detail?.reason }).toEqual({ code: Code[code], reason });
-  if (field) expect({ field: detail?.field, fieldReason: detail?.fieldReason }).toEqual(field);
-  return err;
-}
 
 describe("endpoints", () => {
   it("creates an endpoint with every field it was given, and reads it back", async () => {

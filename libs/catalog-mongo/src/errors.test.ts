@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { MongoNetworkError, MongoNotConnectedError, MongoServerError } from "mongodb";
 import { AppError } from "@whc/errors";
 import type { CatalogStore } from "@whc/catalog-core";
-import { translateMongoError, translatingErrors } from "./errors.js";
+import { translatingErrors } from "@whc/catalog-core";
+import { translateMongoError } from "./errors.js";
 
 const duplicate = () => new MongoServerError({ code: 11000, errmsg: "E11000 duplicate key error collection: whc.endpoints index: accountId_1_slug_1" });
 

@@ -1,6 +1,5 @@
 import { MongoError, MongoServerError } from "mongodb";
 import { AppError } from "@whc/errors";
-import type { CatalogStore } from "@whc/catalog-core";
 
 export function isDuplicate(err: unknown): boolean {
   return err instanceof MongoServerError && err.code === 11000;
@@ -34,26 +33,4 @@ export function translateMongoError(err: unknown, method: string): AppError {
     return new AppError("conflict", `mongodb: duplicate key`, { cause: err });
   }
   return new AppError("internal_error", `mongodb: ${name}`, { cause: err });
-}
-
-type Method = (...args: unknown[]) => Promise<unknown>;
-
-/** The same store, each of its methods throwing only AppErrors: `translate` names the others. */
-export function translatingErrors(store: CatalogStore, translate: (err: unknown, method: string) => AppError): CatalogStore {
-  const wrapped: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(store)) {
-    if (typeof value !== "function") {
-      wrapped[name] = value;
-      continue;
-    }
-    const method = value as Method;
-    wrapped[name] = async (...args: unknown[]) => {
-      try {
-        return await method(...args);
-      } catch (err) {
-        throw translate(err, name);
-      }
-    };
-  }
-  return wrapped as unknown as CatalogStore;
 }

@@ -1,9 +1,9 @@
-import type { CatalogStore } from "@whc/catalog-core";
+import { translatingErrors, type CatalogStore } from "@whc/catalog-core";
 import { createApiKeys } from "./api-keys.js";
 import { connectCatalog, createInTransaction } from "./connection.js";
 import type { Doc } from "./documents.js";
 import { createEndpoints } from "./endpoints.js";
-import { translateMongoError, translatingErrors } from "./errors.js";
+import { translateMongoError } from "./errors.js";
 import { createEventAppend } from "./event-append.js";
 import { createEventSearch } from "./event-search.js";
 import { createEvents } from "./events.js";

@@ -1,5 +1,4 @@
 import { AppError } from "@whc/errors";
-import type { CatalogStore } from "@whc/catalog-core";
 
 /**
  * Result codes that say the file or the machine cannot serve now (locked, disk full or
@@ -42,26 +41,4 @@ export function translateSqliteError(err: unknown, method: string, open: boolean
   }
   if (UNAVAILABLE.has(primary(code))) return new AppError("service_unavailable", `embedded store: ${code}`, { cause: err });
   return new AppError("internal_error", `embedded store: ${code || "failed"}`, { cause: err });
-}
-
-type Method = (...args: unknown[]) => Promise<unknown>;
-
-/** The same store, each of its methods throwing only AppErrors: `translate` names the others. */
-export function translatingErrors(store: CatalogStore, translate: (err: unknown, method: string) => AppError): CatalogStore {
-  const wrapped: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(store)) {
-    if (typeof value !== "function") {
-      wrapped[name] = value;
-      continue;
-    }
-    const method = value as Method;
-    wrapped[name] = async (...args: unknown[]) => {
-      try {
-        return await method(...args);
-      } catch (err) {
-        throw translate(err, name);
-      }
-    };
-  }
-  return wrapped as unknown as CatalogStore;
 }

@@ -1,9 +1,9 @@
 import type Database from "better-sqlite3";
-import type { CatalogStore } from "@whc/catalog-core";
+import { translatingErrors, type CatalogStore } from "@whc/catalog-core";
 import { createApiKeys } from "./api-keys.js";
 import { openCatalogDatabase } from "./database.js";
 import { createEndpoints } from "./endpoints.js";
-import { translateSqliteError, translatingErrors } from "./errors.js";
+import { translateSqliteError } from "./errors.js";
 import { createEventAppend } from "./event-append.js";
 import { createEventSearch } from "./event-search.js";
 import { createEventRemoval, createEvents } from "./events.js";

@@ -6,7 +6,6 @@ import path from "node:path";
 import { create } from "@bufbuild/protobuf";
 import {
   Code,
-  ConnectError,
   createClient,
   createHandlerContext,
   createRouterTransport,
@@ -21,7 +20,6 @@ import Stripe from "stripe";
 import {
   CatalogService,
   CryptoService,
-  ErrorDetailSchema,
   ReplayEventRequestSchema,
   ReplayService,
   type Endpoint,
@@ -36,7 +34,7 @@ import { createLogger } from "@whc/logging";
 import { createMemoryLeases } from "@whc/messaging";
 import { createPeerTransport, createServiceClient, serveH2c, serverInterceptor } from "@whc/rpc";
 import { createEnvelopeOpener, createEnvelopeSealer } from "@whc/sealing";
-import { tempDir } from "@whc/testing";
+import { expectFailure, tempDir } from "@whc/testing";
 import { createReplayService, type ReplayServiceDeps, type ReplayServiceOptions } from "./service.js";
 
 /*
@@ -237,24 +235,6 @@ async function startReplay(options: HarnessOptions = {}) {
 // ---------------------------------------------------------------------------------------------
 // Errors as a caller sees them
 
-async function rejection(call: Promise<unknown>): Promise<ConnectError> {
-  const outcome = await call.then(
-    () => ({ failed: false as const }),
-    (error: unknown) => ({ failed: true as const, error }),
-  );
-  if (!outcome.failed) throw new Error("expected the call to fail, it succeeded");
-  expect(outcome.error).toBeInstanceOf(ConnectError);
-  return outcome.error as ConnectError;
-}
-
-/** The call failed with this Connect code and this project reason (and field, when given). */
-async function expectFailure(call: Promise<unknown>, code: Code, reason: string, field?: { field: string; fieldReason: string }) {
-  const err = await rejection(call);
-  const [detail] = err.findDetails(ErrorDetailSchema);
-  expect({ code: Code[err.code], reason: detail?.reason }).toEqual({ code: Code[code], reason });
-  if (field) expect({ field: detail?.field, fieldReason: detail?.fieldReason }).toEqual(field);
-  return err;
-}
 
 // ---------------------------------------------------------------------------------------------
 

@@ -9,3 +9,4 @@ export type { ApiClient, ApiResponse } from "./api.js";
 export { buildApps, startWithBadConfig, WORKSPACE_ROOT } from "./build.js";
 export { createOpenApiValidator } from "./openapi-validator.js";
 export type { OpenApiValidator } from "./openapi-validator.js";
+export { rejection, expectFailure } from "./connect-errors.js";
