@@ -178,6 +178,7 @@ export function createIngestNode(config: ConfigOf<typeof ingestSpec>, peers: Pee
       maxInboundBodyBytes: config.maxInboundBodyBytes,
       trustedProxies: new Set(config.trustedProxies),
       secretGraceMs: config.secretGraceS * 1000,
+      publicUrl: config.ingestPublicUrl,
     },
   );
   return {

@@ -33,6 +33,7 @@ export const ingestSpec = {
   dataKeyTtlS: s.dataKeyTtlS,
   endpointCacheTtlMs: s.endpointCacheTtlMs,
   secretGraceS: s.secretGraceS,
+  ingestPublicUrl: s.ingestPublicUrl,
   rpcTimeoutMs: s.rpcTimeoutMs,
   logLevel: s.logLevel,
 };

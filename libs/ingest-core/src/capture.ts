@@ -26,7 +26,7 @@ export function captureEvent(
   c: Capture,
   { endpoint, secret, previousSecret }: IngestEndpoint,
   body: ReadBody,
-  options: { trustedProxies: ReadonlySet<string>; secretGraceMs: number },
+  options: { trustedProxies: ReadonlySet<string>; secretGraceMs: number; publicUrl: string },
 ): { event: Event; matchedSecret: VerifyResult["matchedSecret"] } {
   const { req } = c;
   const headers = rawHeaderPairs(req);
@@ -35,6 +35,7 @@ export function captureEvent(
     provider: endpoint.provider,
     headers,
     body: body.whole,
+    url: options.publicUrl + c.url,
     complete: !body.overLimit,
     secret,
     previousSecret,

@@ -35,6 +35,8 @@ export interface IngestOptions {
   trustedProxies: ReadonlySet<string>;
   /** After a rotation, how long the previous secret still verifies. */
   secretGraceMs: number;
+  /** WHC_INGEST_PUBLIC_URL: the senders' view of this server, for URL-signed schemes. */
+  publicUrl: string;
 }
 
 /**

@@ -15,6 +15,8 @@ export interface VerifyInput {
   provider: string;
   headers: readonly HeaderPair[];
   body: Buffer;
+  /** The full URL the sender called, for URL-signed schemes. */
+  url?: string | undefined;
   /** False when the body was cut off (over the inbound limit): its signature is not judged. */
   complete: boolean;
   secret?: Buffer | undefined;
@@ -55,6 +57,7 @@ export function verifyCapture(input: VerifyInput): VerifyResult {
       provider,
       headers: input.headers,
       body: input.body,
+      url: input.url,
       secret,
       genericSignatureHeader: input.genericSignatureHeader || undefined,
       genericSignaturePrefix: input.genericSignaturePrefix || undefined,

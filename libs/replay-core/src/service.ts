@@ -120,6 +120,7 @@ export function createReplayService(deps: ReplayServiceDeps, options: ReplayServ
               secret: Buffer.from(req.targetSecret, "utf8"),
               body: body ?? new Uint8Array(),
               nowMs: now(),
+              url: req.targetUrl,
               headers: original,
               genericSignatureHeader: endpoint.genericSignatureHeader || undefined,
               genericSignaturePrefix: endpoint.genericSignaturePrefix || undefined,

@@ -28,6 +28,11 @@ export interface SignatureOptions {
 }
 
 export interface SchemeVerifyInput extends SignatureOptions {
+  /**
+   * The full URL the sender called (the webhookUrl with sub-path and query), for schemes that
+   * sign the URL (Twilio, Square); undefined when unknown.
+   */
+  url?: string;
   headers: readonly HeaderPair[];
   /** The exact raw body bytes. */
   body: Uint8Array;
@@ -39,6 +44,8 @@ export interface SchemeVerifyInput extends SignatureOptions {
 }
 
 export interface SchemeSignInput extends SignatureOptions {
+  /** The URL the re-signed request goes to, for schemes that sign the URL. */
+  url?: string;
   /** As the user typed it. */
   secret: Uint8Array;
   body: Uint8Array;
