@@ -172,7 +172,7 @@ export function createEndpointSettings({ client, banner, onUpdated }: Deps): End
 
   function renderForm(ep: EndpointJson, saved: boolean): void {
     // The current provider stays chosen even before the list came (or when it did not).
-    const items = providers.length ? providers : [{ name: ep.provider, label: ep.provider, signatureHeaders: [], secretFormat: { description: "" } }];
+    const items = providers.length ? providers : [{ name: ep.provider, label: ep.provider, signs: "", signatureHeaders: [], secretFormat: { description: "" } }];
     fillProviders(provider, items, ep.provider);
     clear(formSlot, editForm({ ep, current: () => shown ?? ep, provider, update: (body) => update(body, true), saved }));
   }

@@ -5,6 +5,7 @@ import { extension } from "./common.js";
 export const providerInfo = z.object({
   name: z.string(),
   label: z.string(),
+  signs: z.string(),
   signatureHeaders: z.array(z.string()),
   toleranceSeconds: z.int().optional(),
   secretFormat: z.object({ description: z.string(), example: z.string().optional() }),

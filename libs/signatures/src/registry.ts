@@ -44,6 +44,7 @@ export function providerScheme(name: Provider): ProviderScheme {
 export interface ProviderCatalogEntry {
   name: Provider;
   label: string;
+  signs: string;
   signatureHeaders: string[];
   /** Absent, not null, when the scheme signs no timestamp, as optional fields are in the /v1 JSON. */
   toleranceS?: number;
@@ -56,6 +57,7 @@ export function providerCatalog(): ProviderCatalogEntry[] {
     return {
       name,
       label: scheme.label,
+      signs: scheme.signs,
       signatureHeaders: [...scheme.signatureHeaders],
       ...(scheme.toleranceS === undefined ? {} : { toleranceS: scheme.toleranceS }),
       secretFormat: { ...scheme.secretFormat },

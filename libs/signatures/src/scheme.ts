@@ -72,6 +72,8 @@ export interface ProviderScheme {
   readonly name: string;
   /** The provider's name as people write it. */
   readonly label: string;
+  /** What the signature covers and how it is written, in a phrase (for the docs and diagnosis). */
+  readonly signs: string;
   /** The headers it signs in, spelled as the provider documents them. */
   readonly signatureHeaders: readonly string[];
   /** The default freshness window in seconds; undefined when the scheme signs no timestamp. */

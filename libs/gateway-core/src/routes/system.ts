@@ -19,6 +19,7 @@ function providers(): ProviderListJson {
     items: providerCatalog().map((p) => ({
       name: p.name,
       label: p.label,
+      signs: p.signs,
       signatureHeaders: [...p.signatureHeaders],
       ...(p.toleranceS !== undefined ? { toleranceSeconds: p.toleranceS } : {}),
       secretFormat: { ...p.secretFormat },

@@ -22,6 +22,7 @@ function headerName(configured: string | undefined): string {
  */
 export const generic: ProviderScheme = {
   name: "generic",
+  signs: "hex HMAC-SHA256 of the raw body, in the configured header after the configured prefix",
   label: "Generic HMAC-SHA256",
   signatureHeaders: [DEFAULT_GENERIC_HEADER],
   toleranceS: undefined,

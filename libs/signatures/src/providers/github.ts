@@ -26,6 +26,7 @@ function payload(headers: readonly HeaderPair[], body: Uint8Array): Fields | und
  */
 export const github: ProviderScheme = {
   name: "github",
+  signs: "hex HMAC-SHA256 of the raw body (X-Hub-Signature-256: sha256=...)",
   label: "GitHub",
   signatureHeaders: [SIGNATURE_HEADER, LEGACY_SIGNATURE_HEADER],
   toleranceS: undefined,

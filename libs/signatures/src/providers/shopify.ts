@@ -10,6 +10,7 @@ const TOPIC_HEADER = "X-Shopify-Topic";
 /** `X-Shopify-Hmac-Sha256: <base64 HMAC-SHA256(secret, body)>`. */
 export const shopify: ProviderScheme = {
   name: "shopify",
+  signs: "base64 HMAC-SHA256 of the raw body",
   label: "Shopify",
   signatureHeaders: [SIGNATURE_HEADER],
   toleranceS: undefined,

@@ -19,6 +19,7 @@ const CHALLENGE: FieldSpec = { type: true, challenge: true };
  */
 export const slack: ProviderScheme = {
   name: "slack",
+  signs: 'hex HMAC-SHA256 of "v0:<timestamp>:<body>" (X-Slack-Signature: v0=...)',
   label: "Slack",
   signatureHeaders: [SIGNATURE_HEADER, TIMESTAMP_HEADER],
   toleranceS: TOLERANCE_S,

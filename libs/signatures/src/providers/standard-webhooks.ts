@@ -53,6 +53,7 @@ function v1Signatures(list: string): Buffer[] {
  */
 export const standardWebhooks: ProviderScheme = {
   name: "standard_webhooks",
+  signs: 'base64 HMAC-SHA256 of "<msg id>.<timestamp>.<body>" with the base64 key after whsec_ (webhook-signature: v1,...)',
   label: "Standard Webhooks (Svix)",
   signatureHeaders: HEADER_NAMES,
   toleranceS: TOLERANCE_S,

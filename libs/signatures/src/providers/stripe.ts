@@ -36,6 +36,7 @@ function parseSignature(value: string): { timestamp: string; t: number; candidat
  */
 export const stripe: ProviderScheme = {
   name: "stripe",
+  signs: 'hex HMAC-SHA256 of "<t>.<body>" (Stripe-Signature: t=...,v1=...)',
   label: "Stripe",
   signatureHeaders: [SIGNATURE_HEADER],
   toleranceS: TOLERANCE_S,
