@@ -3,6 +3,7 @@ import { CLIENT_HEADER, curlExport, curlQuery, replayRequest, replayResult, type
 import { webhookUrlOf } from "@whc/api-model/present";
 import type { GatewayDeps, GatewayOptions } from "../../deps.js";
 import { route, type Route } from "../../route.js";
+import { staleSignatureWarning } from "./warnings.js";
 
 export const RATE_LIMIT_HEADERS = {
   "RateLimit-Limit": { description: "The account's daily replay allowance.", schema: { type: "integer" } },
@@ -13,6 +14,15 @@ export const RATE_LIMIT_HEADERS = {
 /** Operations 8 (cURL export) and 9 (replay). */
 export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): Route[] {
   const { catalog } = deps;
+  /** After an exact replay: whether the signature it carried was already too old. Never fails the replay. */
+  async function staleWarning(accountId: string, endpointId: string, eventId: string) {
+    try {
+      const { event } = await catalog.getEvent({ accountId, endpointId, eventId, markRead: false });
+      return event ? staleSignatureWarning(event, Date.now()) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
   return [
     route({
       method: "GET",
@@ -32,7 +42,8 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
           if (opened.ok) body = opened.plaintext;
         }
         const signatureHeader = endpoint!.genericSignatureHeader;
-        return buildCurlCommand({
+        const stale = staleSignatureWarning(e, Date.now());
+        const exported = buildCurlCommand({
           method: e.method,
           url: webhookUrlOf(options.ingestPublicUrl, endpointId) + e.path,
           headers: e.headers.map((h) => [h.name, h.value] as const),
@@ -41,6 +52,7 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
           unmasked: query.unmasked ?? false,
           extraMaskedHeaders: signatureHeader ? [signatureHeader] : [],
         });
+        return stale ? { ...exported, warnings: [stale] } : exported;
       },
     }),
     route({
@@ -81,6 +93,7 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
         ctx.set("RateLimit-Limit", String(res.rateLimitLimit));
         ctx.set("RateLimit-Remaining", String(res.rateLimitRemaining));
         ctx.set("RateLimit-Reset", String(res.rateLimitReset));
+        const stale = res.mode === "exact" ? await staleWarning(auth.accountId, params.endpointId!, params.eventId!) : undefined;
         return {
           result: res.result as ReplayResultJson["result"],
           ...(res.targetStatus ? { target_status: res.targetStatus } : {}),
@@ -93,6 +106,7 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
           target_url: res.targetUrl,
           event_id: res.eventId,
           ...(res.auditId ? { audit_id: res.auditId } : {}),
+          ...(stale ? { warnings: [stale] } : {}),
         };
       },
     }),
