@@ -1,4 +1,5 @@
 export { providers, PROVIDER_NAMES, PROVIDERS, DETECTION_ORDER, providerScheme, providerCatalog } from "./registry.js";
+export { providersDoc } from "./providers-doc.js";
 export type { Provider, ProviderCatalogEntry } from "./registry.js";
 export type { ProviderScheme, CheckName, VerifyCheck, SecretFormat, SignatureOptions, SchemeVerifyInput, SchemeSignInput } from "./scheme.js";
 export type { FailureReason, VerifyOutcome, VerifyInput, SignInput } from "./types.js";

@@ -1,0 +1,33 @@
+import { providerCatalog } from "./registry.js";
+
+const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
+
+/**
+ * docs/providers.md, made from the registry: one row per provider. `npm run docs:providers`
+ * writes it; a test fails when the file and the registry disagree.
+ */
+export function providersDoc(): string {
+  const rows = providerCatalog().map((p) =>
+    [
+      `\`${p.name}\``,
+      cell(p.label),
+      cell(p.signs),
+      p.signatureHeaders.map((h) => `\`${h}\``).join(", ") || "-",
+      p.toleranceS === undefined ? "-" : `${p.toleranceS} s`,
+      cell(p.secretFormat.description) + (p.secretFormat.example ? ` (e.g. \`${cell(p.secretFormat.example)}\`)` : ""),
+    ].join(" | "),
+  );
+  return [
+    "# Signature providers",
+    "",
+    "Generated from the provider registry (`libs/signatures/src/registry.ts`) by `npm run docs:providers`;",
+    "a test fails when this page and the registry disagree. `GET /v1/providers` lists the same.",
+    "Set an endpoint's `provider` to one of these names and its `secret` as the last column says; a",
+    "`generic` endpoint takes the provider from the capture's headers when they name one.",
+    "",
+    "| name | provider | signs | headers | tolerance | secret |",
+    "|---|---|---|---|---|---|",
+    ...rows.map((r) => `| ${r} |`),
+    "",
+  ].join("\n");
+}
