@@ -1,4 +1,4 @@
-import { createApiClient, type EndpointJson } from "@whc/api-model";
+import { createApiClient, type EndpointJson, type ProviderInfoJson } from "@whc/api-model";
 import { createBanner } from "./banner.js";
 import { clear, h } from "./dom.js";
 import { createEndpointSettings } from "./endpoint-settings.js";
@@ -13,7 +13,13 @@ export function startApp(root: HTMLElement): void {
   // The page's own origin: the gateway serves both the page and /v1.
   const client = createApiClient({ baseUrl: "", apiKey: () => keyStore.get() });
   const banner = createBanner(() => showLogin());
-  const detail = createDetailPane({ client, banner, onOpened: (d) => events.opened(d) });
+  let providers: readonly ProviderInfoJson[] = [];
+  const detail = createDetailPane({
+    client,
+    banner,
+    onOpened: (d) => events.opened(d),
+    providerLabel: (name) => providers.find((p) => p.name === name)?.label,
+  });
   const settings = createEndpointSettings({
     client,
     banner,
@@ -63,10 +69,11 @@ export function startApp(root: HTMLElement): void {
     });
   }
 
-  /** One list for both pickers (the create form's and the edit form's). */
+  /** One list for both pickers (the create form's and the edit form's) and the diagnosis's labels. */
   async function loadProviders(): Promise<void> {
     const res = await banner.guarded(() => client.providers.list());
     if (!res) return;
+    providers = res.items;
     endpoints.setProviders(res.items);
     settings.setProviders(res.items);
   }

@@ -1,6 +1,7 @@
 import type { ApiClient, EndpointJson, EventDetailJson } from "@whc/api-model";
 import type { Banner } from "./banner.js";
 import { curlExport } from "./curl-export.js";
+import { diagnosisElement } from "./diagnosis.js";
 import { clear, h } from "./dom.js";
 import { bytesOf, hexDump, prettyJson, size, time } from "./format.js";
 import { replayForm } from "./replay.js";
@@ -76,8 +77,16 @@ function body(d: EventDetailJson): HTMLElement[] {
   return [tabs, content];
 }
 
-/** One event: facts, headers, body, copy as cURL and replay. */
-export function createDetailPane({ client, banner, onOpened }: { client: ApiClient; banner: Banner; onOpened(detail: EventDetailJson): void }): DetailPane {
+export interface DetailPaneOptions {
+  client: ApiClient;
+  banner: Banner;
+  onOpened(detail: EventDetailJson): void;
+  /** A provider's label ("Stripe") for the diagnosis; undefined shows its name. */
+  providerLabel(name: string): string | undefined;
+}
+
+/** One event: its diagnosis, facts, headers, body, copy as cURL and replay. */
+export function createDetailPane({ client, banner, onOpened, providerLabel }: DetailPaneOptions): DetailPane {
   const element = h("section", { class: "pane detail", "data-testid": "detail" });
   let shown: string | undefined;
 
@@ -89,6 +98,7 @@ export function createDetailPane({ client, banner, onOpened }: { client: ApiClie
     clear(
       element,
       h("h2", {}, `${d.method} · ${d.canonicalEventType ?? "event"}`),
+      diagnosisElement(d.diagnostic, { responseCode: d.responseCode, providerLabel }),
       facts(d),
       h("h3", {}, "Headers"),
       ...headers(d),

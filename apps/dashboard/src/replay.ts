@@ -1,5 +1,6 @@
 import { REPLAY_MODES, type ApiClient, type EndpointJson, type ReplayRequest, type ReplayResultJson } from "@whc/api-model";
 import type { Banner } from "./banner.js";
+import { warningsElement } from "./diagnosis.js";
 import { clear, h } from "./dom.js";
 
 function outcomeOf(res: ReplayResultJson): (HTMLElement | null)[] {
@@ -13,6 +14,7 @@ function outcomeOf(res: ReplayResultJson): (HTMLElement | null)[] {
       res.network_failure_reason ? ` · ${res.network_failure_reason}` : "",
       ` · ${res.duration_ms} ms · ${res.mode}`,
     ),
+    warningsElement(res.warnings, "replay-warnings"),
     excerpt ? h("pre", { class: "excerpt" }, excerpt, res.excerpt_truncated ? "\n…" : "") : null,
   ];
 }
