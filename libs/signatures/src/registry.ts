@@ -1,9 +1,14 @@
+import { bitbucket } from "./providers/bitbucket.js";
 import { generic } from "./providers/generic.js";
 import { github } from "./providers/github.js";
+import { gitlab } from "./providers/gitlab.js";
 import { shopify } from "./providers/shopify.js";
 import { slack } from "./providers/slack.js";
 import { standardWebhooks } from "./providers/standard-webhooks.js";
 import { stripe } from "./providers/stripe.js";
+import { twilio } from "./providers/twilio.js";
+import { twitch } from "./providers/twitch.js";
+import { zoom } from "./providers/zoom.js";
 import type { ProviderScheme, SecretFormat } from "./scheme.js";
 
 /**
@@ -15,8 +20,13 @@ export const providers = Object.freeze({
   generic,
   stripe,
   github,
+  gitlab,
+  bitbucket,
   slack,
   shopify,
+  zoom,
+  twitch,
+  twilio,
   standard_webhooks: standardWebhooks,
 } satisfies Record<string, ProviderScheme>);
 

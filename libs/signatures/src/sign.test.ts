@@ -14,6 +14,10 @@ const ORIGINALS: Record<Provider, HeaderPair[]> = {
   shopify: [["X-Shopify-Topic", "orders/create"], ["X-Shopify-Hmac-Sha256", "AA=="]],
   standard_webhooks: [["svix-id", "msg_keep"], ["svix-timestamp", "1"], ["svix-signature", "v1,AA=="]],
   generic: [["x-acme-signature", "sha256=00"]],
+  zoom: [["x-zm-request-timestamp", "1"], ["x-zm-signature", "v0=00"]],
+  twitch: [["Twitch-Eventsub-Message-Id", "msg-keep"], ["Twitch-Eventsub-Message-Timestamp", "2026-01-01T00:00:00.123456789Z"], ["Twitch-Eventsub-Message-Signature", "sha256=00"]],
+  gitlab: [["X-Gitlab-Event", "Push Hook"], ["X-Gitlab-Token", "a-token-since-rotated"]],
+  bitbucket: [["X-Event-Key", "repo:push"], ["X-Hub-Signature", `sha256=${"0".repeat(64)}`]],
 };
 
 /** The replay flow the integrator runs: drop the listed headers, append the fresh ones. */
