@@ -13,3 +13,7 @@ export { standardWebhooksKey } from "./providers/standard-webhooks.js";
 export { slackUrlVerificationChallenge } from "./providers/slack.js";
 export { canonicalEventType, MAX_EVENT_TYPE_LENGTH } from "./event-type.js";
 export { signHeaders, signatureHeaderNames } from "./sign.js";
+export { bodyKind, BODY_KINDS } from "./content-type.js";
+export type { BodyIs, ContentTypeDiagnosis } from "./content-type.js";
+export { diagnoseSignature, verifyWithSecrets, LIKELY_CAUSES } from "./diagnose.js";
+export type { DiagnoseInput, SignatureDiagnosis, LikelyCause, MatchedSecret, SignatureVerdict, PlainVerification } from "./diagnose.js";

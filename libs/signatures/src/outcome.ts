@@ -59,13 +59,15 @@ export function timedOutcome(
 ): VerifyOutcome {
   const tolerance = input.toleranceS !== undefined && Number.isFinite(input.toleranceS) && input.toleranceS >= 0 ? input.toleranceS : defaultToleranceS;
   const skew = Math.abs(unixSeconds(input.nowMs) - timestampS);
-  return outcomeOf([
+  const outcome = outcomeOf([
     passed("header_present"),
     passed("header_well_formed"),
     { name: "signature_matches", ok: signatureMatches },
     // Written so that a NaN clock fails closed.
     { name: "timestamp_fresh", ok: skew <= tolerance },
   ]);
+  // Non-enumerable: diagnosis reads it, while `toEqual` and JSON still see the outcome's own shape.
+  return Object.defineProperty(outcome, "signedAtS", { value: timestampS, enumerable: false });
 }
 
 export function unixSeconds(nowMs: number): number {

@@ -14,10 +14,15 @@ export interface VerifyCheck {
   ok: boolean;
 }
 
-/** The verdict, and the checks that ran in the order they ran; `reason` is the first failed check's. */
+/**
+ * The verdict, and the checks that ran in the order they ran; `reason` is the first failed check's.
+ * `signedAtS` is the timestamp a timed scheme read from its headers (Unix seconds), so that
+ * diagnosis can say how stale or early a signature is; timedOutcome sets it, non-enumerable, so
+ * that outcomes compared or serialized as plain objects stay as they were.
+ */
 export type VerifyOutcome =
-  | { verification: "verified"; checks: VerifyCheck[] }
-  | { verification: "failed"; reason: FailureReason; checks: VerifyCheck[] };
+  | { verification: "verified"; checks: VerifyCheck[]; signedAtS?: number }
+  | { verification: "failed"; reason: FailureReason; checks: VerifyCheck[]; signedAtS?: number };
 
 /** What an endpoint configures about signatures. Only generic reads it: the other schemes are fixed. */
 export interface SignatureOptions {

@@ -1,0 +1,101 @@
+import { isUtf8 } from "node:buffer";
+
+/** What a body looks like from its bytes, whatever its Content-Type says (design §12). */
+export const BODY_KINDS = ["json", "form", "text", "binary", "empty"] as const;
+export type BodyIs = (typeof BODY_KINDS)[number];
+
+export interface ContentTypeDiagnosis {
+  /** The declared media type, lower-cased and without parameters; null when none was sent. */
+  declared: string | null;
+  bodyIs: BodyIs;
+  /** The declared type promises JSON, a form or text and the body is something else. */
+  mismatch: boolean;
+}
+
+/**
+ * Bodies up to this size are parsed to tell JSON from text that merely starts with a brace;
+ * larger ones are judged by their first and last bytes, so that a capture never costs a parse
+ * of megabytes.
+ */
+const MAX_JSON_PARSE_BYTES = 64 * 1024;
+/** Only this much of the start of a body is read to tell form, text and binary apart. */
+const SNIFF_BYTES = 64 * 1024;
+
+/** Only ever given bytes already checked to be UTF-8. */
+const utf8 = new TextDecoder("utf-8");
+
+/** Visible ASCII pairs `key=value&key=value`; a bare key may follow the first pair, as forms allow. */
+const FORM = /^[!-%'-<>-~]+=[!-%'-~]*(?:&[!-%'-<>-~]+(?:=[!-%'-~]*)?)*&?$/;
+
+const isSpace = (c: number | undefined) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+
+export function bodyKind(declaredContentType: string | undefined, body: Uint8Array): ContentTypeDiagnosis {
+  const declared = mediaType(declaredContentType);
+  const bodyIs = sniff(body);
+  return { declared, bodyIs, mismatch: contradicts(declared, bodyIs) };
+}
+
+function mediaType(value: string | undefined): string | null {
+  const essence = value?.split(";")[0]?.trim().toLowerCase();
+  return essence ? essence : null;
+}
+
+function sniff(body: Uint8Array): BodyIs {
+  if (body.length === 0) return "empty";
+  const sample = utf8Prefix(body, SNIFF_BYTES);
+  // NUL is valid UTF-8 but no text format uses it: its presence means bytes, not characters.
+  if (sample === undefined || sample.includes(0)) return "binary";
+  if (looksLikeJson(body)) return "json";
+  const text = utf8.decode(sample);
+  if (text.trim() === "") return "text";
+  return FORM.test(text.trimEnd()) ? "form" : "text";
+}
+
+/**
+ * The first `max` bytes when they are UTF-8, cut before a character the limit would split;
+ * undefined when they are not UTF-8.
+ */
+function utf8Prefix(body: Uint8Array, max: number): Uint8Array | undefined {
+  let end = Math.min(max, body.length);
+  // Back off over continuation bytes (10xxxxxx) to the start of the character at the cut.
+  for (let i = 0; i < 3 && end < body.length && end > 0 && ((body[end] ?? 0) & 0xc0) === 0x80; i += 1) end -= 1;
+  const sample = body.subarray(0, end);
+  return isUtf8(sample) ? sample : undefined;
+}
+
+function looksLikeJson(body: Uint8Array): boolean {
+  // A byte order mark, then whitespace, may precede the value.
+  let start = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
+  while (isSpace(body[start])) start += 1;
+  const open = body[start];
+  if (open !== 0x7b && open !== 0x5b) return false;
+  if (body.length <= MAX_JSON_PARSE_BYTES) return parses(body);
+  let end = body.length - 1;
+  while (end > start && isSpace(body[end])) end -= 1;
+  return body[end] === (open === 0x7b ? 0x7d : 0x5d);
+}
+
+function parses(body: Uint8Array): boolean {
+  if (!isUtf8(body)) return false;
+  try {
+    JSON.parse(utf8.decode(body));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The kinds each declared family accepts; JSON and forms are text too. */
+function acceptedKinds(declared: string | null): readonly BodyIs[] | undefined {
+  if (declared === null) return undefined;
+  if (declared === "application/json" || declared === "text/json" || declared.endsWith("+json")) return ["json"];
+  if (declared === "application/x-www-form-urlencoded") return ["form"];
+  if (declared.startsWith("text/")) return ["text", "json", "form"];
+  return undefined;
+}
+
+function contradicts(declared: string | null, bodyIs: BodyIs): boolean {
+  const accepted = acceptedKinds(declared);
+  // An empty body has no kind to contradict: senders set Content-Type on empty pings too.
+  return accepted !== undefined && bodyIs !== "empty" && !accepted.includes(bodyIs);
+}

@@ -1,0 +1,255 @@
+import { detectProvider } from "./detect.js";
+import { attempt, signatureMatches, variants, type Trial } from "./diagnose-variants.js";
+import { hasHeader, type HeaderPair } from "./headers.js";
+import { unixSeconds } from "./outcome.js";
+import { DEFAULT_GENERIC_HEADER } from "./providers/generic.js";
+import { providers, providerScheme, type Provider } from "./registry.js";
+import type { ProviderScheme, SchemeVerifyInput, SignatureOptions, VerifyCheck, VerifyOutcome } from "./scheme.js";
+
+/** Why a signature failed, most specific first; `none` when nothing failed (design §12). */
+export const LIKELY_CAUSES = [
+  "none",
+  "header_missing",
+  "header_malformed",
+  "wrong_scheme",
+  "stale_timestamp",
+  "future_timestamp",
+  "wrong_secret",
+  "secret_format",
+  "body_reserialized",
+  "body_newline_changed",
+  "url_mismatch",
+] as const;
+export type LikelyCause = (typeof LIKELY_CAUSES)[number];
+
+export type MatchedSecret = "current" | "previous" | "none";
+export type SignatureVerdict = "verified" | "failed" | "unverified";
+
+/** The plain check as ingest made it: the outcome of the secret that matched, else the current secret's. */
+export interface PlainVerification {
+  outcome: VerifyOutcome;
+  matchedSecret: MatchedSecret;
+}
+
+export interface DiagnoseInput extends SignatureOptions {
+  /** The effective provider, by name or scheme. */
+  provider: Provider | ProviderScheme;
+  headers: readonly HeaderPair[];
+  body: Uint8Array;
+  url?: string | undefined;
+  /** The endpoint's current secret as typed; absent or empty when it has none (unverified). */
+  secret?: Uint8Array | undefined;
+  previousSecret?: Uint8Array | undefined;
+  /** When the previous secret stops being accepted. */
+  previousValidUntilMs?: number | undefined;
+  nowMs: number;
+  toleranceS?: number | undefined;
+  /** False when the body was cut off at the inbound limit: its signature is not judged. */
+  complete?: boolean | undefined;
+  /** The plain check ingest already made; computed here (verifyWithSecrets) when absent. */
+  plain?: PlainVerification | undefined;
+}
+
+/** The `signature` object of an event's diagnostic (design §12). */
+export interface SignatureDiagnosis {
+  provider: string;
+  header: string;
+  verdict: SignatureVerdict;
+  likelyCause: LikelyCause;
+  /** One sentence a person can act on. */
+  explanation: string;
+  /** Now minus the signed timestamp, positive when the signature is old; timed schemes only. */
+  skewSeconds?: number;
+  toleranceSeconds?: number;
+  matchedSecret: MatchedSecret;
+  checks: VerifyCheck[];
+}
+
+interface Finding {
+  likelyCause: LikelyCause;
+  explanation: string;
+}
+
+/**
+ * Explains a capture's signature. Nothing beyond the plain check runs unless it failed; then
+ * the scheme's own verify is tried on near misses of the secret, body and URL, and the first
+ * one that matches names the cause. Pure: never throws on what a sender sent.
+ */
+export function diagnoseSignature(input: DiagnoseInput): SignatureDiagnosis {
+  const scheme = schemeOf(input.provider);
+  const header = signatureHeader(scheme, input);
+  const tolerance = toleranceOf(scheme, input);
+  const base = { provider: scheme.name, header, ...(tolerance === undefined ? {} : { toleranceSeconds: tolerance }) };
+  if (!hasSecret(input.secret) || input.complete === false) {
+    return { ...base, ...skewOf(readTimestamp(scheme, input), input.nowMs), ...unverified(scheme, input), matchedSecret: "none", checks: [] };
+  }
+  const plain = input.plain ?? plainCheck(scheme, input);
+  const skew = skewOf(plain.outcome.signedAtS, input.nowMs);
+  if (plain.outcome.verification === "verified" || plain.matchedSecret !== "none") {
+    const matchedSecret = plain.matchedSecret === "none" ? "current" : plain.matchedSecret;
+    return { ...base, ...skew, verdict: "verified", ...verifiedFinding(scheme, input, matchedSecret), matchedSecret, checks: plain.outcome.checks };
+  }
+  const finding = failureFinding(scheme, input, plain.outcome, skew.skewSeconds, tolerance);
+  return { ...base, ...skew, verdict: "failed", ...finding, matchedSecret: "none", checks: plain.outcome.checks };
+}
+
+/** The plain check ingest makes: the current secret, then the previous one while its grace lasts. */
+export function verifyWithSecrets(input: DiagnoseInput): PlainVerification {
+  return plainCheck(schemeOf(input.provider), input);
+}
+
+const schemeOf = (provider: Provider | ProviderScheme) => (typeof provider === "string" ? providerScheme(provider) : provider);
+
+function plainCheck(scheme: ProviderScheme, input: DiagnoseInput): PlainVerification {
+  const outcome = scheme.verify(schemeInput(input, input.secret ?? new Uint8Array()));
+  if (outcome.verification === "verified") return { outcome, matchedSecret: "current" };
+  const previous = previousInGrace(input);
+  if (previous !== undefined) {
+    const again = scheme.verify(schemeInput(input, previous));
+    if (again.verification === "verified") return { outcome: again, matchedSecret: "previous" };
+  }
+  return { outcome, matchedSecret: "none" };
+}
+
+function schemeInput(input: DiagnoseInput, secret: Uint8Array): SchemeVerifyInput {
+  const { headers, body, url, nowMs, toleranceS, genericSignatureHeader, genericSignaturePrefix } = input;
+  return { headers, body, url, nowMs, toleranceS, genericSignatureHeader, genericSignaturePrefix, secret };
+}
+
+const hasSecret = (secret: Uint8Array | undefined): secret is Uint8Array => secret !== undefined && secret.length > 0;
+
+function previousInGrace(input: DiagnoseInput): Uint8Array | undefined {
+  const { previousSecret, previousValidUntilMs, nowMs } = input;
+  return hasSecret(previousSecret) && previousValidUntilMs !== undefined && nowMs < previousValidUntilMs ? previousSecret : undefined;
+}
+
+/**
+ * The header to name: the configured one for generic, else the scheme's signature header that
+ * arrived, preferring the one holding the signature over companions such as an id or timestamp.
+ */
+function signatureHeader(scheme: ProviderScheme, input: DiagnoseInput): string {
+  if (scheme.name === "generic") return input.genericSignatureHeader?.trim() || DEFAULT_GENERIC_HEADER;
+  const names = scheme.signatureHeaders;
+  const signing = names.filter((name) => /sign|hmac/i.test(name));
+  const preferred = [...signing, ...names];
+  return preferred.find((name) => hasHeader(input.headers, name)) ?? preferred[0] ?? "";
+}
+
+function toleranceOf(scheme: ProviderScheme, input: DiagnoseInput): number | undefined {
+  if (scheme.toleranceS === undefined) return undefined;
+  const override = input.toleranceS;
+  return override !== undefined && Number.isFinite(override) && override >= 0 ? override : scheme.toleranceS;
+}
+
+function skewOf(signedAtS: number | undefined, nowMs: number): { skewSeconds?: number } {
+  return signedAtS === undefined ? {} : { skewSeconds: unixSeconds(nowMs) - signedAtS };
+}
+
+/**
+ * Without a secret nothing is judged, but a timed scheme still reads its timestamp when checked
+ * with an empty key: the skew lets a later exact replay warn that the signature is stale.
+ */
+function readTimestamp(scheme: ProviderScheme, input: DiagnoseInput): number | undefined {
+  if (scheme.toleranceS === undefined) return undefined;
+  try {
+    return scheme.verify(schemeInput(input, new Uint8Array())).signedAtS;
+  } catch {
+    return undefined;
+  }
+}
+
+function unverified(scheme: ProviderScheme, input: DiagnoseInput): Finding & { verdict: SignatureVerdict } {
+  const explanation =
+    input.complete === false
+      ? "The body was cut off at the inbound size limit, so its signature was not checked; raise the limit to verify bodies this large."
+      : `This endpoint has no secret, so the signature was not checked; set ${scheme.label}'s signing secret on the endpoint to verify captures.`;
+  return { verdict: "unverified", likelyCause: "none", explanation };
+}
+
+function verifiedFinding(scheme: ProviderScheme, input: DiagnoseInput, matched: MatchedSecret): Finding {
+  if (matched === "current") return { likelyCause: "none", explanation: `The signature verified with the endpoint's current secret.` };
+  const until = input.previousValidUntilMs === undefined ? "" : ` until ${new Date(input.previousValidUntilMs).toISOString()}`;
+  return {
+    likelyCause: "none",
+    explanation: `The signature verified with the previous secret, accepted${until} only: ${scheme.label} still signs with it, so switch it to the current secret before then.`,
+  };
+}
+
+function failureFinding(scheme: ProviderScheme, input: DiagnoseInput, outcome: VerifyOutcome, skew: number | undefined, tolerance: number | undefined): Finding {
+  const failed = outcome.checks.find((check) => !check.ok)?.name;
+  if (failed === "header_present" || failed === "header_well_formed") return otherScheme(scheme, input) ?? headerFinding(scheme, input, failed);
+  if (signatureMatches(outcome)) return timestampFinding(scheme, skew, tolerance);
+  return secretKindFinding(scheme, input.secret) ?? variantFinding(scheme, input) ?? wrongSecret(scheme);
+}
+
+/** The configured scheme found no signature of its own, and another registered provider's headers arrived. */
+function otherScheme(scheme: ProviderScheme, input: DiagnoseInput): Finding | undefined {
+  const detected = detectProvider(input.headers);
+  if (detected === undefined || detected === scheme.name) return undefined;
+  const other = providers[detected];
+  return {
+    likelyCause: "wrong_scheme",
+    explanation: `These headers are ${other.label}'s, not ${scheme.label}'s: set the endpoint's provider to ${other.label} (${detected}) or point ${other.label} at the endpoint meant for it.`,
+  };
+}
+
+function headerFinding(scheme: ProviderScheme, input: DiagnoseInput, failed: "header_present" | "header_well_formed"): Finding {
+  const name = signatureHeader(scheme, input);
+  const generic = scheme.name === "generic";
+  if (failed === "header_present") {
+    const fix = generic ? "set the endpoint's signature header to the one the sender signs in" : `check that ${scheme.label} signs these requests and that no proxy strips the header`;
+    return { likelyCause: "header_missing", explanation: `No ${name} header arrived, so there was no signature to check: ${fix}.` };
+  }
+  const fix = generic ? "check the endpoint's signature prefix" : `check that the sender is ${scheme.label} and that nothing rewrites the header`;
+  return { likelyCause: "header_malformed", explanation: `The ${name} header is not in ${scheme.label}'s format (${scheme.signs}): ${fix}.` };
+}
+
+function timestampFinding(scheme: ProviderScheme, skew: number | undefined, tolerance: number | undefined): Finding {
+  const window = tolerance === undefined ? "" : ` beyond ${scheme.label}'s ${tolerance} s tolerance`;
+  if (skew !== undefined && skew < 0) {
+    return {
+      likelyCause: "future_timestamp",
+      explanation: `The signature is dated ${-skew} s in the future,${window}: the sender's clock or this server's is wrong; synchronize it (NTP).`,
+    };
+  }
+  const age = skew === undefined ? "too long" : `${skew} s`;
+  return {
+    likelyCause: "stale_timestamp",
+    explanation: `The signature was made ${age} before it arrived,${window}: the delivery was delayed or replayed, or this server's clock is behind; have ${scheme.label} resend the event, or replay it with mode resign.`,
+  };
+}
+
+/** API keys that people paste where a `whsec_` webhook secret belongs; only the prefix is ever shown. */
+const WRONG_KINDS: readonly { pattern: RegExp; kind: string }[] = [
+  { pattern: /^(sk|rk)_(test|live)_/, kind: "a secret or restricted API key" },
+  { pattern: /^pk_(test|live)_/, kind: "a publishable API key" },
+];
+
+function secretKindFinding(scheme: ProviderScheme, secret: Uint8Array | undefined): Finding | undefined {
+  if (secret === undefined || !scheme.secretFormat.example?.startsWith("whsec_")) return undefined;
+  const text = Buffer.from(secret).toString("utf8").trim();
+  const wrong = WRONG_KINDS.find(({ pattern }) => pattern.test(text));
+  const prefix = wrong === undefined ? undefined : wrong.pattern.exec(text)?.[0];
+  if (wrong === undefined || prefix === undefined) return undefined;
+  return {
+    likelyCause: "secret_format",
+    explanation: `The secret configured is ${wrong.kind} (${prefix}…), not ${scheme.label}'s webhook signing secret: use the endpoint's signing secret, which starts with whsec_.`,
+  };
+}
+
+function variantFinding(scheme: ProviderScheme, input: DiagnoseInput): Finding | undefined {
+  const keys = [input.secret, previousInGrace(input)].filter(hasSecret);
+  const trial: Trial = { scheme, base: schemeInput(input, keys[0] ?? new Uint8Array()), keys, attempts: 0, urlRead: false };
+  for (const variant of variants(trial)) {
+    if (attempt(trial, variant.change)) return { likelyCause: variant.cause, explanation: variant.explanation };
+  }
+  return undefined;
+}
+
+function wrongSecret(scheme: ProviderScheme): Finding {
+  const format = scheme.secretFormat.description.replace(/\.$/, "");
+  return {
+    likelyCause: "wrong_secret",
+    explanation: `The signature does not match this endpoint's secret, nor any whitespace, prefix, body or URL variant of it: set the secret ${scheme.label} signs with (${format}).`,
+  };
+}
