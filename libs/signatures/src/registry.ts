@@ -2,6 +2,7 @@ import { bitbucket } from "./providers/bitbucket.js";
 import { generic } from "./providers/generic.js";
 import { github } from "./providers/github.js";
 import { gitlab } from "./providers/gitlab.js";
+import { linear } from "./providers/linear.js";
 import { shopify } from "./providers/shopify.js";
 import { slack } from "./providers/slack.js";
 import { standardWebhooks } from "./providers/standard-webhooks.js";
@@ -22,6 +23,7 @@ export const providers = Object.freeze({
   github,
   gitlab,
   bitbucket,
+  linear,
   slack,
   shopify,
   zoom,

@@ -18,6 +18,8 @@ const ORIGINALS: Record<Provider, HeaderPair[]> = {
   twitch: [["Twitch-Eventsub-Message-Id", "msg-keep"], ["Twitch-Eventsub-Message-Timestamp", "2026-01-01T00:00:00.123456789Z"], ["Twitch-Eventsub-Message-Signature", "sha256=00"]],
   gitlab: [["X-Gitlab-Event", "Push Hook"], ["X-Gitlab-Token", "a-token-since-rotated"]],
   bitbucket: [["X-Event-Key", "repo:push"], ["X-Hub-Signature", `sha256=${"0".repeat(64)}`]],
+  linear: [["Linear-Event", "Issue"], ["Linear-Signature", "0".repeat(64)]],
+  twilio: [["Content-Type", "application/x-www-form-urlencoded"], ["X-Twilio-Signature", "AAAAAAAAAAAAAAAAAAAAAAAAAAA="]],
 };
 
 /** The replay flow the integrator runs: drop the listed headers, append the fresh ones. */
