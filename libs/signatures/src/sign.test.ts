@@ -19,7 +19,7 @@ const ORIGINALS: Record<Provider, HeaderPair[]> = {
   gitlab: [["X-Gitlab-Event", "Push Hook"], ["X-Gitlab-Token", "a-token-since-rotated"]],
   bitbucket: [["X-Event-Key", "repo:push"], ["X-Hub-Signature", `sha256=${"0".repeat(64)}`]],
   linear: [["Linear-Event", "Issue"], ["Linear-Signature", "0".repeat(64)]],
-  twilio: [["Content-Type", "application/x-www-form-urlencoded"], ["X-Twilio-Signature", "AAAAAAAAAAAAAAAAAAAAAAAAAAA="]],
+  twilio: [["X-Twilio-Signature", "AAAAAAAAAAAAAAAAAAAAAAAAAAA="]],
 };
 
 /** The replay flow the integrator runs: drop the listed headers, append the fresh ones. */
