@@ -1,15 +1,28 @@
 import { bitbucket } from "./providers/bitbucket.js";
+import { calendly } from "./providers/calendly.js";
 import { generic } from "./providers/generic.js";
 import { github } from "./providers/github.js";
+import { hubspot } from "./providers/hubspot.js";
+import { intercom } from "./providers/intercom.js";
 import { gitlab } from "./providers/gitlab.js";
 import { linear } from "./providers/linear.js";
 import { shopify } from "./providers/shopify.js";
 import { slack } from "./providers/slack.js";
+import { square } from "./providers/square.js";
 import { standardWebhooks } from "./providers/standard-webhooks.js";
 import { stripe } from "./providers/stripe.js";
 import { twilio } from "./providers/twilio.js";
 import { twitch } from "./providers/twitch.js";
 import { zoom } from "./providers/zoom.js";
+import { clerk } from "./providers/clerk.js";
+import { coinbaseCommerce } from "./providers/coinbase-commerce.js";
+import { lemonSqueezy } from "./providers/lemon-squeezy.js";
+import { meta } from "./providers/meta.js";
+import { resend } from "./providers/resend.js";
+import { sentry } from "./providers/sentry.js";
+import { vercel } from "./providers/vercel.js";
+import { woocommerce } from "./providers/woocommerce.js";
+import { typeform } from "./providers/typeform.js";
 import type { ProviderScheme, SecretFormat } from "./scheme.js";
 
 /**
@@ -20,15 +33,29 @@ import type { ProviderScheme, SecretFormat } from "./scheme.js";
 export const providers = Object.freeze({
   generic,
   stripe,
+  // Before github: its detection needs Meta's user agent and no X-GitHub-Event, while github's claims any X-Hub-Signature-256.
+  meta,
   github,
   gitlab,
   bitbucket,
   linear,
+  intercom,
+  typeform,
+  calendly,
+  hubspot,
   slack,
   shopify,
   zoom,
   twitch,
+  vercel,
+  sentry,
+  lemon_squeezy: lemonSqueezy,
+  woocommerce,
+  coinbase_commerce: coinbaseCommerce,
   twilio,
+  clerk,
+  resend,
+  square,
   standard_webhooks: standardWebhooks,
 } satisfies Record<string, ProviderScheme>);
 
