@@ -328,9 +328,7 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     expect(cspViolations).toEqual([]);
   });
 
-  // Skipped until ingest records signature.likelyCause and explanation (design §12), being wired
-  // now: today a capture's diagnostic carries only provider, verdict, matchedSecret and responseSource.
-  it.skip("names the likely cause of a wrong secret in words, with the server's explanation", async () => {
+  it("names the likely cause of a wrong secret in words, with the server's explanation", async () => {
     const api = createApiClient({ baseUrl: gatewayUrl, apiKey: KEY });
     const ep = await api.endpoints.create({ slug: "stripe-cause", provider: "stripe", secret: "whsec_the_endpoint_secret" });
     const failedId = await stripeCapture(ep.webhookUrl, JSON.stringify({ id: "evt_cause", object: "event", type: "charge.refunded" }), "whsec_a_different_secret");

@@ -3,6 +3,8 @@ import type { Event } from "@whc/contracts";
 import type { SealedBodyParts } from "@whc/sealing";
 import type { IngestEndpoint } from "./endpoint-cache.js";
 import { originalSize, rawHeaderPairs, remoteIpOf, type ReadBody } from "./request.js";
+import { createHash } from "node:crypto";
+import { bodyKind, type ContentTypeDiagnosis } from "@whc/signatures";
 import { verifyCapture, type VerifyResult } from "./verify.js";
 
 /** One capture in progress. */
@@ -27,7 +29,7 @@ export function captureEvent(
   { endpoint, secret, previousSecret }: IngestEndpoint,
   body: ReadBody,
   options: { trustedProxies: ReadonlySet<string>; secretGraceMs: number; publicUrl: string },
-): { event: Event; matchedSecret: VerifyResult["matchedSecret"] } {
+): { event: Event; diagnosis: CaptureDiagnosis } {
   const { req } = c;
   const headers = rawHeaderPairs(req);
   const rotatedAt = endpoint.secretRotatedAtMs;
@@ -68,7 +70,19 @@ export function captureEvent(
     forwardedResponseJson: "",
     sequenceStatuses: [],
   };
-  return { event, matchedSecret: verified.matchedSecret };
+  const diagnosis: CaptureDiagnosis = {
+    bodySha256: createHash("sha256").update(body.whole).digest("hex"),
+    contentType: bodyKind(req.headers["content-type"], body.whole),
+    signature: verified.signature,
+  };
+  return { event, diagnosis };
+}
+
+/** What ingest learned of a capture before answering it (design §12); the answer adds its source. */
+export interface CaptureDiagnosis {
+  bodySha256: string;
+  contentType: ContentTypeDiagnosis;
+  signature: VerifyResult["signature"];
 }
 
 export function withSealedBody(event: Event, parts: SealedBodyParts, searchTokens: Uint8Array[]): void {

@@ -2,6 +2,7 @@ import type { ServerResponse } from "node:http";
 import type { Event } from "@whc/contracts";
 import type { ResponseSource } from "@whc/api-model";
 import type { HeaderPair } from "@whc/signatures";
+import type { CaptureDiagnosis } from "./capture.js";
 import type { IngestEndpoint } from "./endpoint-cache.js";
 import type { RenderedAnswer } from "./respond/answer-types.js";
 import { findHandshake, type HandshakeName } from "./respond/handshakes.js";
@@ -35,13 +36,13 @@ export function planReply(found: IngestEndpoint, req: ReplyRequest): ReplyPlan {
 }
 
 /** Records the plan on the event: the status it will be answered, or the sequence's statuses for the catalog to pick from. */
-export function recordPlan(event: Event, found: IngestEndpoint, reply: ReplyPlan, matchedSecret: string): void {
+export function recordPlan(event: Event, found: IngestEndpoint, reply: ReplyPlan, diagnosis: CaptureDiagnosis): void {
   const config = found.response;
   if (reply.handshake) event.responseCode = reply.handshake.answer.status;
   else if (reply.plan.sequence) event.sequenceStatuses = reply.plan.sequence.map((entry) => entry.status ?? config?.status ?? 200);
   else event.responseCode = reply.plan.answer?.status ?? config?.status ?? 200;
   event.diagnosticJson = JSON.stringify({
-    signature: { provider: event.provider, verdict: event.verification, matchedSecret },
+    ...diagnosis,
     ...(reply.handshake ? { handshake: reply.handshake.name } : {}),
     responseSource: reply.source,
   });

@@ -216,13 +216,16 @@ interface Pending {
 }
 
 function captureBody(s: Surface, c: Capture, found: IngestEndpoint, body: ReadBody): void {
-  const { event, matchedSecret } = captureEvent(c, found, body, s.options);
+  const { event, diagnosis } = captureEvent(c, found, body, s.options);
   let pending: Pending | undefined;
   if (!body.overLimit) {
     const request: ReplyRequest = { method: event.method, path: c.rest, headers: rawPairs(event), body: body.whole, eventType: event.canonicalEventType };
     const reply = planReply(found, request);
-    recordPlan(event, found, reply, matchedSecret);
+    recordPlan(event, found, reply, diagnosis);
     pending = { found, reply, request };
+  } else {
+    // Refused as too large: only metadata is stored, and ingest's own 413 is the answer.
+    event.diagnosticJson = JSON.stringify({ ...diagnosis, responseSource: "default" });
   }
   if (!event.bodyStored) return commit(s, c, event, pending);
   sealThenCommit(s, c, event, body.kept, pending);

@@ -1,8 +1,11 @@
 import {
   canonicalEventType,
   detectProvider,
+  diagnoseSignature,
   PROVIDERS,
-  verifySignature,
+  verifyWithSecrets,
+  type DiagnoseInput,
+  type SignatureDiagnosis,
   type FailureReason,
   type HeaderPair,
   type Provider,
@@ -35,6 +38,8 @@ export interface VerifyResult {
   canonicalEventType: string;
   /** Which secret verified the signature: after a rotation the previous one may, for a grace period. */
   matchedSecret: "current" | "previous" | "none";
+  /** Why, in words a person can act on (design §12); the plain check above is not run twice. */
+  signature: SignatureDiagnosis;
 }
 
 function configured(value: string): Provider {
@@ -43,33 +48,32 @@ function configured(value: string): Provider {
 
 /**
  * The capture's provider (configured, else detected from its headers), its verdict with the
- * provider's own scheme when the endpoint has a secret and the whole body arrived, and its
- * event type.
+ * provider's own scheme when the endpoint has a secret and the whole body arrived (the current
+ * secret, then the previous one while its grace lasts: a provider switches over gradually), its
+ * event type, and the diagnosis of that verdict.
  */
 export function verifyCapture(input: VerifyInput): VerifyResult {
   const setting = configured(input.provider);
   const provider = setting === "generic" ? (detectProvider(input.headers) ?? "generic") : setting;
   const eventType = canonicalEventType(provider, input.headers, input.body);
-  const unjudged = { provider, canonicalEventType: eventType, failureReason: "" as const, matchedSecret: "none" as const };
-  if (!input.secret || input.secret.length === 0 || !input.complete) return { ...unjudged, verification: "unverified" };
-  const check = (secret: Buffer) =>
-    verifySignature({
-      provider,
-      headers: input.headers,
-      body: input.body,
-      url: input.url,
-      secret,
-      genericSignatureHeader: input.genericSignatureHeader || undefined,
-      genericSignaturePrefix: input.genericSignaturePrefix || undefined,
-      nowMs: input.nowMs,
-    });
-  const outcome = check(input.secret);
-  if (outcome.verification === "verified") return { ...unjudged, verification: "verified", matchedSecret: "current" };
-  // A provider switches to a new secret gradually (Shopify: up to an hour): until the grace
-  // ends, a signature made with the previous secret is still the sender's own.
-  const { previousSecret, previousValidUntilMs } = input;
-  if (previousSecret && previousSecret.length > 0 && previousValidUntilMs !== undefined && input.nowMs < previousValidUntilMs) {
-    if (check(previousSecret).verification === "verified") return { ...unjudged, verification: "verified", matchedSecret: "previous" };
-  }
-  return { ...unjudged, verification: "failed", failureReason: outcome.reason };
+  const diagnose: DiagnoseInput = {
+    provider,
+    headers: input.headers,
+    body: input.body,
+    url: input.url,
+    secret: input.secret,
+    previousSecret: input.previousSecret,
+    previousValidUntilMs: input.previousValidUntilMs,
+    nowMs: input.nowMs,
+    complete: input.complete,
+    genericSignatureHeader: input.genericSignatureHeader || undefined,
+    genericSignaturePrefix: input.genericSignaturePrefix || undefined,
+  };
+  const judged = Boolean(input.secret && input.secret.length > 0 && input.complete);
+  const plain = judged ? verifyWithSecrets(diagnose) : undefined;
+  const signature = diagnoseSignature({ ...diagnose, plain });
+  const base = { provider, canonicalEventType: eventType, signature };
+  if (!plain) return { ...base, verification: "unverified", failureReason: "", matchedSecret: "none" };
+  if (plain.outcome.verification === "verified") return { ...base, verification: "verified", failureReason: "", matchedSecret: plain.matchedSecret };
+  return { ...base, verification: "failed", failureReason: plain.outcome.reason, matchedSecret: "none" };
 }
