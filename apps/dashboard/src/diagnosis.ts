@@ -1,4 +1,4 @@
-import { VERIFICATIONS, type ResponseSource, type Warning } from "@whc/api-model";
+import { VERIFICATIONS, type BodyIs, type CheckName, type HandshakeName, type LikelyCause, type ResponseSource, type Warning } from "@whc/api-model";
 import { h } from "./dom.js";
 
 /**
@@ -20,8 +20,7 @@ export const LIKELY_CAUSE_TITLES = {
   body_reserialized: "The body was changed on the way",
   body_newline_changed: "A line ending in the body was changed on the way",
   url_mismatch: "Signed for a different URL",
-} as const satisfies Record<string, string>;
-export type LikelyCause = keyof typeof LIKELY_CAUSE_TITLES;
+} as const satisfies Record<LikelyCause, string>;
 
 /** The checks the signature schemes run, in words; a check named otherwise shows its name. */
 const CHECK_LABELS: Readonly<Record<string, string>> = {
@@ -29,7 +28,7 @@ const CHECK_LABELS: Readonly<Record<string, string>> = {
   header_well_formed: "signature header well formed",
   signature_matches: "signature matches the body",
   timestamp_fresh: "timestamp within tolerance",
-};
+} satisfies Record<CheckName, string>;
 
 /** The handshakes ingest answers (design §10), as "answered …" ends. */
 const HANDSHAKE_TITLES: Readonly<Record<string, string>> = {
@@ -40,7 +39,7 @@ const HANDSHAKE_TITLES: Readonly<Record<string, string>> = {
   x_crc: "X's CRC check",
   graph_validation_token: "Microsoft Graph's validation token",
   dropbox_challenge: "Dropbox's challenge",
-};
+} satisfies Record<HandshakeName, string>;
 
 const BY_SOURCE: Record<ResponseSource, string> = {
   default: "as the endpoint's default",
@@ -51,7 +50,7 @@ const BY_SOURCE: Record<ResponseSource, string> = {
   forward_failed: "because forwarding failed",
 };
 
-const BODY_KINDS: Readonly<Record<string, string>> = { json: "JSON", form: "form data", text: "text", binary: "binary", empty: "empty" };
+const BODY_KINDS: Readonly<Record<string, string>> = { json: "JSON", form: "form data", text: "text", binary: "binary", empty: "empty" } satisfies Record<BodyIs, string>;
 
 type Verdict = (typeof VERIFICATIONS)[number];
 

@@ -19,3 +19,34 @@ export const CLIENT_HEADER = "X-Whc-Client";
 
 export const FIELD_REASONS = ["required", "type", "pattern", "length", "range", "format", "unknown", "immutable"] as const;
 export const HEALTH_CHECKS = ["ok", "down"] as const;
+
+/** The diagnostic of an event (design §12): the lists a client maps to words. */
+export const LIKELY_CAUSES = [
+  "none",
+  "header_missing",
+  "header_malformed",
+  "wrong_scheme",
+  "stale_timestamp",
+  "future_timestamp",
+  "wrong_secret",
+  "secret_format",
+  "body_reserialized",
+  "body_newline_changed",
+  "url_mismatch",
+] as const;
+export type LikelyCause = (typeof LIKELY_CAUSES)[number];
+export const CHECK_NAMES = ["header_present", "header_well_formed", "signature_matches", "timestamp_fresh"] as const;
+export type CheckName = (typeof CHECK_NAMES)[number];
+export const BODY_KINDS = ["json", "form", "text", "binary", "empty"] as const;
+export type BodyIs = (typeof BODY_KINDS)[number];
+/** The providers' verification handshakes an endpoint answers (design §10). */
+export const HANDSHAKE_NAMES = [
+  "slack_url_verification",
+  "zoom_url_validation",
+  "asana_hook_secret",
+  "meta_verify_token",
+  "x_crc",
+  "graph_validation_token",
+  "dropbox_challenge",
+] as const;
+export type HandshakeName = (typeof HANDSHAKE_NAMES)[number];

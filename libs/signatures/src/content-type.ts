@@ -1,8 +1,8 @@
 import { isUtf8 } from "node:buffer";
 
 /** What a body looks like from its bytes, whatever its Content-Type says (design §12). */
-export const BODY_KINDS = ["json", "form", "text", "binary", "empty"] as const;
-export type BodyIs = (typeof BODY_KINDS)[number];
+import { BODY_KINDS, type BodyIs } from "@whc/api-model";
+export { BODY_KINDS, type BodyIs };
 
 export interface ContentTypeDiagnosis {
   /** The declared media type, lower-cased and without parameters; null when none was sent. */

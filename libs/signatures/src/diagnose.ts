@@ -7,20 +7,8 @@ import { providers, providerScheme, type Provider } from "./registry.js";
 import type { ProviderScheme, SchemeVerifyInput, SignatureOptions, VerifyCheck, VerifyOutcome } from "./scheme.js";
 
 /** Why a signature failed, most specific first; `none` when nothing failed (design §12). */
-export const LIKELY_CAUSES = [
-  "none",
-  "header_missing",
-  "header_malformed",
-  "wrong_scheme",
-  "stale_timestamp",
-  "future_timestamp",
-  "wrong_secret",
-  "secret_format",
-  "body_reserialized",
-  "body_newline_changed",
-  "url_mismatch",
-] as const;
-export type LikelyCause = (typeof LIKELY_CAUSES)[number];
+import { LIKELY_CAUSES, type LikelyCause } from "@whc/api-model";
+export { LIKELY_CAUSES, type LikelyCause };
 
 export type MatchedSecret = "current" | "previous" | "none";
 export type SignatureVerdict = "verified" | "failed" | "unverified";

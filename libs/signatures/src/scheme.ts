@@ -7,7 +7,8 @@ export type FailureReason = "missing_signature" | "malformed_signature" | "signa
  * diagnosis can explain a failure without knowing the provider; each failed check maps to one
  * FailureReason (see outcome.ts).
  */
-export type CheckName = "header_present" | "header_well_formed" | "signature_matches" | "timestamp_fresh";
+export type { CheckName } from "@whc/api-model";
+import type { CheckName } from "@whc/api-model";
 
 export interface VerifyCheck {
   name: CheckName;

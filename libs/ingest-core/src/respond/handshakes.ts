@@ -9,16 +9,8 @@ import { jsonAnswer, textAnswer, type RenderedAnswer } from "./answer-types.js";
  * provider: a user pasting the webhookUrl into Zoom has often not told us it is for Zoom.
  */
 
-export const HANDSHAKE_NAMES = [
-  "slack_url_verification",
-  "zoom_url_validation",
-  "asana_hook_secret",
-  "meta_verify_token",
-  "x_crc",
-  "graph_validation_token",
-  "dropbox_challenge",
-] as const;
-export type HandshakeName = (typeof HANDSHAKE_NAMES)[number];
+import { HANDSHAKE_NAMES, type HandshakeName } from "@whc/api-model";
+export { HANDSHAKE_NAMES, type HandshakeName };
 
 export interface HandshakeRequest {
   method: string;
