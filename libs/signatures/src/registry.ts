@@ -6,6 +6,7 @@ import { hubspot } from "./providers/hubspot.js";
 import { intercom } from "./providers/intercom.js";
 import { gitlab } from "./providers/gitlab.js";
 import { linear } from "./providers/linear.js";
+import { paddle } from "./providers/paddle.js";
 import { shopify } from "./providers/shopify.js";
 import { slack } from "./providers/slack.js";
 import { square } from "./providers/square.js";
@@ -56,6 +57,7 @@ export const providers = Object.freeze({
   clerk,
   resend,
   square,
+  paddle,
   standard_webhooks: standardWebhooks,
 } satisfies Record<string, ProviderScheme>);
 

@@ -33,6 +33,7 @@ const ORIGINALS: Record<Provider, HeaderPair[]> = {
   hubspot: [["X-HubSpot-Request-Timestamp", "1000"], ["X-HubSpot-Signature-v3", Buffer.alloc(32).toString("base64")]],
   twilio: [["X-Twilio-Signature", "AAAAAAAAAAAAAAAAAAAAAAAAAAA="]],
   square: [["x-square-hmacsha256-signature", "AA=="], ["x-square-signature", "AA=="]],
+  paddle: [["Paddle-Signature", `ts=1;h1=${"0".repeat(64)}`]],
 };
 
 /** The replay flow the integrator runs: drop the listed headers, append the fresh ones. */
