@@ -1,5 +1,6 @@
 import { bitbucket } from "./providers/bitbucket.js";
 import { calendly } from "./providers/calendly.js";
+import { discord } from "./providers/discord.js";
 import { generic } from "./providers/generic.js";
 import { github } from "./providers/github.js";
 import { hubspot } from "./providers/hubspot.js";
@@ -58,6 +59,7 @@ export const providers = Object.freeze({
   resend,
   square,
   paddle,
+  discord,
   standard_webhooks: standardWebhooks,
 } satisfies Record<string, ProviderScheme>);
 
