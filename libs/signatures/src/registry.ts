@@ -8,6 +8,7 @@ import { intercom } from "./providers/intercom.js";
 import { gitlab } from "./providers/gitlab.js";
 import { linear } from "./providers/linear.js";
 import { paddle } from "./providers/paddle.js";
+import { sendgrid } from "./providers/sendgrid.js";
 import { shopify } from "./providers/shopify.js";
 import { slack } from "./providers/slack.js";
 import { square } from "./providers/square.js";
@@ -60,6 +61,7 @@ export const providers = Object.freeze({
   square,
   paddle,
   discord,
+  sendgrid,
   standard_webhooks: standardWebhooks,
 } satisfies Record<string, ProviderScheme>);
 

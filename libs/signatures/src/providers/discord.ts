@@ -4,7 +4,7 @@ import { firstString } from "../event-fields.js";
 import { hasHeader, header } from "../headers.js";
 import { jsonFields, objectField } from "../json-fields.js";
 import { topLevelNumber } from "../json-number.js";
-import { malformedSignature, matched, missingSignature } from "../outcome.js";
+import { malformedSignature, matched, missingSignature, unixSeconds } from "../outcome.js";
 import type { ProviderScheme } from "../scheme.js";
 
 const SIGNATURE_HEADER = "X-Signature-Ed25519";
@@ -101,7 +101,7 @@ export const discord: ProviderScheme = {
   sign({ secret, body, nowMs }) {
     const key = privateKey(secret);
     if (key === undefined) return [];
-    const timestamp = String(Math.floor(nowMs / 1000));
+    const timestamp = String(unixSeconds(nowMs));
     return [
       [SIGNATURE_HEADER, edSign(null, Buffer.concat([Buffer.from(timestamp), body]), key).toString("hex")],
       [TIMESTAMP_HEADER, timestamp],
