@@ -7,6 +7,7 @@ import { hubspot } from "./providers/hubspot.js";
 import { intercom } from "./providers/intercom.js";
 import { gitlab } from "./providers/gitlab.js";
 import { linear } from "./providers/linear.js";
+import { mailgun } from "./providers/mailgun.js";
 import { paddle } from "./providers/paddle.js";
 import { sendgrid } from "./providers/sendgrid.js";
 import { shopify } from "./providers/shopify.js";
@@ -62,6 +63,8 @@ export const providers = Object.freeze({
   paddle,
   discord,
   sendgrid,
+  // Never detected (no header of its own); configured on the endpoint.
+  mailgun,
   standard_webhooks: standardWebhooks,
 } satisfies Record<string, ProviderScheme>);
 

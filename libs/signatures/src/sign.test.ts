@@ -36,6 +36,7 @@ const ORIGINALS: Record<Provider, HeaderPair[]> = {
   paddle: [["Paddle-Signature", `ts=1;h1=${"0".repeat(64)}`]],
   discord: [["X-Signature-Ed25519", "00".repeat(64)], ["X-Signature-Timestamp", "1"]],
   sendgrid: [["X-Twilio-Email-Event-Webhook-Signature", "MEUCIQ=="], ["X-Twilio-Email-Event-Webhook-Timestamp", "1"]],
+  mailgun: [],
 };
 
 /** The replay flow the integrator runs: drop the listed headers, append the fresh ones. */
