@@ -71,7 +71,7 @@ export function verifyCapture(input: VerifyInput): VerifyResult {
   };
   const judged = Boolean(input.secret && input.secret.length > 0 && input.complete);
   const plain = judged ? verifyWithSecrets(diagnose) : undefined;
-  const signature = diagnoseSignature({ ...diagnose, plain });
+  const signature = diagnoseSignature({ ...diagnose, plain, timestampOfUnverified: false });
   const base = { provider, canonicalEventType: eventType, signature };
   if (!plain) return { ...base, verification: "unverified", failureReason: "", matchedSecret: "none" };
   if (plain.outcome.verification === "verified") return { ...base, verification: "verified", failureReason: "", matchedSecret: plain.matchedSecret };

@@ -34,6 +34,8 @@ export interface DiagnoseInput extends SignatureOptions {
   toleranceS?: number | undefined;
   /** False when the body was cut off at the inbound limit: its signature is not judged. */
   complete?: boolean | undefined;
+  /** False: an unverified signature's age is not read (ingest's hot path; a reader can diagnose again). */
+  timestampOfUnverified?: boolean | undefined;
   /** The plain check ingest already made; computed here (verifyWithSecrets) when absent. */
   plain?: PlainVerification | undefined;
 }
@@ -69,7 +71,9 @@ export function diagnoseSignature(input: DiagnoseInput): SignatureDiagnosis {
   const tolerance = toleranceOf(scheme, input);
   const base = { provider: scheme.name, header, ...(tolerance === undefined ? {} : { toleranceSeconds: tolerance }) };
   if (!hasSecret(input.secret) || input.complete === false) {
-    return { ...base, ...skewOf(readTimestamp(scheme, input), input.nowMs), ...unverified(scheme, input), matchedSecret: "none", checks: [] };
+    // Reading an unjudged signature's timestamp costs a whole verify: only when the caller wants it.
+    const skew = input.timestampOfUnverified === false ? {} : skewOf(readTimestamp(scheme, input), input.nowMs);
+    return { ...base, ...skew, ...unverified(scheme, input), matchedSecret: "none", checks: [] };
   }
   const plain = input.plain ?? plainCheck(scheme, input);
   const skew = skewOf(plain.outcome.signedAtS, input.nowMs);
