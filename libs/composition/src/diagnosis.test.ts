@@ -1,5 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import Stripe from "stripe";
+import twilio from "twilio";
 import { createHash } from "node:crypto";
 import { startTestSystem, type TestSystem } from "./testing/index.js";
 
@@ -64,5 +65,28 @@ describe("the diagnostic of every event", () => {
     expect(ok.diagnostic.signature).toMatchObject({ verdict: "verified", likelyCause: "none", matchedSecret: "current" });
     expect(ok.diagnostic.signature.checks.every((c: { ok: boolean }) => c.ok)).toBe(true);
     expect(ok.diagnostic.responseSource).toBe("default");
+  });
+
+  it("verifies a Twilio delivery signed for the webhookUrl, and names a URL mismatch when Twilio signed another scheme", async () => {
+    const token = "twilio-auth-token-0123456789abcdef";
+    const res = await t.a.post("/v1/endpoints", { provider: "twilio", secret: token });
+    const ep = res.body as { id: string; webhookUrl: string };
+    const url = `${ep.webhookUrl}/sms?tenant=a`;
+    const params = { AccountSid: "AC123", Body: "hello", From: "+15550001111", MessageSid: "SM1", SmsStatus: "received" };
+    const form = new URLSearchParams(params).toString();
+    const post = async (signedFor: string) => {
+      const sent = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", "x-twilio-signature": twilio.getExpectedTwilioSignature(token, signedFor, params) },
+        body: form,
+      });
+      const { id } = (await sent.json()) as { id: string };
+      return (await t.a.get(`/v1/endpoints/${ep.id}/events/${id}`)).body as { verification: string; diagnostic: Record<string, any> };
+    };
+    expect((await post(url)).verification).toBe("verified");
+    const behindTls = await post(url.replace(/^http:/, "https:"));
+    expect(behindTls.verification).toBe("failed");
+    expect(behindTls.diagnostic.signature.likelyCause).toBe("url_mismatch");
+    expect(behindTls.diagnostic.contentType.bodyIs).toBe("form");
   });
 });
