@@ -44,6 +44,8 @@ async function openEvent(id: string) {
   const row = page.locator(`[data-testid="event-row"][data-event-id="${id}"]`);
   await row.waitFor({ timeout: 5000 });
   await row.getByRole("button").click();
+  // The pane keeps the previous event until this one has loaded: wait for this one.
+  await page.locator(`[data-testid="detail"][data-event-id="${id}"]`).waitFor({ timeout: 5000 });
   await page.getByTestId("diagnosis").waitFor();
 }
 

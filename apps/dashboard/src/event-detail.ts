@@ -94,6 +94,8 @@ export function createDetailPane({ client, banner, onOpened, providerLabel }: De
     shown = eventId;
     const d = await banner.guarded(() => client.events.get(endpoint.id, eventId));
     if (!d || shown !== eventId) return;
+    // Which event the pane shows, once it shows it (the previous one stays until then).
+    element.dataset.eventId = eventId;
     onOpened(d);
     clear(
       element,
