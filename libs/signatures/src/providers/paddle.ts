@@ -1,9 +1,10 @@
-import { anyEqual, decodeHex, hmac, SHA256_BYTES } from "../crypto.js";
+import { anyEqual, hmac } from "../crypto.js";
 import { firstString } from "../event-fields.js";
 import { hasHeader, header } from "../headers.js";
 import { jsonFields } from "../json-fields.js";
-import { malformedSignature, missingSignature, parseUnixSeconds, timedOutcome, unixSeconds } from "../outcome.js";
+import { malformedSignature, missingSignature, timedOutcome, unixSeconds } from "../outcome.js";
 import type { ProviderScheme } from "../scheme.js";
+import { parseTimedSignature } from "../timed-header.js";
 
 const SIGNATURE_HEADER = "Paddle-Signature";
 /**
@@ -13,24 +14,7 @@ const SIGNATURE_HEADER = "Paddle-Signature";
  */
 const TOLERANCE_S = 5;
 
-/** The first `ts` and every `h1` that is a SHA-256 hex digest; undefined unless both are there. */
-function parseSignature(value: string): { timestamp: string; t: number; candidates: Buffer[] } | undefined {
-  let timestamp: string | undefined;
-  const candidates: Buffer[] = [];
-  for (const item of value.split(";")) {
-    const eq = item.indexOf("=");
-    if (eq < 0) continue;
-    const key = item.slice(0, eq).trim();
-    const val = item.slice(eq + 1).trim();
-    if (key === "ts") timestamp ??= val;
-    else if (key === "h1") {
-      const digest = decodeHex(val);
-      if (digest?.length === SHA256_BYTES) candidates.push(digest);
-    }
-  }
-  const t = parseUnixSeconds(timestamp);
-  return timestamp === undefined || t === undefined || candidates.length === 0 ? undefined : { timestamp, t, candidates };
-}
+const parseSignature = (value: string) => parseTimedSignature(value, { separator: ";", timeKey: "ts", digestKey: "h1" });
 
 /**
  * Paddle Billing: `Paddle-Signature: ts=<unix s>;h1=<hex HMAC-SHA256(secret key, "<ts>:<body>")>`.

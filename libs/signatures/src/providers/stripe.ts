@@ -1,32 +1,16 @@
-import { anyEqual, decodeHex, hmac, SHA256_BYTES } from "../crypto.js";
+import { anyEqual, hmac } from "../crypto.js";
 import { firstString } from "../event-fields.js";
 import { hasHeader, header } from "../headers.js";
 import { jsonFields } from "../json-fields.js";
-import { DEFAULT_TOLERANCE_S, malformedSignature, missingSignature, parseUnixSeconds, timedOutcome, unixSeconds } from "../outcome.js";
+import { DEFAULT_TOLERANCE_S, malformedSignature, missingSignature, timedOutcome, unixSeconds } from "../outcome.js";
 import type { ProviderScheme } from "../scheme.js";
+import { parseTimedSignature } from "../timed-header.js";
 
 const SIGNATURE_HEADER = "Stripe-Signature";
 /** Stripe's libraries reject events signed more than 5 minutes away by default. */
 const TOLERANCE_S = DEFAULT_TOLERANCE_S;
 
-/** The first `t` and every v1 entry that is a SHA-256 hex digest; undefined unless both are there. */
-function parseSignature(value: string): { timestamp: string; t: number; candidates: Buffer[] } | undefined {
-  let timestamp: string | undefined;
-  const candidates: Buffer[] = [];
-  for (const item of value.split(",")) {
-    const eq = item.indexOf("=");
-    if (eq < 0) continue;
-    const key = item.slice(0, eq).trim();
-    const val = item.slice(eq + 1).trim();
-    if (key === "t") timestamp ??= val;
-    else if (key === "v1") {
-      const digest = decodeHex(val);
-      if (digest?.length === SHA256_BYTES) candidates.push(digest);
-    }
-  }
-  const t = parseUnixSeconds(timestamp);
-  return timestamp === undefined || t === undefined || candidates.length === 0 ? undefined : { timestamp, t, candidates };
-}
+const parseSignature = (value: string) => parseTimedSignature(value, { separator: ",", timeKey: "t", digestKey: "v1" });
 
 /**
  * `Stripe-Signature: t=<unix s>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>[,v1=...][,v0=...]`.
