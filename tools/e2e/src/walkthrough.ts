@@ -32,13 +32,22 @@ export async function walkReadmePath(api: ApiClient) {
 
   const sequence = { response: { sequence: [{ status: 503 }, { status: 503 }, { status: 200 }] } };
   expect((await api.call("PATCH", `/v1/endpoints/${endpoint.id}`, { json: sequence })).status).toBe(200);
-  const retries: number[] = [];
-  for (let i = 0; i < 3; i++) retries.push((await fetch(endpoint.webhookUrl, { method: "POST", body: `retry ${i}` })).status);
+  // Ingest sees the change within a second (distributed: its cached lookup is dropped by a NATS
+  // notice); a capture it answers before that gets the old 200 and does not move the sequence.
+  const post = async () => (await fetch(endpoint.webhookUrl, { method: "POST", body: "retry" })).status;
+  const deadline = Date.now() + 1000;
+  let first = await post();
+  while (first === 200 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    first = await post();
+  }
+  const retries = [first, await post(), await post()];
   expect(retries).toEqual([503, 503, 200]);
 
   expect((await api.delete(`/v1/endpoints/${endpoint.id}/events/${ack.id}`)).status).toBe(204);
   const left = (await api.get(`/v1/endpoints/${endpoint.id}/events`)).body.items.map((e: { responseCode: number }) => e.responseCode);
-  expect(left).toEqual([200, 503, 503]);
+  expect(left.slice(0, 3)).toEqual([200, 503, 503]);
+  expect(left.slice(3).every((code: number) => code === 200)).toBe(true);
   expect((await api.delete(`/v1/endpoints/${endpoint.id}`)).status).toBe(204);
   expect((await api.get(`/v1/endpoints/${endpoint.id}`)).status).toBe(404);
   return { endpoint, eventId: ack.id };
