@@ -9,7 +9,7 @@ const duplicate = () => new MongoServerError({ code: 11000, errmsg: "E11000 dupl
 
 describe("MongoDB failures as AppError reasons", () => {
   it("an unreachable server or a retryable failure is service_unavailable", () => {
-    for (const err of [new MongoNetworkError("connect ECONNREFUSED 10.0.0.7:27017"), new MongoNotConnectedError("client on db7.internal not connected")]) {
+    for (const err of [new MongoNetworkError("connect ECONNREFUSED 198.51.100.7:27017"), new MongoNotConnectedError("client on db7.internal not connected")]) {
       const translated = translateMongoError(err, "listEndpoints");
       expect(translated.reason).toBe("service_unavailable");
       expect(translated.cause).toBe(err);
@@ -32,7 +32,7 @@ describe("MongoDB failures as AppError reasons", () => {
     expect(translated.reason).toBe("internal_error");
     expect(translated.cause).toBe(err);
     expect(translateMongoError(new TypeError("x is undefined"), "getEvent").reason).toBe("internal_error");
-    for (const e of [err, duplicate(), new MongoNetworkError("connect ECONNREFUSED 10.0.0.7:27017")]) {
+    for (const e of [err, duplicate(), new MongoNetworkError("connect ECONNREFUSED 198.51.100.7:27017")]) {
       expect(translateMongoError(e, "createEndpoint").message).not.toContain((e as Error).message);
     }
   });

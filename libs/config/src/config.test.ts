@@ -90,7 +90,7 @@ describe("loadConfig", () => {
     ["WHC_NATS_URL", "tls://nats.example.net"],
     ["WHC_NATS_URL", "127.0.0.1:4222"],
     ["WHC_NATS_URL", "nats://[::1]:4222"],
-    ["WHC_TRUSTED_PROXIES", "10.0.0.1, 2001:db8::1"],
+    ["WHC_TRUSTED_PROXIES", "198.51.100.1, 2001:db8::1"],
     ["WHC_BLIND_INDEX_KEY", KEY_32],
     ["WHC_BLIND_INDEX_KEY", KEY_32.replace(/=$/, "")],
     ["WHC_MASTER_KEYS", `new:${KEY_32},old:${KEY_32}`],
@@ -101,8 +101,8 @@ describe("loadConfig", () => {
   });
 
   it("hands ingest the trusted proxies in the form it compares peers in", () => {
-    const c = loadConfig(settings, { WHC_TRUSTED_PROXIES: " 10.0.0.1,2001:DB8:0:0:0:0:0:1,, ::ffff:192.0.2.7 " });
-    expect(c.trustedProxies).toEqual(["10.0.0.1", "2001:db8::1", "192.0.2.7"]);
+    const c = loadConfig(settings, { WHC_TRUSTED_PROXIES: " 198.51.100.1,2001:DB8:0:0:0:0:0:1,, ::ffff:192.0.2.7 " });
+    expect(c.trustedProxies).toEqual(["198.51.100.1", "2001:db8::1", "192.0.2.7"]);
   });
 
   it("keeps the write concern as the text the store takes", () => {
@@ -127,9 +127,9 @@ describe("loadConfig", () => {
     ["WHC_MONGODB_WRITE_CONCERN", "all"],
     ["WHC_MONGODB_WRITE_CONCERN", "-1"],
     ["WHC_MONGODB_WRITE_CONCERN", "1.5"],
-    ["WHC_TRUSTED_PROXIES", "10.0.0.0/8"],
-    ["WHC_TRUSTED_PROXIES", "10.0.0.1,proxy.internal"],
-    ["WHC_TRUSTED_PROXIES", "10.0.0.256"],
+    ["WHC_TRUSTED_PROXIES", "198.51.100.0/24"],
+    ["WHC_TRUSTED_PROXIES", "198.51.100.1,proxy.internal"],
+    ["WHC_TRUSTED_PROXIES", "198.51.100.256"],
     ["WHC_HOST", "999.1.1.1"],
     ["WHC_HOST", "http://0.0.0.0"],
     ["WHC_HOST", "-bad.example"],

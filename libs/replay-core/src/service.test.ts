@@ -690,8 +690,9 @@ describe("refusals", () => {
     const enabled = await h.capture();
     const disabled = await h.capture({ endpoint: { replayFromApi: false } });
     const target = await startTarget();
-    // Refused even though private targets are allowed: a cloud metadata address.
-    const refused = "http://169.254.169.254/latest/meta-data/";
+    // Refused even though private targets are allowed: not http(s). (A refused address that
+    // nothing could reach, should the guard break; the metadata range is the classifier's test.)
+    const refused = `ftp://127.0.0.1:${target.port}/`;
     expect((await h.replay.replayEvent(h.request(enabled, target.url))).result).toBe("delivered");
     // Now every check would fail: the allowance is spent and both origins' leases are held.
     const heldTarget = await h.leases.acquire(target.url);
@@ -780,11 +781,9 @@ describe("the target guard", () => {
     const source = await h.capture();
     const trap = await startTarget();
     const cases: [url: string, category: string][] = [
-      // Literal addresses are classified as written: nothing is resolved, nothing connected.
-      ["http://10.0.0.1/", "private"],
-      ["http://[::ffff:10.0.0.1]/", "private"],
-      ["http://169.254.169.254/latest/meta-data/", "metadata"],
-      ["http://[fd00:ec2::254]/", "metadata"],
+      // Only loopback spellings of a trap that counts connections: were the guard broken, nothing
+      // would leave the machine. Private, link-local and metadata ranges are the classifier's
+      // tests (libs/egress-guard), which never send.
       // The trap on 127.0.0.1 in several spellings; `localhost` through the system resolver.
       [`${trap.url}/`, "loopback"],
       [`http://2130706433:${trap.port}/`, "loopback"],
@@ -823,13 +822,16 @@ describe("the target guard", () => {
     expect(await h.usage()).toBe(0);
   });
 
-  it("checks every address a name resolves to, and refuses a name that does not resolve", async () => {
+  it("vets the addresses a name resolves to, and refuses a name that does not resolve", async () => {
+    // A name answered with loopback only, aimed at a trap: a broken guard would reach the trap,
+    // never another host. Names with several answers are the classifier's tests (libs/egress-guard).
     const names: Record<string, { address: string; family: 4 | 6 }[]> = {
       "mixed.example.test": [
-        { address: "93.184.216.34", family: 4 },
-        { address: "10.1.2.3", family: 4 },
+        { address: "127.0.0.1", family: 4 },
+        { address: "::1", family: 6 },
       ],
     };
+    const trap = await startTarget();
     const h = await startReplay({
       allowPrivateTargets: false,
       resolver: async (name) => {
@@ -840,8 +842,9 @@ describe("the target guard", () => {
     });
     const source = await h.capture();
 
-    const mixed = await expectFailure(h.replay.replayEvent(h.request(source, "http://mixed.example.test/")), Code.InvalidArgument, "target_not_allowed");
-    expect(mixed.metadata.get("whc-meta-category")).toBe("private");
+    const mixed = await expectFailure(h.replay.replayEvent(h.request(source, `http://mixed.example.test:${trap.port}/`)), Code.InvalidArgument, "target_not_allowed");
+    expect(mixed.metadata.get("whc-meta-category")).toBe("loopback");
+    expect(trap.connections()).toBe(0);
     const missing = await expectFailure(h.replay.replayEvent(h.request(source, "http://nowhere.example.test/")), Code.InvalidArgument, "target_not_allowed");
     expect(missing.metadata.get("whc-meta-refusal")).toBe("dns_failure");
     expect(await h.usage()).toBe(0);
@@ -928,13 +931,15 @@ describe("called directly", () => {
   it("throws the domain error with what the edges need", async () => {
     const h = await startReplay({ allowPrivateTargets: false });
     const source = await h.capture();
+    const trap = await startTarget();
 
-    const err = await Promise.resolve(h.service.replayEvent(create(ReplayEventRequestSchema, h.request(source, "http://10.0.0.1/")), context())).then(
+    const err = await Promise.resolve(h.service.replayEvent(create(ReplayEventRequestSchema, h.request(source, `${trap.url}/`)), context())).then(
       () => undefined,
       (e: unknown) => e,
     );
 
     expect(AppError.is(err)).toBe(true);
-    expect(err).toMatchObject({ reason: "target_not_allowed", meta: { refusal: "address_not_allowed", category: "private" } });
+    expect(err).toMatchObject({ reason: "target_not_allowed", meta: { refusal: "address_not_allowed", category: "loopback" } });
+    expect(trap.connections()).toBe(0);
   });
 });
