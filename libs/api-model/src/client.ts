@@ -3,6 +3,7 @@ import type { EventDetailJson, EventListJson, EventSummaryJson, ListEventsQueryT
 import type { CurlExportJson, ReplayRequest, ReplayResultJson } from "./event-actions.js";
 import { CLIENT_HEADER } from "./values.js";
 import type { ProviderListJson } from "./providers.js";
+import type { ForwardAttemptJson, RecordAttemptRequest } from "./forwarding.js";
 
 /**
  * The one typed client of /v1, for the dashboard, the CLI and tests. It runs wherever `fetch`
@@ -189,6 +190,12 @@ export function createApiClient(options: ApiClientOptions) {
         body,
         ...(o.client ? { headers: { [CLIENT_HEADER]: o.client } } : {}),
       }),
+    /** Sends the event to the endpoint's forward destination now (design §11): the attempt. */
+    redeliver: (endpointId: string, eventId: string) =>
+      request<ForwardAttemptJson>("POST", `${eventsPath(endpointId, eventId)}/redeliver`, { body: {} }),
+    /** Records an attempt the client made itself (whc listen). */
+    recordAttempt: (endpointId: string, eventId: string, body: RecordAttemptRequest) =>
+      request<ForwardAttemptJson>("POST", `${eventsPath(endpointId, eventId)}/attempts`, { body }),
   };
 
   /**

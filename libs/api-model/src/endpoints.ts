@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ENDPOINT_STATUSES, OPERATING_MODES, SLUG_PATTERN } from "./values.js";
 import { dateTime, extension, headerName, providerName, uuid } from "./common.js";
 import { endpointResponseConfig } from "./responses.js";
+import { forwardSettings, forwardView } from "./forwarding.js";
 
 /** The Endpoint of interface 0.1.0 as the gateway answers it. */
 export const endpoint = z.object({
@@ -26,6 +27,7 @@ export const endpoint = z.object({
   purgedEventCount: z.int(),
   secretRotatedAt: dateTime.optional().meta({ ...extension, description: "When the secret last changed; the previous one verifies for WHC_SECRET_GRACE_S after it." }),
   response: endpointResponseConfig.optional().meta({ ...extension, description: "What the endpoint answers; absent: 200 with the event id." }),
+  forward: forwardView.optional().meta({ ...extension, description: "Where relay and proxy endpoints forward; absent: nowhere." }),
 });
 export type EndpointJson = z.infer<typeof endpoint>;
 
@@ -45,6 +47,7 @@ export const createEndpointRequest = z.strictObject({
   provider: providerName.optional().meta({ ...extension }),
   secret: z.string().min(1).max(1024).optional().meta({ ...extension, writeOnly: true }),
   response: endpointResponseConfig.optional().meta({ ...extension }),
+  forward: forwardSettings.optional().meta({ ...extension, description: "Needed by operatingMode relay and proxy." }),
 });
 /** What a client sends (before defaults). */
 export type CreateEndpointRequest = z.input<typeof createEndpointRequest>;
@@ -69,6 +72,7 @@ export const updateEndpointRequest = z
     genericSignatureHeader: headerName.optional(),
     genericSignaturePrefix: z.string().max(100).optional(),
     response: endpointResponseConfig.nullable().optional(),
+    forward: forwardSettings.nullable().optional().meta({ description: "Replaces the forward settings (a targetSecret left out is kept); null removes them." }),
   })
   .meta({ ...extension });
 export type UpdateEndpointRequest = z.input<typeof updateEndpointRequest>;

@@ -1,6 +1,7 @@
 import { z } from "zod";
-import { BODY_ENCODINGS, DECRYPTIONS, VERIFICATIONS } from "./values.js";
-import { dateTime, uuid } from "./common.js";
+import { BODY_ENCODINGS, DECRYPTIONS, FORWARD_STATES, VERIFICATIONS } from "./values.js";
+import { dateTime, extension, uuid } from "./common.js";
+import { forwardedResponse } from "./forwarding.js";
 
 
 const summaryFields = {
@@ -17,6 +18,7 @@ const summaryFields = {
   truncated: z.boolean(),
   originalSizeBytes: z.int(),
   decryption: z.enum(DECRYPTIONS),
+  forwardState: z.enum(FORWARD_STATES).optional().meta({ ...extension, description: "The delivery's state; absent: never forwarded." }),
 };
 
 /** An item of the event list (operation 5). */
@@ -41,7 +43,7 @@ export const eventDetail = z.object({
   body: z.string().optional(),
   bodyEncoding: z.enum(BODY_ENCODINGS).optional(),
   diagnostic: z.record(z.string(), z.unknown()),
-  forwardedResponse: z.record(z.string(), z.unknown()),
+  forwardedResponse: z.union([forwardedResponse, z.strictObject({})]).describe("{} until the event is forwarded (design §11)."),
 });
 export type EventDetailJson = z.infer<typeof eventDetail>;
 
@@ -78,6 +80,10 @@ export const listEventsQuery = z
     provider: z.string().min(1).max(50).optional().describe("provider equals."),
     responseCode: int32Text.optional().describe("responseCode equals (int32)."),
     status: z.enum(VERIFICATIONS).optional().describe("verification equals: verified, failed or unverified."),
+    forwardState: z
+      .enum([...FORWARD_STATES, "none"])
+      .optional()
+      .meta({ ...extension, description: "The delivery's state equals; none: never forwarded." }),
     search: z.string().max(500).optional().describe("Every word (letters and digits, case-insensitive) must occur in the body."),
     wait: waitText.optional().describe("Seconds (0-60, `25` or `25s`) to hold an empty page until a capture arrives."),
     limit: z

@@ -11,5 +11,6 @@ export * from "./event-actions.js";
 export * from "./errors.js";
 export * from "./providers.js";
 export * from "./responses.js";
+export * from "./forwarding.js";
 export * from "./problems.js";
 export * from "./client.js";

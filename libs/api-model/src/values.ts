@@ -2,7 +2,9 @@
  * The closed value sets of /v1, apart from the schemas that use them, so that a client that
  * needs only a list (a select's options) does not bundle the schemas.
  */
-export const OPERATING_MODES = ["capture", "metadata_only"] as const;
+export const OPERATING_MODES = ["capture", "metadata_only", "relay", "proxy"] as const;
+/** The modes that forward, and so need the endpoint's `forward` settings (design §11). */
+export const FORWARDING_MODES = ["relay", "proxy"] as const;
 export const ENDPOINT_STATUSES = ["active", "paused"] as const;
 export const ENDPOINT_SOURCES = ["api", "dashboard"] as const;
 export const SLUG_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -50,3 +52,24 @@ export const HANDSHAKE_NAMES = [
   "dropbox_challenge",
 ] as const;
 export type HandshakeName = (typeof HANDSHAKE_NAMES)[number];
+
+/** Forwarding (design §11). */
+export const FORWARD_STATES = ["pending", "delivered", "failed", "exhausted"] as const;
+export type ForwardStateName = (typeof FORWARD_STATES)[number];
+export const FORWARD_TRIGGERS = ["initial", "retry", "manual", "cli"] as const;
+/** Why an attempt got no answer: replay's network failures plus the guard's and the leases'. */
+export const FORWARD_ERRORS = [
+  "dns_failure",
+  "connection_refused",
+  "connection_reset",
+  "timeout",
+  "tls_error",
+  "too_many_redirects",
+  "host_unreachable",
+  "protocol_error",
+  "target_not_allowed",
+  "egress_capacity_exhausted",
+] as const;
+/** The header of every forwarded request: the event id, and the attempt number. */
+export const DELIVERY_ID_HEADER = "X-Whc-Delivery-Id";
+export const ATTEMPT_HEADER = "X-Whc-Attempt";

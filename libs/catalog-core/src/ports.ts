@@ -11,6 +11,12 @@ import type {
   ReplayAuditRecord,
   ReplayCharge,
   Stamp,
+  AttemptTransition,
+  DeliveryClaim,
+  EventRef,
+  ForwardAttemptRecord,
+  ForwardRecord,
+  OutboxStats,
 } from "./types.js";
 
 /**
@@ -61,6 +67,28 @@ export interface CatalogStore {
 
   /** Deletes events received before `before`; updates purgedEventCount and lastPurgedAt. */
   purgeEvents(before: number, now: number): Promise<number>;
+
+  /**
+   * The relay outbox: atomically claims up to `limit` deliveries that are pending and due
+   * (nextAttemptAt <= now) and not claimed by anyone until now. Each claim takes the event's
+   * next attempt number (numbers are never given out twice, whatever crashes) and hides the
+   * delivery from other claims until now + claimMs or until its attempt is recorded.
+   * Oldest due first.
+   */
+  claimDeliveries(owner: string, now: number, claimMs: number, limit: number): Promise<DeliveryClaim[]>;
+  /**
+   * Takes the next attempt number of an event for an attempt made outside the outbox
+   * (proxy, manual, cli); when the event has no forward record yet, creates one: state
+   * `pending` (in flight, not in the outbox), towards `target`. Undefined when the event does
+   * not exist.
+   */
+  beginForwardAttempt(ref: EventRef, target: string): Promise<number | undefined>;
+  /**
+   * Appends the attempt to the event's forward record and applies the transition; answers
+   * the record after it, undefined when the event does not exist.
+   */
+  recordForwardAttempt(ref: EventRef, attempt: ForwardAttemptRecord, transition: AttemptTransition): Promise<ForwardRecord | undefined>;
+  outboxStats(): Promise<OutboxStats>;
 
   /** The newest receivedAt stored, 0 when empty: the floor of the commit clock after a restart. */
   latestReceivedAt(): Promise<number>;

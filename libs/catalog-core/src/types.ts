@@ -44,14 +44,18 @@ export interface EndpointRecord {
    * it), never shown outside the catalog.
    */
   sequenceCounter: number;
+  /** Where relay and proxy endpoints forward (the /v1 `forward` object as JSON, no secret); "" for none. */
+  forwardJson: string;
+  /** The forward target secret, sealed; replay re-signs with it. */
+  sealedTargetSecret?: Uint8Array | undefined;
 }
 
 /**
  * What createEndpoint takes: the record without what the store keeps or defaults. A new
  * endpoint starts its sequence at 0 and, without responseJson, answers the default.
  */
-export type NewEndpoint = Omit<EndpointRecord, "responseJson" | "sequenceCounter"> &
-  Partial<Pick<EndpointRecord, "responseJson" | "sequenceCounter">>;
+export type NewEndpoint = Omit<EndpointRecord, "responseJson" | "sequenceCounter" | "forwardJson"> &
+  Partial<Pick<EndpointRecord, "responseJson" | "sequenceCounter" | "forwardJson">>;
 
 /**
  * A change to an endpoint: each field present replaces the stored one, the others stay.
@@ -73,6 +77,10 @@ export interface EndpointPatch {
   clearSecret?: boolean | undefined;
   responseJson?: string | undefined;
   resetSequence?: boolean | undefined;
+  /** `""` removes the forward settings and the target secret. */
+  forwardJson?: string | undefined;
+  sealedTargetSecret?: Uint8Array | undefined;
+  clearTargetSecret?: boolean | undefined;
 }
 
 export interface SealedBody {
@@ -110,19 +118,89 @@ export interface NewEvent {
    * moves the counter to n + 1. Not stored. Absent or empty: responseCode is kept as given.
    */
   sequenceStatuses?: readonly number[] | undefined;
+  /**
+   * Present for a relay or proxy endpoint's capture: the delivery starts `pending` towards
+   * `target`. With `scheduled` (relay) it enters the outbox in the append's transaction, due
+   * at its receivedAt; without (proxy) it waits for ingest's own attempt.
+   */
+  forward?: { target: string; scheduled: boolean } | undefined;
 }
 
-export interface EventRecord extends Omit<NewEvent, "searchTokens" | "sequenceStatuses"> {
+export const FORWARD_STATES = ["pending", "delivered", "failed", "exhausted"] as const;
+export type ForwardState = (typeof FORWARD_STATES)[number];
+export type ForwardTrigger = "initial" | "retry" | "manual" | "cli";
+
+/** One request to the forward destination and what it answered. */
+export interface ForwardAttemptRecord {
+  n: number;
+  trigger: ForwardTrigger;
+  at: number;
+  url: string;
+  durationMs: number;
+  /** 0 when there was no answer (`error` says why). */
+  status: number;
+  headers: HeaderPair[];
+  /** The answer's first bytes (up to 64 KiB), sealed; absent when empty. */
+  body?: SealedBody | undefined;
+  bodyTruncated: boolean;
+  /** "" or a network failure reason, `target_not_allowed`, `egress_capacity_exhausted`. */
+  error: string;
+}
+
+/** An event's delivery: absent on events never forwarded. */
+export interface ForwardRecord {
+  state: ForwardState;
+  target: string;
+  /** Set while the delivery waits in the outbox. */
+  nextAttemptAt?: number | undefined;
+  /** Oldest first. */
+  attempts: ForwardAttemptRecord[];
+}
+
+export interface EventRecord extends Omit<NewEvent, "searchTokens" | "sequenceStatuses" | "forward"> {
   id: string;
   receivedAt: number;
   readAt?: number | undefined;
+  forward?: ForwardRecord | undefined;
 }
 
-/** The list view leaves out the heavy parts. */
-export type EventSummaryRecord = Omit<EventRecord, "headers" | "body" | "diagnosticJson" | "forwardedResponseJson"> & {
+/** The list view leaves out the heavy parts (and the forward attempts). */
+export type EventSummaryRecord = Omit<EventRecord, "headers" | "body" | "diagnosticJson" | "forwardedResponseJson" | "forward"> & {
   bodyStored: boolean;
   keyId?: string | undefined;
+  forwardState?: ForwardState | undefined;
 };
+
+/** A due delivery taken from the outbox: the claim may send attempt `attempt`. */
+export interface DeliveryClaim {
+  accountId: string;
+  endpointId: string;
+  eventId: string;
+  attempt: number;
+}
+
+export interface EventRef {
+  accountId: string;
+  endpointId: string;
+  eventId: string;
+}
+
+/**
+ * How an attempt moves the delivery. `worker`: the outbox worker's verdict, applied only
+ * while its claim (owner, attempt n) still holds; the attempt is recorded either way.
+ * `direct` (manual, proxy, cli): a 2xx makes it delivered (and takes it out of the outbox);
+ * otherwise a delivery waiting in the outbox (pending with nextAttemptAt) stays as it is, and
+ * any other becomes failed.
+ */
+export type AttemptTransition =
+  | { kind: "worker"; owner: string; state: ForwardState; nextAttemptAt?: number | undefined }
+  | { kind: "direct" };
+
+export interface OutboxStats {
+  pending: number;
+  /** Due time of the oldest pending delivery in the outbox. */
+  oldestDueAt?: number | undefined;
+}
 
 export interface Cursor {
   receivedAt: number;
@@ -140,6 +218,8 @@ export interface EventQuery {
   provider?: string | undefined;
   responseCode?: number | undefined;
   verification?: string | undefined;
+  /** A ForwardState, or "none" for events never forwarded. */
+  forwardState?: string | undefined;
   /** Present (even empty) when the caller searched: metadata-only events are left out. */
   searchTokens?: Uint8Array[] | undefined;
   limit: number;

@@ -72,6 +72,21 @@ export const settings = {
     100,
     300_000,
   ),
+  forwardRetryBaseMs: intSetting(
+    "WHC_FORWARD_RETRY_BASE_MS",
+    "relay: delay before the first retry of a failed delivery (then x3 each time, +-20 %)",
+    10_000,
+    1,
+    3_600_000,
+  ),
+  forwardPollMs: intSetting("WHC_FORWARD_POLL_MS", "relay: how often the outbox is looked at for due retries", 1000, 10, 60_000),
+  forwardClaimMs: intSetting(
+    "WHC_FORWARD_CLAIM_MS",
+    "relay: how long a claimed delivery is hidden from other replay processes (after a crash: its retry delay)",
+    120_000,
+    100,
+    3_600_000,
+  ),
   retentionDays: intSetting("WHC_RETENTION_DAYS", "events older than this are purged", 30, 1, 36_500),
   maxStoredBodyBytes: intSetting("WHC_MAX_STORED_BODY_BYTES", "bodies over this are stored truncated", 1_048_576, 0, 1 << 30),
   maxInboundBodyBytes: intSetting(

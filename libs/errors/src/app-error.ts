@@ -18,6 +18,7 @@ export type ErrorReason =
   | "conflict"
   | "replay_disabled"
   | "target_not_allowed"
+  | "forward_not_configured"
   | "replay_limit_exceeded"
   | "egress_capacity_exhausted"
   | "service_unavailable"

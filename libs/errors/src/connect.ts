@@ -15,6 +15,7 @@ const codeOfReason: Record<ErrorReason, Code> = {
   conflict: Code.Aborted,
   replay_disabled: Code.PermissionDenied,
   target_not_allowed: Code.InvalidArgument,
+  forward_not_configured: Code.FailedPrecondition,
   replay_limit_exceeded: Code.ResourceExhausted,
   egress_capacity_exhausted: Code.ResourceExhausted,
   service_unavailable: Code.Unavailable,
@@ -31,6 +32,7 @@ const reasonOfCode: Partial<Record<Code, ErrorReason>> = {
   [Code.Unavailable]: "service_unavailable",
   [Code.DeadlineExceeded]: "timeout",
   [Code.Canceled]: "service_unavailable",
+  [Code.FailedPrecondition]: "forward_not_configured",
 };
 
 /** Server side: turns whatever a handler threw into a ConnectError carrying the reason. */

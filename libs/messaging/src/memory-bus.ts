@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import { captureSubject, ENDPOINT_CHANGED_SUBJECT, type CaptureBus, type CaptureNotice } from "@whc/ports";
+import { captureSubject, ENDPOINT_CHANGED_SUBJECT, OUTBOX_WAKE_SUBJECT, type CaptureBus, type CaptureNotice } from "@whc/ports";
 
 /** The all-in-one bus: the same port, delivered within the process. */
 export function createMemoryBus(): CaptureBus {
@@ -22,6 +22,13 @@ export function createMemoryBus(): CaptureBus {
     subscribeEndpointChanges(onChange) {
       emitter.on(ENDPOINT_CHANGED_SUBJECT, onChange);
       return () => emitter.off(ENDPOINT_CHANGED_SUBJECT, onChange);
+    },
+    publishOutboxWake() {
+      emitter.emit(OUTBOX_WAKE_SUBJECT);
+    },
+    subscribeOutboxWake(onWake) {
+      emitter.on(OUTBOX_WAKE_SUBJECT, onWake);
+      return () => emitter.off(OUTBOX_WAKE_SUBJECT, onWake);
     },
     connected: () => true,
     async close() {

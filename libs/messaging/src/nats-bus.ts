@@ -1,6 +1,6 @@
 import { JSONCodec, type Subscription } from "nats";
 import type { Logger } from "@whc/logging";
-import { captureSubject, ENDPOINT_CHANGED_SUBJECT, type CaptureBus, type CaptureNotice } from "@whc/ports";
+import { captureSubject, ENDPOINT_CHANGED_SUBJECT, OUTBOX_WAKE_SUBJECT, type CaptureBus, type CaptureNotice } from "@whc/ports";
 import type { NatsHandle } from "./nats-connection.js";
 
 const codec = JSONCodec<unknown>();
@@ -61,6 +61,12 @@ export function createNatsBus(handle: NatsHandle, logger: Logger): CaptureBus {
         const id = (data as { endpointId?: unknown }).endpointId;
         if (typeof id === "string") onChange(id);
       });
+    },
+    publishOutboxWake() {
+      publish(OUTBOX_WAKE_SUBJECT, {});
+    },
+    subscribeOutboxWake(onWake) {
+      return subscribe(OUTBOX_WAKE_SUBJECT, () => onWake());
     },
     connected: () => handle.connected(),
     close: () => handle.close(),

@@ -19,6 +19,9 @@ export interface CaptureBus {
   subscribeCaptures(accountId: string, endpointId: string, onNotice: (notice: CaptureNotice) => void): Unsubscribe;
   publishEndpointChanged(endpointId: string): void;
   subscribeEndpointChanges(onChange: (endpointId: string) => void): Unsubscribe;
+  /** Relay deliveries entered the outbox (ingest -> replay): the outbox workers look now. */
+  publishOutboxWake(): void;
+  subscribeOutboxWake(onWake: () => void): Unsubscribe;
   connected(): boolean;
   close(): Promise<void>;
 }
@@ -28,3 +31,5 @@ export function captureSubject(accountId: string, endpointId: string): string {
 }
 
 export const ENDPOINT_CHANGED_SUBJECT = "whc.endpoint.changed";
+
+export const OUTBOX_WAKE_SUBJECT = "whc.forward.due";

@@ -4,5 +4,5 @@
  * stay in it (CatalogStore in @whc/catalog-core). Adapters live in @whc/messaging.
  */
 export type { CaptureBus, CaptureNotice, Unsubscribe } from "./capture-bus.js";
-export { captureSubject, ENDPOINT_CHANGED_SUBJECT } from "./capture-bus.js";
+export { captureSubject, ENDPOINT_CHANGED_SUBJECT, OUTBOX_WAKE_SUBJECT } from "./capture-bus.js";
 export type { EgressLease, EgressLeases } from "./egress-leases.js";

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file webhookcapture/catalog/v1/catalog.proto.
  */
 export const file_webhookcapture_catalog_v1_catalog: GenFile = /*@__PURE__*/
-  fileDesc("Cid3ZWJob29rY2FwdHVyZS9jYXRhbG9nL3YxL2NhdGFsb2cucHJvdG8SGXdlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEikwEKBkFwaUtleRIKCgJpZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEhQKDGFjY291bnRfbmFtZRgDIAEoCRIOCgZwcmVmaXgYBCABKAkSFQoNY3JlYXRlZF9hdF9tcxgFIAEoAxIaCg1yZXZva2VkX2F0X21zGAYgASgDSACIAQFCEAoOX3Jldm9rZWRfYXRfbXMiLQoZQXV0aGVudGljYXRlQXBpS2V5UmVxdWVzdBIQCghrZXlfaGFzaBgBIAEoDCJAChpBdXRoZW50aWNhdGVBcGlLZXlSZXNwb25zZRISCgphY2NvdW50X2lkGAEgASgJEg4KBmtleV9pZBgCIAEoCSJNChNFbnN1cmVBcGlLZXlSZXF1ZXN0EhQKDGFjY291bnRfbmFtZRgBIAEoCRIQCghrZXlfaGFzaBgCIAEoDBIOCgZwcmVmaXgYAyABKAkiVwoURW5zdXJlQXBpS2V5UmVzcG9uc2USLgoDa2V5GAEgASgLMiEud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5BcGlLZXkSDwoHY3JlYXRlZBgCIAEoCCIqChJMaXN0QXBpS2V5c1JlcXVlc3QSFAoMYWNjb3VudF9uYW1lGAEgASgJIkYKE0xpc3RBcGlLZXlzUmVzcG9uc2USLwoEa2V5cxgBIAMoCzIhLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuQXBpS2V5IiUKE1Jldm9rZUFwaUtleVJlcXVlc3QSDgoGa2V5X2lkGAEgASgJIkYKFFJldm9rZUFwaUtleVJlc3BvbnNlEi4KA2tleRgBIAEoCzIhLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuQXBpS2V5IhUKE0NvdW50QXBpS2V5c1JlcXVlc3QiJgoUQ291bnRBcGlLZXlzUmVzcG9uc2USDgoGYWN0aXZlGAEgASgDIvsECghFbmRwb2ludBIKCgJpZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEgwKBHNsdWcYAyABKAkSFAoMZGlzcGxheV9uYW1lGAQgASgJEhYKDm9wZXJhdGluZ19tb2RlGAUgASgJEg4KBnN0YXR1cxgGIAEoCRIdChVyZXBsYXlfZnJvbV9kYXNoYm9hcmQYByABKAgSFwoPcmVwbGF5X2Zyb21fYXBpGAggASgIEhAKCHByb3ZpZGVyGAkgASgJEhIKCnNlY3JldF9zZXQYCiABKAgSIAoYZ2VuZXJpY19zaWduYXR1cmVfaGVhZGVyGAsgASgJEiAKGGdlbmVyaWNfc2lnbmF0dXJlX3ByZWZpeBgMIAEoCRIOCgZzb3VyY2UYDSABKAkSFQoNY3JlYXRlZF9hdF9tcxgOIAEoAxIVCg11cGRhdGVkX2F0X21zGA8gASgDEhMKC2V2ZW50X2NvdW50GBAgASgDEh0KEGxhc3RfZXZlbnRfYXRfbXMYESABKANIAIgBARIeChFsYXN0X3B1cmdlZF9hdF9tcxgSIAEoA0gBiAEBEhoKEnB1cmdlZF9ldmVudF9jb3VudBgTIAEoAxIVCg1zZWFsZWRfc2VjcmV0GBQgASgMEhUKDXJlc3BvbnNlX2pzb24YFSABKAkSHgoWc2VhbGVkX3ByZXZpb3VzX3NlY3JldBgWIAEoDBIhChRzZWNyZXRfcm90YXRlZF9hdF9tcxgXIAEoA0gCiAEBQhMKEV9sYXN0X2V2ZW50X2F0X21zQhQKEl9sYXN0X3B1cmdlZF9hdF9tc0IXChVfc2VjcmV0X3JvdGF0ZWRfYXRfbXMiTgoVQ3JlYXRlRW5kcG9pbnRSZXF1ZXN0EjUKCGVuZHBvaW50GAEgASgLMiMud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5FbmRwb2ludCJPChZDcmVhdGVFbmRwb2ludFJlc3BvbnNlEjUKCGVuZHBvaW50GAEgASgLMiMud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5FbmRwb2ludCJcChJHZXRFbmRwb2ludFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRITCgtlbmRwb2ludF9pZBgCIAEoCRIdChVpbmNsdWRlX3NlYWxlZF9zZWNyZXQYAyABKAgiTAoTR2V0RW5kcG9pbnRSZXNwb25zZRI1CghlbmRwb2ludBgBIAEoCzIjLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuRW5kcG9pbnQiKgoUTGlzdEVuZHBvaW50c1JlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCSJPChVMaXN0RW5kcG9pbnRzUmVzcG9uc2USNgoJZW5kcG9pbnRzGAEgAygLMiMud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5FbmRwb2ludCJAChVEZWxldGVFbmRwb2ludFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRITCgtlbmRwb2ludF9pZBgCIAEoCSIYChZEZWxldGVFbmRwb2ludFJlc3BvbnNlIrEECg1FbmRwb2ludFBhdGNoEhkKDGRpc3BsYXlfbmFtZRgBIAEoCUgAiAEBEhMKBnN0YXR1cxgCIAEoCUgBiAEBEhsKDm9wZXJhdGluZ19tb2RlGAMgASgJSAKIAQESIgoVcmVwbGF5X2Zyb21fZGFzaGJvYXJkGAQgASgISAOIAQESHAoPcmVwbGF5X2Zyb21fYXBpGAUgASgISASIAQESFQoIcHJvdmlkZXIYBiABKAlIBYgBARIlChhnZW5lcmljX3NpZ25hdHVyZV9oZWFkZXIYByABKAlIBogBARIlChhnZW5lcmljX3NpZ25hdHVyZV9wcmVmaXgYCCABKAlIB4gBARIaCg1zZWFsZWRfc2VjcmV0GAkgASgMSAiIAQESFAoMY2xlYXJfc2VjcmV0GAogASgIEhoKDXJlc3BvbnNlX2pzb24YCyABKAlICYgBARIWCg5yZXNldF9zZXF1ZW5jZRgMIAEoCEIPCg1fZGlzcGxheV9uYW1lQgkKB19zdGF0dXNCEQoPX29wZXJhdGluZ19tb2RlQhgKFl9yZXBsYXlfZnJvbV9kYXNoYm9hcmRCEgoQX3JlcGxheV9mcm9tX2FwaUILCglfcHJvdmlkZXJCGwoZX2dlbmVyaWNfc2lnbmF0dXJlX2hlYWRlckIbChlfZ2VuZXJpY19zaWduYXR1cmVfcHJlZml4QhAKDl9zZWFsZWRfc2VjcmV0QhAKDl9yZXNwb25zZV9qc29uInkKFVVwZGF0ZUVuZHBvaW50UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhMKC2VuZHBvaW50X2lkGAIgASgJEjcKBXBhdGNoGAMgASgLMigud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5FbmRwb2ludFBhdGNoIk8KFlVwZGF0ZUVuZHBvaW50UmVzcG9uc2USNQoIZW5kcG9pbnQYASABKAsyIy53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkVuZHBvaW50IkUKClNlYWxlZEJvZHkSEgoKY2lwaGVydGV4dBgBIAEoDBITCgt3cmFwcGVkX2tleRgCIAEoDBIOCgZrZXlfaWQYAyABKAkiyAQKBUV2ZW50EgoKAmlkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSEwoLZW5kcG9pbnRfaWQYAyABKAkSFgoOcmVjZWl2ZWRfYXRfbXMYBCABKAMSDgoGbWV0aG9kGAUgASgJEgwKBHBhdGgYBiABKAkSMQoHaGVhZGVycxgHIAMoCzIgLndlYmhvb2tjYXB0dXJlLmNvbW1vbi52MS5IZWFkZXISEQoJcmVtb3RlX2lwGAggASgJEhwKFGNhbm9uaWNhbF9ldmVudF90eXBlGAkgASgJEhAKCHByb3ZpZGVyGAogASgJEhQKDHZlcmlmaWNhdGlvbhgLIAEoCRIjCht2ZXJpZmljYXRpb25fZmFpbHVyZV9yZWFzb24YDCABKAkSFQoNcmVzcG9uc2VfY29kZRgNIAEoBRIXCgpyZWFkX2F0X21zGA4gASgDSACIAQESEQoJdHJ1bmNhdGVkGA8gASgIEhsKE29yaWdpbmFsX3NpemVfYnl0ZXMYECABKAMSMwoEYm9keRgRIAEoCzIlLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuU2VhbGVkQm9keRITCgtib2R5X3N0b3JlZBgSIAEoCBIVCg1zZWFyY2hfdG9rZW5zGBMgAygMEhcKD2RpYWdub3N0aWNfanNvbhgUIAEoCRIfChdmb3J3YXJkZWRfcmVzcG9uc2VfanNvbhgVIAEoCRIZChFzZXF1ZW5jZV9zdGF0dXNlcxgWIAMoBUINCgtfcmVhZF9hdF9tcyJHChNBcHBlbmRFdmVudHNSZXF1ZXN0EjAKBmV2ZW50cxgBIAMoCzIgLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuRXZlbnQifAoNQXBwZW5kZWRFdmVudBIKCgJpZBgBIAEoCRIWCg5yZWNlaXZlZF9hdF9tcxgCIAEoAxIYChBlbmRwb2ludF9taXNzaW5nGAMgASgIEhYKDnNlcXVlbmNlX2luZGV4GAQgASgDEhUKDXJlc3BvbnNlX2NvZGUYBSABKAUiUAoUQXBwZW5kRXZlbnRzUmVzcG9uc2USOAoGZXZlbnRzGAEgAygLMigud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5BcHBlbmRlZEV2ZW50IiwKBkN1cnNvchIWCg5yZWNlaXZlZF9hdF9tcxgBIAEoAxIKCgJpZBgCIAEoCSK9AwoRTGlzdEV2ZW50c1JlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRITCgtlbmRwb2ludF9pZBgCIAEoCRIxCgZiZWZvcmUYAyABKAsyIS53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkN1cnNvchIwCgVhZnRlchgEIAEoCzIhLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuQ3Vyc29yEhQKB2Zyb21fbXMYBSABKANIAIgBARISCgV0b19tcxgGIAEoA0gBiAEBEhcKCmV2ZW50X3R5cGUYByABKAlIAogBARIVCghwcm92aWRlchgIIAEoCUgDiAEBEhoKDXJlc3BvbnNlX2NvZGUYCSABKAVIBIgBARIZCgx2ZXJpZmljYXRpb24YCiABKAlIBYgBARIVCg1zZWFyY2hfdG9rZW5zGAsgAygMEg4KBnNlYXJjaBgMIAEoCBINCgVsaW1pdBgNIAEoBUIKCghfZnJvbV9tc0IICgZfdG9fbXNCDQoLX2V2ZW50X3R5cGVCCwoJX3Byb3ZpZGVyQhAKDl9yZXNwb25zZV9jb2RlQg8KDV92ZXJpZmljYXRpb24ihgEKEkxpc3RFdmVudHNSZXNwb25zZRIwCgZldmVudHMYASADKAsyIC53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkV2ZW50EhEKCWhhc19vbGRlchgCIAEoCBIrCiNzZWFyY2hfZXhjbHVkZWRfbWV0YWRhdGFfb25seV9jb3VudBgDIAEoBSJfCg9HZXRFdmVudFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRITCgtlbmRwb2ludF9pZBgCIAEoCRIQCghldmVudF9pZBgDIAEoCRIRCgltYXJrX3JlYWQYBCABKAgiQwoQR2V0RXZlbnRSZXNwb25zZRIvCgVldmVudBgBIAEoCzIgLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuRXZlbnQiTwoSRGVsZXRlRXZlbnRSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEwoLZW5kcG9pbnRfaWQYAiABKAkSEAoIZXZlbnRfaWQYAyABKAkiJgoTRGVsZXRlRXZlbnRSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIIkUKE0NoYXJnZVJlcGxheVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRILCgNkYXkYAiABKAkSDQoFbGltaXQYAyABKAUiSAoUQ2hhcmdlUmVwbGF5UmVzcG9uc2USDwoHYWxsb3dlZBgBIAEoCBIMCgR1c2VkGAIgASgFEhEKCXJlbWFpbmluZxgDIAEoBSI4ChVHZXRSZXBsYXlVc2FnZVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRILCgNkYXkYAiABKAkiJgoWR2V0UmVwbGF5VXNhZ2VSZXNwb25zZRIMCgR1c2VkGAEgASgFIp0CCgtSZXBsYXlBdWRpdBIKCgJpZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEhMKC2VuZHBvaW50X2lkGAMgASgJEhAKCGV2ZW50X2lkGAQgASgJEg4KBmtleV9pZBgFIAEoCRISCgp0YXJnZXRfdXJsGAYgASgJEgwKBG1vZGUYByABKAkSDgoGcmVzdWx0GAggASgJEhUKDXRhcmdldF9zdGF0dXMYCSABKAUSHgoWbmV0d29ya19mYWlsdXJlX3JlYXNvbhgKIAEoCRITCgtkdXJhdGlvbl9tcxgLIAEoAxIVCg1jcmVhdGVkX2F0X21zGAwgASgDEhIKCnJlcXVlc3RfaWQYDSABKAkSDgoGY2xpZW50GA4gASgJIlEKGFJlY29yZFJlcGxheUF1ZGl0UmVxdWVzdBI1CgVhdWRpdBgBIAEoCzImLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuUmVwbGF5QXVkaXQiJwoZUmVjb3JkUmVwbGF5QXVkaXRSZXNwb25zZRIKCgJpZBgBIAEoCSIwChJQdXJnZUV2ZW50c1JlcXVlc3QSGgoScmVjZWl2ZWRfYmVmb3JlX21zGAEgASgDIiUKE1B1cmdlRXZlbnRzUmVzcG9uc2USDgoGcHVyZ2VkGAEgASgDMqEQCg5DYXRhbG9nU2VydmljZRKBAQoSQXV0aGVudGljYXRlQXBpS2V5EjQud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5BdXRoZW50aWNhdGVBcGlLZXlSZXF1ZXN0GjUud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5BdXRoZW50aWNhdGVBcGlLZXlSZXNwb25zZRJvCgxFbnN1cmVBcGlLZXkSLi53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkVuc3VyZUFwaUtleVJlcXVlc3QaLy53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkVuc3VyZUFwaUtleVJlc3BvbnNlEmwKC0xpc3RBcGlLZXlzEi0ud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5MaXN0QXBpS2V5c1JlcXVlc3QaLi53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkxpc3RBcGlLZXlzUmVzcG9uc2USbwoMUmV2b2tlQXBpS2V5Ei4ud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5SZXZva2VBcGlLZXlSZXF1ZXN0Gi8ud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5SZXZva2VBcGlLZXlSZXNwb25zZRJvCgxDb3VudEFwaUtleXMSLi53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkNvdW50QXBpS2V5c1JlcXVlc3QaLy53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkNvdW50QXBpS2V5c1Jlc3BvbnNlEnUKDkNyZWF0ZUVuZHBvaW50EjAud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5DcmVhdGVFbmRwb2ludFJlcXVlc3QaMS53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkNyZWF0ZUVuZHBvaW50UmVzcG9uc2USbAoLR2V0RW5kcG9pbnQSLS53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkdldEVuZHBvaW50UmVxdWVzdBouLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuR2V0RW5kcG9pbnRSZXNwb25zZRJyCg1MaXN0RW5kcG9pbnRzEi8ud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5MaXN0RW5kcG9pbnRzUmVxdWVzdBowLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuTGlzdEVuZHBvaW50c1Jlc3BvbnNlEnUKDkRlbGV0ZUVuZHBvaW50EjAud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5EZWxldGVFbmRwb2ludFJlcXVlc3QaMS53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkRlbGV0ZUVuZHBvaW50UmVzcG9uc2USdQoOVXBkYXRlRW5kcG9pbnQSMC53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLlVwZGF0ZUVuZHBvaW50UmVxdWVzdBoxLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuVXBkYXRlRW5kcG9pbnRSZXNwb25zZRJvCgxBcHBlbmRFdmVudHMSLi53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkFwcGVuZEV2ZW50c1JlcXVlc3QaLy53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkFwcGVuZEV2ZW50c1Jlc3BvbnNlEmkKCkxpc3RFdmVudHMSLC53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkxpc3RFdmVudHNSZXF1ZXN0Gi0ud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5MaXN0RXZlbnRzUmVzcG9uc2USYwoIR2V0RXZlbnQSKi53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkdldEV2ZW50UmVxdWVzdBorLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuR2V0RXZlbnRSZXNwb25zZRJsCgtEZWxldGVFdmVudBItLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuRGVsZXRlRXZlbnRSZXF1ZXN0Gi4ud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5EZWxldGVFdmVudFJlc3BvbnNlEm8KDENoYXJnZVJlcGxheRIuLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuQ2hhcmdlUmVwbGF5UmVxdWVzdBovLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuQ2hhcmdlUmVwbGF5UmVzcG9uc2USdQoOR2V0UmVwbGF5VXNhZ2USMC53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkdldFJlcGxheVVzYWdlUmVxdWVzdBoxLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuR2V0UmVwbGF5VXNhZ2VSZXNwb25zZRJ+ChFSZWNvcmRSZXBsYXlBdWRpdBIzLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuUmVjb3JkUmVwbGF5QXVkaXRSZXF1ZXN0GjQud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5SZWNvcmRSZXBsYXlBdWRpdFJlc3BvbnNlEmwKC1B1cmdlRXZlbnRzEi0ud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5QdXJnZUV2ZW50c1JlcXVlc3QaLi53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLlB1cmdlRXZlbnRzUmVzcG9uc2ViBnByb3RvMw", [file_webhookcapture_common_v1_common]);
+  fileDesc("Cid3ZWJob29rY2FwdHVyZS9jYXRhbG9nL3YxL2NhdGFsb2cucHJvdG8SGXdlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEikwEKBkFwaUtleRIKCgJpZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEhQKDGFjY291bnRfbmFtZRgDIAEoCRIOCgZwcmVmaXgYBCABKAkSFQoNY3JlYXRlZF9hdF9tcxgFIAEoAxIaCg1yZXZva2VkX2F0X21zGAYgASgDSACIAQFCEAoOX3Jldm9rZWRfYXRfbXMiLQoZQXV0aGVudGljYXRlQXBpS2V5UmVxdWVzdBIQCghrZXlfaGFzaBgBIAEoDCJAChpBdXRoZW50aWNhdGVBcGlLZXlSZXNwb25zZRISCgphY2NvdW50X2lkGAEgASgJEg4KBmtleV9pZBgCIAEoCSJNChNFbnN1cmVBcGlLZXlSZXF1ZXN0EhQKDGFjY291bnRfbmFtZRgBIAEoCRIQCghrZXlfaGFzaBgCIAEoDBIOCgZwcmVmaXgYAyABKAkiVwoURW5zdXJlQXBpS2V5UmVzcG9uc2USLgoDa2V5GAEgASgLMiEud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5BcGlLZXkSDwoHY3JlYXRlZBgCIAEoCCIqChJMaXN0QXBpS2V5c1JlcXVlc3QSFAoMYWNjb3VudF9uYW1lGAEgASgJIkYKE0xpc3RBcGlLZXlzUmVzcG9uc2USLwoEa2V5cxgBIAMoCzIhLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuQXBpS2V5IiUKE1Jldm9rZUFwaUtleVJlcXVlc3QSDgoGa2V5X2lkGAEgASgJIkYKFFJldm9rZUFwaUtleVJlc3BvbnNlEi4KA2tleRgBIAEoCzIhLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuQXBpS2V5IhUKE0NvdW50QXBpS2V5c1JlcXVlc3QiJgoUQ291bnRBcGlLZXlzUmVzcG9uc2USDgoGYWN0aXZlGAEgASgDIsoFCghFbmRwb2ludBIKCgJpZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEgwKBHNsdWcYAyABKAkSFAoMZGlzcGxheV9uYW1lGAQgASgJEhYKDm9wZXJhdGluZ19tb2RlGAUgASgJEg4KBnN0YXR1cxgGIAEoCRIdChVyZXBsYXlfZnJvbV9kYXNoYm9hcmQYByABKAgSFwoPcmVwbGF5X2Zyb21fYXBpGAggASgIEhAKCHByb3ZpZGVyGAkgASgJEhIKCnNlY3JldF9zZXQYCiABKAgSIAoYZ2VuZXJpY19zaWduYXR1cmVfaGVhZGVyGAsgASgJEiAKGGdlbmVyaWNfc2lnbmF0dXJlX3ByZWZpeBgMIAEoCRIOCgZzb3VyY2UYDSABKAkSFQoNY3JlYXRlZF9hdF9tcxgOIAEoAxIVCg11cGRhdGVkX2F0X21zGA8gASgDEhMKC2V2ZW50X2NvdW50GBAgASgDEh0KEGxhc3RfZXZlbnRfYXRfbXMYESABKANIAIgBARIeChFsYXN0X3B1cmdlZF9hdF9tcxgSIAEoA0gBiAEBEhoKEnB1cmdlZF9ldmVudF9jb3VudBgTIAEoAxIVCg1zZWFsZWRfc2VjcmV0GBQgASgMEhUKDXJlc3BvbnNlX2pzb24YFSABKAkSHgoWc2VhbGVkX3ByZXZpb3VzX3NlY3JldBgWIAEoDBIhChRzZWNyZXRfcm90YXRlZF9hdF9tcxgXIAEoA0gCiAEBEhQKDGZvcndhcmRfanNvbhgYIAEoCRIZChF0YXJnZXRfc2VjcmV0X3NldBgZIAEoCBIcChRzZWFsZWRfdGFyZ2V0X3NlY3JldBgaIAEoDEITChFfbGFzdF9ldmVudF9hdF9tc0IUChJfbGFzdF9wdXJnZWRfYXRfbXNCFwoVX3NlY3JldF9yb3RhdGVkX2F0X21zIk4KFUNyZWF0ZUVuZHBvaW50UmVxdWVzdBI1CghlbmRwb2ludBgBIAEoCzIjLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuRW5kcG9pbnQiTwoWQ3JlYXRlRW5kcG9pbnRSZXNwb25zZRI1CghlbmRwb2ludBgBIAEoCzIjLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuRW5kcG9pbnQiXAoSR2V0RW5kcG9pbnRSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEwoLZW5kcG9pbnRfaWQYAiABKAkSHQoVaW5jbHVkZV9zZWFsZWRfc2VjcmV0GAMgASgIIkwKE0dldEVuZHBvaW50UmVzcG9uc2USNQoIZW5kcG9pbnQYASABKAsyIy53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkVuZHBvaW50IioKFExpc3RFbmRwb2ludHNSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkiTwoVTGlzdEVuZHBvaW50c1Jlc3BvbnNlEjYKCWVuZHBvaW50cxgBIAMoCzIjLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuRW5kcG9pbnQiQAoVRGVsZXRlRW5kcG9pbnRSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEwoLZW5kcG9pbnRfaWQYAiABKAkiGAoWRGVsZXRlRW5kcG9pbnRSZXNwb25zZSK2BQoNRW5kcG9pbnRQYXRjaBIZCgxkaXNwbGF5X25hbWUYASABKAlIAIgBARITCgZzdGF0dXMYAiABKAlIAYgBARIbCg5vcGVyYXRpbmdfbW9kZRgDIAEoCUgCiAEBEiIKFXJlcGxheV9mcm9tX2Rhc2hib2FyZBgEIAEoCEgDiAEBEhwKD3JlcGxheV9mcm9tX2FwaRgFIAEoCEgEiAEBEhUKCHByb3ZpZGVyGAYgASgJSAWIAQESJQoYZ2VuZXJpY19zaWduYXR1cmVfaGVhZGVyGAcgASgJSAaIAQESJQoYZ2VuZXJpY19zaWduYXR1cmVfcHJlZml4GAggASgJSAeIAQESGgoNc2VhbGVkX3NlY3JldBgJIAEoDEgIiAEBEhQKDGNsZWFyX3NlY3JldBgKIAEoCBIaCg1yZXNwb25zZV9qc29uGAsgASgJSAmIAQESFgoOcmVzZXRfc2VxdWVuY2UYDCABKAgSGQoMZm9yd2FyZF9qc29uGA0gASgJSAqIAQESIQoUc2VhbGVkX3RhcmdldF9zZWNyZXQYDiABKAxIC4gBARIbChNjbGVhcl90YXJnZXRfc2VjcmV0GA8gASgIQg8KDV9kaXNwbGF5X25hbWVCCQoHX3N0YXR1c0IRCg9fb3BlcmF0aW5nX21vZGVCGAoWX3JlcGxheV9mcm9tX2Rhc2hib2FyZEISChBfcmVwbGF5X2Zyb21fYXBpQgsKCV9wcm92aWRlckIbChlfZ2VuZXJpY19zaWduYXR1cmVfaGVhZGVyQhsKGV9nZW5lcmljX3NpZ25hdHVyZV9wcmVmaXhCEAoOX3NlYWxlZF9zZWNyZXRCEAoOX3Jlc3BvbnNlX2pzb25CDwoNX2ZvcndhcmRfanNvbkIXChVfc2VhbGVkX3RhcmdldF9zZWNyZXQieQoVVXBkYXRlRW5kcG9pbnRSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEwoLZW5kcG9pbnRfaWQYAiABKAkSNwoFcGF0Y2gYAyABKAsyKC53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkVuZHBvaW50UGF0Y2giTwoWVXBkYXRlRW5kcG9pbnRSZXNwb25zZRI1CghlbmRwb2ludBgBIAEoCzIjLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuRW5kcG9pbnQiRQoKU2VhbGVkQm9keRISCgpjaXBoZXJ0ZXh0GAEgASgMEhMKC3dyYXBwZWRfa2V5GAIgASgMEg4KBmtleV9pZBgDIAEoCSKYBQoFRXZlbnQSCgoCaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRITCgtlbmRwb2ludF9pZBgDIAEoCRIWCg5yZWNlaXZlZF9hdF9tcxgEIAEoAxIOCgZtZXRob2QYBSABKAkSDAoEcGF0aBgGIAEoCRIxCgdoZWFkZXJzGAcgAygLMiAud2ViaG9va2NhcHR1cmUuY29tbW9uLnYxLkhlYWRlchIRCglyZW1vdGVfaXAYCCABKAkSHAoUY2Fub25pY2FsX2V2ZW50X3R5cGUYCSABKAkSEAoIcHJvdmlkZXIYCiABKAkSFAoMdmVyaWZpY2F0aW9uGAsgASgJEiMKG3ZlcmlmaWNhdGlvbl9mYWlsdXJlX3JlYXNvbhgMIAEoCRIVCg1yZXNwb25zZV9jb2RlGA0gASgFEhcKCnJlYWRfYXRfbXMYDiABKANIAIgBARIRCgl0cnVuY2F0ZWQYDyABKAgSGwoTb3JpZ2luYWxfc2l6ZV9ieXRlcxgQIAEoAxIzCgRib2R5GBEgASgLMiUud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5TZWFsZWRCb2R5EhMKC2JvZHlfc3RvcmVkGBIgASgIEhUKDXNlYXJjaF90b2tlbnMYEyADKAwSFwoPZGlhZ25vc3RpY19qc29uGBQgASgJEh8KF2ZvcndhcmRlZF9yZXNwb25zZV9qc29uGBUgASgJEhkKEXNlcXVlbmNlX3N0YXR1c2VzGBYgAygFEjMKB2ZvcndhcmQYFyABKAsyIi53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkZvcndhcmQSGQoRZm9yd2FyZF9zY2hlZHVsZWQYGCABKAhCDQoLX3JlYWRfYXRfbXMi/AEKDkZvcndhcmRBdHRlbXB0EgkKAW4YASABKAUSDwoHdHJpZ2dlchgCIAEoCRINCgVhdF9tcxgDIAEoAxILCgN1cmwYBCABKAkSEwoLZHVyYXRpb25fbXMYBSABKAMSDgoGc3RhdHVzGAYgASgFEjEKB2hlYWRlcnMYByADKAsyIC53ZWJob29rY2FwdHVyZS5jb21tb24udjEuSGVhZGVyEjMKBGJvZHkYCCABKAsyJS53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLlNlYWxlZEJvZHkSFgoOYm9keV90cnVuY2F0ZWQYCSABKAgSDQoFZXJyb3IYCiABKAkinQEKB0ZvcndhcmQSDQoFc3RhdGUYASABKAkSDgoGdGFyZ2V0GAIgASgJEh8KEm5leHRfYXR0ZW1wdF9hdF9tcxgDIAEoA0gAiAEBEjsKCGF0dGVtcHRzGAQgAygLMikud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5Gb3J3YXJkQXR0ZW1wdEIVChNfbmV4dF9hdHRlbXB0X2F0X21zIkcKE0FwcGVuZEV2ZW50c1JlcXVlc3QSMAoGZXZlbnRzGAEgAygLMiAud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5FdmVudCJ8Cg1BcHBlbmRlZEV2ZW50EgoKAmlkGAEgASgJEhYKDnJlY2VpdmVkX2F0X21zGAIgASgDEhgKEGVuZHBvaW50X21pc3NpbmcYAyABKAgSFgoOc2VxdWVuY2VfaW5kZXgYBCABKAMSFQoNcmVzcG9uc2VfY29kZRgFIAEoBSJQChRBcHBlbmRFdmVudHNSZXNwb25zZRI4CgZldmVudHMYASADKAsyKC53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkFwcGVuZGVkRXZlbnQiLAoGQ3Vyc29yEhYKDnJlY2VpdmVkX2F0X21zGAEgASgDEgoKAmlkGAIgASgJIusDChFMaXN0RXZlbnRzUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhMKC2VuZHBvaW50X2lkGAIgASgJEjEKBmJlZm9yZRgDIAEoCzIhLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuQ3Vyc29yEjAKBWFmdGVyGAQgASgLMiEud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5DdXJzb3ISFAoHZnJvbV9tcxgFIAEoA0gAiAEBEhIKBXRvX21zGAYgASgDSAGIAQESFwoKZXZlbnRfdHlwZRgHIAEoCUgCiAEBEhUKCHByb3ZpZGVyGAggASgJSAOIAQESGgoNcmVzcG9uc2VfY29kZRgJIAEoBUgEiAEBEhkKDHZlcmlmaWNhdGlvbhgKIAEoCUgFiAEBEhUKDXNlYXJjaF90b2tlbnMYCyADKAwSDgoGc2VhcmNoGAwgASgIEg0KBWxpbWl0GA0gASgFEhoKDWZvcndhcmRfc3RhdGUYDiABKAlIBogBAUIKCghfZnJvbV9tc0IICgZfdG9fbXNCDQoLX2V2ZW50X3R5cGVCCwoJX3Byb3ZpZGVyQhAKDl9yZXNwb25zZV9jb2RlQg8KDV92ZXJpZmljYXRpb25CEAoOX2ZvcndhcmRfc3RhdGUihgEKEkxpc3RFdmVudHNSZXNwb25zZRIwCgZldmVudHMYASADKAsyIC53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkV2ZW50EhEKCWhhc19vbGRlchgCIAEoCBIrCiNzZWFyY2hfZXhjbHVkZWRfbWV0YWRhdGFfb25seV9jb3VudBgDIAEoBSJfCg9HZXRFdmVudFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRITCgtlbmRwb2ludF9pZBgCIAEoCRIQCghldmVudF9pZBgDIAEoCRIRCgltYXJrX3JlYWQYBCABKAgiQwoQR2V0RXZlbnRSZXNwb25zZRIvCgVldmVudBgBIAEoCzIgLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuRXZlbnQiTwoSRGVsZXRlRXZlbnRSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEwoLZW5kcG9pbnRfaWQYAiABKAkSEAoIZXZlbnRfaWQYAyABKAkiJgoTRGVsZXRlRXZlbnRSZXNwb25zZRIPCgdkZWxldGVkGAEgASgIIkUKE0NoYXJnZVJlcGxheVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRILCgNkYXkYAiABKAkSDQoFbGltaXQYAyABKAUiSAoUQ2hhcmdlUmVwbGF5UmVzcG9uc2USDwoHYWxsb3dlZBgBIAEoCBIMCgR1c2VkGAIgASgFEhEKCXJlbWFpbmluZxgDIAEoBSI4ChVHZXRSZXBsYXlVc2FnZVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRILCgNkYXkYAiABKAkiJgoWR2V0UmVwbGF5VXNhZ2VSZXNwb25zZRIMCgR1c2VkGAEgASgFIp0CCgtSZXBsYXlBdWRpdBIKCgJpZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEhMKC2VuZHBvaW50X2lkGAMgASgJEhAKCGV2ZW50X2lkGAQgASgJEg4KBmtleV9pZBgFIAEoCRISCgp0YXJnZXRfdXJsGAYgASgJEgwKBG1vZGUYByABKAkSDgoGcmVzdWx0GAggASgJEhUKDXRhcmdldF9zdGF0dXMYCSABKAUSHgoWbmV0d29ya19mYWlsdXJlX3JlYXNvbhgKIAEoCRITCgtkdXJhdGlvbl9tcxgLIAEoAxIVCg1jcmVhdGVkX2F0X21zGAwgASgDEhIKCnJlcXVlc3RfaWQYDSABKAkSDgoGY2xpZW50GA4gASgJIlEKGFJlY29yZFJlcGxheUF1ZGl0UmVxdWVzdBI1CgVhdWRpdBgBIAEoCzImLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuUmVwbGF5QXVkaXQiJwoZUmVjb3JkUmVwbGF5QXVkaXRSZXNwb25zZRIKCgJpZBgBIAEoCSIwChJQdXJnZUV2ZW50c1JlcXVlc3QSGgoScmVjZWl2ZWRfYmVmb3JlX21zGAEgASgDIiUKE1B1cmdlRXZlbnRzUmVzcG9uc2USDgoGcHVyZ2VkGAEgASgDIkgKFkNsYWltRGVsaXZlcmllc1JlcXVlc3QSDQoFb3duZXIYASABKAkSDQoFbGltaXQYAiABKAUSEAoIY2xhaW1fbXMYAyABKAMiVgoIRGVsaXZlcnkSEgoKYWNjb3VudF9pZBgBIAEoCRITCgtlbmRwb2ludF9pZBgCIAEoCRIQCghldmVudF9pZBgDIAEoCRIPCgdhdHRlbXB0GAQgASgFIlIKF0NsYWltRGVsaXZlcmllc1Jlc3BvbnNlEjcKCmRlbGl2ZXJpZXMYASADKAsyIy53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkRlbGl2ZXJ5ImcKGkJlZ2luRm9yd2FyZEF0dGVtcHRSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEwoLZW5kcG9pbnRfaWQYAiABKAkSEAoIZXZlbnRfaWQYAyABKAkSDgoGdGFyZ2V0GAQgASgJIi4KG0JlZ2luRm9yd2FyZEF0dGVtcHRSZXNwb25zZRIPCgdhdHRlbXB0GAEgASgFIvABChtSZWNvcmRGb3J3YXJkQXR0ZW1wdFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRITCgtlbmRwb2ludF9pZBgCIAEoCRIQCghldmVudF9pZBgDIAEoCRI6CgdhdHRlbXB0GAQgASgLMikud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5Gb3J3YXJkQXR0ZW1wdBINCgVzdGF0ZRgFIAEoCRIfChJuZXh0X2F0dGVtcHRfYXRfbXMYBiABKANIAIgBARITCgtjbGFpbV9vd25lchgHIAEoCUIVChNfbmV4dF9hdHRlbXB0X2F0X21zImUKHFJlY29yZEZvcndhcmRBdHRlbXB0UmVzcG9uc2USEAoIcmVjb3JkZWQYASABKAgSMwoHZm9yd2FyZBgCIAEoCzIiLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuRm9yd2FyZCIXChVHZXRPdXRib3hTdGF0c1JlcXVlc3QiXQoWR2V0T3V0Ym94U3RhdHNSZXNwb25zZRIPCgdwZW5kaW5nGAEgASgDEh0KEG9sZGVzdF9kdWVfYXRfbXMYAiABKANIAIgBAUITChFfb2xkZXN0X2R1ZV9hdF9tczKjFAoOQ2F0YWxvZ1NlcnZpY2USgQEKEkF1dGhlbnRpY2F0ZUFwaUtleRI0LndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuQXV0aGVudGljYXRlQXBpS2V5UmVxdWVzdBo1LndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuQXV0aGVudGljYXRlQXBpS2V5UmVzcG9uc2USbwoMRW5zdXJlQXBpS2V5Ei4ud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5FbnN1cmVBcGlLZXlSZXF1ZXN0Gi8ud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5FbnN1cmVBcGlLZXlSZXNwb25zZRJsCgtMaXN0QXBpS2V5cxItLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuTGlzdEFwaUtleXNSZXF1ZXN0Gi4ud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5MaXN0QXBpS2V5c1Jlc3BvbnNlEm8KDFJldm9rZUFwaUtleRIuLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuUmV2b2tlQXBpS2V5UmVxdWVzdBovLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuUmV2b2tlQXBpS2V5UmVzcG9uc2USbwoMQ291bnRBcGlLZXlzEi4ud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5Db3VudEFwaUtleXNSZXF1ZXN0Gi8ud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5Db3VudEFwaUtleXNSZXNwb25zZRJ1Cg5DcmVhdGVFbmRwb2ludBIwLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuQ3JlYXRlRW5kcG9pbnRSZXF1ZXN0GjEud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5DcmVhdGVFbmRwb2ludFJlc3BvbnNlEmwKC0dldEVuZHBvaW50Ei0ud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5HZXRFbmRwb2ludFJlcXVlc3QaLi53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkdldEVuZHBvaW50UmVzcG9uc2UScgoNTGlzdEVuZHBvaW50cxIvLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuTGlzdEVuZHBvaW50c1JlcXVlc3QaMC53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkxpc3RFbmRwb2ludHNSZXNwb25zZRJ1Cg5EZWxldGVFbmRwb2ludBIwLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuRGVsZXRlRW5kcG9pbnRSZXF1ZXN0GjEud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5EZWxldGVFbmRwb2ludFJlc3BvbnNlEnUKDlVwZGF0ZUVuZHBvaW50EjAud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5VcGRhdGVFbmRwb2ludFJlcXVlc3QaMS53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLlVwZGF0ZUVuZHBvaW50UmVzcG9uc2USbwoMQXBwZW5kRXZlbnRzEi4ud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5BcHBlbmRFdmVudHNSZXF1ZXN0Gi8ud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5BcHBlbmRFdmVudHNSZXNwb25zZRJpCgpMaXN0RXZlbnRzEiwud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5MaXN0RXZlbnRzUmVxdWVzdBotLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuTGlzdEV2ZW50c1Jlc3BvbnNlEmMKCEdldEV2ZW50Eioud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5HZXRFdmVudFJlcXVlc3QaKy53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkdldEV2ZW50UmVzcG9uc2USbAoLRGVsZXRlRXZlbnQSLS53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkRlbGV0ZUV2ZW50UmVxdWVzdBouLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuRGVsZXRlRXZlbnRSZXNwb25zZRJvCgxDaGFyZ2VSZXBsYXkSLi53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkNoYXJnZVJlcGxheVJlcXVlc3QaLy53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkNoYXJnZVJlcGxheVJlc3BvbnNlEnUKDkdldFJlcGxheVVzYWdlEjAud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5HZXRSZXBsYXlVc2FnZVJlcXVlc3QaMS53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkdldFJlcGxheVVzYWdlUmVzcG9uc2USfgoRUmVjb3JkUmVwbGF5QXVkaXQSMy53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLlJlY29yZFJlcGxheUF1ZGl0UmVxdWVzdBo0LndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuUmVjb3JkUmVwbGF5QXVkaXRSZXNwb25zZRJsCgtQdXJnZUV2ZW50cxItLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuUHVyZ2VFdmVudHNSZXF1ZXN0Gi4ud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5QdXJnZUV2ZW50c1Jlc3BvbnNlEngKD0NsYWltRGVsaXZlcmllcxIxLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuQ2xhaW1EZWxpdmVyaWVzUmVxdWVzdBoyLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuQ2xhaW1EZWxpdmVyaWVzUmVzcG9uc2UShAEKE0JlZ2luRm9yd2FyZEF0dGVtcHQSNS53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkJlZ2luRm9yd2FyZEF0dGVtcHRSZXF1ZXN0GjYud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5CZWdpbkZvcndhcmRBdHRlbXB0UmVzcG9uc2UShwEKFFJlY29yZEZvcndhcmRBdHRlbXB0EjYud2ViaG9va2NhcHR1cmUuY2F0YWxvZy52MS5SZWNvcmRGb3J3YXJkQXR0ZW1wdFJlcXVlc3QaNy53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLlJlY29yZEZvcndhcmRBdHRlbXB0UmVzcG9uc2USdQoOR2V0T3V0Ym94U3RhdHMSMC53ZWJob29rY2FwdHVyZS5jYXRhbG9nLnYxLkdldE91dGJveFN0YXRzUmVxdWVzdBoxLndlYmhvb2tjYXB0dXJlLmNhdGFsb2cudjEuR2V0T3V0Ym94U3RhdHNSZXNwb25zZWIGcHJvdG8z", [file_webhookcapture_common_v1_common]);
 
 /**
  * @generated from message webhookcapture.catalog.v1.ApiKey
@@ -370,6 +370,26 @@ export type Endpoint = Message<"webhookcapture.catalog.v1.Endpoint"> & {
    * @generated from field: optional int64 secret_rotated_at_ms = 23;
    */
   secretRotatedAtMs?: bigint | undefined;
+
+  /**
+   * Where relay and proxy endpoints forward (the /v1 `forward` object as JSON, without the
+   * target secret); empty: none.
+   *
+   * @generated from field: string forward_json = 24;
+   */
+  forwardJson: string;
+
+  /**
+   * @generated from field: bool target_secret_set = 25;
+   */
+  targetSecretSet: boolean;
+
+  /**
+   * The forward target secret, sealed; only returned when asked for.
+   *
+   * @generated from field: bytes sealed_target_secret = 26;
+   */
+  sealedTargetSecret: Uint8Array;
 };
 
 /**
@@ -603,6 +623,27 @@ export type EndpointPatch = Message<"webhookcapture.catalog.v1.EndpointPatch"> &
    * @generated from field: bool reset_sequence = 12;
    */
   resetSequence: boolean;
+
+  /**
+   * The forward object as JSON (without its secret); an empty string removes it and its secret.
+   *
+   * @generated from field: optional string forward_json = 13;
+   */
+  forwardJson?: string | undefined;
+
+  /**
+   * A new forward target secret.
+   *
+   * @generated from field: optional bytes sealed_target_secret = 14;
+   */
+  sealedTargetSecret?: Uint8Array | undefined;
+
+  /**
+   * Removes the forward target secret.
+   *
+   * @generated from field: bool clear_target_secret = 15;
+   */
+  clearTargetSecret: boolean;
 };
 
 /**
@@ -810,6 +851,22 @@ export type Event = Message<"webhookcapture.catalog.v1.Event"> & {
    * @generated from field: repeated int32 sequence_statuses = 22;
    */
   sequenceStatuses: number[];
+
+  /**
+   * Absent for an event never forwarded. On append: state pending and the target; the outbox
+   * (relay) is asked for with forward_scheduled.
+   *
+   * @generated from field: webhookcapture.catalog.v1.Forward forward = 23;
+   */
+  forward?: Forward | undefined;
+
+  /**
+   * Only on append: the delivery is due at once (relay); the catalog sets next_attempt_at to
+   * the event's receivedAt in the append's transaction.
+   *
+   * @generated from field: bool forward_scheduled = 24;
+   */
+  forwardScheduled: boolean;
 };
 
 /**
@@ -818,6 +875,116 @@ export type Event = Message<"webhookcapture.catalog.v1.Event"> & {
  */
 export const EventSchema: GenMessage<Event> = /*@__PURE__*/
   messageDesc(file_webhookcapture_catalog_v1_catalog, 24);
+
+/**
+ * One request to the forward destination and what it answered.
+ *
+ * @generated from message webhookcapture.catalog.v1.ForwardAttempt
+ */
+export type ForwardAttempt = Message<"webhookcapture.catalog.v1.ForwardAttempt"> & {
+  /**
+   * @generated from field: int32 n = 1;
+   */
+  n: number;
+
+  /**
+   * initial, retry, manual or cli.
+   *
+   * @generated from field: string trigger = 2;
+   */
+  trigger: string;
+
+  /**
+   * @generated from field: int64 at_ms = 3;
+   */
+  atMs: bigint;
+
+  /**
+   * @generated from field: string url = 4;
+   */
+  url: string;
+
+  /**
+   * @generated from field: int64 duration_ms = 5;
+   */
+  durationMs: bigint;
+
+  /**
+   * 0 when the attempt got no answer (see error).
+   *
+   * @generated from field: int32 status = 6;
+   */
+  status: number;
+
+  /**
+   * @generated from field: repeated webhookcapture.common.v1.Header headers = 7;
+   */
+  headers: Header[];
+
+  /**
+   * The answer's first bytes (up to 64 KiB), sealed like request bodies; absent when empty.
+   *
+   * @generated from field: webhookcapture.catalog.v1.SealedBody body = 8;
+   */
+  body?: SealedBody | undefined;
+
+  /**
+   * @generated from field: bool body_truncated = 9;
+   */
+  bodyTruncated: boolean;
+
+  /**
+   * Empty, a network failure reason, target_not_allowed or egress_capacity_exhausted.
+   *
+   * @generated from field: string error = 10;
+   */
+  error: string;
+};
+
+/**
+ * Describes the message webhookcapture.catalog.v1.ForwardAttempt.
+ * Use `create(ForwardAttemptSchema)` to create a new message.
+ */
+export const ForwardAttemptSchema: GenMessage<ForwardAttempt> = /*@__PURE__*/
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 25);
+
+/**
+ * @generated from message webhookcapture.catalog.v1.Forward
+ */
+export type Forward = Message<"webhookcapture.catalog.v1.Forward"> & {
+  /**
+   * pending, delivered, failed or exhausted.
+   *
+   * @generated from field: string state = 1;
+   */
+  state: string;
+
+  /**
+   * @generated from field: string target = 2;
+   */
+  target: string;
+
+  /**
+   * Present while the delivery waits in the outbox.
+   *
+   * @generated from field: optional int64 next_attempt_at_ms = 3;
+   */
+  nextAttemptAtMs?: bigint | undefined;
+
+  /**
+   * Left out of event lists.
+   *
+   * @generated from field: repeated webhookcapture.catalog.v1.ForwardAttempt attempts = 4;
+   */
+  attempts: ForwardAttempt[];
+};
+
+/**
+ * Describes the message webhookcapture.catalog.v1.Forward.
+ * Use `create(ForwardSchema)` to create a new message.
+ */
+export const ForwardSchema: GenMessage<Forward> = /*@__PURE__*/
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 26);
 
 /**
  * @generated from message webhookcapture.catalog.v1.AppendEventsRequest
@@ -834,7 +1001,7 @@ export type AppendEventsRequest = Message<"webhookcapture.catalog.v1.AppendEvent
  * Use `create(AppendEventsRequestSchema)` to create a new message.
  */
 export const AppendEventsRequestSchema: GenMessage<AppendEventsRequest> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 25);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 27);
 
 /**
  * @generated from message webhookcapture.catalog.v1.AppendedEvent
@@ -878,7 +1045,7 @@ export type AppendedEvent = Message<"webhookcapture.catalog.v1.AppendedEvent"> &
  * Use `create(AppendedEventSchema)` to create a new message.
  */
 export const AppendedEventSchema: GenMessage<AppendedEvent> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 26);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 28);
 
 /**
  * @generated from message webhookcapture.catalog.v1.AppendEventsResponse
@@ -897,7 +1064,7 @@ export type AppendEventsResponse = Message<"webhookcapture.catalog.v1.AppendEven
  * Use `create(AppendEventsResponseSchema)` to create a new message.
  */
 export const AppendEventsResponseSchema: GenMessage<AppendEventsResponse> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 27);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 29);
 
 /**
  * @generated from message webhookcapture.catalog.v1.Cursor
@@ -919,7 +1086,7 @@ export type Cursor = Message<"webhookcapture.catalog.v1.Cursor"> & {
  * Use `create(CursorSchema)` to create a new message.
  */
 export const CursorSchema: GenMessage<Cursor> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 28);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 30);
 
 /**
  * @generated from message webhookcapture.catalog.v1.ListEventsRequest
@@ -991,6 +1158,13 @@ export type ListEventsRequest = Message<"webhookcapture.catalog.v1.ListEventsReq
    * @generated from field: int32 limit = 13;
    */
   limit: number;
+
+  /**
+   * pending, delivered, failed, exhausted, or none (never forwarded).
+   *
+   * @generated from field: optional string forward_state = 14;
+   */
+  forwardState?: string | undefined;
 };
 
 /**
@@ -998,7 +1172,7 @@ export type ListEventsRequest = Message<"webhookcapture.catalog.v1.ListEventsReq
  * Use `create(ListEventsRequestSchema)` to create a new message.
  */
 export const ListEventsRequestSchema: GenMessage<ListEventsRequest> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 29);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 31);
 
 /**
  * @generated from message webhookcapture.catalog.v1.ListEventsResponse
@@ -1029,7 +1203,7 @@ export type ListEventsResponse = Message<"webhookcapture.catalog.v1.ListEventsRe
  * Use `create(ListEventsResponseSchema)` to create a new message.
  */
 export const ListEventsResponseSchema: GenMessage<ListEventsResponse> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 30);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 32);
 
 /**
  * @generated from message webhookcapture.catalog.v1.GetEventRequest
@@ -1063,7 +1237,7 @@ export type GetEventRequest = Message<"webhookcapture.catalog.v1.GetEventRequest
  * Use `create(GetEventRequestSchema)` to create a new message.
  */
 export const GetEventRequestSchema: GenMessage<GetEventRequest> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 31);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 33);
 
 /**
  * @generated from message webhookcapture.catalog.v1.GetEventResponse
@@ -1080,7 +1254,7 @@ export type GetEventResponse = Message<"webhookcapture.catalog.v1.GetEventRespon
  * Use `create(GetEventResponseSchema)` to create a new message.
  */
 export const GetEventResponseSchema: GenMessage<GetEventResponse> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 32);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 34);
 
 /**
  * @generated from message webhookcapture.catalog.v1.DeleteEventRequest
@@ -1107,7 +1281,7 @@ export type DeleteEventRequest = Message<"webhookcapture.catalog.v1.DeleteEventR
  * Use `create(DeleteEventRequestSchema)` to create a new message.
  */
 export const DeleteEventRequestSchema: GenMessage<DeleteEventRequest> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 33);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 35);
 
 /**
  * @generated from message webhookcapture.catalog.v1.DeleteEventResponse
@@ -1124,7 +1298,7 @@ export type DeleteEventResponse = Message<"webhookcapture.catalog.v1.DeleteEvent
  * Use `create(DeleteEventResponseSchema)` to create a new message.
  */
 export const DeleteEventResponseSchema: GenMessage<DeleteEventResponse> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 34);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 36);
 
 /**
  * @generated from message webhookcapture.catalog.v1.ChargeReplayRequest
@@ -1153,7 +1327,7 @@ export type ChargeReplayRequest = Message<"webhookcapture.catalog.v1.ChargeRepla
  * Use `create(ChargeReplayRequestSchema)` to create a new message.
  */
 export const ChargeReplayRequestSchema: GenMessage<ChargeReplayRequest> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 35);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 37);
 
 /**
  * @generated from message webhookcapture.catalog.v1.ChargeReplayResponse
@@ -1180,7 +1354,7 @@ export type ChargeReplayResponse = Message<"webhookcapture.catalog.v1.ChargeRepl
  * Use `create(ChargeReplayResponseSchema)` to create a new message.
  */
 export const ChargeReplayResponseSchema: GenMessage<ChargeReplayResponse> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 36);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 38);
 
 /**
  * @generated from message webhookcapture.catalog.v1.GetReplayUsageRequest
@@ -1202,7 +1376,7 @@ export type GetReplayUsageRequest = Message<"webhookcapture.catalog.v1.GetReplay
  * Use `create(GetReplayUsageRequestSchema)` to create a new message.
  */
 export const GetReplayUsageRequestSchema: GenMessage<GetReplayUsageRequest> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 37);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 39);
 
 /**
  * @generated from message webhookcapture.catalog.v1.GetReplayUsageResponse
@@ -1219,7 +1393,7 @@ export type GetReplayUsageResponse = Message<"webhookcapture.catalog.v1.GetRepla
  * Use `create(GetReplayUsageResponseSchema)` to create a new message.
  */
 export const GetReplayUsageResponseSchema: GenMessage<GetReplayUsageResponse> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 38);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 40);
 
 /**
  * @generated from message webhookcapture.catalog.v1.ReplayAudit
@@ -1301,7 +1475,7 @@ export type ReplayAudit = Message<"webhookcapture.catalog.v1.ReplayAudit"> & {
  * Use `create(ReplayAuditSchema)` to create a new message.
  */
 export const ReplayAuditSchema: GenMessage<ReplayAudit> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 39);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 41);
 
 /**
  * @generated from message webhookcapture.catalog.v1.RecordReplayAuditRequest
@@ -1318,7 +1492,7 @@ export type RecordReplayAuditRequest = Message<"webhookcapture.catalog.v1.Record
  * Use `create(RecordReplayAuditRequestSchema)` to create a new message.
  */
 export const RecordReplayAuditRequestSchema: GenMessage<RecordReplayAuditRequest> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 40);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 42);
 
 /**
  * @generated from message webhookcapture.catalog.v1.RecordReplayAuditResponse
@@ -1335,7 +1509,7 @@ export type RecordReplayAuditResponse = Message<"webhookcapture.catalog.v1.Recor
  * Use `create(RecordReplayAuditResponseSchema)` to create a new message.
  */
 export const RecordReplayAuditResponseSchema: GenMessage<RecordReplayAuditResponse> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 41);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 43);
 
 /**
  * @generated from message webhookcapture.catalog.v1.PurgeEventsRequest
@@ -1352,7 +1526,7 @@ export type PurgeEventsRequest = Message<"webhookcapture.catalog.v1.PurgeEventsR
  * Use `create(PurgeEventsRequestSchema)` to create a new message.
  */
 export const PurgeEventsRequestSchema: GenMessage<PurgeEventsRequest> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 42);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 44);
 
 /**
  * @generated from message webhookcapture.catalog.v1.PurgeEventsResponse
@@ -1369,7 +1543,247 @@ export type PurgeEventsResponse = Message<"webhookcapture.catalog.v1.PurgeEvents
  * Use `create(PurgeEventsResponseSchema)` to create a new message.
  */
 export const PurgeEventsResponseSchema: GenMessage<PurgeEventsResponse> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_catalog_v1_catalog, 43);
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 45);
+
+/**
+ * @generated from message webhookcapture.catalog.v1.ClaimDeliveriesRequest
+ */
+export type ClaimDeliveriesRequest = Message<"webhookcapture.catalog.v1.ClaimDeliveriesRequest"> & {
+  /**
+   * @generated from field: string owner = 1;
+   */
+  owner: string;
+
+  /**
+   * @generated from field: int32 limit = 2;
+   */
+  limit: number;
+
+  /**
+   * @generated from field: int64 claim_ms = 3;
+   */
+  claimMs: bigint;
+};
+
+/**
+ * Describes the message webhookcapture.catalog.v1.ClaimDeliveriesRequest.
+ * Use `create(ClaimDeliveriesRequestSchema)` to create a new message.
+ */
+export const ClaimDeliveriesRequestSchema: GenMessage<ClaimDeliveriesRequest> = /*@__PURE__*/
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 46);
+
+/**
+ * @generated from message webhookcapture.catalog.v1.Delivery
+ */
+export type Delivery = Message<"webhookcapture.catalog.v1.Delivery"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * @generated from field: string endpoint_id = 2;
+   */
+  endpointId: string;
+
+  /**
+   * @generated from field: string event_id = 3;
+   */
+  eventId: string;
+
+  /**
+   * The attempt number this claim may send.
+   *
+   * @generated from field: int32 attempt = 4;
+   */
+  attempt: number;
+};
+
+/**
+ * Describes the message webhookcapture.catalog.v1.Delivery.
+ * Use `create(DeliverySchema)` to create a new message.
+ */
+export const DeliverySchema: GenMessage<Delivery> = /*@__PURE__*/
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 47);
+
+/**
+ * @generated from message webhookcapture.catalog.v1.ClaimDeliveriesResponse
+ */
+export type ClaimDeliveriesResponse = Message<"webhookcapture.catalog.v1.ClaimDeliveriesResponse"> & {
+  /**
+   * @generated from field: repeated webhookcapture.catalog.v1.Delivery deliveries = 1;
+   */
+  deliveries: Delivery[];
+};
+
+/**
+ * Describes the message webhookcapture.catalog.v1.ClaimDeliveriesResponse.
+ * Use `create(ClaimDeliveriesResponseSchema)` to create a new message.
+ */
+export const ClaimDeliveriesResponseSchema: GenMessage<ClaimDeliveriesResponse> = /*@__PURE__*/
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 48);
+
+/**
+ * @generated from message webhookcapture.catalog.v1.BeginForwardAttemptRequest
+ */
+export type BeginForwardAttemptRequest = Message<"webhookcapture.catalog.v1.BeginForwardAttemptRequest"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * @generated from field: string endpoint_id = 2;
+   */
+  endpointId: string;
+
+  /**
+   * @generated from field: string event_id = 3;
+   */
+  eventId: string;
+
+  /**
+   * The destination, kept as the forward record's target (created when the event has none).
+   *
+   * @generated from field: string target = 4;
+   */
+  target: string;
+};
+
+/**
+ * Describes the message webhookcapture.catalog.v1.BeginForwardAttemptRequest.
+ * Use `create(BeginForwardAttemptRequestSchema)` to create a new message.
+ */
+export const BeginForwardAttemptRequestSchema: GenMessage<BeginForwardAttemptRequest> = /*@__PURE__*/
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 49);
+
+/**
+ * @generated from message webhookcapture.catalog.v1.BeginForwardAttemptResponse
+ */
+export type BeginForwardAttemptResponse = Message<"webhookcapture.catalog.v1.BeginForwardAttemptResponse"> & {
+  /**
+   * @generated from field: int32 attempt = 1;
+   */
+  attempt: number;
+};
+
+/**
+ * Describes the message webhookcapture.catalog.v1.BeginForwardAttemptResponse.
+ * Use `create(BeginForwardAttemptResponseSchema)` to create a new message.
+ */
+export const BeginForwardAttemptResponseSchema: GenMessage<BeginForwardAttemptResponse> = /*@__PURE__*/
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 50);
+
+/**
+ * @generated from message webhookcapture.catalog.v1.RecordForwardAttemptRequest
+ */
+export type RecordForwardAttemptRequest = Message<"webhookcapture.catalog.v1.RecordForwardAttemptRequest"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * @generated from field: string endpoint_id = 2;
+   */
+  endpointId: string;
+
+  /**
+   * @generated from field: string event_id = 3;
+   */
+  eventId: string;
+
+  /**
+   * @generated from field: webhookcapture.catalog.v1.ForwardAttempt attempt = 4;
+   */
+  attempt?: ForwardAttempt | undefined;
+
+  /**
+   * From the outbox worker: the state after the attempt (pending with next_attempt_at_ms for a
+   * retry), applied only while its claim (claim_owner, attempt.n) still holds. Empty (manual,
+   * proxy, cli): a 2xx makes it delivered; otherwise a pending delivery stays pending and any
+   * other becomes failed.
+   *
+   * @generated from field: string state = 5;
+   */
+  state: string;
+
+  /**
+   * @generated from field: optional int64 next_attempt_at_ms = 6;
+   */
+  nextAttemptAtMs?: bigint | undefined;
+
+  /**
+   * @generated from field: string claim_owner = 7;
+   */
+  claimOwner: string;
+};
+
+/**
+ * Describes the message webhookcapture.catalog.v1.RecordForwardAttemptRequest.
+ * Use `create(RecordForwardAttemptRequestSchema)` to create a new message.
+ */
+export const RecordForwardAttemptRequestSchema: GenMessage<RecordForwardAttemptRequest> = /*@__PURE__*/
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 51);
+
+/**
+ * @generated from message webhookcapture.catalog.v1.RecordForwardAttemptResponse
+ */
+export type RecordForwardAttemptResponse = Message<"webhookcapture.catalog.v1.RecordForwardAttemptResponse"> & {
+  /**
+   * False when the event no longer exists.
+   *
+   * @generated from field: bool recorded = 1;
+   */
+  recorded: boolean;
+
+  /**
+   * @generated from field: webhookcapture.catalog.v1.Forward forward = 2;
+   */
+  forward?: Forward | undefined;
+};
+
+/**
+ * Describes the message webhookcapture.catalog.v1.RecordForwardAttemptResponse.
+ * Use `create(RecordForwardAttemptResponseSchema)` to create a new message.
+ */
+export const RecordForwardAttemptResponseSchema: GenMessage<RecordForwardAttemptResponse> = /*@__PURE__*/
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 52);
+
+/**
+ * @generated from message webhookcapture.catalog.v1.GetOutboxStatsRequest
+ */
+export type GetOutboxStatsRequest = Message<"webhookcapture.catalog.v1.GetOutboxStatsRequest"> & {
+};
+
+/**
+ * Describes the message webhookcapture.catalog.v1.GetOutboxStatsRequest.
+ * Use `create(GetOutboxStatsRequestSchema)` to create a new message.
+ */
+export const GetOutboxStatsRequestSchema: GenMessage<GetOutboxStatsRequest> = /*@__PURE__*/
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 53);
+
+/**
+ * @generated from message webhookcapture.catalog.v1.GetOutboxStatsResponse
+ */
+export type GetOutboxStatsResponse = Message<"webhookcapture.catalog.v1.GetOutboxStatsResponse"> & {
+  /**
+   * @generated from field: int64 pending = 1;
+   */
+  pending: bigint;
+
+  /**
+   * @generated from field: optional int64 oldest_due_at_ms = 2;
+   */
+  oldestDueAtMs?: bigint | undefined;
+};
+
+/**
+ * Describes the message webhookcapture.catalog.v1.GetOutboxStatsResponse.
+ * Use `create(GetOutboxStatsResponseSchema)` to create a new message.
+ */
+export const GetOutboxStatsResponseSchema: GenMessage<GetOutboxStatsResponse> = /*@__PURE__*/
+  messageDesc(file_webhookcapture_catalog_v1_catalog, 54);
 
 /**
  * The catalog owns accounts, API keys, endpoints, captured events, replay allowance
@@ -1535,6 +1949,48 @@ export const CatalogService: GenService<{
     methodKind: "unary";
     input: typeof PurgeEventsRequestSchema;
     output: typeof PurgeEventsResponseSchema;
+  },
+  /**
+   * The relay outbox. Claims up to `limit` due deliveries for `owner`: each claim takes the
+   * delivery's next attempt number (never given out twice) and hides it from other claims for
+   * claim_ms, or until its attempt is recorded.
+   *
+   * @generated from rpc webhookcapture.catalog.v1.CatalogService.ClaimDeliveries
+   */
+  claimDeliveries: {
+    methodKind: "unary";
+    input: typeof ClaimDeliveriesRequestSchema;
+    output: typeof ClaimDeliveriesResponseSchema;
+  },
+  /**
+   * Takes the next attempt number of an event outside the outbox (manual redelivery, proxy, cli).
+   *
+   * @generated from rpc webhookcapture.catalog.v1.CatalogService.BeginForwardAttempt
+   */
+  beginForwardAttempt: {
+    methodKind: "unary";
+    input: typeof BeginForwardAttemptRequestSchema;
+    output: typeof BeginForwardAttemptResponseSchema;
+  },
+  /**
+   * Appends an attempt to the event's forward record and moves its state.
+   *
+   * @generated from rpc webhookcapture.catalog.v1.CatalogService.RecordForwardAttempt
+   */
+  recordForwardAttempt: {
+    methodKind: "unary";
+    input: typeof RecordForwardAttemptRequestSchema;
+    output: typeof RecordForwardAttemptResponseSchema;
+  },
+  /**
+   * Size of the outbox and the due time of its oldest entry, for metrics.
+   *
+   * @generated from rpc webhookcapture.catalog.v1.CatalogService.GetOutboxStats
+   */
+  getOutboxStats: {
+    methodKind: "unary";
+    input: typeof GetOutboxStatsRequestSchema;
+    output: typeof GetOutboxStatsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_webhookcapture_catalog_v1_catalog, 0);

@@ -4,13 +4,15 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Header } from "../../common/v1/common_pb.js";
+import { file_webhookcapture_common_v1_common } from "../../common/v1/common_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file webhookcapture/replay/v1/replay.proto.
  */
 export const file_webhookcapture_replay_v1_replay: GenFile = /*@__PURE__*/
-  fileDesc("CiV3ZWJob29rY2FwdHVyZS9yZXBsYXkvdjEvcmVwbGF5LnByb3RvEhh3ZWJob29rY2FwdHVyZS5yZXBsYXkudjEiqAEKElJlcGxheUV2ZW50UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhMKC2VuZHBvaW50X2lkGAIgASgJEhAKCGV2ZW50X2lkGAMgASgJEhIKCnRhcmdldF91cmwYBCABKAkSDAoEbW9kZRgFIAEoCRIVCg10YXJnZXRfc2VjcmV0GAYgASgJEg4KBmNsaWVudBgHIAEoCRIOCgZrZXlfaWQYCCABKAki3QIKE1JlcGxheUV2ZW50UmVzcG9uc2USDgoGcmVzdWx0GAEgASgJEhUKDXRhcmdldF9zdGF0dXMYAiABKAUSHgoWbmV0d29ya19mYWlsdXJlX3JlYXNvbhgDIAEoCRITCgtkdXJhdGlvbl9tcxgEIAEoAxIYChByZXNwb25zZV9leGNlcnB0GAUgASgMEhkKEWV4Y2VycHRfdHJ1bmNhdGVkGAYgASgIEh0KFXNvdXJjZV9ib2R5X3RydW5jYXRlZBgHIAEoCBIMCgRtb2RlGAggASgJEhIKCnRhcmdldF91cmwYCSABKAkSEAoIZXZlbnRfaWQYCiABKAkSEAoIYXVkaXRfaWQYCyABKAkSGAoQcmF0ZV9saW1pdF9saW1pdBgMIAEoBRIcChRyYXRlX2xpbWl0X3JlbWFpbmluZxgNIAEoBRIYChByYXRlX2xpbWl0X3Jlc2V0GA4gASgFMnsKDVJlcGxheVNlcnZpY2USagoLUmVwbGF5RXZlbnQSLC53ZWJob29rY2FwdHVyZS5yZXBsYXkudjEuUmVwbGF5RXZlbnRSZXF1ZXN0Gi0ud2ViaG9va2NhcHR1cmUucmVwbGF5LnYxLlJlcGxheUV2ZW50UmVzcG9uc2ViBnByb3RvMw");
+  fileDesc("CiV3ZWJob29rY2FwdHVyZS9yZXBsYXkvdjEvcmVwbGF5LnByb3RvEhh3ZWJob29rY2FwdHVyZS5yZXBsYXkudjEiqAEKElJlcGxheUV2ZW50UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhMKC2VuZHBvaW50X2lkGAIgASgJEhAKCGV2ZW50X2lkGAMgASgJEhIKCnRhcmdldF91cmwYBCABKAkSDAoEbW9kZRgFIAEoCRIVCg10YXJnZXRfc2VjcmV0GAYgASgJEg4KBmNsaWVudBgHIAEoCRIOCgZrZXlfaWQYCCABKAki3QIKE1JlcGxheUV2ZW50UmVzcG9uc2USDgoGcmVzdWx0GAEgASgJEhUKDXRhcmdldF9zdGF0dXMYAiABKAUSHgoWbmV0d29ya19mYWlsdXJlX3JlYXNvbhgDIAEoCRITCgtkdXJhdGlvbl9tcxgEIAEoAxIYChByZXNwb25zZV9leGNlcnB0GAUgASgMEhkKEWV4Y2VycHRfdHJ1bmNhdGVkGAYgASgIEh0KFXNvdXJjZV9ib2R5X3RydW5jYXRlZBgHIAEoCBIMCgRtb2RlGAggASgJEhIKCnRhcmdldF91cmwYCSABKAkSEAoIZXZlbnRfaWQYCiABKAkSEAoIYXVkaXRfaWQYCyABKAkSGAoQcmF0ZV9saW1pdF9saW1pdBgMIAEoBRIcChRyYXRlX2xpbWl0X3JlbWFpbmluZxgNIAEoBRIYChByYXRlX2xpbWl0X3Jlc2V0GA4gASgFIn0KE0ZvcndhcmRFdmVudFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRITCgtlbmRwb2ludF9pZBgCIAEoCRIQCghldmVudF9pZBgDIAEoCRIPCgd0cmlnZ2VyGAQgASgJEhoKEm1heF9yZXNwb25zZV9ieXRlcxgFIAEoBSLjAQoNQXR0ZW1wdFJlc3VsdBIJCgFuGAEgASgFEg8KB3RyaWdnZXIYAiABKAkSDQoFYXRfbXMYAyABKAMSCwoDdXJsGAQgASgJEhMKC2R1cmF0aW9uX21zGAUgASgDEg4KBnN0YXR1cxgGIAEoBRIxCgdoZWFkZXJzGAcgAygLMiAud2ViaG9va2NhcHR1cmUuY29tbW9uLnYxLkhlYWRlchIMCgRib2R5GAggASgMEhYKDmJvZHlfdHJ1bmNhdGVkGAkgASgIEg0KBWVycm9yGAogASgJEg0KBXN0YXRlGAsgASgJIlAKFEZvcndhcmRFdmVudFJlc3BvbnNlEjgKB2F0dGVtcHQYASABKAsyJy53ZWJob29rY2FwdHVyZS5yZXBsYXkudjEuQXR0ZW1wdFJlc3VsdCJXChtSZWNvcmRDbGllbnRBdHRlbXB0UmVzcG9uc2USOAoHYXR0ZW1wdBgBIAEoCzInLndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5BdHRlbXB0UmVzdWx0ItkBChpSZWNvcmRDbGllbnRBdHRlbXB0UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhMKC2VuZHBvaW50X2lkGAIgASgJEhAKCGV2ZW50X2lkGAMgASgJEgsKA3VybBgEIAEoCRIOCgZzdGF0dXMYBSABKAUSDQoFZXJyb3IYBiABKAkSEwoLZHVyYXRpb25fbXMYByABKAMSMQoHaGVhZGVycxgIIAMoCzIgLndlYmhvb2tjYXB0dXJlLmNvbW1vbi52MS5IZWFkZXISDAoEYm9keRgJIAEoDCIoChlDaGVja0ZvcndhcmRUYXJnZXRSZXF1ZXN0EgsKA3VybBgBIAEoCSJPChpDaGVja0ZvcndhcmRUYXJnZXRSZXNwb25zZRIPCgdhbGxvd2VkGAEgASgIEg4KBnJlYXNvbhgCIAEoCRIQCghjYXRlZ29yeRgDIAEoCTLwAwoNUmVwbGF5U2VydmljZRJqCgtSZXBsYXlFdmVudBIsLndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5SZXBsYXlFdmVudFJlcXVlc3QaLS53ZWJob29rY2FwdHVyZS5yZXBsYXkudjEuUmVwbGF5RXZlbnRSZXNwb25zZRJtCgxGb3J3YXJkRXZlbnQSLS53ZWJob29rY2FwdHVyZS5yZXBsYXkudjEuRm9yd2FyZEV2ZW50UmVxdWVzdBouLndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5Gb3J3YXJkRXZlbnRSZXNwb25zZRKCAQoTUmVjb3JkQ2xpZW50QXR0ZW1wdBI0LndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5SZWNvcmRDbGllbnRBdHRlbXB0UmVxdWVzdBo1LndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5SZWNvcmRDbGllbnRBdHRlbXB0UmVzcG9uc2USfwoSQ2hlY2tGb3J3YXJkVGFyZ2V0EjMud2ViaG9va2NhcHR1cmUucmVwbGF5LnYxLkNoZWNrRm9yd2FyZFRhcmdldFJlcXVlc3QaNC53ZWJob29rY2FwdHVyZS5yZXBsYXkudjEuQ2hlY2tGb3J3YXJkVGFyZ2V0UmVzcG9uc2ViBnByb3RvMw", [file_webhookcapture_common_v1_common]);
 
 /**
  * @generated from message webhookcapture.replay.v1.ReplayEventRequest
@@ -155,6 +157,256 @@ export const ReplayEventResponseSchema: GenMessage<ReplayEventResponse> = /*@__P
   messageDesc(file_webhookcapture_replay_v1_replay, 1);
 
 /**
+ * @generated from message webhookcapture.replay.v1.ForwardEventRequest
+ */
+export type ForwardEventRequest = Message<"webhookcapture.replay.v1.ForwardEventRequest"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * @generated from field: string endpoint_id = 2;
+   */
+  endpointId: string;
+
+  /**
+   * @generated from field: string event_id = 3;
+   */
+  eventId: string;
+
+  /**
+   * initial (proxy) or manual.
+   *
+   * @generated from field: string trigger = 4;
+   */
+  trigger: string;
+
+  /**
+   * How much of the destination's answer body to return (proxy: all of it up to this size);
+   * the recorded attempt keeps at most 64 KiB.
+   *
+   * @generated from field: int32 max_response_bytes = 5;
+   */
+  maxResponseBytes: number;
+};
+
+/**
+ * Describes the message webhookcapture.replay.v1.ForwardEventRequest.
+ * Use `create(ForwardEventRequestSchema)` to create a new message.
+ */
+export const ForwardEventRequestSchema: GenMessage<ForwardEventRequest> = /*@__PURE__*/
+  messageDesc(file_webhookcapture_replay_v1_replay, 2);
+
+/**
+ * One attempt as made: the answer body in clear (the catalog keeps it sealed).
+ *
+ * @generated from message webhookcapture.replay.v1.AttemptResult
+ */
+export type AttemptResult = Message<"webhookcapture.replay.v1.AttemptResult"> & {
+  /**
+   * @generated from field: int32 n = 1;
+   */
+  n: number;
+
+  /**
+   * @generated from field: string trigger = 2;
+   */
+  trigger: string;
+
+  /**
+   * @generated from field: int64 at_ms = 3;
+   */
+  atMs: bigint;
+
+  /**
+   * @generated from field: string url = 4;
+   */
+  url: string;
+
+  /**
+   * @generated from field: int64 duration_ms = 5;
+   */
+  durationMs: bigint;
+
+  /**
+   * @generated from field: int32 status = 6;
+   */
+  status: number;
+
+  /**
+   * @generated from field: repeated webhookcapture.common.v1.Header headers = 7;
+   */
+  headers: Header[];
+
+  /**
+   * @generated from field: bytes body = 8;
+   */
+  body: Uint8Array;
+
+  /**
+   * @generated from field: bool body_truncated = 9;
+   */
+  bodyTruncated: boolean;
+
+  /**
+   * @generated from field: string error = 10;
+   */
+  error: string;
+
+  /**
+   * The forward state after the attempt.
+   *
+   * @generated from field: string state = 11;
+   */
+  state: string;
+};
+
+/**
+ * Describes the message webhookcapture.replay.v1.AttemptResult.
+ * Use `create(AttemptResultSchema)` to create a new message.
+ */
+export const AttemptResultSchema: GenMessage<AttemptResult> = /*@__PURE__*/
+  messageDesc(file_webhookcapture_replay_v1_replay, 3);
+
+/**
+ * @generated from message webhookcapture.replay.v1.ForwardEventResponse
+ */
+export type ForwardEventResponse = Message<"webhookcapture.replay.v1.ForwardEventResponse"> & {
+  /**
+   * @generated from field: webhookcapture.replay.v1.AttemptResult attempt = 1;
+   */
+  attempt?: AttemptResult | undefined;
+};
+
+/**
+ * Describes the message webhookcapture.replay.v1.ForwardEventResponse.
+ * Use `create(ForwardEventResponseSchema)` to create a new message.
+ */
+export const ForwardEventResponseSchema: GenMessage<ForwardEventResponse> = /*@__PURE__*/
+  messageDesc(file_webhookcapture_replay_v1_replay, 4);
+
+/**
+ * @generated from message webhookcapture.replay.v1.RecordClientAttemptResponse
+ */
+export type RecordClientAttemptResponse = Message<"webhookcapture.replay.v1.RecordClientAttemptResponse"> & {
+  /**
+   * @generated from field: webhookcapture.replay.v1.AttemptResult attempt = 1;
+   */
+  attempt?: AttemptResult | undefined;
+};
+
+/**
+ * Describes the message webhookcapture.replay.v1.RecordClientAttemptResponse.
+ * Use `create(RecordClientAttemptResponseSchema)` to create a new message.
+ */
+export const RecordClientAttemptResponseSchema: GenMessage<RecordClientAttemptResponse> = /*@__PURE__*/
+  messageDesc(file_webhookcapture_replay_v1_replay, 5);
+
+/**
+ * @generated from message webhookcapture.replay.v1.RecordClientAttemptRequest
+ */
+export type RecordClientAttemptRequest = Message<"webhookcapture.replay.v1.RecordClientAttemptRequest"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * @generated from field: string endpoint_id = 2;
+   */
+  endpointId: string;
+
+  /**
+   * @generated from field: string event_id = 3;
+   */
+  eventId: string;
+
+  /**
+   * @generated from field: string url = 4;
+   */
+  url: string;
+
+  /**
+   * @generated from field: int32 status = 5;
+   */
+  status: number;
+
+  /**
+   * @generated from field: string error = 6;
+   */
+  error: string;
+
+  /**
+   * @generated from field: int64 duration_ms = 7;
+   */
+  durationMs: bigint;
+
+  /**
+   * @generated from field: repeated webhookcapture.common.v1.Header headers = 8;
+   */
+  headers: Header[];
+
+  /**
+   * @generated from field: bytes body = 9;
+   */
+  body: Uint8Array;
+};
+
+/**
+ * Describes the message webhookcapture.replay.v1.RecordClientAttemptRequest.
+ * Use `create(RecordClientAttemptRequestSchema)` to create a new message.
+ */
+export const RecordClientAttemptRequestSchema: GenMessage<RecordClientAttemptRequest> = /*@__PURE__*/
+  messageDesc(file_webhookcapture_replay_v1_replay, 6);
+
+/**
+ * @generated from message webhookcapture.replay.v1.CheckForwardTargetRequest
+ */
+export type CheckForwardTargetRequest = Message<"webhookcapture.replay.v1.CheckForwardTargetRequest"> & {
+  /**
+   * @generated from field: string url = 1;
+   */
+  url: string;
+};
+
+/**
+ * Describes the message webhookcapture.replay.v1.CheckForwardTargetRequest.
+ * Use `create(CheckForwardTargetRequestSchema)` to create a new message.
+ */
+export const CheckForwardTargetRequestSchema: GenMessage<CheckForwardTargetRequest> = /*@__PURE__*/
+  messageDesc(file_webhookcapture_replay_v1_replay, 7);
+
+/**
+ * @generated from message webhookcapture.replay.v1.CheckForwardTargetResponse
+ */
+export type CheckForwardTargetResponse = Message<"webhookcapture.replay.v1.CheckForwardTargetResponse"> & {
+  /**
+   * @generated from field: bool allowed = 1;
+   */
+  allowed: boolean;
+
+  /**
+   * The guard's refusal reason and category when not allowed.
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+
+  /**
+   * @generated from field: string category = 3;
+   */
+  category: string;
+};
+
+/**
+ * Describes the message webhookcapture.replay.v1.CheckForwardTargetResponse.
+ * Use `create(CheckForwardTargetResponseSchema)` to create a new message.
+ */
+export const CheckForwardTargetResponseSchema: GenMessage<CheckForwardTargetResponse> = /*@__PURE__*/
+  messageDesc(file_webhookcapture_replay_v1_replay, 8);
+
+/**
  * Sends a captured event to a target URL behind the SSRF guard, an egress lease and the
  * account's daily allowance, and records the outcome.
  *
@@ -168,6 +420,37 @@ export const ReplayService: GenService<{
     methodKind: "unary";
     input: typeof ReplayEventRequestSchema;
     output: typeof ReplayEventResponseSchema;
+  },
+  /**
+   * Forwards a captured event to its endpoint's destination now (proxy answers, manual
+   * redelivery) and records the attempt. Never charges the replay allowance.
+   *
+   * @generated from rpc webhookcapture.replay.v1.ReplayService.ForwardEvent
+   */
+  forwardEvent: {
+    methodKind: "unary";
+    input: typeof ForwardEventRequestSchema;
+    output: typeof ForwardEventResponseSchema;
+  },
+  /**
+   * Records an attempt a client made itself (whc listen), its answer body sealed at rest.
+   *
+   * @generated from rpc webhookcapture.replay.v1.ReplayService.RecordClientAttempt
+   */
+  recordClientAttempt: {
+    methodKind: "unary";
+    input: typeof RecordClientAttemptRequestSchema;
+    output: typeof RecordClientAttemptResponseSchema;
+  },
+  /**
+   * Whether a forward destination passes the egress guard (when an endpoint is saved).
+   *
+   * @generated from rpc webhookcapture.replay.v1.ReplayService.CheckForwardTarget
+   */
+  checkForwardTarget: {
+    methodKind: "unary";
+    input: typeof CheckForwardTargetRequestSchema;
+    output: typeof CheckForwardTargetResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_webhookcapture_replay_v1_replay, 0);

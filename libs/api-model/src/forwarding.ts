@@ -1,0 +1,66 @@
+import { z } from "zod";
+import { FORWARD_ERRORS, FORWARD_STATES, FORWARD_TRIGGERS } from "./values.js";
+import { dateTime, extension } from "./common.js";
+
+/**
+ * Where a relay or proxy endpoint forwards (design §11). `targetSecret` is write-only: the
+ * Endpoint shows `targetSecretSet`.
+ */
+export const forwardSettings = z.strictObject({
+  url: z.string().min(1).max(2048).describe("The destination (http or https); vetted by the egress guard when saved and at every send."),
+  keepPath: z.boolean().default(true).describe("Append the capture's sub-path and query to url."),
+  timeoutMs: z.int().min(100).max(60_000).default(10_000).describe("Deadline of one attempt."),
+  maxAttempts: z.int().min(1).max(20).default(6).describe("relay: attempts before the delivery is exhausted."),
+  targetSecret: z.string().min(1).max(1024).nullable().optional().meta({ writeOnly: true, description: "Set: signatures are recomputed with it (as replay's resign mode); null removes it." }),
+});
+/** What a client sends. */
+export type ForwardSettingsInput = z.input<typeof forwardSettings>;
+export type ForwardSettings = z.output<typeof forwardSettings>;
+
+/** The Endpoint's `forward` as answered. */
+export const forwardView = z.object({
+  url: z.string(),
+  keepPath: z.boolean(),
+  timeoutMs: z.int(),
+  maxAttempts: z.int(),
+  targetSecretSet: z.boolean(),
+});
+export type ForwardViewJson = z.infer<typeof forwardView>;
+
+/** One request to the destination (or to a `whc listen` app) and what it answered. */
+export const forwardAttempt = z.object({
+  n: z.int(),
+  trigger: z.enum(FORWARD_TRIGGERS),
+  at: dateTime,
+  url: z.string(),
+  durationMs: z.int(),
+  status: z.int().nullable(),
+  headers: z.record(z.string(), z.array(z.string())),
+  bodyBase64: z.string().describe("The answer's first bytes, up to 64 KiB."),
+  bodyTruncated: z.boolean(),
+  error: z.enum(FORWARD_ERRORS).nullable(),
+});
+export type ForwardAttemptJson = z.infer<typeof forwardAttempt>;
+
+/** An event's `forwardedResponse` once it was forwarded (`{}` before). */
+export const forwardedResponse = z.object({
+  state: z.enum(FORWARD_STATES),
+  target: z.string(),
+  nextAttemptAt: dateTime.nullable(),
+  attempts: z.array(forwardAttempt),
+});
+export type ForwardedResponseJson = z.infer<typeof forwardedResponse>;
+
+/** `POST .../attempts`: an attempt a client made itself (whc listen). */
+export const recordAttemptRequest = z
+  .strictObject({
+    url: z.string().min(1).max(2048),
+    status: z.int().min(100).max(599).optional(),
+    error: z.enum(FORWARD_ERRORS).optional(),
+    durationMs: z.int().min(0).max(86_400_000),
+    headers: z.record(z.string(), z.array(z.string())).optional(),
+    bodyBase64: z.base64().max(128 * 1024).optional(),
+  })
+  .refine((a) => (a.status === undefined) !== (a.error === undefined), { message: "give status or error", path: ["status"] })
+  .meta({ ...extension });
+export type RecordAttemptRequest = z.input<typeof recordAttemptRequest>;
