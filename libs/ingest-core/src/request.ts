@@ -4,11 +4,12 @@ import { isIP } from "node:net";
 import type { HeaderPair } from "@whc/signatures";
 
 /** Header lines exactly as sent: original names, order and repeated values. */
-export function rawHeaderPairs(req: IncomingMessage): HeaderPair[] {
+/** Frozen: the signature code then indexes the list once instead of scanning it per lookup. */
+export function rawHeaderPairs(req: IncomingMessage): readonly HeaderPair[] {
   const pairs: HeaderPair[] = [];
   const raw = req.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) pairs.push([raw[i] as string, raw[i + 1] as string]);
-  return pairs;
+  return Object.freeze(pairs);
 }
 
 /**

@@ -121,10 +121,21 @@ function previousInGrace(input: DiagnoseInput): Uint8Array | undefined {
  */
 function signatureHeader(scheme: ProviderScheme, input: DiagnoseInput): string {
   if (scheme.name === "generic") return input.genericSignatureHeader?.trim() || DEFAULT_GENERIC_HEADER;
-  const names = scheme.signatureHeaders;
-  const signing = names.filter((name) => /sign|hmac/i.test(name));
-  const preferred = [...signing, ...names];
+  const preferred = preferredHeaders(scheme);
   return preferred.find((name) => hasHeader(input.headers, name)) ?? preferred[0] ?? "";
+}
+
+const preferredOrder = new WeakMap<ProviderScheme, readonly string[]>();
+
+/** The scheme's headers, the ones holding a signature first; worked out once per scheme. */
+function preferredHeaders(scheme: ProviderScheme): readonly string[] {
+  let preferred = preferredOrder.get(scheme);
+  if (preferred === undefined) {
+    const names = scheme.signatureHeaders;
+    preferred = [...names.filter((name) => /sign|hmac/i.test(name)), ...names];
+    preferredOrder.set(scheme, preferred);
+  }
+  return preferred;
 }
 
 function toleranceOf(scheme: ProviderScheme, input: DiagnoseInput): number | undefined {

@@ -12,11 +12,12 @@ import { requestContext } from "@whc/logging";
 import * as payload from "./payload.mjs";
 
 const body = Buffer.from(payload.body);
-const headers: [string, string][] = [
+// Frozen, as ingest hands them over (rawHeaderPairs).
+const headers: readonly [string, string][] = Object.freeze([
   ["Host", "127.0.0.1:8081"],
   ...Object.entries(payload.headers),
   ["content-length", String(body.length)],
-];
+] as [string, string][]);
 const key = randomBytes(32);
 const indexer = createBlindIndexer(randomBytes(32));
 const endpointId = randomUUID();

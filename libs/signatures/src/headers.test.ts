@@ -1,0 +1,27 @@
+import { describe, expect, it } from "vitest";
+import { header, hasHeader, type HeaderPair } from "./headers.js";
+
+describe("header lookup", () => {
+  const lines: HeaderPair[] = [
+    ["Stripe-Signature", " t=1,v1=a "],
+    ["X-Custom", "first"],
+    ["x-custom", "second"],
+  ];
+
+  it("answers the same from a frozen list (indexed) as from a list that can change", () => {
+    const frozen = Object.freeze([...lines]);
+    for (const list of [lines, frozen]) {
+      expect(header(list, "stripe-signature")).toBe("t=1,v1=a");
+      expect(header(list, "X-CUSTOM")).toBe("first");
+      expect(header(list, "absent")).toBeUndefined();
+      expect(hasHeader(list, "absent", "x-custom")).toBe(true);
+    }
+  });
+
+  it("never answers a list that changed after a lookup from a stale index", () => {
+    const list: HeaderPair[] = [["A", "1"]];
+    expect(header(list, "b")).toBeUndefined();
+    list.push(["B", "2"]);
+    expect(header(list, "b")).toBe("2");
+  });
+});
