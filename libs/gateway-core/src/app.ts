@@ -14,6 +14,7 @@ import { systemRoutes } from "./routes/system.js";
 import { endpointRoutes } from "./routes/v1/endpoints.js";
 import { eventRoutes } from "./routes/v1/events.js";
 import { eventActionRoutes } from "./routes/v1/event-actions.js";
+import { forwardingRoutes } from "./routes/v1/forwarding.js";
 
 /** Every operation the gateway answers: the router and the OpenAPI document are both made from it. */
 export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions, metrics = createMetrics()): Route[] {
@@ -26,6 +27,7 @@ export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions, metric
     ...endpointRoutes(deps, options),
     ...eventRoutes(deps, options),
     ...eventActionRoutes(deps, options),
+    ...forwardingRoutes(deps),
   ];
   return routes;
 }

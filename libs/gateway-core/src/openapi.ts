@@ -7,9 +7,11 @@ import {
   eventDetail,
   eventList,
   eventSummary,
+  forwardAttempt,
   health,
   providerInfo,
   providerList,
+  recordAttemptRequest,
   replayRequest,
   replayResult,
 } from "@whc/api-model";
@@ -17,6 +19,7 @@ import { errorTable } from "./errors-table.js";
 import { pathParams, type Route } from "./route.js";
 import { RATE_LIMIT_HEADERS } from "./routes/v1/event-actions.js";
 import { createEndpointBody, updateEndpointBody } from "./routes/v1/endpoints.js";
+import { redeliverBody } from "./routes/v1/forwarding.js";
 
 /**
  * The OpenAPI 3.1 document, generated from the route table and the zod schemas of
@@ -29,6 +32,8 @@ const REQUESTS = new Map<z.ZodType, string>([
   [createEndpointBody, "CreateEndpointRequest"],
   [updateEndpointBody, "UpdateEndpointRequest"],
   [replayRequest, "ReplayRequest"],
+  [redeliverBody, "RedeliverRequest"],
+  [recordAttemptRequest, "RecordAttemptRequest"],
 ]);
 const RESPONSES = new Map<z.ZodType, string>([
   [endpoint, "Endpoint"],
@@ -38,6 +43,7 @@ const RESPONSES = new Map<z.ZodType, string>([
   [eventDetail, "EventDetail"],
   [curlExport, "CurlExport"],
   [replayResult, "ReplayResult"],
+  [forwardAttempt, "ForwardAttempt"],
   [errorReply, "ErrorReply"],
   [health, "Health"],
   [providerInfo, "ProviderInfo"],

@@ -61,6 +61,8 @@ export interface TestGatewayOptions {
   waitPollMs?: number;
   /** Replays in flight to one origin at most (default 4). */
   egressSlotsPerOrigin?: number;
+  /** WHC_REPLAY_ALLOW_PRIVATE_TARGETS (default true: the tests' targets are on loopback). */
+  allowPrivateTargets?: boolean;
 }
 
 export interface TestGateway {
@@ -125,12 +127,19 @@ function createServices(dir: string, opts: TestGatewayOptions, logger: Logger) {
   const catalog = createServiceClient(CatalogService, catalogTransport);
   const crypto = createServiceClient(CryptoService, cryptoTransport);
   const replayTransport = transport((router) => {
-    const deps = { catalog, opener: createEnvelopeOpener(crypto, { maxAgeMs: 60_000, maxEntries: 100 }), leases, logger };
+    const deps = {
+      catalog,
+      crypto,
+      opener: createEnvelopeOpener(crypto, { maxAgeMs: 60_000, maxEntries: 100 }),
+      sealer: createEnvelopeSealer(crypto, { maxAgeMs: 60_000, maxUses: 1_000_000 }),
+      leases,
+      logger,
+    };
     router.service(
       ReplayService,
       createReplayService(deps, {
         dailyLimit: opts.replayDailyLimit ?? 1000,
-        allowPrivateTargets: true,
+        allowPrivateTargets: opts.allowPrivateTargets ?? true,
         connectTimeoutMs: 2000,
         totalTimeoutMs: 5000,
         maxExcerptBytes: 4096,

@@ -1,7 +1,8 @@
 import { describe, it, expect } from "vitest";
 import { create } from "@bufbuild/protobuf";
-import { EventSchema } from "@whc/contracts";
-import { bodyJson, eventSummaryJson, headersJson } from "./json.js";
+import { EndpointSchema, EventSchema, ForwardSchema } from "@whc/contracts";
+import { endpoint as endpointSchema, eventDetail, eventSummary } from "../index.js";
+import { bodyJson, endpointJson, eventDetailJson, eventSummaryJson, forwardViewOf, headersJson } from "./json.js";
 
 describe("public JSON shapes", () => {
   it("groups repeated headers under their first spelling, in arrival order", () => {
@@ -46,5 +47,81 @@ describe("public JSON shapes", () => {
     expect(eventSummaryJson(meta).decryption).toBe("metadata_only");
     expect(eventSummaryJson(stored).searchMatchedTruncated).toBeUndefined();
     expect(eventSummaryJson(stored, { search: true }).searchMatchedTruncated).toBe(false);
+  });
+
+  it("shows the forward settings without the secret, only whether one is set", () => {
+    const stored = JSON.stringify({ url: "http://127.0.0.1:3000/hooks", keepPath: false, timeoutMs: 2000, maxAttempts: 3 });
+    const ep = create(EndpointSchema, { id: "01a20000-0000-7000-8000-000000000000", operatingMode: "relay", forwardJson: stored, targetSecretSet: true });
+    const json = endpointJson(ep, "http://127.0.0.1:9");
+    expect(json.forward).toEqual({ url: "http://127.0.0.1:3000/hooks", keepPath: false, timeoutMs: 2000, maxAttempts: 3, targetSecretSet: true });
+    expect(endpointSchema.shape.forward.parse(json.forward)).toEqual(json.forward);
+    expect("forward" in endpointJson(create(EndpointSchema, {}), "http://127.0.0.1:9")).toBe(false);
+    expect(forwardViewOf("not json", false)).toBeUndefined();
+    expect(forwardViewOf(JSON.stringify({ url: "" }), false)).toBeUndefined();
+  });
+
+  it("presents the delivery: state in the summary, every attempt in the detail", () => {
+    const forward = create(ForwardSchema, {
+      state: "pending",
+      target: "http://127.0.0.1:3000/hooks/ci",
+      nextAttemptAtMs: 1_700_000_010_000n,
+      attempts: [
+        {
+          n: 1,
+          trigger: "initial",
+          atMs: 1_700_000_000_000n,
+          url: "http://127.0.0.1:3000/hooks/ci",
+          durationMs: 41n,
+          status: 500,
+          headers: [{ name: "Content-Type", value: "text/plain" }],
+          body: { keyId: "k1", ciphertext: new Uint8Array([1]), wrappedKey: new Uint8Array([2]) },
+          bodyTruncated: true,
+          error: "",
+        },
+        { n: 2, trigger: "retry", atMs: 1_700_000_001_000n, url: "http://127.0.0.1:3000/hooks/ci", durationMs: 5n, error: "connection_refused" },
+      ],
+    });
+    const e = create(EventSchema, { id: "01a20000-0000-7000-8000-000000000001", endpointId: "01a20000-0000-7000-8000-000000000000", receivedAtMs: 0n, forward });
+    expect(eventSummaryJson(e).forwardState).toBe("pending");
+    expect("forwardState" in eventSummaryJson(create(EventSchema, { receivedAtMs: 0n }))).toBe(false);
+    expect(eventSummary.shape.forwardState.parse(eventSummaryJson(e).forwardState)).toBe("pending");
+
+    const detail = eventDetailJson(e, { decryption: "metadata_only", attemptBodies: [Buffer.from("oops")] });
+    expect(detail.forwardedResponse).toEqual({
+      state: "pending",
+      target: "http://127.0.0.1:3000/hooks/ci",
+      nextAttemptAt: "2023-11-14T22:13:30.000Z",
+      attempts: [
+        {
+          n: 1,
+          trigger: "initial",
+          at: "2023-11-14T22:13:20.000Z",
+          url: "http://127.0.0.1:3000/hooks/ci",
+          durationMs: 41,
+          status: 500,
+          headers: { "Content-Type": ["text/plain"] },
+          bodyBase64: Buffer.from("oops").toString("base64"),
+          bodyTruncated: true,
+          error: null,
+        },
+        {
+          n: 2,
+          trigger: "retry",
+          at: "2023-11-14T22:13:21.000Z",
+          url: "http://127.0.0.1:3000/hooks/ci",
+          durationMs: 5,
+          status: null,
+          headers: {},
+          bodyBase64: "",
+          bodyTruncated: false,
+          error: "connection_refused",
+        },
+      ],
+    });
+    expect(eventDetail.shape.forwardedResponse.parse(detail.forwardedResponse)).toEqual(detail.forwardedResponse);
+    // A body that could not be opened reads as empty; an event never forwarded has {}.
+    const unopened = eventDetailJson(e, { decryption: "metadata_only" }).forwardedResponse as { attempts: { bodyBase64: string }[] };
+    expect(unopened.attempts[0]!.bodyBase64).toBe("");
+    expect(eventDetailJson(create(EventSchema, { receivedAtMs: 0n }), { decryption: "metadata_only" }).forwardedResponse).toEqual({});
   });
 });

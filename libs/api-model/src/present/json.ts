@@ -1,5 +1,16 @@
-import type { Endpoint, Event } from "@whc/contracts";
-import { endpointResponseConfig, type Decryption, type EndpointJson, type EndpointResponseConfig, type EventDetailJson, type EventSummaryJson } from "../index.js";
+import type { Endpoint, Event, Forward, Header } from "@whc/contracts";
+import {
+  endpointResponseConfig,
+  forwardSettings,
+  type Decryption,
+  type EndpointJson,
+  type EndpointResponseConfig,
+  type EventDetailJson,
+  type EventSummaryJson,
+  type ForwardAttemptJson,
+  type ForwardedResponseJson,
+  type ForwardViewJson,
+} from "../index.js";
 
 /** Internal records (protobuf) as the /v1 shapes: what the gateway answers and NATS carries. */
 
@@ -34,7 +45,21 @@ export function endpointJson(e: Endpoint, ingestPublicUrl: string): EndpointJson
     purgedEventCount: Number(e.purgedEventCount),
     ...(e.secretRotatedAtMs !== undefined ? { secretRotatedAt: isoTime(e.secretRotatedAtMs) } : {}),
     ...(e.responseJson ? { response: responseConfigOf(e.responseJson) } : {}),
+    ...(e.forwardJson ? { forward: forwardViewOf(e.forwardJson, e.targetSecretSet) } : {}),
   };
+}
+
+const storedForward = forwardSettings.omit({ targetSecret: true });
+
+/** The stored forward settings as the Endpoint shows them; validated when saved, so a bad one reads as none. */
+export function forwardViewOf(json: string, targetSecretSet: boolean): ForwardViewJson | undefined {
+  if (!json) return undefined;
+  try {
+    const parsed = storedForward.safeParse(JSON.parse(json));
+    return parsed.success ? { ...parsed.data, targetSecretSet } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The stored response configuration; it was validated when saved, so a bad one reads as none. */
@@ -70,6 +95,7 @@ export function eventSummaryJson(e: Event, options: { knownKeyIds?: ReadonlySet<
     truncated: e.truncated,
     originalSizeBytes: Number(e.originalSizeBytes),
     decryption,
+    ...(e.forward ? { forwardState: e.forward.state as EventSummaryJson["forwardState"] } : {}),
     ...(options.search ? { searchMatchedTruncated: e.truncated } : {}),
   };
 }
@@ -121,9 +147,60 @@ export function bodyJson(bytes: Uint8Array): { body: string; bodyEncoding: "utf8
   }
 }
 
+/** What an attempt says, whether recorded by the catalog or just made by replay (the answer body apart). */
+interface AttemptFields {
+  n: number;
+  trigger: string;
+  atMs: bigint;
+  url: string;
+  durationMs: bigint;
+  status: number;
+  headers: readonly Header[];
+  bodyTruncated: boolean;
+  error: string;
+}
+
+/** One forward attempt; `body` is its answer excerpt in clear (undefined: none, or it could not be opened). */
+export function forwardAttemptJson(a: AttemptFields, body: Uint8Array | undefined): ForwardAttemptJson {
+  return {
+    n: a.n,
+    trigger: a.trigger as ForwardAttemptJson["trigger"],
+    at: isoTime(a.atMs),
+    url: a.url,
+    durationMs: Number(a.durationMs),
+    status: a.status === 0 ? null : a.status,
+    headers: headersJson(a.headers),
+    bodyBase64: body ? Buffer.from(body).toString("base64") : "",
+    bodyTruncated: a.bodyTruncated,
+    error: a.error === "" ? null : (a.error as NonNullable<ForwardAttemptJson["error"]>),
+  };
+}
+
+/**
+ * An event's `forwardedResponse`: `{}` when it was never forwarded. `bodies[i]` is attempt i's
+ * answer excerpt opened (undefined: none, or it could not be opened).
+ */
+export function forwardedResponseJson(
+  f: Forward | undefined,
+  bodies: readonly (Uint8Array | undefined)[] = [],
+): ForwardedResponseJson | Record<string, never> {
+  if (!f) return {};
+  return {
+    state: f.state as ForwardedResponseJson["state"],
+    target: f.target,
+    nextAttemptAt: f.nextAttemptAtMs === undefined ? null : isoTime(f.nextAttemptAtMs),
+    attempts: f.attempts.map((a, i) => forwardAttemptJson(a, bodies[i])),
+  };
+}
+
 export function eventDetailJson(
   e: Event,
-  opened: { decryption: Decryption; plaintext?: Uint8Array | undefined },
+  opened: {
+    decryption: Decryption;
+    plaintext?: Uint8Array | undefined;
+    /** The forward attempts' answer excerpts opened, by attempt index. */
+    attemptBodies?: readonly (Uint8Array | undefined)[] | undefined;
+  },
 ): EventDetailJson {
   const { searchMatchedTruncated: _unused, ...summary } = eventSummaryJson(e);
   void _unused;
@@ -134,6 +211,6 @@ export function eventDetailJson(
     remoteIp: e.remoteIp,
     ...(opened.decryption === "ok" && opened.plaintext ? bodyJson(opened.plaintext) : {}),
     diagnostic: parseObject(e.diagnosticJson),
-    forwardedResponse: parseObject(e.forwardedResponseJson),
+    forwardedResponse: forwardedResponseJson(e.forward, opened.attemptBodies),
   };
 }

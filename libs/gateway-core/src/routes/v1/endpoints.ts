@@ -7,6 +7,7 @@ import { endpointJson } from "@whc/api-model/present";
 import { PROVIDER_NAMES } from "@whc/signatures";
 import type { GatewayDeps, GatewayOptions } from "../../deps.js";
 import { route, type Route } from "../../route.js";
+import { forwardPatch, requireForwardAfterPatch, requireForwardFor, sealTargetSecret, storedForwardJson, vetForwardTarget } from "./forward-settings.js";
 
 const SLUG_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
 
@@ -56,6 +57,10 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
       errors: [400, 409, 413, 415],
       async handler(ctx, { auth, body }) {
         const slug = body.slug ?? randomSlug();
+        const { forward } = body;
+        const operatingMode = body.operatingMode ?? "capture";
+        requireForwardFor(operatingMode, forward !== undefined);
+        if (forward) await vetForwardTarget(deps.replay, forward.url);
         const sealedSecret = body.secret
           ? (await crypto.sealSecret({ plaintext: Buffer.from(body.secret, "utf8") })).sealed
           : new Uint8Array();
@@ -64,7 +69,7 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
             accountId: auth.accountId,
             slug,
             displayName: body.displayName ?? slug,
-            operatingMode: body.operatingMode ?? "capture",
+            operatingMode,
             status: body.status ?? "active",
             replayFromDashboard: body.replayFromDashboard ?? true,
             replayFromApi: body.replayFromApi ?? true,
@@ -73,6 +78,8 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
             genericSignatureHeader: body.genericSignatureHeader ?? "",
             genericSignaturePrefix: body.genericSignaturePrefix ?? "",
             responseJson: body.response ? JSON.stringify(body.response) : "",
+            forwardJson: forward ? storedForwardJson(forward) : "",
+            sealedTargetSecret: forward?.targetSecret ? await sealTargetSecret(crypto, forward.targetSecret) : new Uint8Array(),
             source: "api",
           }),
         });
@@ -103,9 +110,12 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
       success: { status: 200, schema: endpoint, description: "The endpoint as updated. Ingest sees the change within a second." },
       errors: [400, 413, 415],
       async handler(_ctx, { auth, params, body }) {
-        const { secret, response, ...plain } = body;
+        const { secret, response, forward, ...plain } = body;
+        const stored = async () => (await catalog.getEndpoint({ accountId: auth.accountId, endpointId: params.id! })).endpoint!;
+        await requireForwardAfterPatch({ operatingMode: plain.operatingMode, forward }, stored);
         const patch = create(EndpointPatchSchema, {
           ...plain,
+          ...(await forwardPatch(deps, forward)),
           ...(typeof secret === "string"
             ? { sealedSecret: (await crypto.sealSecret({ plaintext: Buffer.from(secret, "utf8") })).sealed }
             : {}),

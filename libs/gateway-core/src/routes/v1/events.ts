@@ -1,6 +1,7 @@
 import type { Context } from "koa";
 import type { Client } from "@connectrpc/connect";
-import type { CryptoService, Event, ListEventsResponse } from "@whc/contracts";
+import type { CryptoService, Event, Forward, ListEventsResponse } from "@whc/contracts";
+import type { EnvelopeOpener } from "@whc/sealing";
 import { eventDetail, eventList, listEventsQuery, type Decryption, type EventListJson, type ListEventsQuery } from "@whc/api-model";
 import { eventDetailJson, eventSummaryJson, isoTime } from "@whc/api-model/present";
 import type { GatewayDeps, GatewayOptions } from "../../deps.js";
@@ -23,6 +24,21 @@ function createKeyIdsCache(crypto: Client<typeof CryptoService>, ttlMs = 30_000)
     }
     return ids;
   };
+}
+
+/**
+ * The forward attempts' answer excerpts in clear, by attempt index; one that cannot be opened
+ * (its key left the ring, or it fails its tag) is shown empty. A crypto outage fails the read,
+ * as it does for the event's own body.
+ */
+async function openAttemptBodies(opener: EnvelopeOpener, endpointId: string, forward: Forward | undefined) {
+  return Promise.all(
+    (forward?.attempts ?? []).map(async (a) => {
+      if (!a.body || a.body.ciphertext.length === 0) return undefined;
+      const opened = await opener.open(endpointId, a.body);
+      return opened.ok ? opened.plaintext : undefined;
+    }),
+  );
 }
 
 function ms(text: string | undefined): number | undefined {
@@ -62,6 +78,7 @@ export function eventRoutes(deps: GatewayDeps, options: GatewayOptions): Route[]
       provider: q.provider,
       responseCode: q.responseCode,
       verification: q.status,
+      forwardState: q.forwardState,
       search: tokens !== undefined,
       searchTokens: tokens ?? [],
       limit: q.limit ?? 50,
@@ -146,7 +163,8 @@ export function eventRoutes(deps: GatewayDeps, options: GatewayOptions): Route[]
           decryption = opened.ok ? "ok" : "failed";
           if (opened.ok) plaintext = opened.plaintext;
         }
-        return eventDetailJson(e, { decryption, plaintext });
+        const attemptBodies = await openAttemptBodies(deps.opener, endpointId, e.forward);
+        return eventDetailJson(e, { decryption, plaintext, attemptBodies });
       },
     }),
     route({

@@ -1,0 +1,71 @@
+import { z } from "zod";
+import type { AttemptResult } from "@whc/contracts";
+import { extension, forwardAttempt, recordAttemptRequest, type ForwardAttemptJson } from "@whc/api-model";
+import { forwardAttemptJson } from "@whc/api-model/present";
+import type { GatewayDeps } from "../../deps.js";
+import { route, type Route } from "../../route.js";
+
+/** What a recorded attempt keeps of the answer body (design §11): redelivery asks for as much. */
+const ATTEMPT_BODY_BYTES = 64 * 1024;
+
+/** `POST .../redeliver` takes no field: an empty body or `{}`. */
+export const redeliverBody = z.strictObject({}).meta({ ...extension });
+
+function attemptJson(result: AttemptResult | undefined): ForwardAttemptJson {
+  const a = result!;
+  return forwardAttemptJson(a, a.body.length > 0 ? a.body : undefined);
+}
+
+/** Forwarding's operations on one event (design §11): redeliver now, and record a client's attempt. */
+export function forwardingRoutes(deps: GatewayDeps): Route[] {
+  const { replay } = deps;
+  return [
+    route({
+      method: "POST",
+      path: "/v1/endpoints/{endpointId}/events/{eventId}/redeliver",
+      operationId: "redeliverEvent",
+      extension: true,
+      body: redeliverBody,
+      success: {
+        status: 200,
+        schema: forwardAttempt,
+        description: "Sent to the endpoint's forward destination (trigger manual); the attempt, also recorded in forwardedResponse.",
+      },
+      errors: [400, 409, 413, 415],
+      async handler(_ctx, { auth, params }) {
+        const res = await replay.forwardEvent({
+          accountId: auth.accountId,
+          endpointId: params.endpointId!,
+          eventId: params.eventId!,
+          trigger: "manual",
+          maxResponseBytes: ATTEMPT_BODY_BYTES,
+        });
+        return attemptJson(res.attempt);
+      },
+    }),
+    route({
+      method: "POST",
+      path: "/v1/endpoints/{endpointId}/events/{eventId}/attempts",
+      operationId: "recordAttempt",
+      extension: true,
+      body: recordAttemptRequest,
+      bodyRequired: true,
+      success: { status: 201, schema: forwardAttempt, description: "Recorded (trigger cli) in the event's forwardedResponse." },
+      errors: [400, 413, 415],
+      async handler(_ctx, { auth, params, body }) {
+        const res = await replay.recordClientAttempt({
+          accountId: auth.accountId,
+          endpointId: params.endpointId!,
+          eventId: params.eventId!,
+          url: body.url,
+          status: body.status ?? 0,
+          error: body.error ?? "",
+          durationMs: BigInt(body.durationMs),
+          headers: Object.entries(body.headers ?? {}).flatMap(([name, values]) => values.map((value) => ({ name, value }))),
+          body: Buffer.from(body.bodyBase64 ?? "", "base64"),
+        });
+        return attemptJson(res.attempt);
+      },
+    }),
+  ];
+}
