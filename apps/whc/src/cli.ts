@@ -3,6 +3,7 @@ import { ApiError } from "@whc/api-model";
 import { endpointCommands } from "./commands/endpoints.js";
 import { eventCommands } from "./commands/events.js";
 import { keyCommands } from "./commands/keys.js";
+import { listenCommand } from "./commands/listen.js";
 import { contextOf } from "./context.js";
 
 /** The `whc` command line; `env` is a parameter so tests can run it. */
@@ -17,6 +18,7 @@ export function buildCli(env: NodeJS.ProcessEnv): Command {
   keyCommands(program, ctx);
   endpointCommands(program, ctx);
   eventCommands(program, ctx);
+  listenCommand(program, ctx);
   return program;
 }
 
