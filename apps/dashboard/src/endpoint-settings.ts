@@ -2,6 +2,7 @@ import type { ApiClient, EndpointJson, EndpointResponseConfig, ProviderInfoJson,
 import type { Banner } from "./banner.js";
 import { clear, h } from "./dom.js";
 import { time } from "./format.js";
+import { forwardFields, type ForwardFields } from "./forward-settings.js";
 import { fillProviders } from "./providers.js";
 import type { checkResponse, ResponseCheck } from "./response-check.js";
 
@@ -73,6 +74,7 @@ interface Fields {
   secret: HTMLInputElement;
   removeSecret: HTMLInputElement;
   response: HTMLTextAreaElement;
+  forward: ForwardFields;
 }
 
 /** Only what differs from `ep`: every field given replaces the stored one, and a response given restarts its sequence. */
@@ -83,6 +85,7 @@ function changes(ep: EndpointJson, f: Fields, response: EndpointResponseConfig |
     ...(f.provider.value && f.provider.value !== ep.provider ? { provider: f.provider.value } : {}),
     ...(f.secret.value ? { secret: f.secret.value } : f.removeSecret.checked ? { secret: null } : {}),
     ...(changedResponse ? { response } : {}),
+    ...f.forward.changes(ep),
   };
 }
 
@@ -107,6 +110,7 @@ function editForm({ ep, current, provider, update, saved }: FormOptions): HTMLEl
       { class: "json", rows: "8", spellcheck: "false", placeholder: '{"status": 202, "body": "ok"}', "data-testid": "edit-response" },
       ep.response ? JSON.stringify(ep.response, null, 2) : "",
     ),
+    forward: forwardFields(ep),
   };
   const problem = h("p", { class: "problem", role: "alert", "data-testid": "response-problem", hidden: true });
   const outcome = h("span", { class: "hint", "data-testid": "edit-outcome" }, saved ? "Saved." : "");
@@ -118,6 +122,7 @@ function editForm({ ep, current, provider, update, saved }: FormOptions): HTMLEl
     h("label", { class: "field" }, "Signing secret", f.secret),
     h("p", { class: "hint", "data-testid": "secret-state" }, secretState(ep), ". After a rotation the previous secret keeps verifying for a grace period."),
     h("label", { class: "hint" }, f.removeSecret, " remove the secret"),
+    f.forward.element,
     h(
       "label",
       { class: "field" },

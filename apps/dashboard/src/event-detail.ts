@@ -4,6 +4,7 @@ import { curlExport } from "./curl-export.js";
 import { diagnosisElement } from "./diagnosis.js";
 import { clear, h } from "./dom.js";
 import { bytesOf, hexDump, prettyJson, size, time } from "./format.js";
+import { forwardingElement } from "./forwarding.js";
 import { replayForm } from "./replay.js";
 
 export interface DetailPane {
@@ -85,7 +86,7 @@ export interface DetailPaneOptions {
   providerLabel(name: string): string | undefined;
 }
 
-/** One event: its diagnosis, facts, headers, body, copy as cURL and replay. */
+/** One event: its diagnosis, facts, forwarding, headers, body, copy as cURL and replay. */
 export function createDetailPane({ client, banner, onOpened, providerLabel }: DetailPaneOptions): DetailPane {
   const element = h("section", { class: "pane detail", "data-testid": "detail" });
   let shown: string | undefined;
@@ -102,6 +103,7 @@ export function createDetailPane({ client, banner, onOpened, providerLabel }: De
       h("h2", {}, `${d.method} · ${d.canonicalEventType ?? "event"}`),
       diagnosisElement(d.diagnostic, { responseCode: d.responseCode, providerLabel }),
       facts(d),
+      forwardingElement({ client, banner, endpoint, detail: d, refresh: () => open(endpoint, eventId) }),
       h("h3", {}, "Headers"),
       ...headers(d),
       h("h3", {}, "Body"),

@@ -10,8 +10,8 @@ export interface EventsPane {
   show(endpoint: EndpointJson): void;
   /** Stops following and empties the pane. */
   leave(): void;
-  /** Marks the event open (and read). */
-  opened(event: { id: string; readAt?: string }): void;
+  /** Marks the event open (and read), with its forward state as it was just read. */
+  opened(event: Pick<EventSummaryJson, "id" | "readAt" | "forwardState">): void;
   /** The shown endpoint changed (it was updated): its heading follows; its events stay. */
   refresh(endpoint: EndpointJson): void;
 }
@@ -47,6 +47,7 @@ function row(e: EventSummaryJson, open: boolean, onclick: () => void): HTMLEleme
       h("span", { class: "size" }, size(e.originalSizeBytes)),
       e.truncated ? h("span", { class: "badge warn" }, "truncated") : null,
       e.decryption !== "ok" ? h("span", { class: "badge warn" }, e.decryption) : null,
+      e.forwardState ? h("span", { class: `badge forward ${e.forwardState}`, "data-testid": "forward-badge", title: "forward state" }, `→ ${e.forwardState}`) : null,
       e.readAt ? null : h("span", { class: "dot", title: "unread" }),
     ),
   );
@@ -172,10 +173,10 @@ export function createEventsPane({ client, banner, onOpen, onCaptured, settings 
       endpoint = undefined;
       clear(element);
     },
-    opened({ id, readAt }) {
+    opened({ id, readAt, forwardState }) {
       openId = id;
       const e = events.find((known) => known.id === id);
-      if (e) e.readAt = readAt;
+      if (e) Object.assign(e, { readAt, forwardState });
       render();
     },
     refresh(ep) {
