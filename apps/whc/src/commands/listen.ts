@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
-import { ApiError, cursorAfter, type ApiClient, type Cursor, type EndpointJson, type EventSummaryJson, type RecordAttemptRequest } from "@whc/api-model";
+import { ApiError, cursorAfter, type ApiClient, type Cursor, type EndpointJson, type EventDetailJson, type EventSummaryJson, type RecordAttemptRequest } from "@whc/api-model";
 import type { Context } from "../context.js";
 import { resolveEndpoint } from "../endpoint-ref.js";
 import { capturePathOf } from "../listen/capture-path.js";
@@ -71,7 +71,7 @@ const isGone = (err: unknown) => ApiError.is(err) && err.status === 404;
  */
 async function deliver(s: Session, e: EventSummaryJson): Promise<void> {
   const { client, endpoint, patience, note } = s;
-  let detail;
+  let detail: EventDetailJson;
   try {
     detail = await patiently(() => client.events.get(endpoint.id, e.id), patience);
   } catch (err) {
