@@ -3,12 +3,28 @@ import {
   ApiKeySchema,
   EndpointSchema,
   EventSchema,
+  ForwardAttemptSchema,
+  ForwardSchema,
   type ApiKey,
   type Endpoint,
   type EndpointPatch as EndpointPatchProto,
   type Event,
+  type Forward,
+  type ForwardAttempt,
+  type SealedBody as SealedBodyProto,
 } from "@whc/contracts";
-import type { ApiKeyRecord, EndpointPatch, EndpointRecord, EventRecord, EventSummaryRecord, NewEvent } from "./types.js";
+import type {
+  ApiKeyRecord,
+  EndpointPatch,
+  EndpointRecord,
+  EventRecord,
+  EventSummaryRecord,
+  ForwardAttemptRecord,
+  ForwardRecord,
+  ForwardTrigger,
+  NewEvent,
+  SealedBody,
+} from "./types.js";
 
 export function apiKeyToProto(key: ApiKeyRecord): ApiKey {
   return create(ApiKeySchema, {
@@ -46,6 +62,9 @@ export function endpointToProto(e: EndpointRecord, includeSecret = false): Endpo
     ...(e.secretRotatedAt !== undefined ? { secretRotatedAtMs: BigInt(e.secretRotatedAt) } : {}),
     ...(includeSecret && e.sealedSecret ? { sealedSecret: e.sealedSecret } : {}),
     ...(includeSecret && e.sealedPreviousSecret ? { sealedPreviousSecret: e.sealedPreviousSecret } : {}),
+    forwardJson: e.forwardJson,
+    targetSecretSet: e.sealedTargetSecret !== undefined && e.sealedTargetSecret.length > 0,
+    ...(includeSecret && e.sealedTargetSecret ? { sealedTargetSecret: e.sealedTargetSecret } : {}),
   });
 }
 
@@ -67,6 +86,8 @@ export function endpointFromProto(e: Endpoint): Omit<EndpointRecord, "id" | "cre
     purgedEventCount: 0,
     responseJson: e.responseJson,
     sequenceCounter: 0,
+    forwardJson: e.forwardJson,
+    sealedTargetSecret: e.sealedTargetSecret.length > 0 ? e.sealedTargetSecret : undefined,
   };
 }
 
@@ -85,6 +106,9 @@ export function endpointPatchFromProto(p: EndpointPatchProto): EndpointPatch {
     clearSecret: p.clearSecret,
     responseJson: p.responseJson,
     resetSequence: p.resetSequence,
+    forwardJson: p.forwardJson,
+    sealedTargetSecret: p.sealedTargetSecret,
+    clearTargetSecret: p.clearTargetSecret,
   };
 }
 
@@ -111,7 +135,51 @@ export function newEventFromProto(e: Event): NewEvent {
     diagnosticJson: e.diagnosticJson,
     forwardedResponseJson: e.forwardedResponseJson,
     sequenceStatuses: e.sequenceStatuses,
+    forward: e.forward ? { target: e.forward.target, scheduled: e.forwardScheduled } : undefined,
   };
+}
+
+const sealedToProto = (b: SealedBody) => ({ ciphertext: b.ciphertext, wrappedKey: b.wrappedKey, keyId: b.keyId });
+const sealedFromProto = (b: SealedBodyProto): SealedBody => ({ ciphertext: b.ciphertext, wrappedKey: b.wrappedKey, keyId: b.keyId });
+
+export function forwardAttemptToProto(a: ForwardAttemptRecord): ForwardAttempt {
+  return create(ForwardAttemptSchema, {
+    n: a.n,
+    trigger: a.trigger,
+    atMs: BigInt(a.at),
+    url: a.url,
+    durationMs: BigInt(a.durationMs),
+    status: a.status,
+    headers: a.headers.map(([name, value]) => ({ name, value })),
+    ...(a.body ? { body: sealedToProto(a.body) } : {}),
+    bodyTruncated: a.bodyTruncated,
+    error: a.error,
+  });
+}
+
+/** The trigger is checked by the service before it gets here. An empty sealed body is none. */
+export function forwardAttemptFromProto(a: ForwardAttempt): ForwardAttemptRecord {
+  return {
+    n: a.n,
+    trigger: a.trigger as ForwardTrigger,
+    at: Number(a.atMs),
+    url: a.url,
+    durationMs: Number(a.durationMs),
+    status: a.status,
+    headers: a.headers.map((h) => [h.name, h.value] as const),
+    body: a.body && a.body.ciphertext.length > 0 ? sealedFromProto(a.body) : undefined,
+    bodyTruncated: a.bodyTruncated,
+    error: a.error,
+  };
+}
+
+export function forwardToProto(f: ForwardRecord): Forward {
+  return create(ForwardSchema, {
+    state: f.state,
+    target: f.target,
+    ...(f.nextAttemptAt !== undefined ? { nextAttemptAtMs: BigInt(f.nextAttemptAt) } : {}),
+    attempts: f.attempts.map(forwardAttemptToProto),
+  });
 }
 
 export function eventToProto(e: EventRecord): Event {
@@ -133,9 +201,10 @@ export function eventToProto(e: EventRecord): Event {
     truncated: e.truncated,
     originalSizeBytes: BigInt(e.originalSizeBytes),
     bodyStored: e.body !== undefined,
-    ...(e.body ? { body: { ciphertext: e.body.ciphertext, wrappedKey: e.body.wrappedKey, keyId: e.body.keyId } } : {}),
+    ...(e.body ? { body: sealedToProto(e.body) } : {}),
     diagnosticJson: e.diagnosticJson,
     forwardedResponseJson: e.forwardedResponseJson,
+    ...(e.forward ? { forward: forwardToProto(e.forward) } : {}),
   });
 }
 
@@ -158,5 +227,7 @@ export function eventSummaryToProto(e: EventSummaryRecord): Event {
     originalSizeBytes: BigInt(e.originalSizeBytes),
     bodyStored: e.bodyStored,
     ...(e.keyId ? { body: { keyId: e.keyId } } : {}),
+    // A list shows the state only: no attempts, no target.
+    ...(e.forwardState ? { forward: { state: e.forwardState } } : {}),
   });
 }

@@ -1,11 +1,14 @@
 import type { EndpointPatch, EndpointRecord, NewEndpoint } from "./types.js";
 
-/** The record a store writes for a new endpoint: counters at zero, no response unless given. */
+/**
+ * The record a store writes for a new endpoint: counters at zero, no response and no forward
+ * settings unless given.
+ */
 export function newEndpointRecord(endpoint: NewEndpoint): EndpointRecord {
-  return { ...endpoint, responseJson: endpoint.responseJson ?? "", sequenceCounter: 0 };
+  return { ...endpoint, responseJson: endpoint.responseJson ?? "", forwardJson: endpoint.forwardJson ?? "", sequenceCounter: 0 };
 }
 
-/** The fields a patch replaces as given (the secret, the response and the sequence have rules). */
+/** The fields a patch replaces as given (the secrets and the sequence have rules). */
 const REPLACED = [
   "displayName",
   "status",
@@ -16,6 +19,7 @@ const REPLACED = [
   "genericSignatureHeader",
   "genericSignaturePrefix",
   "responseJson",
+  "forwardJson",
 ] as const satisfies readonly (keyof EndpointPatch & keyof EndpointRecord)[];
 
 export type ReplacedField = (typeof REPLACED)[number];
@@ -26,6 +30,7 @@ export const PATCHED_FIELDS = [
   "sealedSecret",
   "sealedPreviousSecret",
   "secretRotatedAt",
+  "sealedTargetSecret",
   "sequenceCounter",
   "updatedAt",
 ] as const satisfies readonly (keyof EndpointRecord)[];
@@ -52,6 +57,21 @@ export function patchedSecret(
 }
 
 /**
+ * The forward target secret after a patch: removing the forward settings (`forwardJson: ""`)
+ * removes it too, whatever else the patch says; a new one replaces it; `clearTargetSecret`
+ * removes it.
+ */
+export function patchedTargetSecret(
+  current: Pick<EndpointRecord, "sealedTargetSecret">,
+  patch: Pick<EndpointPatch, "forwardJson" | "sealedTargetSecret" | "clearTargetSecret">,
+): Uint8Array | undefined {
+  if (patch.forwardJson === "") return undefined;
+  if (patch.sealedTargetSecret !== undefined) return patch.sealedTargetSecret;
+  if (patch.clearTargetSecret) return undefined;
+  return current.sealedTargetSecret;
+}
+
+/**
  * The endpoint as a patch leaves it, at `now`: the reference for every store's update (the
  * SQLite store applies it as is; the MongoDB update document is checked against it).
  */
@@ -60,6 +80,7 @@ export function applyEndpointPatch(current: EndpointRecord, patch: EndpointPatch
     ...current,
     ...replacedFields(patch),
     ...patchedSecret(current, patch, now),
+    sealedTargetSecret: patchedTargetSecret(current, patch),
     sequenceCounter: patch.resetSequence ? 0 : current.sequenceCounter,
     updatedAt: now,
   };

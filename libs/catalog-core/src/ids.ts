@@ -1,8 +1,15 @@
 import { v7 } from "uuid";
+import { isUuid } from "@whc/ids";
+import { validationFailed } from "@whc/errors";
 import type { Stamp } from "./types.js";
 
 // The catalog's own modules keep importing the shared helpers from here.
 export { isUuid, newId } from "@whc/ids";
+
+/** An id field of a request: a UUID, else validation_failed (format). */
+export function requireUuid(field: string, value: string): void {
+  if (!isUuid(value)) throw validationFailed(field, "format");
+}
 
 const MAX_SEQ = 0x7fffffff;
 

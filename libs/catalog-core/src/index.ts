@@ -4,6 +4,27 @@ export { createCatalogService } from "./service.js";
 export type { CatalogServiceOptions } from "./service.js";
 export { createStamper } from "./ids.js";
 export { translatingErrors } from "./translating-errors.js";
-export { PATCHED_FIELDS, applyEndpointPatch, newEndpointRecord, patchedSecret, replacedFields, sequenceStatus } from "./endpoint-patch.js";
+export {
+  PATCHED_FIELDS,
+  applyEndpointPatch,
+  newEndpointRecord,
+  patchedSecret,
+  patchedTargetSecret,
+  replacedFields,
+  sequenceStatus,
+} from "./endpoint-patch.js";
+export { FORWARD_STATES, FORWARD_TRIGGERS } from "./types.js";
+export {
+  NEVER_FORWARDED,
+  appendedDelivery,
+  begunDelivery,
+  claimHolds,
+  claimedDelivery,
+  forwardRecordOf,
+  isClaimable,
+  isSuccessStatus,
+  recordedDelivery,
+} from "./delivery.js";
+export type { DeliveryProgress } from "./delivery.js";
 export type { ReplacedField } from "./endpoint-patch.js";
 export { isUuid, newId, uuidV7Time, UUID_PATTERN } from "@whc/ids";

@@ -8,8 +8,8 @@ import {
 import { AppError, notFound, validationFailed } from "@whc/errors";
 import { timingSafeEqual } from "node:crypto";
 import type { CatalogStore } from "./ports.js";
-import type { AppendResult, Cursor, Stamp } from "./types.js";
-import { createStamper, isUuid, newId } from "./ids.js";
+import { FORWARD_STATES, type AppendResult, type Cursor, type Stamp } from "./types.js";
+import { createStamper, newId, requireUuid } from "./ids.js";
 import {
   apiKeyToProto,
   endpointFromProto,
@@ -19,17 +19,21 @@ import {
   eventToProto,
   newEventFromProto,
 } from "./convert.js";
+import { forwardMethods } from "./service-forward.js";
 
 const DAY_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
-
-function requireUuid(field: string, value: string): void {
-  if (!isUuid(value)) throw validationFailed(field, "format");
-}
 
 function cursorOf(c: { receivedAtMs: bigint; id: string } | undefined, field: string): Cursor | undefined {
   if (!c) return undefined;
   requireUuid(`${field}Id`, c.id);
   return { receivedAt: Number(c.receivedAtMs), id: c.id };
+}
+
+/** A list's forward_state: a state, or "none" for events never forwarded. */
+function forwardStateOf(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (value !== "none" && !(FORWARD_STATES as readonly string[]).includes(value)) throw validationFailed("forward_state", "unknown");
+  return value;
 }
 
 function appendedToProto(a: AppendResult | undefined) {
@@ -124,6 +128,9 @@ function endpointMethods(
       if (req.patch.sealedSecret !== undefined && req.patch.sealedSecret.length === 0) {
         throw validationFailed("patch.sealed_secret", "length");
       }
+      if (req.patch.sealedTargetSecret !== undefined && req.patch.sealedTargetSecret.length === 0) {
+        throw validationFailed("patch.sealed_target_secret", "length");
+      }
       const updated = await store.updateEndpoint(req.accountId, req.endpointId, endpointPatchFromProto(req.patch), now());
       if (!updated) throw notFound("endpoint");
       return { endpoint: endpointToProto(updated) };
@@ -154,7 +161,11 @@ function eventMethods(
     ));
   return {
     async appendEvents(req) {
-      for (const e of req.events) requireUuid("endpoint_id", e.endpointId);
+      for (const e of req.events) {
+        requireUuid("endpoint_id", e.endpointId);
+        if (e.forwardScheduled && !e.forward) throw validationFailed("forward", "required");
+        if (e.forward && !e.forward.target) throw validationFailed("forward.target", "required");
+      }
       const appended = await store.appendEvents(req.events.map(newEventFromProto), await stamp());
       return { events: appended.map(appendedToProto) };
     },
@@ -174,6 +185,7 @@ function eventMethods(
         provider: req.provider,
         responseCode: req.responseCode,
         verification: req.verification,
+        forwardState: forwardStateOf(req.forwardState),
         searchTokens: req.search ? req.searchTokens : undefined,
         limit: Math.min(Math.max(req.limit || 50, 1), 1000),
       });
@@ -255,5 +267,6 @@ export function createCatalogService(
     ...endpointMethods(store, now),
     ...eventMethods(store, now),
     ...replayMethods(store, now),
+    ...forwardMethods(store, now),
   };
 }

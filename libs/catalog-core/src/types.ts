@@ -128,7 +128,8 @@ export interface NewEvent {
 
 export const FORWARD_STATES = ["pending", "delivered", "failed", "exhausted"] as const;
 export type ForwardState = (typeof FORWARD_STATES)[number];
-export type ForwardTrigger = "initial" | "retry" | "manual" | "cli";
+export const FORWARD_TRIGGERS = ["initial", "retry", "manual", "cli"] as const;
+export type ForwardTrigger = (typeof FORWARD_TRIGGERS)[number];
 
 /** One request to the forward destination and what it answered. */
 export interface ForwardAttemptRecord {

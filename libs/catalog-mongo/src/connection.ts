@@ -1,4 +1,5 @@
 import { MongoClient, type ClientSession, type Collection, type Db, type WriteConcernSettings } from "mongodb";
+import { OUTBOX_INDEX } from "./delivery-documents.js";
 import type { AnyDoc } from "./records.js";
 
 export interface CatalogCollections {
@@ -71,6 +72,7 @@ async function ensureIndexes(c: CatalogCollections): Promise<void> {
       { key: { endpointId: 1, tokens: 1, receivedAt: -1, _id: -1 }, name: "search" },
       { key: { endpointId: 1, receivedAt: 1 }, name: "metadata_only", partialFilterExpression: { bodyStored: false } },
       { key: { receivedAt: 1 }, name: "retention" },
+      OUTBOX_INDEX,
     ]),
     c.audits.createIndexes([{ key: { accountId: 1, createdAt: 1 } }]),
   ]);

@@ -1,4 +1,5 @@
 import { replacedFields, type Cursor, type EndpointPatch, type EventQuery } from "@whc/catalog-core";
+import { forwardStateFilter } from "./delivery-documents.js";
 import { bytes } from "./records.js";
 
 /**
@@ -32,6 +33,7 @@ export function baseFilter(q: EventQuery): Doc {
   if (q.provider !== undefined) filter.provider = q.provider;
   if (q.responseCode !== undefined) filter.responseCode = q.responseCode;
   if (q.verification !== undefined) filter.verification = q.verification;
+  if (q.forwardState !== undefined) Object.assign(filter, forwardStateFilter(q.forwardState));
   return filter;
 }
 
@@ -57,13 +59,14 @@ export function excludedFilter(q: EventQuery): Doc {
   return { ...baseFilter(q), bodyStored: false };
 }
 
-/** Summary fields only: never headers, bodies or tokens in a list. */
+/** Summary fields only: never headers, bodies, tokens or forward attempts in a list. */
 export const SUMMARY_PROJECTION = {
   headers: 0,
   body: 0,
   tokens: 0,
   diagnosticJson: 0,
   forwardedResponseJson: 0,
+  "forward.attempts": 0,
 } as const;
 
 export function counterId(accountId: string, day: string): string {
@@ -125,10 +128,13 @@ export function endpointPatchUpdate(patch: EndpointPatch, now: number): Doc[] {
   }
   if (patch.resetSequence) set.sequenceCounter = { $literal: 0 };
   set.updatedAt = { $literal: now };
+  const unset: string[] = [];
+  if (patch.clearSecret && patch.sealedSecret === undefined) unset.push("sealedSecret", "sealedPreviousSecret", "secretRotatedAt");
+  // Removing the forward settings removes their secret, whatever else the patch says.
+  if (patch.forwardJson === "" || (patch.clearTargetSecret && patch.sealedTargetSecret === undefined)) unset.push("sealedTargetSecret");
+  else if (patch.sealedTargetSecret !== undefined) set.sealedTargetSecret = { $literal: bytes(patch.sealedTargetSecret) };
   const stages: Doc[] = [{ $set: set }];
-  if (patch.clearSecret && patch.sealedSecret === undefined) {
-    stages.push({ $unset: ["sealedSecret", "sealedPreviousSecret", "secretRotatedAt"] });
-  }
+  if (unset.length) stages.push({ $unset: unset });
   return stages;
 }
 

@@ -16,6 +16,8 @@ function stored(overrides: Partial<EndpointRecord> = {}): AnyDoc {
     sealedPreviousSecret: secret(1),
     secretRotatedAt: 1000,
     responseJson: '{"sequence":[{"status":500},{"status":200}]}',
+    forwardJson: '{"url":"https://app.example.test/hooks"}',
+    sealedTargetSecret: secret(6),
     ...overrides,
   });
   return { ...endpointDocs.write(record), sequenceCounter: 5, eventCount: 3 };
@@ -50,6 +52,13 @@ describe("MongoDB endpoint update documents, evaluated by mingo", () => {
     ["clear and a new secret", { clearSecret: true, sealedSecret: secret(4) }],
     ["resetSequence", { resetSequence: true }],
     ["several at once", { displayName: "x", status: "paused", sealedSecret: secret(5), resetSequence: true }],
+    ["forwardJson", { operatingMode: "relay", forwardJson: '{"url":"https://b.example.test/"}' }],
+    ["forwardJson removed, with its target secret", { forwardJson: "" }],
+    ["forwardJson removed, a target secret given with it", { forwardJson: "", sealedTargetSecret: secret(7) }],
+    ["target secret", { sealedTargetSecret: secret(7) }],
+    ["target secret cleared", { clearTargetSecret: true }],
+    ["target secret cleared and a new one", { clearTargetSecret: true, sealedTargetSecret: secret(8) }],
+    ["a forward that looks like a field path", { forwardJson: "$forwardJson" }],
   ];
 
   it.each(cases)("%s: gives what applyEndpointPatch gives", (_name, patch) => {
@@ -72,6 +81,15 @@ describe("MongoDB endpoint update documents, evaluated by mingo", () => {
     expect(after.sealedSecret).toEqual(secret(3));
     expect(after.sealedPreviousSecret).toBeUndefined();
     expect(after).toEqual(reference(doc, { sealedSecret: secret(3) }));
+  });
+
+  it("removes the target secret with the forward settings, leaving the field absent", () => {
+    for (const patch of [{ forwardJson: "" }, { clearTargetSecret: true }]) {
+      const docs: Doc[] = [stored()];
+      updateMany(docs, endpointOfAccount("acct", docs[0]!._id as string), endpointPatchUpdate(patch, NOW) as never);
+      expect(docs[0], JSON.stringify(patch)).not.toHaveProperty("sealedTargetSecret");
+      expect(docs[0]).toHaveProperty("sealedSecret");
+    }
   });
 
   it("clears the secret, the previous one and the rotation time, leaving the fields absent", () => {
@@ -112,16 +130,20 @@ describe("MongoDB endpoint update documents, evaluated by mingo", () => {
         clearSecret: fc.boolean(),
         responseJson: text,
         resetSequence: fc.boolean(),
+        forwardJson: text,
+        sealedTargetSecret: fc.uint8Array({ minLength: 1, maxLength: 4 }),
+        clearTargetSecret: fc.boolean(),
       },
       { requiredKeys: [] },
     );
-    const current = fc.record({ hasSecret: fc.boolean(), hasPrevious: fc.boolean() });
+    const current = fc.record({ hasSecret: fc.boolean(), hasPrevious: fc.boolean(), hasTargetSecret: fc.boolean() });
     fc.assert(
       fc.property(patch, current, (p, c) => {
         const doc = stored({
           sealedSecret: c.hasSecret ? secret(2) : undefined,
           sealedPreviousSecret: c.hasPrevious ? secret(1) : undefined,
           secretRotatedAt: c.hasPrevious ? 1000 : undefined,
+          sealedTargetSecret: c.hasTargetSecret ? secret(6) : undefined,
         });
         expect(applied(doc, p)).toEqual(reference(doc, p));
       }),

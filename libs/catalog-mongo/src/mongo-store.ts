@@ -7,6 +7,7 @@ import { translateMongoError } from "./errors.js";
 import { createEventAppend } from "./event-append.js";
 import { createEventSearch } from "./event-search.js";
 import { createEvents } from "./events.js";
+import { createForwarding } from "./forwarding.js";
 import { createReplay } from "./replay.js";
 import { createRetention } from "./retention.js";
 
@@ -41,6 +42,7 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Catalo
     ...createEvents(collections, inTransaction),
     ...createReplay(collections),
     ...createRetention(collections),
+    ...createForwarding(collections),
 
     async ping() {
       try {

@@ -2,9 +2,10 @@ import { describe, expect, it } from "vitest";
 import { Binary } from "mongodb";
 import { Query, updateMany } from "mingo";
 import { createStamper } from "@whc/catalog-core";
-import { endpointFixture, eventFixture, keyHash, token } from "@whc/catalog-core/testing";
+import { endpointFixture, eventFixture, forwardAttemptFixture, keyHash, token } from "@whc/catalog-core/testing";
 import { markReadFilter } from "./documents.js";
-import { apiKeyDocs, auditDocs, endpointDocs, eventFromDoc, eventToDoc, summaryDocs, type AnyDoc } from "./records.js";
+import { OUTBOX_FILTER } from "./delivery-documents.js";
+import { apiKeyDocs, attemptFromDoc, attemptToDoc, auditDocs, endpointDocs, eventFromDoc, eventToDoc, summaryDocs, type AnyDoc } from "./records.js";
 
 const bin = (bytes: number[]) => new Binary(Buffer.from(bytes));
 
@@ -116,6 +117,41 @@ describe("MongoDB documents <-> records", () => {
     const docs = [doc];
     expect(updateMany(docs, markReadFilter("acct", "ep", s.id), { $set: { readAt: 7 } } as never).modifiedCount).toBe(1);
     expect(eventFromDoc(docs[0] as AnyDoc).readAt).toBe(7);
+  });
+
+  it("writes a relay capture into the outbox due at once, a proxy capture outside it, a capture without forward", () => {
+    const s = createStamper()();
+    const endpoint = { id: "ep", accountId: "acct" };
+    const relay = eventToDoc(eventFixture(endpoint, { forward: { target: "https://t.example.test/", scheduled: true } }), s);
+    expect(relay.forward).toStrictEqual({
+      state: "pending",
+      target: "https://t.example.test/",
+      nextAttemptAt: s.receivedAt,
+      claimOwner: null,
+      claimUntil: null,
+      started: 0,
+      attempts: [],
+    });
+    expect(eventFromDoc(relay).forward).toEqual({ state: "pending", target: "https://t.example.test/", nextAttemptAt: s.receivedAt, attempts: [] });
+    expect(summaryDocs.read(relay).forwardState).toBe("pending");
+    const proxy = eventToDoc(eventFixture(endpoint, { forward: { target: "https://t.example.test/", scheduled: false } }), s);
+    expect(proxy.forward).toMatchObject({ state: "pending", nextAttemptAt: null });
+    expect(new Query(OUTBOX_FILTER).find([relay, proxy]).all()).toEqual([relay]);
+    const plain = eventToDoc(eventFixture(endpoint), s);
+    expect(plain).not.toHaveProperty("forward");
+    expect(eventFromDoc(plain).forward).toBeUndefined();
+    expect(summaryDocs.read(plain).forwardState).toBeUndefined();
+  });
+
+  it("writes a forward attempt with its sealed body as binaries, and reads it back", () => {
+    const attempt = forwardAttemptFixture(2);
+    const doc = attemptToDoc(attempt);
+    expect(doc.body).toEqual({ ciphertext: bin([0, 1, 2, 255, 2]), wrappedKey: bin([8, 8]), keyId: "k2" });
+    expect(doc.headers).toEqual(attempt.headers.map(([n, v]) => [n, v]));
+    expect(attemptFromDoc(doc)).toEqual(attempt);
+    const bare = forwardAttemptFixture(3, { body: undefined, status: 0, error: "timeout" });
+    expect(attemptToDoc(bare)).not.toHaveProperty("body");
+    expect(attemptFromDoc(attemptToDoc(bare))).toEqual(bare);
   });
 
   it("writes a metadata-only event without body, key or tokens", () => {

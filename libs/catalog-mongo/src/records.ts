@@ -1,13 +1,20 @@
 import { Binary } from "mongodb";
-import type {
-  ApiKeyRecord,
-  EndpointRecord,
-  EventRecord,
-  EventSummaryRecord,
-  HeaderPair,
-  NewEvent,
-  ReplayAuditRecord,
-  Stamp,
+import {
+  NEVER_FORWARDED,
+  appendedDelivery,
+  forwardRecordOf,
+  type ApiKeyRecord,
+  type DeliveryProgress,
+  type EndpointRecord,
+  type EventRecord,
+  type EventSummaryRecord,
+  type ForwardAttemptRecord,
+  type ForwardRecord,
+  type ForwardState,
+  type HeaderPair,
+  type NewEvent,
+  type ReplayAuditRecord,
+  type Stamp,
 } from "@whc/catalog-core";
 
 /**
@@ -108,6 +115,8 @@ export const endpointDocs = new RecordDocs<EndpointRecord>({
   responseJson: withDefault(""),
   // Moved by appends ($inc), reset by an update: never taken from a new record.
   sequenceCounter: kept(withDefault(0), 0),
+  forwardJson: withDefault(""),
+  sealedTargetSecret: optionalBinary(),
 });
 
 /** The fields a list shows; the rest of an event (headers, body, tokens...) is eventToDoc's. */
@@ -129,6 +138,8 @@ export const summaryDocs = new RecordDocs<EventSummaryRecord>({
   originalSizeBytes: same(),
   bodyStored: same(),
   keyId: optional(),
+  // The state of the `forward` subdocument, which appends and the outbox write.
+  forwardState: kept({ name: "forward", read: (v) => (v as { state?: ForwardState } | undefined)?.state, write: () => undefined }),
 });
 
 export const auditDocs = new RecordDocs<ReplayAuditRecord>({
@@ -157,7 +168,7 @@ export function tokensOf(tokens: readonly Uint8Array[]): Binary[] {
 
 /** A new event's document, as stamped at commit, with the response code stored for it. */
 export function eventToDoc(e: NewEvent, s: Stamp, responseCode = e.responseCode): AnyDoc {
-  const { headers, body, searchTokens, diagnosticJson, forwardedResponseJson, sequenceStatuses: _statuses, ...fields } = e;
+  const { headers, body, searchTokens, diagnosticJson, forwardedResponseJson, sequenceStatuses: _statuses, forward, ...fields } = e;
   const summary: EventSummaryRecord = {
     ...fields,
     responseCode,
@@ -173,17 +184,89 @@ export function eventToDoc(e: NewEvent, s: Stamp, responseCode = e.responseCode)
     ...(body ? { body: { ciphertext: bytes(body.ciphertext), wrappedKey: bytes(body.wrappedKey) }, tokens: tokensOf(searchTokens) } : {}),
     diagnosticJson,
     forwardedResponseJson,
+    // A relay capture enters the outbox with its insert.
+    ...(forward ? { forward: deliveryToDoc(appendedDelivery(forward, s.receivedAt), []) } : {}),
   };
 }
 
 /** A whole event from its document (read without its tokens). */
 export function eventFromDoc(d: AnyDoc): EventRecord {
-  const { bodyStored: _b, keyId, ...summary } = summaryDocs.read(d);
+  const { bodyStored: _b, keyId, forwardState: _f, ...summary } = summaryDocs.read(d);
   return {
     ...summary,
     headers: (d.headers as [string, string][]).map(([n, v]) => [n, v] as HeaderPair),
     body: d.body ? { ciphertext: plain(d.body.ciphertext)!, wrappedKey: plain(d.body.wrappedKey)!, keyId: keyId as string } : undefined,
     diagnosticJson: d.diagnosticJson,
     forwardedResponseJson: d.forwardedResponseJson,
+    forward: forwardFromDoc(d),
   };
+}
+
+/** One forward attempt as kept in the event's `forward.attempts`. */
+export function attemptToDoc(a: ForwardAttemptRecord): Record<string, unknown> {
+  return {
+    n: a.n,
+    trigger: a.trigger,
+    at: a.at,
+    url: a.url,
+    durationMs: a.durationMs,
+    status: a.status,
+    headers: a.headers.map(([n, v]) => [n, v]),
+    ...(a.body ? { body: { ciphertext: bytes(a.body.ciphertext), wrappedKey: bytes(a.body.wrappedKey), keyId: a.body.keyId } } : {}),
+    bodyTruncated: a.bodyTruncated,
+    error: a.error,
+  };
+}
+
+export function attemptFromDoc(d: AnyDoc | Record<string, any>): ForwardAttemptRecord {
+  return {
+    n: d.n,
+    trigger: d.trigger,
+    at: d.at,
+    url: d.url,
+    durationMs: d.durationMs,
+    status: d.status,
+    headers: (d.headers as [string, string][]).map(([n, v]) => [n, v] as HeaderPair),
+    body: d.body ? { ciphertext: plain(d.body.ciphertext)!, wrappedKey: plain(d.body.wrappedKey)!, keyId: d.body.keyId } : undefined,
+    bodyTruncated: d.bodyTruncated,
+    error: d.error,
+  };
+}
+
+/**
+ * The `forward` subdocument of a delivery: {state, target, nextAttemptAt, claimOwner,
+ * claimUntil, started, attempts}. Unlike the event's own fields, the unset ones are null, not
+ * absent: the outbox's pipeline updates clear them with a $cond, which can set null but
+ * cannot portably remove a field (mingo keeps a field a $cond answers $$REMOVE for).
+ */
+export function deliveryToDoc(p: DeliveryProgress, attempts: Record<string, unknown>[]): Record<string, unknown> {
+  return {
+    state: p.state,
+    target: p.target,
+    nextAttemptAt: p.nextAttemptAt ?? null,
+    claimOwner: p.claimOwner ?? null,
+    claimUntil: p.claimUntil ?? null,
+    started: p.started,
+    attempts,
+  };
+}
+
+/** An event's delivery from its document: never forwarded without a `forward` subdocument; null is unset. */
+export function deliveryFromDoc(d: AnyDoc | Record<string, any>): DeliveryProgress {
+  const f = d.forward as Record<string, any> | undefined | null;
+  if (!f) return NEVER_FORWARDED;
+  return {
+    state: f.state ?? undefined,
+    target: f.target ?? "",
+    nextAttemptAt: f.nextAttemptAt ?? undefined,
+    claimOwner: f.claimOwner ?? undefined,
+    claimUntil: f.claimUntil ?? undefined,
+    started: f.started ?? 0,
+  };
+}
+
+export function forwardFromDoc(d: AnyDoc | Record<string, any>): ForwardRecord | undefined {
+  const attempts = (d.forward?.attempts ?? []) as Record<string, any>[];
+  // Appended as recorded; a worker's late record can follow a later direct attempt.
+  return forwardRecordOf(deliveryFromDoc(d), attempts.map(attemptFromDoc).sort((a, b) => a.n - b.n));
 }

@@ -1,7 +1,7 @@
 import Database from "better-sqlite3";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { addMissingColumns, schemaSql, SCHEMA_VERSION } from "./schema.js";
+import { addMissingColumns, addedIndexesSql, schemaSql, SCHEMA_VERSION } from "./schema.js";
 
 /** Page size of a new catalog file (docs/performance.md, "Embedded catalog page size"). */
 const PAGE_SIZE = 16384;
@@ -25,6 +25,7 @@ export function openCatalogDatabase(file: string): Database.Database {
   db.pragma("cache_size = -65536");
   db.exec(schemaSql);
   addMissingColumns(db);
+  db.exec(addedIndexesSql);
   // The search index is merged a bounded slice per append (see event-append.ts), not by
   // FTS5's automerge, whose work comes in lumps of 64 pages per level: 40-60 ms commits
   // under load.

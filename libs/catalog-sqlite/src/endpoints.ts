@@ -15,7 +15,8 @@ export type EndpointMethods = Pick<
 >;
 
 /**
- * Endpoints; deleting one deletes its events (rows, bodies and search postings) with it. An
+ * Endpoints; deleting one deletes its events (rows, bodies, search postings and forward
+ * attempts) with it. An
  * update writes the patched record (applyEndpointPatch) in an IMMEDIATE transaction: no append
  * can move the sequence counter between its read and its write.
  */
@@ -30,6 +31,7 @@ export function createEndpoints(db: Database.Database): EndpointMethods {
     delete: db.prepare("DELETE FROM endpoints WHERE id = ? AND account_id = ?"),
     deleteSearch: db.prepare("DELETE FROM event_search WHERE rowid IN (SELECT seq FROM events WHERE endpoint_id = ?)"),
     deleteBodies: db.prepare("DELETE FROM event_bodies WHERE seq IN (SELECT seq FROM events WHERE endpoint_id = ?)"),
+    deleteAttempts: db.prepare("DELETE FROM forward_attempts WHERE seq IN (SELECT seq FROM events WHERE endpoint_id = ?)"),
     deleteEvents: db.prepare("DELETE FROM events WHERE endpoint_id = ?"),
   };
 
@@ -37,6 +39,7 @@ export function createEndpoints(db: Database.Database): EndpointMethods {
     if (!stmt.ofAccount.get(endpointId, accountId)) return false;
     stmt.deleteSearch.run(endpointId);
     stmt.deleteBodies.run(endpointId);
+    stmt.deleteAttempts.run(endpointId);
     stmt.deleteEvents.run(endpointId);
     stmt.delete.run(endpointId, accountId);
     return true;

@@ -1,6 +1,14 @@
 import type Database from "better-sqlite3";
-import { sequenceStatus, type AppendResult, type CatalogStore, type EventSummaryRecord, type NewEvent, type Stamp } from "@whc/catalog-core";
-import { bodyRows, summaryRows } from "./rows.js";
+import {
+  appendedDelivery,
+  sequenceStatus,
+  type AppendResult,
+  type CatalogStore,
+  type EventSummaryRecord,
+  type NewEvent,
+  type Stamp,
+} from "@whc/catalog-core";
+import { bodyRows, deliveryUpdate, summaryRows } from "./rows.js";
 import { searchDocument } from "./search-terms.js";
 
 /**
@@ -38,6 +46,7 @@ function summaryOf(e: NewEvent, s: Stamp, responseCode: number): EventSummaryRec
     originalSizeBytes: e.originalSizeBytes,
     bodyStored: Boolean(e.body),
     keyId: e.body?.keyId,
+    forwardState: undefined,
   };
 }
 
@@ -46,6 +55,7 @@ function summaryOf(e: NewEvent, s: Stamp, responseCode: number): EventSummaryRec
  * (receivedAt, id) order. An event whose endpoint is gone is not stored and has no stamp. An
  * event answered from its endpoint's response sequence takes the endpoint's counter in the
  * same transaction: a rolled-back batch gives no index away, a committed one each index once.
+ * A capture of a relay or proxy endpoint starts its delivery in the same transaction too.
  */
 export function createEventAppend(db: Database.Database): Pick<CatalogStore, "appendEvents"> {
   const stmt = {
@@ -57,6 +67,7 @@ export function createEventAppend(db: Database.Database): Pick<CatalogStore, "ap
     bumpEndpoint: db.prepare(
       "UPDATE endpoints SET event_count = event_count + ?, last_event_at = max(coalesce(last_event_at, 0), ?) WHERE key = ?",
     ),
+    setDelivery: db.prepare(deliveryUpdate.sql),
     takeSequence: db.prepare("UPDATE endpoints SET sequence_counter = sequence_counter + 1 WHERE key = ? RETURNING sequence_counter - 1 AS n"),
   };
 
@@ -99,6 +110,8 @@ export function createEventAppend(db: Database.Database): Pick<CatalogStore, "ap
           forwardedResponseJson: e.forwardedResponseJson,
         }),
       );
+      // A relay or proxy capture starts its delivery here; a relay one enters the outbox.
+      if (e.forward) stmt.setDelivery.run(...deliveryUpdate.values(appendedDelivery(e.forward, s.receivedAt)), seq);
       if (e.body !== undefined && e.searchTokens.length > 0) {
         stmt.insertSearch.run(seq, searchDocument(endpoint.key, e.searchTokens));
         postings += e.searchTokens.length + 1;

@@ -44,6 +44,12 @@ function filtersOf(q: EventQuery): Filter {
     parts.push("e.verification = ?");
     params.push(q.verification);
   }
+  if (q.forwardState === "none") {
+    parts.push("e.forward_state IS NULL");
+  } else if (q.forwardState !== undefined) {
+    parts.push("e.forward_state = ?");
+    params.push(q.forwardState);
+  }
   return { sql: parts.map((p) => ` AND ${p}`).join(""), params };
 }
 

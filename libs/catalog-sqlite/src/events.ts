@@ -1,29 +1,32 @@
 import type Database from "better-sqlite3";
-import type { CatalogStore } from "@whc/catalog-core";
-import { bodyRows, eventFromRow, summaryRows, type Row } from "./rows.js";
+import { forwardRecordOf, type CatalogStore } from "@whc/catalog-core";
+import type { ReadAttempts } from "./forwarding.js";
+import { bodyRows, deliveryRows, eventFromRow, summaryRows, type Row } from "./rows.js";
 
 export type EventMethods = Pick<CatalogStore, "getEvent" | "deleteEvent" | "latestReceivedAt">;
 
-/** Removes one event's rows: its search postings, its body and its summary. */
+/** Removes one event's rows: its search postings, its body, its forward attempts and its summary. */
 export type RemoveEvent = (seq: number) => void;
 
 export function createEventRemoval(db: Database.Database): RemoveEvent {
   const stmt = {
     deleteSearch: db.prepare("DELETE FROM event_search WHERE rowid = ?"),
     deleteBody: db.prepare("DELETE FROM event_bodies WHERE seq = ?"),
+    deleteAttempts: db.prepare("DELETE FROM forward_attempts WHERE seq = ?"),
     deleteEvent: db.prepare("DELETE FROM events WHERE seq = ?"),
   };
   return function removeEvent(seq) {
     stmt.deleteSearch.run(seq);
     stmt.deleteBody.run(seq);
+    stmt.deleteAttempts.run(seq);
     stmt.deleteEvent.run(seq);
   };
 }
 
 /** One event at a time: read it whole (marking it read), delete it; and the newest time. */
-export function createEvents(db: Database.Database, removeEvent: RemoveEvent): EventMethods {
+export function createEvents(db: Database.Database, removeEvent: RemoveEvent, readAttempts: ReadAttempts): EventMethods {
   const stmt = {
-    whole: db.prepare(`SELECT ${summaryRows.columns("e")}, ${bodyRows.columns("b")}
+    whole: db.prepare(`SELECT e.seq, ${summaryRows.columns("e")}, ${deliveryRows.columns("e")}, ${bodyRows.columns("b")}
       FROM events e JOIN event_bodies b ON b.seq = e.seq WHERE e.id = ? AND e.endpoint_id = ? AND e.account_id = ?`),
     // Scoped like the read itself: a foreign account's request for the id must change nothing.
     markRead: db.prepare("UPDATE events SET read_at = ? WHERE id = ? AND endpoint_id = ? AND account_id = ? AND read_at IS NULL"),
@@ -34,7 +37,12 @@ export function createEvents(db: Database.Database, removeEvent: RemoveEvent): E
 
   const getTx = db.transaction((accountId: string, endpointId: string, eventId: string, markReadAt?: number) => {
     if (markReadAt !== undefined) stmt.markRead.run(markReadAt, eventId, endpointId, accountId);
-    return stmt.whole.get(eventId, endpointId, accountId) as Row | undefined;
+    const row = stmt.whole.get(eventId, endpointId, accountId) as Row | undefined;
+    if (!row) return undefined;
+    const delivery = deliveryRows.read(row);
+    // Read in the same transaction: the attempts agree with the delivery's state.
+    const forward = delivery.state === undefined ? undefined : forwardRecordOf(delivery, readAttempts(row.seq as number));
+    return { ...eventFromRow(row), forward };
   });
 
   const deleteTx = db.transaction((accountId: string, endpointId: string, eventId: string) => {
@@ -47,8 +55,7 @@ export function createEvents(db: Database.Database, removeEvent: RemoveEvent): E
 
   return {
     async getEvent(accountId, endpointId, eventId, markReadAt) {
-      const row = getTx(accountId, endpointId, eventId, markReadAt);
-      return row ? eventFromRow(row) : undefined;
+      return getTx(accountId, endpointId, eventId, markReadAt);
     },
 
     async deleteEvent(accountId, endpointId, eventId) {

@@ -1,8 +1,12 @@
 import type {
   ApiKeyRecord,
+  DeliveryProgress,
   EndpointRecord,
   EventRecord,
   EventSummaryRecord,
+  ForwardAttemptRecord,
+  ForwardState,
+  ForwardTrigger,
   HeaderPair,
   ReplayAuditRecord,
 } from "@whc/catalog-core";
@@ -50,6 +54,12 @@ const json = <T>(name: string): Column<T> => ({
 const optionalText = (name: string): Column<string | undefined> => ({
   name,
   read: (v) => (v as string | null) ?? undefined,
+  write: (v) => v ?? null,
+});
+/** One of a closed set of words; NULL is undefined. */
+const optionalWord = <T extends string>(name: string): Column<T | undefined> => ({
+  name,
+  read: (v) => (v as T | null) ?? undefined,
   write: (v) => v ?? null,
 });
 const optionalInteger = (name: string): Column<number | undefined> => ({
@@ -173,6 +183,8 @@ export const endpointRows = new RecordRows<EndpointRecord>("endpoints", {
   responseJson: text("response_json"),
   // Moved by appends, reset by an update: never taken from a new record.
   sequenceCounter: kept(integer("sequence_counter"), 0),
+  forwardJson: text("forward_json"),
+  sealedTargetSecret: optionalBlob("sealed_target_secret"),
 });
 
 /** An event's small columns, in `events`: what a list shows. */
@@ -194,7 +206,81 @@ export const summaryRows = new RecordRows<EventSummaryRecord>("events", {
   originalSizeBytes: integer("original_size_bytes"),
   bodyStored: flag("body_stored"),
   keyId: optionalText("key_id"),
+  // Written with the rest of the delivery (deliveryRows), never by the summary's insert.
+  forwardState: kept(optionalWord<ForwardState>("forward_state")),
 });
+
+/** An event's delivery, in `events` beside its summary: the outbox is these columns. */
+export const deliveryRows = new RecordRows<DeliveryProgress>("events", {
+  state: optionalWord<ForwardState>("forward_state"),
+  target: { name: "forward_target", read: (v) => (v as string | null) ?? "", write: (v) => v },
+  nextAttemptAt: optionalInteger("forward_next_at"),
+  claimOwner: optionalText("forward_claim_owner"),
+  claimUntil: optionalInteger("forward_claim_until"),
+  started: integer("forward_started"),
+});
+
+/** Every delivery column, as an update of the event whose seq is the last parameter. */
+export const deliveryUpdate = deliveryRows.update(["state", "target", "nextAttemptAt", "claimOwner", "claimUntil", "started"], "seq = ?");
+
+/** One forward attempt, in `forward_attempts` under its event's commit sequence. */
+export interface AttemptRecord {
+  seq: number;
+  n: number;
+  trigger: ForwardTrigger;
+  at: number;
+  url: string;
+  durationMs: number;
+  status: number;
+  headers: HeaderPair[];
+  ciphertext: Uint8Array | undefined;
+  wrappedKey: Uint8Array | undefined;
+  keyId: string | undefined;
+  bodyTruncated: boolean;
+  error: string;
+}
+
+export const attemptRows = new RecordRows<AttemptRecord>("forward_attempts", {
+  seq: integer("seq"),
+  n: integer("n"),
+  trigger: { name: "triggered_by", read: (v) => v as ForwardTrigger, write: (v) => v },
+  at: integer("at"),
+  url: text("url"),
+  durationMs: integer("duration_ms"),
+  status: integer("status"),
+  headers: json<HeaderPair[]>("headers"),
+  ciphertext: sealedPart("ciphertext"),
+  wrappedKey: sealedPart("wrapped_key"),
+  keyId: optionalText("key_id"),
+  bodyTruncated: flag("body_truncated"),
+  error: text("error"),
+});
+
+export function attemptToRow(seq: number, a: ForwardAttemptRecord): AttemptRecord {
+  return {
+    seq,
+    n: a.n,
+    trigger: a.trigger,
+    at: a.at,
+    url: a.url,
+    durationMs: a.durationMs,
+    status: a.status,
+    headers: a.headers,
+    ciphertext: a.body?.ciphertext,
+    wrappedKey: a.body?.wrappedKey,
+    keyId: a.body?.keyId,
+    bodyTruncated: a.bodyTruncated,
+    error: a.error,
+  };
+}
+
+export function attemptFromRow(row: Row): ForwardAttemptRecord {
+  const { seq: _seq, ciphertext, wrappedKey, keyId, ...attempt } = attemptRows.read(row);
+  return {
+    ...attempt,
+    body: ciphertext ? { ciphertext, wrappedKey: wrappedKey ?? new Uint8Array(), keyId: keyId ?? "" } : undefined,
+  };
+}
 
 /** The rest of an event, in `event_bodies` under the event's commit sequence. */
 export interface BodyRecord {
@@ -216,9 +302,9 @@ export const bodyRows = new RecordRows<BodyRecord>("event_bodies", {
   forwardedResponseJson: text("forwarded_response"),
 });
 
-/** A whole event from a row of `events` joined with `event_bodies`. */
+/** A whole event, but its forward record, from a row of `events` joined with `event_bodies`. */
 export function eventFromRow(row: Row): EventRecord {
-  const { bodyStored, keyId, ...summary } = summaryRows.read(row);
+  const { bodyStored, keyId, forwardState: _state, ...summary } = summaryRows.read(row);
   const b = bodyRows.read(row);
   return {
     ...summary,

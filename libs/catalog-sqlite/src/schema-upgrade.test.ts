@@ -1,8 +1,8 @@
 import Database from "better-sqlite3";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createStamper } from "@whc/catalog-core";
-import { token } from "@whc/catalog-core/testing";
+import { createStamper, type NewEvent } from "@whc/catalog-core";
+import { forwardAttemptFixture, token } from "@whc/catalog-core/testing";
 import { tempDir } from "@whc/testing";
 import { SCHEMA_VERSION, addedColumns } from "./schema.js";
 import { searchDocument } from "./search-terms.js";
@@ -117,15 +117,29 @@ CREATE TABLE IF NOT EXISTS replay_audit (
 CREATE INDEX IF NOT EXISTS replay_audit_account ON replay_audit (account_id, created_at);
 `;
 
+/**
+ * Version 2 as it shipped: version 1 with the endpoint columns it added (the response, the
+ * previous secret, its rotation time and the sequence counter), and no forwarding.
+ */
+const SCHEMA_V2 = SCHEMA_V1.replace(
+  "  purged_event_count INTEGER NOT NULL DEFAULT 0,\n  UNIQUE (account_id, slug)",
+  `  purged_event_count INTEGER NOT NULL DEFAULT 0,
+  response_json TEXT NOT NULL DEFAULT '',
+  sealed_previous_secret BLOB,
+  secret_rotated_at INTEGER,
+  sequence_counter INTEGER NOT NULL DEFAULT 0,
+  UNIQUE (account_id, slug)`,
+);
+
 const ENDPOINT_ID = "01a20000-0000-7000-8000-0000000000e1";
 const EVENT_ID = "01a20000-0000-7000-8000-0000000000f1";
 
-/** A catalog file as version 1 left it: one account, one endpoint with a secret, one event. */
-function createV1Catalog(file: string): void {
+/** A catalog file as version 1 (or 2) left it: one account, one endpoint with a secret, one event. */
+function createOldCatalog(file: string, version: 1 | 2 = 1): void {
   const db = new Database(file);
   db.pragma("journal_mode = WAL");
-  db.exec(SCHEMA_V1);
-  db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '1')").run();
+  db.exec(version === 1 ? SCHEMA_V1 : SCHEMA_V2);
+  db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)").run(String(version));
   db.prepare("INSERT INTO accounts (id, name, created_at) VALUES ('acct-1', 'old', 1)").run();
   db.prepare(
     `INSERT INTO endpoints (id, account_id, slug, display_name, operating_mode, status, replay_from_dashboard,
@@ -158,7 +172,7 @@ describe("embedded SQLite: a catalog created by version 1", () => {
   beforeEach(() => {
     where = tempDir("whc-sqlite-v1-");
     file = path.join(where.path, "catalog.db");
-    createV1Catalog(file);
+    createOldCatalog(file);
   });
   afterEach(() => where.remove());
 
@@ -228,6 +242,87 @@ describe("embedded SQLite: a catalog created by version 1", () => {
       const [next] = await second.appendEvents([event([503, 200])], stamp);
       expect(next).toMatchObject({ sequenceIndex: 1, responseCode: 200 });
       expect(await second.getEndpoint(ENDPOINT_ID)).toMatchObject({ responseJson: '{"status":202}', secretRotatedAt: 5000, eventCount: 4, sequenceCounter: 2 });
+    } finally {
+      await second.close();
+    }
+  });
+});
+
+describe("embedded SQLite: a catalog created by version 2", () => {
+  let where: ReturnType<typeof tempDir>;
+  let file: string;
+  beforeEach(() => {
+    where = tempDir("whc-sqlite-v2-");
+    file = path.join(where.path, "catalog.db");
+    createOldCatalog(file, 2);
+  });
+  afterEach(() => where.remove());
+
+  const relayCapture = (): NewEvent => ({
+    accountId: "acct-1",
+    endpointId: ENDPOINT_ID,
+    method: "POST",
+    path: "/x",
+    headers: [["Content-Type", "application/json"]],
+    remoteIp: "127.0.0.1",
+    canonicalEventType: "",
+    provider: "stripe",
+    verification: "unverified",
+    verificationFailureReason: "",
+    responseCode: 200,
+    truncated: false,
+    originalSizeBytes: 0,
+    searchTokens: [],
+    diagnosticJson: "{}",
+    forwardedResponseJson: "{}",
+    forward: { target: "https://app.example.test/", scheduled: true },
+  });
+
+  it("opens with forwarding added: old endpoints forward nowhere, old events were never forwarded", async () => {
+    const old = new Database(file, { readonly: true });
+    const before = (old.pragma("table_info(endpoints)") as { name: string }[]).map((c) => c.name);
+    old.close();
+    expect(before).toContain("sequence_counter");
+    expect(before).not.toContain("forward_json");
+
+    const store = openSqliteStore({ file });
+    try {
+      expect(await store.getEndpoint(ENDPOINT_ID)).toMatchObject({ slug: "old-slug", forwardJson: "", sealedTargetSecret: undefined });
+      expect((await store.getEvent("acct-1", ENDPOINT_ID, EVENT_ID))?.forward).toBeUndefined();
+      const none = await store.listEvents({ accountId: "acct-1", endpointId: ENDPOINT_ID, limit: 10, forwardState: "none" });
+      expect(none.events.map((e) => [e.id, e.forwardState])).toEqual([[EVENT_ID, undefined]]);
+      expect(await store.outboxStats()).toEqual({ pending: 0, oldestDueAt: undefined });
+    } finally {
+      await store.close();
+    }
+    const db = new Database(file, { readonly: true });
+    for (const table of ["endpoints", "events"] as const) {
+      const columns = (db.pragma(`table_info(${table})`) as { name: string }[]).map((c) => c.name);
+      expect(columns).toEqual(expect.arrayContaining(addedColumns[table].map(([name]) => name)));
+    }
+    const indexes = (db.pragma("index_list(events)") as { name: string; partial: number }[]).filter((i) => i.name === "events_outbox");
+    expect(indexes).toEqual([expect.objectContaining({ partial: 1 })]);
+    expect(db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get()).toEqual({ value: String(SCHEMA_VERSION) });
+    db.close();
+  });
+
+  it("takes forward settings and relay captures on the old rows, and keeps them across another open", async () => {
+    const first = openSqliteStore({ file });
+    const forwardJson = '{"url":"https://app.example.test/"}';
+    const updated = await first.updateEndpoint("acct-1", ENDPOINT_ID, { operatingMode: "relay", forwardJson, sealedTargetSecret: new Uint8Array([4]) }, 5000);
+    expect(updated).toMatchObject({ operatingMode: "relay", forwardJson });
+    const [s] = await first.appendEvents([relayCapture()], createStamper(await first.latestReceivedAt()));
+    const ref = { accountId: "acct-1", endpointId: ENDPOINT_ID, eventId: s!.id };
+    expect(await first.claimDeliveries("w1", s!.receivedAt, 1000, 10)).toEqual([{ ...ref, attempt: 1 }]);
+    await first.recordForwardAttempt(ref, forwardAttemptFixture(1), { kind: "worker", owner: "w1", state: "pending", nextAttemptAt: s!.receivedAt + 50 });
+    await first.close();
+
+    const second = openSqliteStore({ file });
+    try {
+      expect([...(await second.getEndpoint(ENDPOINT_ID))!.sealedTargetSecret!]).toEqual([4]);
+      expect(await second.outboxStats()).toEqual({ pending: 1, oldestDueAt: s!.receivedAt + 50 });
+      expect(await second.claimDeliveries("w2", s!.receivedAt + 50, 1000, 10)).toEqual([{ ...ref, attempt: 2 }]);
+      expect((await second.getEvent("acct-1", ENDPOINT_ID, EVENT_ID))?.forward).toBeUndefined();
     } finally {
       await second.close();
     }

@@ -9,8 +9,12 @@ import type Database from "better-sqlite3";
  * order and (received_at, id) order agree.
  *
  * Version 2: endpoints gained the response, the previous secret and the sequence counter.
+ * Version 3: forwarding. Endpoints gained the forward settings and the target secret; events
+ * their delivery (`forward_state` NULL: never forwarded), whose attempts live in
+ * `forward_attempts` under the event's commit sequence. The relay outbox is the events whose
+ * delivery is pending with a due time, found by the partial index `events_outbox`.
  */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /**
  * Columns added to a table after it first shipped. A new catalog gets them from CREATE TABLE;
@@ -23,11 +27,22 @@ export const addedColumns = {
     ["sealed_previous_secret", "BLOB"],
     ["secret_rotated_at", "INTEGER"],
     ["sequence_counter", "INTEGER NOT NULL DEFAULT 0"],
+    ["forward_json", "TEXT NOT NULL DEFAULT ''"],
+    ["sealed_target_secret", "BLOB"],
+  ],
+  events: [
+    ["forward_state", "TEXT"],
+    ["forward_target", "TEXT"],
+    ["forward_next_at", "INTEGER"],
+    ["forward_claim_owner", "TEXT"],
+    ["forward_claim_until", "INTEGER"],
+    // Attempt numbers given out: claims and direct attempts take the next one.
+    ["forward_started", "INTEGER NOT NULL DEFAULT 0"],
   ],
 } as const satisfies Record<string, readonly (readonly [name: string, definition: string])[]>;
 
 const columnsSql = (table: keyof typeof addedColumns) =>
-  addedColumns[table].map(([name, definition]) => `  ${name} ${definition},`).join("\n");
+  addedColumns[table].map(([name, definition]) => `  ${name} ${definition}`).join(",\n");
 
 export const schemaSql = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -68,7 +83,7 @@ CREATE TABLE IF NOT EXISTS endpoints (
   last_event_at INTEGER,
   last_purged_at INTEGER,
   purged_event_count INTEGER NOT NULL DEFAULT 0,
-${columnsSql("endpoints")}
+${columnsSql("endpoints")},
   UNIQUE (account_id, slug)
 );
 
@@ -90,7 +105,8 @@ CREATE TABLE IF NOT EXISTS events (
   truncated INTEGER NOT NULL,
   original_size_bytes INTEGER NOT NULL,
   body_stored INTEGER NOT NULL,
-  key_id TEXT
+  key_id TEXT,
+${columnsSql("events")}
 );
 CREATE INDEX IF NOT EXISTS events_page ON events (endpoint_id, received_at, id);
 CREATE INDEX IF NOT EXISTS events_metadata_only ON events (endpoint_id, received_at) WHERE body_stored = 0;
@@ -103,6 +119,24 @@ CREATE TABLE IF NOT EXISTS event_bodies (
   wrapped_key BLOB,
   diagnostic TEXT NOT NULL,
   forwarded_response TEXT NOT NULL
+);
+
+-- What forward destinations answered: the response body sealed like request bodies.
+CREATE TABLE IF NOT EXISTS forward_attempts (
+  seq INTEGER NOT NULL,
+  n INTEGER NOT NULL,
+  triggered_by TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  url TEXT NOT NULL,
+  duration_ms INTEGER NOT NULL,
+  status INTEGER NOT NULL,
+  headers TEXT NOT NULL,
+  ciphertext BLOB,
+  wrapped_key BLOB,
+  key_id TEXT,
+  body_truncated INTEGER NOT NULL,
+  error TEXT NOT NULL,
+  PRIMARY KEY (seq, n)
 );
 
 CREATE VIRTUAL TABLE IF NOT EXISTS event_search USING fts5(
@@ -133,6 +167,11 @@ CREATE TABLE IF NOT EXISTS replay_audit (
   client TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS replay_audit_account ON replay_audit (account_id, created_at);
+`;
+
+/** Indexes over added columns: created once addMissingColumns has run. */
+export const addedIndexesSql = `
+CREATE INDEX IF NOT EXISTS events_outbox ON events (forward_next_at) WHERE forward_state = 'pending';
 `;
 
 /** Adds the columns of `addedColumns` a catalog created by an earlier version lacks. */

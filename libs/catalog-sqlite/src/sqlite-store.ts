@@ -7,6 +7,7 @@ import { translateSqliteError } from "./errors.js";
 import { createEventAppend } from "./event-append.js";
 import { createEventSearch } from "./event-search.js";
 import { createEventRemoval, createEvents } from "./events.js";
+import { createAttemptReader, createForwarding } from "./forwarding.js";
 import { createReplay } from "./replay.js";
 import { createRetention } from "./retention.js";
 
@@ -26,13 +27,15 @@ export function openSqliteStore(options: SqliteStoreOptions): CatalogStore {
 /** The store over an open catalog database; it closes the database when closed. */
 export function createSqliteStore(db: Database.Database): CatalogStore {
   const removeEvent = createEventRemoval(db);
+  const readAttempts = createAttemptReader(db);
   const store: CatalogStore = {
     kind: "sqlite",
     ...createApiKeys(db),
     ...createEndpoints(db),
     ...createEventAppend(db),
     ...createEventSearch(db),
-    ...createEvents(db, removeEvent),
+    ...createEvents(db, removeEvent, readAttempts),
+    ...createForwarding(db, readAttempts),
     ...createReplay(db),
     ...createRetention(db, removeEvent),
 

@@ -85,6 +85,10 @@ export async function openSqliteStoreInWorker(options: { file: string }): Promis
     getReplayUsage: (...a) => call("getReplayUsage", ...a),
     recordReplayAudit: (...a) => call("recordReplayAudit", ...a),
     purgeEvents: (...a) => call("purgeEvents", ...a),
+    claimDeliveries: (...a) => call("claimDeliveries", ...a),
+    beginForwardAttempt: (...a) => call("beginForwardAttempt", ...a),
+    recordForwardAttempt: (...a) => call("recordForwardAttempt", ...a),
+    outboxStats: () => call("outboxStats"),
     latestReceivedAt: () => call("latestReceivedAt"),
     ping: () => (failure ? Promise.resolve(false) : call("ping")),
     async close() {

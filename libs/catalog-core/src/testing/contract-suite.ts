@@ -6,6 +6,7 @@ import type { EndpointRecord, EventQuery, Stamp } from "../types.js";
 import { createStamper } from "../ids.js";
 import { endpointUpdateContract, responseSequenceContract, type ContractContext } from "./endpoint-contract.js";
 import { endpointFixture, eventFixture, keyHash, token } from "./fixtures.js";
+import { forwardingContract } from "./forward-contract.js";
 
 export interface ContractOptions {
   open: () => Promise<CatalogStore>;
@@ -152,6 +153,7 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
 
     endpointUpdateContract(context);
     responseSequenceContract(context);
+    forwardingContract(context);
 
     describe("events", () => {
       it("stamps in order and lists newest first with exact counters", async () => {

@@ -40,6 +40,8 @@ export function endpointUpdateContract(ctx: ContractContext): void {
         { genericSignaturePrefix: "sha256=" },
         { responseJson: '{"status":202,"body":"{{eventId}}"}' },
         { responseJson: "" },
+        { operatingMode: "relay", forwardJson: '{"url":"https://app.example.test/hooks","keepPath":true}' },
+        { operatingMode: "capture", forwardJson: "" },
         { displayName: "Both", status: "active" },
       ];
       let expected: EndpointRecord = endpoint;
@@ -92,11 +94,44 @@ export function endpointUpdateContract(ctx: ContractContext): void {
       }
     });
 
+    it("keeps the forward settings and their target secret; removing the settings removes the secret", async () => {
+      const { accountId } = await ctx.accountWithEndpoint();
+      const { forwardJson: _f, ...bare } = endpointFixture(accountId);
+      expect((await ctx.store().createEndpoint(bare)).forwardJson).toBe("");
+      const forwardJson = '{"url":"https://app.example.test/hooks","keepPath":false,"timeoutMs":5000,"maxAttempts":3}';
+      const created = await ctx.store().createEndpoint(endpointFixture(accountId, { operatingMode: "relay", forwardJson, sealedTargetSecret: bytes(5) }));
+      const id = created.id;
+      const read = await ctx.store().getEndpoint(id, accountId);
+      expect([read?.forwardJson, plain(read?.sealedTargetSecret)]).toEqual([forwardJson, [5]]);
+      expect(plain(created.sealedTargetSecret)).toEqual([5]);
+
+      const steps: [EndpointPatch, string, number[] | undefined][] = [
+        [{ sealedTargetSecret: bytes(6) }, forwardJson, [6]],
+        [{ displayName: "x" }, forwardJson, [6]],
+        [{ clearTargetSecret: true }, forwardJson, undefined],
+        [{ sealedTargetSecret: bytes(7), clearTargetSecret: true }, forwardJson, [7]],
+        [{ forwardJson: '{"url":"https://b.example.test/"}' }, '{"url":"https://b.example.test/"}', [7]],
+        [{ forwardJson: "" }, "", undefined],
+        [{ forwardJson: forwardJson, sealedTargetSecret: bytes(8) }, forwardJson, [8]],
+        // Removing the settings wins over a secret given with it.
+        [{ forwardJson: "", sealedTargetSecret: bytes(9) }, "", undefined],
+      ];
+      let now = 10_000;
+      for (const [patch, json, secret] of steps) {
+        now += 1000;
+        const updated = await ctx.store().updateEndpoint(accountId, id, patch, now);
+        const again = await ctx.store().getEndpoint(id);
+        for (const e of [updated, again]) {
+          expect([e?.forwardJson, plain(e?.sealedTargetSecret), e?.updatedAt], JSON.stringify(patch)).toEqual([json, secret, now]);
+        }
+      }
+    });
+
     it("finds nothing and changes nothing for another account or an unknown id", async () => {
-      const a = await ctx.accountWithEndpoint("a", { sealedSecret: bytes(1), responseJson: '{"status":500}' });
+      const a = await ctx.accountWithEndpoint("a", { sealedSecret: bytes(1), responseJson: '{"status":500}', forwardJson: '{"url":"https://a.example.test/"}', sealedTargetSecret: bytes(2) });
       const b = await ctx.accountWithEndpoint("b");
       const before = await ctx.store().getEndpoint(a.endpoint.id);
-      const patch: EndpointPatch = { displayName: "taken", clearSecret: true, responseJson: "", resetSequence: true };
+      const patch: EndpointPatch = { displayName: "taken", clearSecret: true, responseJson: "", resetSequence: true, forwardJson: "" };
       expect(await ctx.store().updateEndpoint(b.accountId, a.endpoint.id, patch, 9000)).toBeUndefined();
       expect(await ctx.store().updateEndpoint(a.accountId, "00000000-0000-7000-8000-000000000000", patch, 9000)).toBeUndefined();
       expect(await ctx.store().getEndpoint(a.endpoint.id)).toEqual(before);

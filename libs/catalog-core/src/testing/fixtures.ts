@@ -1,5 +1,5 @@
 import { randomUUID, createHash } from "node:crypto";
-import type { EndpointRecord, NewEvent } from "../types.js";
+import type { EndpointRecord, ForwardAttemptRecord, NewEvent } from "../types.js";
 import { newId } from "../ids.js";
 
 export function keyHash(text: string): Uint8Array {
@@ -33,6 +33,7 @@ export function endpointFixture(accountId: string, overrides: Partial<EndpointRe
     purgedEventCount: 0,
     responseJson: "",
     sequenceCounter: 0,
+    forwardJson: "",
     ...overrides,
   };
 }
@@ -65,5 +66,26 @@ export function eventFixture(
     diagnosticJson: "{}",
     forwardedResponseJson: "{}",
     ...rest,
+  };
+}
+
+/** An attempt as the outbox worker records it: a 500 with a sealed excerpt, unless overridden. */
+export function forwardAttemptFixture(n: number, overrides: Partial<ForwardAttemptRecord> = {}): ForwardAttemptRecord {
+  return {
+    n,
+    trigger: n === 1 ? "initial" : "retry",
+    at: 1_800_000_000_000 + n,
+    url: "https://app.example.test/hooks/ci?x=1",
+    durationMs: 41,
+    status: 500,
+    headers: [
+      ["Content-Type", "text/plain"],
+      ["Set-Cookie", "a=1"],
+      ["Set-Cookie", "b=2"],
+    ],
+    body: { ciphertext: new Uint8Array([0, 1, 2, 255, n]), wrappedKey: new Uint8Array([8, 8]), keyId: "k2" },
+    bodyTruncated: false,
+    error: "",
+    ...overrides,
   };
 }

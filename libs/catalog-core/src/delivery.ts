@@ -1,0 +1,96 @@
+import type { AttemptTransition, ForwardAttemptRecord, ForwardRecord, ForwardState, NewEvent } from "./types.js";
+
+/**
+ * An event's delivery as a store keeps it: the ForwardRecord without its attempts, plus what
+ * the outbox needs, the claim and the attempt counter. These functions are the reference for
+ * every store (the SQLite store applies them as they are; the MongoDB documents are checked
+ * against them), as applyEndpointPatch is for endpoint updates.
+ */
+export interface DeliveryProgress {
+  /** Undefined: never forwarded. */
+  state: ForwardState | undefined;
+  target: string;
+  /** Set while the delivery waits in the outbox (due at this time). */
+  nextAttemptAt: number | undefined;
+  /** Who claimed it last, until when; both undefined when nobody holds it. */
+  claimOwner: string | undefined;
+  claimUntil: number | undefined;
+  /** Attempt numbers given out so far: the next one is started + 1. */
+  started: number;
+}
+
+export const NEVER_FORWARDED: DeliveryProgress = {
+  state: undefined,
+  target: "",
+  nextAttemptAt: undefined,
+  claimOwner: undefined,
+  claimUntil: undefined,
+  started: 0,
+};
+
+const RELEASED = { claimOwner: undefined, claimUntil: undefined } as const;
+
+/** What an append stores for a capture of a relay (scheduled) or proxy endpoint. */
+export function appendedDelivery(forward: NonNullable<NewEvent["forward"]>, receivedAt: number): DeliveryProgress {
+  return { ...NEVER_FORWARDED, state: "pending", target: forward.target, nextAttemptAt: forward.scheduled ? receivedAt : undefined };
+}
+
+/** In the outbox, due, and not held by an unexpired claim. */
+export function isClaimable(p: DeliveryProgress, now: number): boolean {
+  return (
+    p.state === "pending" &&
+    p.nextAttemptAt !== undefined &&
+    p.nextAttemptAt <= now &&
+    (p.claimUntil === undefined || p.claimUntil <= now)
+  );
+}
+
+/** A claim takes the next attempt number and hides the delivery until now + claimMs. */
+export function claimedDelivery(p: DeliveryProgress, owner: string, now: number, claimMs: number): DeliveryProgress {
+  return { ...p, started: p.started + 1, claimOwner: owner, claimUntil: now + claimMs };
+}
+
+/** An attempt outside the outbox takes the next number; a first one creates the record. */
+export function begunDelivery(p: DeliveryProgress, target: string): DeliveryProgress {
+  if (p.state === undefined) return { ...NEVER_FORWARDED, state: "pending", target, started: p.started + 1 };
+  return { ...p, started: p.started + 1 };
+}
+
+/** The worker's claim still holds: nobody took a later attempt number since. */
+export function claimHolds(p: DeliveryProgress, owner: string, n: number): boolean {
+  return p.state === "pending" && p.claimOwner === owner && p.started === n;
+}
+
+export function isSuccessStatus(status: number): boolean {
+  return status >= 200 && status <= 299;
+}
+
+/**
+ * The delivery after an attempt was recorded (AttemptTransition says how). An attempt on an
+ * event without a record creates it as if it had begun (pending, towards the attempt's url);
+ * the counter never goes below a recorded attempt's number, so that number is never given
+ * out again. Stores keep the first record of an attempt number: recording the same number
+ * again (a retried call) changes nothing, and this is not applied.
+ */
+export function recordedDelivery(p: DeliveryProgress, attempt: ForwardAttemptRecord, transition: AttemptTransition): DeliveryProgress {
+  const base: DeliveryProgress = {
+    ...p,
+    state: p.state ?? "pending",
+    target: p.state === undefined ? attempt.url : p.target,
+    started: Math.max(p.started, attempt.n),
+  };
+  if (transition.kind === "worker") {
+    if (!claimHolds(p, transition.owner, attempt.n)) return base;
+    const nextAttemptAt = transition.state === "pending" ? transition.nextAttemptAt : undefined;
+    return { ...base, ...RELEASED, state: transition.state, nextAttemptAt };
+  }
+  if (isSuccessStatus(attempt.status)) return { ...base, ...RELEASED, state: "delivered", nextAttemptAt: undefined };
+  if (p.state === "pending" && p.nextAttemptAt !== undefined) return base;
+  return { ...base, ...RELEASED, state: "failed", nextAttemptAt: undefined };
+}
+
+/** The ForwardRecord a delivery and its attempts make; undefined when never forwarded. */
+export function forwardRecordOf(p: DeliveryProgress, attempts: ForwardAttemptRecord[]): ForwardRecord | undefined {
+  if (p.state === undefined) return undefined;
+  return { state: p.state, target: p.target, nextAttemptAt: p.nextAttemptAt, attempts };
+}

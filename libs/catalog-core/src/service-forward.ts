@@ -1,0 +1,87 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { CatalogService, ForwardAttempt, RecordForwardAttemptRequest } from "@whc/contracts";
+import { notFound, validationFailed } from "@whc/errors";
+import type { CatalogStore } from "./ports.js";
+import { FORWARD_STATES, FORWARD_TRIGGERS, type AttemptTransition, type EventRef, type ForwardState } from "./types.js";
+import { forwardAttemptFromProto, forwardToProto } from "./convert.js";
+import { requireUuid } from "./ids.js";
+
+const DEFAULT_CLAIM_LIMIT = 50;
+const MAX_CLAIM_LIMIT = 500;
+/** A longer claim would hide a delivery that long after its worker died. */
+const MAX_CLAIM_MS = 86_400_000;
+const MAX_STATUS = 999;
+
+function eventRefOf(req: { accountId: string; endpointId: string; eventId: string }): EventRef {
+  if (!req.accountId) throw validationFailed("account_id", "required");
+  requireUuid("endpoint_id", req.endpointId);
+  requireUuid("event_id", req.eventId);
+  return { accountId: req.accountId, endpointId: req.endpointId, eventId: req.eventId };
+}
+
+function checkAttempt(a: ForwardAttempt | undefined): ForwardAttempt {
+  if (!a) throw validationFailed("attempt", "required");
+  if (a.n < 1) throw validationFailed("attempt.n", "range");
+  if (!(FORWARD_TRIGGERS as readonly string[]).includes(a.trigger)) throw validationFailed("attempt.trigger", "unknown");
+  if (!a.url) throw validationFailed("attempt.url", "required");
+  if (a.status < 0 || a.status > MAX_STATUS) throw validationFailed("attempt.status", "range");
+  if (a.durationMs < 0n) throw validationFailed("attempt.duration_ms", "range");
+  if (a.body && a.body.ciphertext.length > 0 && !a.body.keyId) throw validationFailed("attempt.body.key_id", "required");
+  return a;
+}
+
+/**
+ * Empty state: an attempt outside the outbox. Else the worker's verdict: a known state, its
+ * claim's owner, and for a retry (pending) the time it is due again.
+ */
+function transitionOf(req: RecordForwardAttemptRequest): AttemptTransition {
+  if (!req.state) return { kind: "direct" };
+  if (!(FORWARD_STATES as readonly string[]).includes(req.state)) throw validationFailed("state", "unknown");
+  if (!req.claimOwner) throw validationFailed("claim_owner", "required");
+  const state = req.state as ForwardState;
+  if (state === "pending" && req.nextAttemptAtMs === undefined) throw validationFailed("next_attempt_at_ms", "required");
+  const nextAttemptAt = state === "pending" ? Number(req.nextAttemptAtMs) : undefined;
+  return { kind: "worker", owner: req.claimOwner, state, nextAttemptAt };
+}
+
+/** The relay outbox and the forward attempts (design §11). */
+export function forwardMethods(
+  store: CatalogStore,
+  now: () => number,
+): Pick<ServiceImpl<typeof CatalogService>, "claimDeliveries" | "beginForwardAttempt" | "recordForwardAttempt" | "getOutboxStats"> {
+  return {
+    async claimDeliveries(req) {
+      if (!req.owner) throw validationFailed("owner", "required");
+      const limit = req.limit === 0 ? DEFAULT_CLAIM_LIMIT : req.limit;
+      if (limit < 1 || limit > MAX_CLAIM_LIMIT) throw validationFailed("limit", "range");
+      const claimMs = Number(req.claimMs);
+      if (claimMs < 1 || claimMs > MAX_CLAIM_MS) throw validationFailed("claim_ms", "range");
+      const claims = await store.claimDeliveries(req.owner, now(), claimMs, limit);
+      return { deliveries: claims.map((c) => ({ accountId: c.accountId, endpointId: c.endpointId, eventId: c.eventId, attempt: c.attempt })) };
+    },
+
+    async beginForwardAttempt(req) {
+      const ref = eventRefOf(req);
+      if (!req.target) throw validationFailed("target", "required");
+      const attempt = await store.beginForwardAttempt(ref, req.target);
+      if (attempt === undefined) throw notFound("event");
+      return { attempt };
+    },
+
+    async recordForwardAttempt(req) {
+      const ref = eventRefOf(req);
+      const attempt = forwardAttemptFromProto(checkAttempt(req.attempt));
+      const forward = await store.recordForwardAttempt(ref, attempt, transitionOf(req));
+      if (!forward) return { recorded: false };
+      return { recorded: true, forward: forwardToProto(forward) };
+    },
+
+    async getOutboxStats() {
+      const stats = await store.outboxStats();
+      return {
+        pending: BigInt(stats.pending),
+        ...(stats.oldestDueAt !== undefined ? { oldestDueAtMs: BigInt(stats.oldestDueAt) } : {}),
+      };
+    },
+  };
+}

@@ -1,0 +1,297 @@
+import { describe, it, expect } from "vitest";
+import type { CatalogStore } from "../ports.js";
+import type { AttemptTransition, EndpointRecord, EventRef, ForwardAttemptRecord, ForwardRecord, ForwardState, NewEvent, Stamp } from "../types.js";
+import { createStamper } from "../ids.js";
+import type { ContractContext } from "./endpoint-contract.js";
+import { eventFixture, forwardAttemptFixture, token } from "./fixtures.js";
+
+const TARGET = "https://app.example.test/hooks";
+const CLAIM_MS = 30_000;
+/** Far after every capture of a test: everything scheduled is due. */
+const LATER = 4_000_000_000_000;
+
+const direct: AttemptTransition = { kind: "direct" };
+const worker = (owner: string, state: ForwardState, nextAttemptAt?: number): AttemptTransition => ({ kind: "worker", owner, state, nextAttemptAt });
+
+/** An attempt with its bytes as plain arrays: stores hand back Uint8Array, Buffer or a view. */
+function plainAttempt(a: ForwardAttemptRecord) {
+  const { body, ...rest } = a;
+  return { ...rest, body: body && { ciphertext: [...body.ciphertext], wrappedKey: [...body.wrappedKey], keyId: body.keyId } };
+}
+
+function plainForward(f: ForwardRecord | undefined) {
+  return f && { ...f, attempts: f.attempts.map(plainAttempt) };
+}
+
+type Mode = "relay" | "proxy" | "capture";
+
+function captureOf(endpoint: Pick<EndpointRecord, "id" | "accountId">, mode: Mode): NewEvent {
+  if (mode === "capture") return eventFixture(endpoint);
+  return eventFixture(endpoint, { forward: { target: TARGET, scheduled: mode === "relay" } });
+}
+
+/** The forwarding store: the relay outbox, attempt numbers, transitions and attempts. */
+export function forwardingContract(ctx: ContractContext): void {
+  const store = (): CatalogStore => ctx.store();
+
+  /** Appends captures of one endpoint in order; answers their refs and stamps. */
+  async function capturesStamped(stamp: () => Stamp, ...modes: Mode[]) {
+    const { accountId, endpoint } = await ctx.accountWithEndpoint();
+    const stamps = (await store().appendEvents(modes.map((m) => captureOf(endpoint, m)), stamp)) as Stamp[];
+    const refs: EventRef[] = stamps.map((s) => ({ accountId, endpointId: endpoint.id, eventId: s.id }));
+    return { accountId, endpoint, refs, stamps };
+  }
+  const captures = (...modes: Mode[]) => capturesStamped(ctx.stamp(), ...modes);
+
+  const forwardOf = async (ref: EventRef) => (await store().getEvent(ref.accountId, ref.endpointId, ref.eventId))?.forward;
+  const claim = (owner: string, now: number, limit = 10, claimMs = CLAIM_MS) => store().claimDeliveries(owner, now, claimMs, limit);
+  const record = (ref: EventRef, attempt: ForwardAttemptRecord, transition: AttemptTransition) =>
+    store().recordForwardAttempt(ref, attempt, transition);
+
+  describe("forwarding: the relay outbox", () => {
+    it("puts a relay capture in the outbox at once; a claim takes attempt 1, and 2 once the claim expired", async () => {
+      const { refs, stamps } = await captures("relay");
+      const [ref, t0] = [refs[0]!, stamps[0]!.receivedAt];
+      expect(await forwardOf(ref)).toEqual({ state: "pending", target: TARGET, nextAttemptAt: t0, attempts: [] });
+      expect(await claim("w1", t0 - 1)).toEqual([]);
+      expect(await claim("w1", t0)).toEqual([{ ...ref, attempt: 1 }]);
+      expect(await claim("w2", t0 + CLAIM_MS - 1)).toEqual([]);
+      expect(await claim("w2", t0 + CLAIM_MS)).toEqual([{ ...ref, attempt: 2 }]);
+      expect(await claim("w1", t0 + CLAIM_MS + 1)).toEqual([]);
+      expect(await forwardOf(ref)).toEqual({ state: "pending", target: TARGET, nextAttemptAt: t0, attempts: [] });
+    });
+
+    it("claims the oldest due first, up to the limit, each once; never captures or proxy deliveries", async () => {
+      const { refs } = await captures("relay", "capture", "relay", "proxy", "relay", "relay", "relay");
+      const relayed = [0, 2, 4, 5, 6].map((i) => refs[i]!);
+      const first = await claim("w1", LATER, 2);
+      const rest = await claim("w2", LATER, 10);
+      expect(first).toEqual(relayed.slice(0, 2).map((r) => ({ ...r, attempt: 1 })));
+      expect(rest).toEqual(relayed.slice(2).map((r) => ({ ...r, attempt: 1 })));
+      expect(await claim("w3", LATER, 10)).toEqual([]);
+    });
+
+    it("reschedules a retry: not due before its time, then the next attempt number", async () => {
+      const { refs, stamps } = await captures("relay");
+      const [ref, t0] = [refs[0]!, stamps[0]!.receivedAt];
+      await claim("w1", t0);
+      const after = await record(ref, forwardAttemptFixture(1), worker("w1", "pending", t0 + 5000));
+      expect(plainForward(after)).toEqual({ state: "pending", target: TARGET, nextAttemptAt: t0 + 5000, attempts: [plainAttempt(forwardAttemptFixture(1))] });
+      expect(await claim("w2", t0 + 4999)).toEqual([]);
+      expect(await claim("w2", t0 + 5000)).toEqual([{ ...ref, attempt: 2 }]);
+    });
+
+    it("takes delivered, failed and exhausted deliveries out of the outbox", async () => {
+      const { refs } = await captures("relay", "relay", "relay");
+      expect((await claim("w1", LATER)).map((c) => c.attempt)).toEqual([1, 1, 1]);
+      const outcomes: [ForwardState, number][] = [
+        ["delivered", 200],
+        ["failed", 404],
+        ["exhausted", 503],
+      ];
+      for (const [i, [state, status]] of outcomes.entries()) {
+        const after = await record(refs[i]!, forwardAttemptFixture(1, { status }), worker("w1", state));
+        expect(after).toMatchObject({ state, nextAttemptAt: undefined });
+        expect((await forwardOf(refs[i]!))?.state).toBe(state);
+      }
+      expect(await store().outboxStats()).toEqual({ pending: 0, oldestDueAt: undefined });
+      expect(await claim("w2", LATER + CLAIM_MS)).toEqual([]);
+    });
+
+    it("records a lost claim's attempt without moving the state the newer claim holds", async () => {
+      const { refs, stamps } = await captures("relay");
+      const [ref, t0] = [refs[0]!, stamps[0]!.receivedAt];
+      expect(await claim("w1", t0)).toEqual([{ ...ref, attempt: 1 }]);
+      expect(await claim("w2", t0 + CLAIM_MS)).toEqual([{ ...ref, attempt: 2 }]);
+      const late = await record(ref, forwardAttemptFixture(1), worker("w1", "exhausted"));
+      expect(late).toMatchObject({ state: "pending", nextAttemptAt: t0 });
+      expect(late?.attempts.map((a) => a.n)).toEqual([1]);
+      // w2 still holds it: nobody else may claim it until its claim expires.
+      expect(await claim("w3", t0 + CLAIM_MS + 1)).toEqual([]);
+      const done = await record(ref, forwardAttemptFixture(2, { status: 200 }), worker("w2", "delivered"));
+      expect(done).toMatchObject({ state: "delivered", nextAttemptAt: undefined });
+      expect(done?.attempts.map((a) => a.n)).toEqual([1, 2]);
+    });
+
+    it("lets no claim of an older number move the state, even the same owner's", async () => {
+      const { refs, stamps } = await captures("relay");
+      const [ref, t0] = [refs[0]!, stamps[0]!.receivedAt];
+      await claim("w1", t0);
+      expect(await claim("w1", t0 + CLAIM_MS)).toEqual([{ ...ref, attempt: 2 }]);
+      expect(await record(ref, forwardAttemptFixture(1), worker("w1", "failed"))).toMatchObject({ state: "pending" });
+      expect(await record(ref, forwardAttemptFixture(2), worker("w1", "failed"))).toMatchObject({ state: "failed" });
+    });
+
+    it("gives each attempt number once under concurrent claims and direct attempts", async () => {
+      const { refs } = await captures(...Array.from({ length: 20 }, (): Mode => "relay"));
+      const claims = (await Promise.all(Array.from({ length: 8 }, (_, i) => claim(`w${i}`, LATER, 5)))).flat();
+      expect(claims.map((c) => c.eventId).sort()).toEqual(refs.map((r) => r.eventId).sort());
+      expect(new Set(claims.map((c) => c.attempt))).toEqual(new Set([1]));
+
+      const [ref] = refs;
+      const numbers = await Promise.all([
+        ...Array.from({ length: 10 }, () => store().beginForwardAttempt(ref!, TARGET)),
+        claim("w9", LATER + CLAIM_MS).then((c) => c.find((x) => x.eventId === ref!.eventId)?.attempt),
+      ]);
+      expect(numbers.sort((a, b) => a! - b!)).toEqual(Array.from({ length: 11 }, (_, i) => i + 2));
+    });
+
+    it("keeps a pending delivery and its attempt counter across a restart", async (test) => {
+      if (!ctx.reopen) return test.skip();
+      const { refs, stamps } = await captures("relay");
+      const [ref, t0] = [refs[0]!, stamps[0]!.receivedAt];
+      expect(await claim("w1", t0)).toEqual([{ ...ref, attempt: 1 }]);
+      await ctx.reopen();
+      expect(await claim("w2", t0 + 1)).toEqual([]);
+      expect(await claim("w2", t0 + CLAIM_MS)).toEqual([{ ...ref, attempt: 2 }]);
+      expect(await record(ref, forwardAttemptFixture(2, { status: 200 }), worker("w2", "delivered"))).toMatchObject({ state: "delivered" });
+    });
+
+    it("counts the outbox and its oldest due time, claimed or not", async () => {
+      expect(await store().outboxStats()).toEqual({ pending: 0, oldestDueAt: undefined });
+      const { refs, stamps } = await captures("relay", "relay", "proxy", "relay", "capture");
+      expect(await store().outboxStats()).toEqual({ pending: 3, oldestDueAt: stamps[0]!.receivedAt });
+      await claim("w1", stamps[0]!.receivedAt, 1);
+      expect(await store().outboxStats()).toEqual({ pending: 3, oldestDueAt: stamps[0]!.receivedAt });
+      await record(refs[0]!, forwardAttemptFixture(1), worker("w1", "pending", LATER));
+      expect(await store().outboxStats()).toEqual({ pending: 3, oldestDueAt: stamps[1]!.receivedAt });
+      for (const i of [1, 3]) {
+        await store().beginForwardAttempt(refs[i]!, TARGET);
+        await record(refs[i]!, forwardAttemptFixture(1, { status: 204, trigger: "manual" }), direct);
+      }
+      expect(await store().outboxStats()).toEqual({ pending: 1, oldestDueAt: LATER });
+    });
+  });
+
+  describe("forwarding: attempts outside the outbox", () => {
+    it("creates the record on a never-forwarded event; a non-2xx fails it, a 2xx delivers it", async () => {
+      const { refs } = await captures("capture");
+      const ref = refs[0]!;
+      expect(await forwardOf(ref)).toBeUndefined();
+      expect(await store().beginForwardAttempt(ref, TARGET)).toBe(1);
+      expect(await forwardOf(ref)).toEqual({ state: "pending", target: TARGET, nextAttemptAt: undefined, attempts: [] });
+      expect(await claim("w1", LATER)).toEqual([]);
+      expect(await record(ref, forwardAttemptFixture(1, { trigger: "manual", status: 502 }), direct)).toMatchObject({ state: "failed" });
+      // A later attempt goes wherever it is sent; the record keeps its first target.
+      expect(await store().beginForwardAttempt(ref, "https://elsewhere.example.test/")).toBe(2);
+      const delivered = await record(ref, forwardAttemptFixture(2, { trigger: "manual", status: 200 }), direct);
+      expect(delivered).toMatchObject({ state: "delivered", target: TARGET, nextAttemptAt: undefined });
+      expect(delivered?.attempts.map((a) => [a.n, a.status])).toEqual([
+        [1, 502],
+        [2, 200],
+      ]);
+      expect(await record(ref, forwardAttemptFixture(3, { trigger: "cli", status: 0, error: "timeout", body: undefined }), direct)).toMatchObject({
+        state: "failed",
+      });
+    });
+
+    it("leaves an outbox delivery waiting after a failed direct attempt; a 2xx takes it out", async () => {
+      const { refs, stamps } = await captures("relay");
+      const [ref, t0] = [refs[0]!, stamps[0]!.receivedAt];
+      expect(await store().beginForwardAttempt(ref, TARGET)).toBe(1);
+      const failed = await record(ref, forwardAttemptFixture(1, { trigger: "manual", status: 503 }), direct);
+      expect(failed).toMatchObject({ state: "pending", nextAttemptAt: t0 });
+      expect(await claim("w1", t0)).toEqual([{ ...ref, attempt: 2 }]);
+      // A direct attempt while the worker holds its claim: the worker's verdict no longer applies.
+      expect(await store().beginForwardAttempt(ref, TARGET)).toBe(3);
+      expect(await record(ref, forwardAttemptFixture(3, { trigger: "manual", status: 200 }), direct)).toMatchObject({
+        state: "delivered",
+        nextAttemptAt: undefined,
+      });
+      expect(await record(ref, forwardAttemptFixture(2), worker("w1", "pending", t0 + 1000))).toMatchObject({ state: "delivered" });
+      expect(await claim("w2", LATER)).toEqual([]);
+      expect((await forwardOf(ref))?.attempts.map((a) => a.n)).toEqual([1, 2, 3]);
+    });
+
+    it("starts a proxy capture pending outside the outbox; its own attempt decides", async () => {
+      const { refs } = await captures("proxy");
+      const ref = refs[0]!;
+      expect(await forwardOf(ref)).toEqual({ state: "pending", target: TARGET, nextAttemptAt: undefined, attempts: [] });
+      expect(await store().outboxStats()).toEqual({ pending: 0, oldestDueAt: undefined });
+      expect(await store().beginForwardAttempt(ref, TARGET)).toBe(1);
+      const after = await record(ref, forwardAttemptFixture(1, { status: 0, error: "timeout", body: undefined }), direct);
+      expect(after).toMatchObject({ state: "failed", nextAttemptAt: undefined });
+    });
+
+    it("finds nothing for an unknown event or another account's, and changes nothing", async () => {
+      const { refs } = await captures("relay");
+      const other = await ctx.accountWithEndpoint();
+      const foreign = { ...refs[0]!, accountId: other.accountId };
+      const unknown = { ...refs[0]!, eventId: "00000000-0000-7000-8000-000000000000" };
+      for (const ref of [foreign, unknown]) {
+        expect(await store().beginForwardAttempt(ref, TARGET)).toBeUndefined();
+        expect(await record(ref, forwardAttemptFixture(1), direct)).toBeUndefined();
+      }
+      expect(await forwardOf(refs[0]!)).toMatchObject({ state: "pending", attempts: [] });
+      expect(await claim("w1", LATER)).toEqual([{ ...refs[0]!, attempt: 1 }]);
+    });
+  });
+
+  describe("forwarding: attempts, lists and removal", () => {
+    it("round-trips attempts: sealed body bytes, headers in order, errors; a repeated record keeps the first", async () => {
+      const { refs } = await captures("relay");
+      const ref = refs[0]!;
+      const attempts = [
+        forwardAttemptFixture(1),
+        forwardAttemptFixture(2, { status: 0, error: "connection_refused", body: undefined, headers: [], durationMs: 3 }),
+        forwardAttemptFixture(3, {
+          trigger: "manual",
+          status: 200,
+          bodyTruncated: true,
+          headers: [["X-B", "2"], ["x-a", "1"], ["X-B", "1"]],
+          body: { ciphertext: new Uint8Array(70_000).fill(7), wrappedKey: new Uint8Array([1]), keyId: "k3" },
+        }),
+      ];
+      let last: ForwardRecord | undefined;
+      for (const a of attempts) last = await record(ref, a, direct);
+      expect(await record(ref, forwardAttemptFixture(1, { status: 418 }), direct)).toMatchObject({ state: "delivered" });
+      const expected = attempts.map(plainAttempt);
+      expect(plainForward(last)?.attempts).toEqual(expected);
+      expect(plainForward(await forwardOf(ref))?.attempts).toEqual(expected);
+    });
+
+    it("lists by forward state, `none` for events never forwarded, and shows the state in summaries", async () => {
+      const { accountId, endpoint, refs } = await captures("capture", "relay", "proxy", "relay", "relay");
+      await claim("w1", LATER);
+      await record(refs[3]!, forwardAttemptFixture(1, { status: 400 }), worker("w1", "failed"));
+      await record(refs[4]!, forwardAttemptFixture(1), worker("w1", "exhausted"));
+      await store().beginForwardAttempt(refs[2]!, TARGET);
+      await record(refs[2]!, forwardAttemptFixture(1, { status: 201 }), direct);
+      const ids = (i: number[]) => i.map((n) => refs[n]!.eventId).reverse();
+      const list = async (forwardState: string, searchTokens?: Uint8Array[]) =>
+        (await store().listEvents({ accountId, endpointId: endpoint.id, limit: 50, forwardState, searchTokens })).events.map((e) => e.id);
+      expect(await list("none")).toEqual(ids([0]));
+      expect(await list("pending")).toEqual(ids([1]));
+      expect(await list("delivered")).toEqual(ids([2]));
+      expect(await list("failed")).toEqual(ids([3]));
+      expect(await list("exhausted")).toEqual(ids([4]));
+      expect(await list("pending", [token("hello")])).toEqual(ids([1]));
+      expect(await list("none", [token("world")])).toEqual(ids([0]));
+      const page = await store().listEvents({ accountId, endpointId: endpoint.id, limit: 50 });
+      expect(page.events.map((e) => e.forwardState)).toEqual([undefined, "pending", "delivered", "failed", "exhausted"].reverse());
+      for (const e of page.events) expect(e).not.toHaveProperty("forward");
+    });
+
+    it("takes deleted and purged events out of the outbox, their attempts with them", async () => {
+      // 10 ms between captures: the purge's cutoff falls between two of them.
+      let clock = Math.max(Date.now(), await store().latestReceivedAt());
+      const spaced = createStamper(clock, () => (clock += 10));
+      const a = await capturesStamped(spaced, "relay", "relay");
+      const b = await capturesStamped(spaced, "relay");
+      const c = await capturesStamped(spaced, "relay");
+      for (const ref of [...a.refs, ...b.refs, ...c.refs]) await record(ref, forwardAttemptFixture(1, { trigger: "manual" }), direct);
+      expect((await store().outboxStats()).pending).toBe(4);
+      expect(await store().deleteEvent(a.accountId, a.endpoint.id, a.refs[0]!.eventId)).toBe(true);
+      expect((await store().outboxStats()).pending).toBe(3);
+      expect(await store().deleteEndpoint(b.accountId, b.endpoint.id)).toBe(true);
+      expect(await store().outboxStats()).toEqual({ pending: 2, oldestDueAt: a.stamps[1]!.receivedAt });
+      await store().purgeEvents(a.stamps[1]!.receivedAt + 1, Date.now());
+      expect(await store().outboxStats()).toEqual({ pending: 1, oldestDueAt: c.stamps[0]!.receivedAt });
+      expect((await claim("w1", LATER)).map((x) => x.eventId)).toEqual([c.refs[0]!.eventId]);
+      for (const ref of [a.refs[0]!, a.refs[1]!, b.refs[0]!]) {
+        expect(await store().beginForwardAttempt(ref, TARGET)).toBeUndefined();
+        expect(await forwardOf(ref)).toBeUndefined();
+      }
+    });
+  });
+}

@@ -1,0 +1,112 @@
+import Database from "better-sqlite3";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createStamper, type CatalogStore, type EventRef } from "@whc/catalog-core";
+import { endpointFixture, eventFixture, forwardAttemptFixture, keyHash } from "@whc/catalog-core/testing";
+import { tempDir } from "@whc/testing";
+import { CLAIM_SQL } from "./forwarding.js";
+import { openSqliteStore } from "./sqlite-store.js";
+import { openSqliteStoreInWorker } from "./worker-store.js";
+
+/** Far after every capture here: everything scheduled is due. */
+const LATER = 4_000_000_000_000;
+
+/** An endpoint with `count` relay captures, spaced 10 ms apart. */
+async function relayCaptures(store: CatalogStore, count: number, clock: { now: number }): Promise<EventRef[]> {
+  const name = `acct-${Math.random().toString(36).slice(2)}`;
+  const { key } = await store.ensureApiKey(name, keyHash(name), "whc_test", 1);
+  const endpoint = await store.createEndpoint(endpointFixture(key.accountId, { operatingMode: "relay" }));
+  const stamp = createStamper(await store.latestReceivedAt(), () => (clock.now += 10));
+  const events = Array.from({ length: count }, () => eventFixture(endpoint, { forward: { target: "https://app.example.test/", scheduled: true } }));
+  const stamps = await store.appendEvents(events, stamp);
+  return stamps.map((s) => ({ accountId: key.accountId, endpointId: endpoint.id, eventId: s!.id }));
+}
+
+describe("embedded SQLite forwarding", () => {
+  let where: ReturnType<typeof tempDir>;
+  let file: string;
+  const closing: CatalogStore[] = [];
+  beforeEach(() => {
+    where = tempDir("whc-sqlite-forward-");
+    file = path.join(where.path, "catalog.db");
+  });
+  afterEach(async () => {
+    for (const store of closing.splice(0)) await store.close();
+    where.remove();
+  });
+
+  it("never gives two stores on one file the same attempt: two worker threads claiming at once", async () => {
+    const setup = openSqliteStore({ file });
+    closing.push(setup);
+    const refs = await relayCaptures(setup, 40, { now: Date.now() });
+    const stores = await Promise.all([openSqliteStoreInWorker({ file }), openSqliteStoreInWorker({ file })]);
+    closing.push(...stores);
+
+    // A logical clock both move: a claim lasts one tick, so claims expire and are taken over
+    // while their owner is still sending, as when a worker stalls.
+    let tick = LATER;
+    const taken: string[] = [];
+    async function work(store: CatalogStore, owner: string): Promise<void> {
+      for (let round = 0; round < 5000; round += 1) {
+        const now = (tick += 1);
+        const claims = await store.claimDeliveries(owner, now, 1, 3);
+        if (claims.length === 0 && (await store.outboxStats()).pending === 0) return;
+        for (const c of claims) {
+          taken.push(`${c.eventId}#${c.attempt}`);
+          // Read the event first, as a sender does: meanwhile the other store may take over.
+          await store.getEvent(c.accountId, c.endpointId, c.eventId);
+          const state = c.attempt >= 3 ? "delivered" : "pending";
+          await store.recordForwardAttempt(c, forwardAttemptFixture(c.attempt), { kind: "worker", owner, state, nextAttemptAt: now });
+        }
+      }
+    }
+    await Promise.all([work(stores[0], "w0"), work(stores[1], "w1")]);
+
+    expect(new Set(taken).size).toBe(taken.length);
+    expect(await setup.outboxStats()).toEqual({ pending: 0, oldestDueAt: undefined });
+    for (const ref of refs) {
+      const forward = (await setup.getEvent(ref.accountId, ref.endpointId, ref.eventId))?.forward;
+      const numbers = taken.filter((t) => t.startsWith(`${ref.eventId}#`)).map((t) => Number(t.split("#")[1]));
+      expect(forward?.state).toBe("delivered");
+      // Only claims gave numbers out: 1..k, each taken once and recorded once.
+      expect(numbers.sort((a, b) => a - b)).toEqual(Array.from({ length: numbers.length }, (_, i) => i + 1));
+      expect(forward?.attempts.map((a) => a.n)).toEqual(numbers);
+    }
+  }, 120_000);
+
+  it("deletes attempts with their event, their endpoint and the retention purge", async () => {
+    const store = openSqliteStore({ file });
+    closing.push(store);
+    const clock = { now: Date.now() };
+    const a = await relayCaptures(store, 3, clock);
+    const b = await relayCaptures(store, 1, clock);
+    for (const ref of [...a, ...b]) {
+      for (const n of [1, 2]) await store.recordForwardAttempt(ref, forwardAttemptFixture(n, { trigger: "manual" }), { kind: "direct" });
+    }
+    const reader = new Database(file, { readonly: true });
+    try {
+      const rows = () => (reader.prepare("SELECT count(*) AS n FROM forward_attempts").get() as { n: number }).n;
+      expect(rows()).toBe(8);
+      await store.deleteEvent(a[0]!.accountId, a[0]!.endpointId, a[0]!.eventId);
+      expect(rows()).toBe(6);
+      await store.deleteEndpoint(b[0]!.accountId, b[0]!.endpointId);
+      expect(rows()).toBe(4);
+      await store.purgeEvents(LATER, Date.now());
+      expect(rows()).toBe(0);
+    } finally {
+      reader.close();
+    }
+  });
+
+  it("claims through the partial outbox index", () => {
+    const store = openSqliteStore({ file });
+    closing.push(store);
+    const db = new Database(file, { readonly: true });
+    try {
+      const plan = (db.prepare(`EXPLAIN QUERY PLAN ${CLAIM_SQL}`).all("w", 2, 1, 1, 10) as { detail: string }[]).map((r) => r.detail);
+      expect(plan.join("\n")).toContain("USING INDEX events_outbox");
+    } finally {
+      db.close();
+    }
+  });
+});
