@@ -2,6 +2,7 @@ import { loadConfig } from "@whc/config";
 import { createLogger } from "@whc/logging";
 import { createPeerTransport } from "@whc/rpc";
 import { createBus, createIngestNode, ingestSpec, runMain } from "@whc/composition";
+import { replayDeadlineMs } from "@whc/ingest-core";
 
 runMain("ingest", async () => {
   const config = loadConfig(ingestSpec, process.env);
@@ -9,6 +10,7 @@ runMain("ingest", async () => {
   const peers = {
     catalog: createPeerTransport(config.catalogUrl, config.rpcTimeoutMs),
     crypto: createPeerTransport(config.cryptoUrl, config.rpcTimeoutMs),
+    replay: createPeerTransport(config.replayUrl, replayDeadlineMs(config.rpcTimeoutMs)),
   };
   const bus = createBus(config.natsUrl, "whc-ingest", logger);
   const server = await createIngestNode(config, peers, bus, logger).serve(config.ingestPort, config.host);

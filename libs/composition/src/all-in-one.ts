@@ -4,6 +4,7 @@ import type { ConfigOf } from "@whc/config";
 import type { Logger } from "@whc/logging";
 import { createInMemoryTransport } from "@whc/rpc";
 import { ensureFirstKey } from "@whc/identity";
+import { replayDeadlineMs } from "@whc/ingest-core";
 import type { allInOneSpec } from "./specs.js";
 import {
   createBus,
@@ -39,7 +40,9 @@ export async function startAllInOne(config: ConfigOf<typeof allInOneSpec>, logge
   const peers = { ...inner, replay: peer(replay.routes) };
   const bus = createBus(config.natsUrl, "whc-all-in-one", logger);
   const firstKey = await ensureFirstKey(createClient(CatalogService, peers.catalog));
-  const ingest = await createIngestNode(config, peers, bus, logger).serve(config.ingestPort, config.host);
+  // Proxy endpoints' calls to replay last up to their forward timeout, beyond WHC_RPC_TIMEOUT_MS.
+  const ingestPeers = { ...peers, replay: createInMemoryTransport(replay.routes, logger, replayDeadlineMs(config.rpcTimeoutMs)) };
+  const ingest = await createIngestNode(config, ingestPeers, bus, logger).serve(config.ingestPort, config.host);
   const gateway = await createGatewayNode(config, peers, bus, logger).serve(config.gatewayPort, config.host);
   const closeables: Closeable[] = [gateway, ingest, bus, replay.closeable, catalog.closeable];
   return {

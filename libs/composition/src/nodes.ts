@@ -152,7 +152,11 @@ export interface Peers {
   replay?: Transport;
 }
 
-export function createIngestNode(config: ConfigOf<typeof ingestSpec>, peers: Peers, bus: CaptureBus, logger: Logger) {
+/**
+ * Ingest: the receiving surface. `peers.replay` forwards proxy endpoints' captures; its
+ * transport's deadline must allow a proxy call (replayDeadlineMs from @whc/ingest-core).
+ */
+export function createIngestNode(config: ConfigOf<typeof ingestSpec>, peers: Required<Peers>, bus: CaptureBus, logger: Logger) {
   const catalog = createClient(CatalogService, peers.catalog);
   const crypto = createClient(CryptoService, peers.crypto);
   const endpoints = createEndpointCache(catalog, crypto, {
@@ -169,6 +173,7 @@ export function createIngestNode(config: ConfigOf<typeof ingestSpec>, peers: Pee
       sealer: createEnvelopeSealer(crypto, { maxAgeMs: config.dataKeyTtlS * 1000, maxUses: 1_000_000 }),
       blindIndex: createBlindIndexSource(crypto),
       bus,
+      replay: createClient(ReplayService, peers.replay),
       health: { catalog: createClient(Health, peers.catalog), crypto: createClient(Health, peers.crypto) },
       metrics,
       logger,

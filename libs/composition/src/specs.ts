@@ -26,6 +26,7 @@ export const ingestSpec = {
   ingestPort: s.ingestPort,
   catalogUrl: s.catalogUrl,
   cryptoUrl: s.cryptoUrl,
+  replayUrl: s.replayUrl,
   natsUrl: s.natsUrl,
   maxStoredBodyBytes: s.maxStoredBodyBytes,
   maxInboundBodyBytes: s.maxInboundBodyBytes,

@@ -69,6 +69,7 @@ export function captureEvent(
     diagnosticJson: "",
     forwardedResponseJson: "",
     sequenceStatuses: [],
+    forwardScheduled: false,
   };
   const diagnosis: CaptureDiagnosis = {
     bodySha256: createHash("sha256").update(body.whole).digest("hex"),

@@ -3,6 +3,7 @@ import type { CatalogService, CryptoService, Endpoint } from "@whc/contracts";
 import { AppError } from "@whc/errors";
 import type { EndpointResponseConfig } from "@whc/api-model";
 import { responseConfigOf } from "@whc/api-model/present";
+import { forwardingOf, type Forwarding } from "./forward.js";
 
 export interface IngestEndpoint {
   endpoint: Endpoint;
@@ -12,6 +13,8 @@ export interface IngestEndpoint {
   previousSecret?: Buffer | undefined;
   /** What the endpoint answers, parsed once per lookup; undefined: the built-in answer. */
   response?: EndpointResponseConfig | undefined;
+  /** relay and proxy endpoints: the mode and the forward settings, parsed once per lookup. */
+  forwarding?: Forwarding | undefined;
 }
 
 interface Entry {
@@ -47,7 +50,7 @@ export function createEndpointCache(
     const open = async (sealed: Uint8Array) =>
       sealed.length > 0 ? Buffer.from((await crypto.openSecret({ sealed })).plaintext) : undefined;
     const [secret, previousSecret] = await Promise.all([open(endpoint.sealedSecret), open(endpoint.sealedPreviousSecret)]);
-    return { endpoint, secret, previousSecret, response: responseConfigOf(endpoint.responseJson) };
+    return { endpoint, secret, previousSecret, response: responseConfigOf(endpoint.responseJson), forwarding: forwardingOf(endpoint) };
   }
 
   return {

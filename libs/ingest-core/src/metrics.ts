@@ -1,6 +1,6 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 
-const OUTCOMES = ["stored", "too_large", "unknown_endpoint", "paused", "unavailable", "sender_gone"] as const;
+const OUTCOMES = ["stored", "proxied", "forward_failed", "too_large", "unknown_endpoint", "paused", "unavailable", "sender_gone"] as const;
 
 /** How a request to the receiving surface ended. */
 export type CaptureOutcome = (typeof OUTCOMES)[number];
@@ -10,6 +10,12 @@ export interface IngestMetrics {
   answered(outcome: CaptureOutcome): void;
   /** A stored capture: its provider and verdict, and the seconds from its arrival to its answer. */
   stored(provider: string, verification: string, seconds: number): void;
+  /**
+   * A stored capture of a proxy endpoint, answered with its destination's answer (`proxied`)
+   * or with 502/504 (`forward_failed`). Its time is the destination's, so it stays out of the
+   * capture duration.
+   */
+  proxied(provider: string, verification: string, outcome: "proxied" | "forward_failed"): void;
   /** Events in one AppendEvents call. */
   batch(events: number): void;
 }
@@ -23,7 +29,7 @@ export function createIngestMetrics(): IngestMetrics {
   collectDefaultMetrics({ register: registry });
   const captures = new Counter({
     name: "whc_ingest_requests_total",
-    help: "Requests to webhook URLs by outcome: stored, too_large (413, metadata stored), unknown_endpoint (404), paused (503), unavailable (503, nothing stored), sender_gone (closed mid-body)",
+    help: "Requests to webhook URLs by outcome: stored, proxied (stored, answered by the proxy destination), forward_failed (stored, proxy answered 502/504), too_large (413, metadata stored), unknown_endpoint (404), paused (503), unavailable (503, nothing stored), sender_gone (closed mid-body)",
     labelNames: ["outcome"],
     registers: [registry],
   });
@@ -52,6 +58,13 @@ export function createIngestMetrics(): IngestMetrics {
   for (const child of outcomes.values()) child.inc(0);
   const verdictChildren = new Map<string, ReturnType<typeof verdicts.labels>>();
 
+  const verdict = (provider: string, verification: string) => {
+    const key = `${provider} ${verification}`;
+    let child = verdictChildren.get(key);
+    if (!child) verdictChildren.set(key, (child = verdicts.labels(provider, verification)));
+    child.inc();
+  };
+
   return {
     registry,
     answered(outcome) {
@@ -59,11 +72,12 @@ export function createIngestMetrics(): IngestMetrics {
     },
     stored(provider, verification, seconds) {
       outcomes.get("stored")?.inc();
-      const key = `${provider} ${verification}`;
-      let verdict = verdictChildren.get(key);
-      if (!verdict) verdictChildren.set(key, (verdict = verdicts.labels(provider, verification)));
-      verdict.inc();
+      verdict(provider, verification);
       duration.observe(seconds);
+    },
+    proxied(provider, verification, outcome) {
+      outcomes.get(outcome)?.inc();
+      verdict(provider, verification);
     },
     batch(events) {
       batches.observe(events);

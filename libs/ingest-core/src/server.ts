@@ -17,6 +17,8 @@ import { planReply, recordPlan, renderReply, sendAnswer, type ReplyPlan, type Re
 import type { EndpointCache, IngestEndpoint } from "./endpoint-cache.js";
 import type { IngestMetrics } from "./metrics.js";
 import { readBodyThen, type ReadBody } from "./request.js";
+import { withForward, type Forwarding } from "./forward.js";
+import { callFailureReason, forwardFailed, PROXY_CALL_MARGIN_MS, proxyAnswerOf, sendProxyAnswer, type ProxyAnswer, type ReplayForwarder } from "./proxy.js";
 
 export interface IngestDeps {
   endpoints: EndpointCache;
@@ -24,6 +26,8 @@ export interface IngestDeps {
   sealer: EnvelopeSealer;
   blindIndex: BlindIndexSource;
   bus: CaptureBus;
+  /** Forwards proxy endpoints' captures (design §11). */
+  replay: ReplayForwarder;
   health: { catalog: Client<typeof Health>; crypto: Client<typeof Health> };
   metrics: IngestMetrics;
   logger: Logger;
@@ -192,7 +196,10 @@ function admit(s: Surface, c: Capture, found: IngestEndpoint | undefined): void 
 }
 
 function readBody(s: Surface, c: Capture, found: IngestEndpoint): void {
-  readBodyThen(c.req, s.options.maxStoredBodyBytes, s.options.maxInboundBodyBytes, (err, body) => {
+  // A forwarded body is stored whole (up to the inbound limit): the forward sends the stored
+  // bytes, and a cut body would reach the destination as if it were the sender's.
+  const keep = found.forwarding ? s.options.maxInboundBodyBytes : s.options.maxStoredBodyBytes;
+  readBodyThen(c.req, keep, s.options.maxInboundBodyBytes, (err, body) => {
     if (err && !c.req.complete) {
       // The sender hung up mid-body: it got no answer, so it will retry; nothing is kept.
       s.logger.info({ path: pathOnly(c.url) }, "sender closed the connection before its body ended; nothing stored");
@@ -208,24 +215,33 @@ function readBody(s: Surface, c: Capture, found: IngestEndpoint): void {
   });
 }
 
-/** What the answer needs after the commit: the endpoint as looked up, the plan, the request. */
-interface Pending {
-  found: IngestEndpoint;
-  reply: ReplyPlan;
-  request: ReplyRequest;
-}
+/**
+ * What the answer needs after the commit: the endpoint as looked up, and either the plan and
+ * the request (design §10; relay endpoints too) or, for a proxy endpoint, its forwarding.
+ */
+type Pending =
+  | { found: IngestEndpoint; reply: ReplyPlan; request: ReplyRequest; proxy?: undefined }
+  | { found: IngestEndpoint; proxy: Forwarding };
 
 function captureBody(s: Surface, c: Capture, found: IngestEndpoint, body: ReadBody): void {
   const { event, diagnosis } = captureEvent(c, found, body, s.options);
   let pending: Pending | undefined;
-  if (!body.overLimit) {
+  if (body.overLimit) {
+    // Refused as too large: only metadata is stored (never forwarded), and ingest's own 413 is the answer.
+    event.diagnosticJson = JSON.stringify({ ...diagnosis, responseSource: "default" });
+  } else if (found.forwarding?.mode === "proxy") {
+    // The destination answers, not the endpoint's response configuration; what it answered
+    // is the forward's attempt, recorded by replay after this commit.
+    withForward(event, found.forwarding, c.rest);
+    event.responseCode = 0;
+    event.diagnosticJson = JSON.stringify({ ...diagnosis, responseSource: "proxy" });
+    pending = { found, proxy: found.forwarding };
+  } else {
+    if (found.forwarding) withForward(event, found.forwarding, c.rest);
     const request: ReplyRequest = { method: event.method, path: c.rest, headers: rawPairs(event), body: body.whole, eventType: event.canonicalEventType };
     const reply = planReply(found, request);
     recordPlan(event, found, reply, diagnosis);
     pending = { found, reply, request };
-  } else {
-    // Refused as too large: only metadata is stored, and ingest's own 413 is the answer.
-    event.diagnosticJson = JSON.stringify({ ...diagnosis, responseSource: "default" });
   }
   if (!event.bodyStored) return commit(s, c, event, pending);
   sealThenCommit(s, c, event, body.kept, pending);
@@ -293,6 +309,7 @@ function answerStored(s: Surface, c: Capture, event: Event, stored: Stored, pend
     reply(c.res, 413, { ok: false, error: "payload_too_large", id: stored.id }, { connection: "close" });
     return;
   }
+  if (pending.proxy) return proxy(s, c, event, stored, pending.proxy);
   s.metrics.stored(event.provider, event.verification, (performance.now() - c.startedMs) / 1000);
   const answer = renderReply(pending.found, pending.reply, stored, pending.request);
   const send = () => {
@@ -301,4 +318,43 @@ function answerStored(s: Surface, c: Capture, event: Event, stored: Stored, pend
   // The delay counts from the durable commit (design §10): the capture is stored either way.
   if (answer.delayMs > 0) setTimeout(send, answer.delayMs);
   else send();
+  if (event.forwardScheduled) wakeOutbox(s);
+}
+
+/** relay: the delivery is in the outbox since the commit; the workers are told to look now. */
+function wakeOutbox(s: Surface): void {
+  try {
+    s.deps.bus.publishOutboxWake();
+  } catch (err) {
+    // Best effort: the workers poll the outbox anyway.
+    s.logger.warn({ err }, "outbox wake not published");
+  }
+}
+
+/**
+ * proxy: the stored capture is forwarded now, through the replay service (guard, lease,
+ * attempt record), and the sender gets what the destination answered, or 502/504
+ * forward_failed. The capture is stored whatever happens here.
+ */
+function proxy(s: Surface, c: Capture, event: Event, stored: Stored, forwarding: Forwarding): void {
+  const request = {
+    accountId: event.accountId,
+    endpointId: event.endpointId,
+    eventId: stored.id,
+    trigger: "initial",
+    maxResponseBytes: s.options.maxInboundBodyBytes,
+  };
+  s.deps.replay.forwardEvent(request, { timeoutMs: forwarding.settings.timeoutMs + PROXY_CALL_MARGIN_MS }).then(
+    (res) => answerProxied(s, c, event, proxyAnswerOf(res.attempt)),
+    (err: unknown) => {
+      const reason = callFailureReason(err);
+      s.logger.warn({ err: AppError.is(err) ? { reason: err.reason } : err, path: pathOnly(c.url) }, "proxy forward failed");
+      answerProxied(s, c, event, forwardFailed(reason));
+    },
+  );
+}
+
+function answerProxied(s: Surface, c: Capture, event: Event, answer: ProxyAnswer): void {
+  const sent = sendProxyAnswer(c.res, answer);
+  s.metrics.proxied(event.provider, event.verification, sent.failure === undefined ? "proxied" : "forward_failed");
 }
