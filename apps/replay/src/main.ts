@@ -1,7 +1,7 @@
 import { loadConfig } from "@whc/config";
 import { createLogger } from "@whc/logging";
 import { createPeerTransport, serveH2c } from "@whc/rpc";
-import { createLeases, createReplayNode, replaySpec, runMain } from "@whc/composition";
+import { createBus, createLeases, createReplayNode, replayMetricsFallback, replaySpec, runMain } from "@whc/composition";
 
 runMain("replay", async () => {
   const config = loadConfig(replaySpec, process.env);
@@ -10,8 +10,10 @@ runMain("replay", async () => {
     catalog: createPeerTransport(config.catalogUrl, config.rpcTimeoutMs),
     crypto: createPeerTransport(config.cryptoUrl, config.rpcTimeoutMs),
   };
-  const replay = createReplayNode(config, peers, createLeases(config, "whc-replay", logger), logger);
-  const server = await serveH2c({ routes: replay.routes, port: config.replayPort, host: config.host, logger });
-  logger.info({ port: server.port }, "replay ready");
-  return { logger, closeables: [server, replay.closeable] };
+  const bus = createBus(config.natsUrl, "whc-replay", logger);
+  const replay = createReplayNode(config, peers, createLeases(config, "whc-replay", logger), bus, logger);
+  const fallback = replayMetricsFallback(replay.metrics, logger);
+  const server = await serveH2c({ routes: replay.routes, port: config.replayPort, host: config.host, logger, fallback });
+  logger.info({ port: server.port, owner: replay.forwarder.owner }, "replay ready");
+  return { logger, closeables: [server, replay.closeable, bus] };
 });

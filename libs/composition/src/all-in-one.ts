@@ -36,15 +36,16 @@ export async function startAllInOne(config: ConfigOf<typeof allInOneSpec>, logge
   const crypto = createCryptoNode(config, logger);
   const peer = (routes: typeof catalog.routes) => createInMemoryTransport(routes, logger, config.rpcTimeoutMs);
   const inner = { catalog: peer(catalog.routes), crypto: peer(crypto.routes) };
-  const replay = createReplayNode(config, inner, createLeases(config, "whc-all-in-one-leases", logger), logger);
-  const peers = { ...inner, replay: peer(replay.routes) };
   const bus = createBus(config.natsUrl, "whc-all-in-one", logger);
+  const replay = createReplayNode(config, inner, createLeases(config, "whc-all-in-one-leases", logger), bus, logger);
+  const peers = { ...inner, replay: peer(replay.routes) };
   const firstKey = await ensureFirstKey(createClient(CatalogService, peers.catalog));
   // Proxy endpoints' calls to replay last up to their forward timeout, beyond WHC_RPC_TIMEOUT_MS.
   const ingestPeers = { ...peers, replay: createInMemoryTransport(replay.routes, logger, replayDeadlineMs(config.rpcTimeoutMs)) };
   const ingest = await createIngestNode(config, ingestPeers, bus, logger).serve(config.ingestPort, config.host);
   const gateway = await createGatewayNode(config, peers, bus, logger).serve(config.gatewayPort, config.host);
-  const closeables: Closeable[] = [gateway, ingest, bus, replay.closeable, catalog.closeable];
+  // The outbox worker stops (its attempts recorded) before the bus and the catalog close.
+  const closeables: Closeable[] = [gateway, ingest, replay.closeable, bus, catalog.closeable];
   return {
     gateway,
     ingest,

@@ -5,7 +5,8 @@ import type { ConnectRouter, Transport } from "@connectrpc/connect";
 import type { ConfigOf } from "@whc/config";
 import { CatalogService, CryptoService, Health, ReplayService } from "@whc/contracts";
 import type { Logger } from "@whc/logging";
-import { healthRoutes, createInMemoryTransport, createServiceClient as createClient } from "@whc/rpc";
+import { healthRoutes, createInMemoryTransport, createServiceClient as createClient, type ServeOptions } from "@whc/rpc";
+import { Registry, collectDefaultMetrics } from "prom-client";
 import { createCatalogService, type CatalogStore } from "@whc/catalog-core";
 import { openSqliteStoreInWorker } from "@whc/catalog-sqlite";
 import { openMongoStore } from "@whc/catalog-mongo";
@@ -28,7 +29,7 @@ import {
   createNatsLeases,
 } from "@whc/messaging";
 import type { CaptureBus, EgressLeases } from "@whc/ports";
-import { createReplayService } from "@whc/replay-core";
+import { createForwarder, createForwardMetrics, createReplayService } from "@whc/replay-core";
 import type { catalogSpec, cryptoSpec, gatewaySpec, ingestSpec, replaySpec } from "./specs.js";
 import { serveHttp, type Closeable } from "./process.js";
 
@@ -111,34 +112,94 @@ export function createLeases(config: ConfigOf<typeof replaySpec>, name: string, 
   );
 }
 
-/** Replay: the SSRF guard, leases, allowance, the request and its audit record. */
+/**
+ * Replay: the SSRF guard, leases, allowance, the request and its audit record; and
+ * forwarding: the ForwardEvent, RecordClientAttempt and CheckForwardTarget RPCs and the relay
+ * outbox worker, started here (woken by ingest through the bus) and stopped by the closeable.
+ */
 export function createReplayNode(
   config: ConfigOf<typeof replaySpec>,
   peers: Pick<Peers, "catalog" | "crypto">,
   leases: EgressLeases,
+  bus: CaptureBus,
   logger: Logger,
 ) {
   const crypto = createClient(CryptoService, peers.crypto);
-  const service = createReplayService(
+  const catalog = createClient(CatalogService, peers.catalog);
+  const metrics = createForwardMetrics(async () => {
+    const stats = await catalog.getOutboxStats({});
+    return { pending: Number(stats.pending), oldestDueAt: stats.oldestDueAtMs === undefined ? undefined : Number(stats.oldestDueAtMs) };
+  });
+  const deps = {
+    catalog,
+    crypto,
+    opener: createEnvelopeOpener(crypto, { maxAgeMs: config.dataKeyTtlS * 1000, maxEntries: 10_000 }),
+    sealer: createEnvelopeSealer(crypto, { maxAgeMs: config.dataKeyTtlS * 1000, maxUses: 1_000_000 }),
+    leases,
+    logger,
+    metrics,
+  };
+  const service = createReplayService(deps, {
+    dailyLimit: config.replayDailyLimit,
+    allowPrivateTargets: config.replayAllowPrivateTargets,
+    connectTimeoutMs: config.replayConnectTimeoutMs,
+    totalTimeoutMs: config.replayTimeoutMs,
+    maxExcerptBytes: 4096,
+  });
+  const forwarder = createForwarder(
+    { ...deps, bus },
     {
-      catalog: createClient(CatalogService, peers.catalog),
-      opener: createEnvelopeOpener(crypto, { maxAgeMs: config.dataKeyTtlS * 1000, maxEntries: 10_000 }),
-      leases,
-      logger,
-    },
-    {
-      dailyLimit: config.replayDailyLimit,
       allowPrivateTargets: config.replayAllowPrivateTargets,
       connectTimeoutMs: config.replayConnectTimeoutMs,
-      totalTimeoutMs: config.replayTimeoutMs,
-      maxExcerptBytes: 4096,
+      retryBaseMs: config.forwardRetryBaseMs,
+      pollMs: config.forwardPollMs,
+      claimMs: config.forwardClaimMs,
     },
   );
+  forwarder.start();
   const routes: Routes = (router) => {
     router.service(ReplayService, service);
     healthRoutes({ "": () => true, [ReplayService.typeName]: () => true, egress: () => leases.connected() })(router);
   };
-  return { routes, closeable: leases satisfies Closeable };
+  return {
+    routes,
+    forwarder,
+    /** The whc_forward_* series in Prometheus text, without the process's own (for merging with another registry's). */
+    metrics: () => metrics.registry.metrics(),
+    closeable: {
+      async close() {
+        await forwarder.stop();
+        await leases.close();
+      },
+    } satisfies Closeable,
+  };
+}
+
+/**
+ * GET /metrics of a replay process: the forward series and the process's own. Served as the
+ * fallback of its RPC server (no other route of that server takes a GET).
+ */
+export function replayMetricsFallback(forwardMetrics: () => Promise<string>, logger: Logger): NonNullable<ServeOptions["fallback"]> {
+  const own = new Registry();
+  collectDefaultMetrics({ register: own });
+  return (req, res) => {
+    if (req.method !== "GET" || (req.url ?? "").split("?", 1)[0] !== "/metrics") {
+      res.writeHead(404, { "content-type": "text/plain" });
+      res.end("not found\n");
+      return;
+    }
+    Promise.all([forwardMetrics(), own.metrics()]).then(
+      ([forward, processText]) => {
+        res.writeHead(200, { "content-type": own.contentType });
+        res.end(`${processText}\n${forward}`);
+      },
+      (err: unknown) => {
+        logger.error({ err }, "metrics collection failed");
+        res.writeHead(500, { "content-type": "text/plain" });
+        res.end("metrics collection failed\n");
+      },
+    );
+  };
 }
 
 export function createBus(natsUrl: string | undefined, name: string, logger: Logger): CaptureBus {

@@ -225,6 +225,20 @@ describe("sendOnce against local servers", () => {
     expect(pairs.find(([n]) => n.toLowerCase() === "content-length")![1]).toBe("6");
   });
 
+  it("answers the response's header lines as received: names as spelled, in order, repeats kept", async () => {
+    const port = await serve((_req, res) => {
+      res.setHeader("X-Answer", "yes");
+      res.setHeader("Set-Cookie", ["a=1", "b=2"]);
+      res.end("ok");
+    });
+    const result = await send(`http://127.0.0.1:${port}/`);
+    expect(result.kind === "response" && result.rawHeaders.filter(([n]) => n.startsWith("X-") || n === "Set-Cookie")).toEqual([
+      ["X-Answer", "yes"],
+      ["Set-Cookie", "a=1"],
+      ["Set-Cookie", "b=2"],
+    ]);
+  });
+
   it("returns a redirect as an answer and never follows it", async () => {
     let followed = 0;
     const second = await serve((_req, res) => {

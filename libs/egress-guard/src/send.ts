@@ -31,6 +31,8 @@ export type SendResult =
       kind: "response";
       status: number;
       headers: Record<string, string | string[]>;
+      /** The answer's header lines as received: names as spelled, in order, repeats kept. */
+      rawHeaders: [string, string][];
       excerpt: Buffer;
       excerptTruncated: boolean;
       durationMs: number;
@@ -49,6 +51,12 @@ export const HOP_BY_HOP: ReadonlySet<string> = new Set([
   "content-length",
   "host",
 ]);
+
+function pairsOf(raw: string[]): [string, string][] {
+  const pairs: [string, string][] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) pairs.push([raw[i] as string, raw[i + 1] as string]);
+  return pairs;
+}
 
 function failureOf(err: unknown): NetworkFailure {
   const code = String((err as { code?: string }).code ?? "");
@@ -148,6 +156,7 @@ export function sendOnce(input: SendInput): Promise<SendResult> {
           kind: "response",
           status: res.statusCode ?? 0,
           headers: res.headers as Record<string, string | string[]>,
+          rawHeaders: pairsOf(res.rawHeaders),
           excerpt: Buffer.concat(chunks, size),
           excerptTruncated: truncated,
           durationMs: elapsed(),

@@ -1,16 +1,12 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createHmac, randomBytes, randomUUID } from "node:crypto";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { create } from "@bufbuild/protobuf";
 import {
   Code,
   createClient,
   createHandlerContext,
-  createRouterTransport,
   type Client,
-  type ConnectRouter,
   type Interceptor,
 } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -30,12 +26,12 @@ import { createCatalogService } from "@whc/catalog-core";
 import { openSqliteStore } from "@whc/catalog-sqlite";
 import { createCryptoService, createKeyRing } from "@whc/crypto-core";
 import { AppError } from "@whc/errors";
-import { createLogger } from "@whc/logging";
 import { createMemoryLeases } from "@whc/messaging";
-import { createPeerTransport, createServiceClient, serveH2c, serverInterceptor } from "@whc/rpc";
+import { createPeerTransport, createServiceClient, serveH2c } from "@whc/rpc";
 import { createEnvelopeOpener, createEnvelopeSealer } from "@whc/sealing";
 import { expectFailure, tempDir } from "@whc/testing";
 import { createReplayService, type ReplayServiceDeps, type ReplayServiceOptions } from "./service.js";
+import { logger, onCleanup, refusingPort, runCleanups, serve, startTarget, valuesOf } from "./test-harness.js";
 
 /*
  * The replay service served by Connect's router transport and called through a typed client,
@@ -44,62 +40,10 @@ import { createReplayService, type ReplayServiceDeps, type ReplayServiceOptions 
  * leases, and local HTTP targets on 127.0.0.1 that record what reaches them.
  */
 
-const logger = createLogger("replay-test", "silent");
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+afterEach(runCleanups);
 
 /** What the account's allowance is counted against today (UTC). */
 const today = () => new Date().toISOString().slice(0, 10);
-
-// ---------------------------------------------------------------------------------------------
-// Local HTTP targets
-
-interface Received {
-  method: string;
-  url: string;
-  headers: [string, string][];
-  body: Buffer;
-}
-
-type Answer = (req: http.IncomingMessage, res: http.ServerResponse) => void;
-
-/** A real HTTP server on 127.0.0.1, port 0, recording every request and every connection. */
-async function startTarget(answer: Answer = (_req, res) => res.end("thanks")) {
-  const received: Received[] = [];
-  let connections = 0;
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => {
-      const headers: [string, string][] = [];
-      for (let i = 0; i < req.rawHeaders.length; i += 2) headers.push([req.rawHeaders[i]!, req.rawHeaders[i + 1]!]);
-      received.push({ method: req.method!, url: req.url!, headers, body: Buffer.concat(chunks) });
-      answer(req, res);
-    });
-  });
-  server.on("connection", () => (connections += 1));
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  const close = () =>
-    new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    });
-  cleanups.push(close);
-  return { url: `http://127.0.0.1:${port}`, port, received, connections: () => connections, close };
-}
-
-/** A loopback port nothing listens on (a server was there a moment ago). */
-async function refusingPort(): Promise<number> {
-  const target = await startTarget();
-  await target.close();
-  return target.port;
-}
-
-const valuesOf = (headers: [string, string][], name: string) =>
-  headers.filter(([n]) => n.toLowerCase() === name.toLowerCase()).map(([, v]) => v);
 
 // ---------------------------------------------------------------------------------------------
 // The service and its collaborators
@@ -122,16 +66,11 @@ interface CaptureInput {
   truncated?: boolean;
 }
 
-/** Routes served the way every internal service is: AppErrors leave as ConnectErrors with their reason. */
-function serve(routes: (router: ConnectRouter) => void, interceptors: Interceptor[] = []) {
-  return createRouterTransport(routes, { router: { interceptors: [...interceptors, serverInterceptor(logger)] } });
-}
-
 async function startReplay(options: HarnessOptions = {}) {
   const { slotsPerOrigin = 1, resolver, now, openerCrypto, ...overrides } = options;
   const dir = tempDir("whc-replay-");
   const store = openSqliteStore({ file: path.join(dir.path, "catalog.db") });
-  cleanups.push(async () => {
+  onCleanup(async () => {
     await store.close();
     dir.remove();
   });
@@ -159,6 +98,8 @@ async function startReplay(options: HarnessOptions = {}) {
     {
       catalog,
       opener: createEnvelopeOpener(openerCrypto ?? crypto, { maxAgeMs: 60_000, maxEntries: 100 }),
+      crypto,
+      sealer,
       leases,
       logger,
       ...(resolver ? { resolver } : {}),
@@ -875,7 +816,7 @@ describe("served on a real HTTP/2 server on port 0", () => {
   async function overTheWire(options: HarnessOptions = {}) {
     const h = await startReplay(options);
     const server = await serveH2c({ routes: (r) => r.service(ReplayService, h.service), port: 0, host: "127.0.0.1", logger });
-    cleanups.push(() => server.close());
+    onCleanup(() => server.close());
     return { h, replay: createClient(ReplayService, createGrpcTransport({ baseUrl: `http://127.0.0.1:${server.port}` })) };
   }
 

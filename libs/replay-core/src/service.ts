@@ -1,23 +1,15 @@
-import type { Client, ServiceImpl } from "@connectrpc/connect";
-import type { CatalogService, Endpoint, Event, ReplayService } from "@whc/contracts";
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { Endpoint, Event, ReplayService } from "@whc/contracts";
 import { AppError, validationFailed } from "@whc/errors";
-import type { Logger } from "@whc/logging";
-import type { EnvelopeOpener } from "@whc/sealing";
-import type { EgressLeases } from "@whc/ports";
 import { currentRequestId } from "@whc/logging";
-import { HOP_BY_HOP, sendOnce, vetTarget, type SendResult, type VetOptions } from "@whc/egress-guard";
-import { PROVIDERS, signHeaders, signatureHeaderNames, type Provider } from "@whc/signatures";
+import { sendOnce, vetTarget, type SendResult } from "@whc/egress-guard";
+import { outboundHeaders } from "./outbound.js";
+import { createForwardHandlers } from "./forward-service.js";
+import type { ForwardDeps } from "./forward-attempt.js";
 import { secondsToUtcMidnight, utcDay } from "./allowance.js";
 
-export interface ReplayServiceDeps {
-  catalog: Client<typeof CatalogService>;
-  opener: EnvelopeOpener;
-  leases: EgressLeases;
-  logger: Logger;
-  /** Injected so tests can resolve names without DNS; production uses the system resolver. */
-  resolver?: VetOptions["resolver"];
-  now?: () => number;
-}
+/** Replay's collaborators; forwarding's (crypto for target secrets, the sealer for answers, metrics) too. */
+export type ReplayServiceDeps = ForwardDeps;
 
 export interface ReplayServiceOptions {
   dailyLimit: number;
@@ -28,29 +20,11 @@ export interface ReplayServiceOptions {
 }
 
 /**
- * Beyond the hop-by-hop headers sendOnce drops itself: the ones that described the original
- * hop (proxies, forwarding) rather than the request.
- */
-const NOT_REPLAYED = new Set([
-  ...HOP_BY_HOP,
-  "proxy-authorization",
-  "expect",
-  "x-forwarded-for",
-  "x-forwarded-host",
-  "x-forwarded-proto",
-  "x-real-ip",
-  "forwarded",
-]);
-
-function asProvider(value: string): Provider {
-  return (PROVIDERS as readonly string[]).includes(value) ? (value as Provider) : "generic";
-}
-
-/**
  * Operation 9, in the order DESIGN.md fixes: the endpoint's replay flag; the target (scheme,
  * then every address its host resolves to); an egress lease (none: nothing sent, nothing
  * recorded, allowance untouched); one unit of the daily allowance (spent: lease released);
- * the request to the vetted address; the audit record; the lease released.
+ * the request to the vetted address; the audit record; the lease released. The forwarding
+ * RPCs (ForwardEvent, RecordClientAttempt, CheckForwardTarget) are createForwardHandlers'.
  */
 export function createReplayService(deps: ReplayServiceDeps, options: ReplayServiceOptions): ServiceImpl<typeof ReplayService> {
   const now = deps.now ?? Date.now;
@@ -63,6 +37,7 @@ export function createReplayService(deps: ReplayServiceDeps, options: ReplayServ
   }
 
   return {
+    ...createForwardHandlers(deps, options),
     async replayEvent(req) {
       if (!req.accountId) throw validationFailed("account_id", "required");
       const client = req.client === "dashboard" ? "dashboard" : "api";
@@ -106,27 +81,20 @@ export function createReplayService(deps: ReplayServiceDeps, options: ReplayServ
           });
         }
 
-        const provider = asProvider(event.provider);
-        let headers: (readonly [string, string])[] = event.headers
-          .filter((h) => !NOT_REPLAYED.has(h.name.toLowerCase()))
-          .map((h) => [h.name, h.value] as const);
-        if (mode === "resign") {
-          const drop = new Set(signatureHeaderNames(provider, endpoint.genericSignatureHeader || undefined));
-          const original = headers;
-          headers = original.filter(([name]) => !drop.has(name.toLowerCase()));
-          headers.push(
-            ...signHeaders({
-              provider,
-              secret: Buffer.from(req.targetSecret, "utf8"),
-              body: body ?? new Uint8Array(),
-              nowMs: now(),
-              url: req.targetUrl,
-              headers: original,
-              genericSignatureHeader: endpoint.genericSignatureHeader || undefined,
-              genericSignaturePrefix: endpoint.genericSignaturePrefix || undefined,
-            }),
-          );
-        }
+        const headers = outboundHeaders(
+          event.headers,
+          event.provider,
+          body,
+          mode === "resign"
+            ? {
+                secret: Buffer.from(req.targetSecret, "utf8"),
+                url: req.targetUrl,
+                nowMs: now(),
+                genericSignatureHeader: endpoint.genericSignatureHeader,
+                genericSignaturePrefix: endpoint.genericSignaturePrefix,
+              }
+            : undefined,
+        );
 
         const outcome: SendResult = await sendOnce({
           target: vetted.target,

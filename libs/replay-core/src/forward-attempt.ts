@@ -1,0 +1,280 @@
+import type { Client } from "@connectrpc/connect";
+import type { CatalogService, CryptoService, Endpoint, Event, Forward } from "@whc/contracts";
+import { ATTEMPT_HEADER, DELIVERY_ID_HEADER } from "@whc/api-model";
+import { sendOnce, vetTarget, type SendResult, type VetOptions } from "@whc/egress-guard";
+import { AppError } from "@whc/errors";
+import type { Logger } from "@whc/logging";
+import type { EgressLease, EgressLeases } from "@whc/ports";
+import type { EnvelopeOpener, EnvelopeSealer, SealedBodyParts } from "@whc/sealing";
+import { outboundHeaders } from "./outbound.js";
+import { forwardTargetOf, forwardUrl, type ForwardTarget } from "./forward-target.js";
+import { errorOf, isFinal, outcomeLabel, parseRetryAfter, type AttemptOutcome } from "./forward-policy.js";
+import type { ForwardMetrics } from "./forward-metrics.js";
+
+/** A recorded attempt keeps at most this much of the answer's body (design §11). */
+export const RECORDED_BODY_BYTES = 64 * 1024;
+
+export type ForwardTrigger = "initial" | "retry" | "manual" | "cli";
+
+export interface EventRef {
+  accountId: string;
+  endpointId: string;
+  eventId: string;
+}
+
+/** What forwarding needs besides what replay needs. */
+export interface ForwardDeps {
+  catalog: Client<typeof CatalogService>;
+  /** Opens the endpoints' sealed target secrets. */
+  crypto: Client<typeof CryptoService>;
+  opener: EnvelopeOpener;
+  /** Seals the answers' bodies at rest, as ingest seals request bodies. */
+  sealer: EnvelopeSealer;
+  leases: EgressLeases;
+  logger: Logger;
+  metrics?: ForwardMetrics | undefined;
+  resolver?: VetOptions["resolver"];
+  now?: () => number;
+}
+
+export interface ForwardOptions {
+  allowPrivateTargets: boolean;
+  /** Connect (+TLS) deadline; the whole attempt's is the endpoint's timeoutMs. */
+  connectTimeoutMs: number;
+}
+
+/** An event ready to be forwarded. */
+export interface Delivery {
+  ref: EventRef;
+  endpoint: Endpoint;
+  event: Event;
+  target: ForwardTarget;
+  /** The destination with the capture's sub-path and query when keepPath. */
+  url: string;
+  /** The stored body in clear; undefined when none is stored. */
+  body: Uint8Array | undefined;
+  /** False when a stored body could not be opened: it cannot be sent exactly. */
+  bodyReadable: boolean;
+  targetSecret: Uint8Array | undefined;
+}
+
+export type Loaded =
+  | { kind: "ready"; delivery: Delivery }
+  /** The endpoint has no forward settings (any more). */
+  | { kind: "not_configured"; event: Event }
+  | { kind: "missing" };
+
+/** One attempt as made, ready to be recorded; `body` is the answer in clear up to what was asked. */
+export interface SentAttempt {
+  n: number;
+  trigger: ForwardTrigger;
+  at: number;
+  url: string;
+  durationMs: number;
+  status: number;
+  headers: [string, string][];
+  body: Buffer;
+  bodyTruncated: boolean;
+  /** The first RECORDED_BODY_BYTES, sealed; undefined when empty or when sealing failed. */
+  sealedBody: SealedBodyParts | undefined;
+  recordedTruncated: boolean;
+  outcome: AttemptOutcome;
+}
+
+export type Transition = { state: ""; nextAttemptAt?: undefined; owner?: undefined } | { state: string; nextAttemptAt?: number | undefined; owner: string };
+
+function isNotFound(err: unknown): boolean {
+  return AppError.is(err) && err.reason === "not_found";
+}
+
+/** The event, its endpoint's destination, target secret and body in clear. */
+async function loadDelivery(deps: ForwardDeps, ref: EventRef): Promise<Loaded> {
+  const { catalog } = deps;
+  let endpoint: Endpoint | undefined;
+  let event: Event | undefined;
+  try {
+    endpoint = (await catalog.getEndpoint({ accountId: ref.accountId, endpointId: ref.endpointId, includeSealedSecret: true })).endpoint;
+    event = (await catalog.getEvent({ ...ref, markRead: false })).event;
+  } catch (err) {
+    if (isNotFound(err)) return { kind: "missing" };
+    throw err;
+  }
+  if (!endpoint || !event) return { kind: "missing" };
+  const target = forwardTargetOf(endpoint.forwardJson);
+  if (!target) return { kind: "not_configured", event };
+
+  const targetSecret =
+    endpoint.sealedTargetSecret.length > 0 ? (await deps.crypto.openSecret({ sealed: endpoint.sealedTargetSecret })).plaintext : undefined;
+  let body: Uint8Array | undefined;
+  let bodyReadable = true;
+  if (event.bodyStored && event.body) {
+    const opened = await deps.opener.open(event.endpointId, event.body);
+    if (opened.ok) body = opened.plaintext;
+    else bodyReadable = false;
+  }
+  const delivery: Delivery = { ref, endpoint, event, target, url: forwardUrl(target, event.path), body, bodyReadable, targetSecret };
+  return { kind: "ready", delivery };
+}
+
+/** The headers of attempt n: the captured end-to-end ones (re-signed with a target secret), then ours. */
+function headersOf(d: Delivery, n: number, nowMs: number): [string, string][] {
+  const ours = new Set([DELIVERY_ID_HEADER.toLowerCase(), ATTEMPT_HEADER.toLowerCase()]);
+  const captured = d.event.headers.filter((h) => !ours.has(h.name.toLowerCase()));
+  const headers = outboundHeaders(
+    captured,
+    d.event.provider,
+    d.body,
+    d.targetSecret
+      ? {
+          secret: d.targetSecret,
+          url: d.url,
+          nowMs,
+          genericSignatureHeader: d.endpoint.genericSignatureHeader,
+          genericSignaturePrefix: d.endpoint.genericSignaturePrefix,
+        }
+      : undefined,
+  );
+  headers.push([DELIVERY_ID_HEADER, d.event.id], [ATTEMPT_HEADER, String(n)]);
+  return headers;
+}
+
+/**
+ * The one way a forward attempt is made, by the outbox worker and by the ForwardEvent RPC:
+ * load the event and its endpoint's destination, vet the URL (at every send: DNS may have
+ * changed), hold an egress lease on the origin, send the stored bytes with the captured
+ * end-to-end headers plus the delivery id and attempt number (re-signed with the target
+ * secret when one is set), and keep the answer's first 64 KiB sealed.
+ */
+export function createAttemptSender(deps: ForwardDeps, options: ForwardOptions) {
+  const now = deps.now ?? Date.now;
+  const { catalog, logger } = deps;
+
+  /** Sealing the excerpt must not lose an attempt that was made: without crypto, the record keeps no body. */
+  async function sealExcerpt(endpointId: string, excerpt: Buffer): Promise<SealedBodyParts | undefined> {
+    if (excerpt.length === 0) return undefined;
+    try {
+      return await deps.sealer.seal(endpointId, excerpt);
+    } catch (err) {
+      logger.warn({ err, endpointId }, "forward answer not sealed; the attempt is recorded without its body");
+      return undefined;
+    }
+  }
+
+  function unsent(attempt: { n: number; trigger: ForwardTrigger; at: number; url: string }, outcome: AttemptOutcome, durationMs = 0): SentAttempt {
+    return { ...attempt, durationMs, status: 0, headers: [], body: Buffer.alloc(0), bodyTruncated: false, sealedBody: undefined, recordedTruncated: false, outcome };
+  }
+
+  async function made(
+    d: Delivery,
+    base: { n: number; trigger: ForwardTrigger; at: number },
+    result: SendResult | { kind: "not_sent"; outcome: AttemptOutcome },
+    maxResponseBytes: number,
+  ): Promise<SentAttempt> {
+    const attempt = { ...base, url: d.url };
+    if (result.kind === "not_sent") return unsent(attempt, result.outcome);
+    if (result.kind === "network_error") return unsent(attempt, { kind: "network_error", reason: result.reason }, result.durationMs);
+    const kept = result.excerpt.subarray(0, RECORDED_BODY_BYTES);
+    return {
+      ...attempt,
+      durationMs: result.durationMs,
+      status: result.status,
+      headers: result.rawHeaders,
+      body: result.excerpt.subarray(0, maxResponseBytes),
+      bodyTruncated: result.excerptTruncated || result.excerpt.length > maxResponseBytes,
+      sealedBody: await sealExcerpt(d.ref.endpointId, kept),
+      recordedTruncated: result.excerptTruncated || result.excerpt.length > RECORDED_BODY_BYTES,
+      outcome: { kind: "response", status: result.status, retryAfterMs: parseRetryAfter(result.headers["retry-after"], now()) },
+    };
+  }
+
+  async function attemptOnce(
+    d: Delivery,
+    base: { n: number; trigger: ForwardTrigger; at: number },
+    maxResponseBytes: number,
+    acquire: (origin: string) => Promise<EgressLease | undefined>,
+  ): Promise<SentAttempt> {
+    const notSent = (outcome: AttemptOutcome) => made(d, base, { kind: "not_sent", outcome }, maxResponseBytes);
+    if (!d.bodyReadable) return notSent({ kind: "unsendable" });
+    const vetted = await vetTarget(d.url, { allowPrivate: options.allowPrivateTargets, ...(deps.resolver ? { resolver: deps.resolver } : {}) });
+    if (!vetted.ok) {
+      return notSent(vetted.reason === "dns_failure" ? { kind: "network_error", reason: "dns_failure" } : { kind: "refused", reason: "target_not_allowed" });
+    }
+    const lease = await acquire(vetted.target.url.origin);
+    if (!lease) return notSent({ kind: "refused", reason: "egress_capacity_exhausted" });
+    try {
+      base.at = now();
+      const result = await sendOnce({
+        target: vetted.target,
+        address: vetted.address,
+        family: vetted.family,
+        method: d.event.method,
+        headers: headersOf(d, base.n, now()),
+        body: d.body,
+        connectTimeoutMs: Math.min(options.connectTimeoutMs, d.target.timeoutMs),
+        totalTimeoutMs: d.target.timeoutMs,
+        maxExcerptBytes: Math.max(RECORDED_BODY_BYTES, maxResponseBytes),
+      });
+      return await made(d, base, result, maxResponseBytes);
+    } finally {
+      await lease.release().catch((err: unknown) => logger.warn({ err }, "egress lease not released"));
+    }
+  }
+
+  /**
+   * Attempt n to the destination. `acquire` takes the egress lease (the worker waits its
+   * turn; direct attempts take one now or none). Never throws for what the destination or
+   * the guard did: that is the attempt's outcome.
+   */
+  async function send(
+    d: Delivery,
+    n: number,
+    trigger: ForwardTrigger,
+    extra: { maxResponseBytes?: number; acquire?: (origin: string) => Promise<EgressLease | undefined> } = {},
+  ): Promise<SentAttempt> {
+    const acquire = extra.acquire ?? ((origin: string) => deps.leases.acquire(origin));
+    const sent = await attemptOnce(d, { n, trigger, at: now() }, extra.maxResponseBytes ?? RECORDED_BODY_BYTES, acquire);
+    deps.metrics?.attempt(trigger, outcomeLabel(sent.outcome));
+    return sent;
+  }
+
+  /** An attempt that could not be made at all (the endpoint lost its forward settings): counted, not sent. */
+  function refused(n: number, trigger: ForwardTrigger, url: string, outcome: AttemptOutcome): SentAttempt {
+    deps.metrics?.attempt(trigger, outcomeLabel(outcome));
+    return unsent({ n, trigger, at: now(), url }, outcome);
+  }
+
+  /**
+   * Records the attempt and moves the delivery: `state` "" is a direct attempt's transition,
+   * anything else the worker's verdict under its claim. Counts a delivery that became final.
+   * Undefined when the event no longer exists.
+   */
+  async function record(ref: EventRef, sent: SentAttempt, transition: Transition, before: string | undefined): Promise<Forward | undefined> {
+    const res = await catalog.recordForwardAttempt({
+      ...ref,
+      attempt: {
+        n: sent.n,
+        trigger: sent.trigger,
+        atMs: BigInt(sent.at),
+        url: sent.url,
+        durationMs: BigInt(Math.round(sent.durationMs)),
+        status: sent.status,
+        headers: sent.headers.map(([name, value]) => ({ name, value })),
+        ...(sent.sealedBody ? { body: sent.sealedBody } : {}),
+        bodyTruncated: sent.recordedTruncated,
+        error: errorOf(sent.outcome),
+      },
+      state: transition.state,
+      ...(transition.nextAttemptAt !== undefined ? { nextAttemptAtMs: BigInt(transition.nextAttemptAt) } : {}),
+      claimOwner: transition.owner ?? "",
+    });
+    if (!res.recorded || !res.forward) return undefined;
+    // A worker whose claim was lost did not move the delivery: the one that did counts it.
+    const moved = transition.state === "" ? res.forward.state !== before : res.forward.state === transition.state;
+    if (moved && isFinal(res.forward.state)) deps.metrics?.finished(res.forward.state);
+    return res.forward;
+  }
+
+  return { load: (ref: EventRef) => loadDelivery(deps, ref), send, refused, record };
+}
+
+export type AttemptSender = ReturnType<typeof createAttemptSender>;

@@ -1,0 +1,93 @@
+import { Counter, Gauge, Registry } from "prom-client";
+import { ATTEMPT_OUTCOMES, type AttemptOutcomeLabel } from "./forward-policy.js";
+
+const TRIGGERS = ["initial", "retry", "manual", "cli"] as const;
+const FINAL_STATES = ["delivered", "failed", "exhausted"] as const;
+
+export interface OutboxFigures {
+  pending: number;
+  /** Due time of the oldest delivery waiting in the outbox. */
+  oldestDueAt?: number | undefined;
+}
+
+export interface ForwardMetrics {
+  /** Only the whc_forward_* series: the process's own metrics are its server's to add. */
+  readonly registry: Registry;
+  attempt(trigger: string, outcome: AttemptOutcomeLabel): void;
+  /** A delivery reached a final state. */
+  finished(state: string): void;
+}
+
+/**
+ * Prometheus metrics of forwarding. Label values come from closed sets; the outbox gauges are
+ * read from the catalog when scraped (one call serves both gauges of a scrape), and keep their
+ * last values while the catalog cannot answer.
+ */
+export function createForwardMetrics(outbox: () => Promise<OutboxFigures>, now: () => number = Date.now): ForwardMetrics {
+  const registry = new Registry();
+  const attempts = new Counter({
+    name: "whc_forward_attempts_total",
+    help: "Forward attempts by trigger (initial, retry, manual, cli) and outcome: delivered (2xx), rejected (another status), network_error (no answer), refused (not sent: target not allowed, no egress capacity, body unreadable)",
+    labelNames: ["trigger", "outcome"],
+    registers: [registry],
+  });
+  const deliveries = new Counter({
+    name: "whc_forward_deliveries_total",
+    help: "Deliveries that reached a final state: delivered, failed (not retried) or exhausted (out of attempts)",
+    labelNames: ["state"],
+    registers: [registry],
+  });
+
+  let last: { at: number; figures: Promise<OutboxFigures> } | undefined;
+  const figures = () => {
+    if (!last || now() - last.at > 1000) last = { at: now(), figures: outbox() };
+    return last.figures;
+  };
+  new Gauge({
+    name: "whc_forward_outbox_pending",
+    help: "Relay deliveries waiting in the outbox (due or scheduled for a retry)",
+    registers: [registry],
+    async collect() {
+      try {
+        this.set((await figures()).pending);
+      } catch {
+        // The catalog did not answer: the last value stands.
+      }
+    },
+  });
+  new Gauge({
+    name: "whc_forward_outbox_oldest_age_seconds",
+    help: "How long the oldest due delivery in the outbox has been due (0 when none is)",
+    registers: [registry],
+    async collect() {
+      try {
+        const { oldestDueAt } = await figures();
+        this.set(oldestDueAt === undefined ? 0 : Math.max(0, (now() - oldestDueAt) / 1000));
+      } catch {
+        // As above.
+      }
+    },
+  });
+
+  // Every series exists from the start, at 0, so rates over them are defined at once.
+  const attemptChildren = new Map<string, ReturnType<typeof attempts.labels>>();
+  for (const trigger of TRIGGERS) {
+    for (const outcome of ATTEMPT_OUTCOMES) {
+      const child = attempts.labels(trigger, outcome);
+      child.inc(0);
+      attemptChildren.set(`${trigger} ${outcome}`, child);
+    }
+  }
+  const stateChildren = new Map(FINAL_STATES.map((s) => [s as string, deliveries.labels(s)]));
+  for (const child of stateChildren.values()) child.inc(0);
+
+  return {
+    registry,
+    attempt(trigger, outcome) {
+      attemptChildren.get(`${trigger} ${outcome}`)?.inc();
+    },
+    finished(state) {
+      stateChildren.get(state)?.inc();
+    },
+  };
+}

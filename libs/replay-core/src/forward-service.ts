@@ -1,0 +1,136 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { Forward, ReplayService } from "@whc/contracts";
+import { FORWARD_ERRORS } from "@whc/api-model";
+import { vetTarget } from "@whc/egress-guard";
+import { AppError, notFound, validationFailed } from "@whc/errors";
+import {
+  createAttemptSender,
+  RECORDED_BODY_BYTES,
+  type EventRef,
+  type ForwardDeps,
+  type ForwardOptions,
+  type ForwardTrigger,
+  type SentAttempt,
+} from "./forward-attempt.js";
+import { directState, errorOf, outcomeLabel, type AttemptOutcome } from "./forward-policy.js";
+
+type ForwardHandlers = Pick<ServiceImpl<typeof ReplayService>, "forwardEvent" | "recordClientAttempt" | "checkForwardTarget">;
+
+/** The most of a destination's answer a caller may ask back (proxy asks for its inbound limit). */
+const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+
+function refOf(req: { accountId: string; endpointId: string; eventId: string }): EventRef {
+  if (!req.accountId) throw validationFailed("account_id", "required");
+  if (!req.endpointId) throw validationFailed("endpoint_id", "required");
+  if (!req.eventId) throw validationFailed("event_id", "required");
+  return { accountId: req.accountId, endpointId: req.endpointId, eventId: req.eventId };
+}
+
+function resultOf(sent: SentAttempt, state: string) {
+  return {
+    n: sent.n,
+    trigger: sent.trigger,
+    atMs: BigInt(sent.at),
+    url: sent.url,
+    durationMs: BigInt(Math.round(sent.durationMs)),
+    status: sent.status,
+    headers: sent.headers.map(([name, value]) => ({ name, value })),
+    body: sent.body,
+    bodyTruncated: sent.bodyTruncated,
+    error: errorOf(sent.outcome),
+    state,
+  };
+}
+
+/** What a client reports (whc listen) as an outcome, to record it like any other attempt. */
+function clientOutcome(status: number, error: string): AttemptOutcome {
+  if (error) {
+    if (!(FORWARD_ERRORS as readonly string[]).includes(error)) throw validationFailed("error", "format");
+    if (error === "target_not_allowed" || error === "egress_capacity_exhausted") return { kind: "refused", reason: error };
+    return { kind: "network_error", reason: error as Extract<AttemptOutcome, { kind: "network_error" }>["reason"] };
+  }
+  if (!Number.isInteger(status) || status < 100 || status > 599) throw validationFailed("status", status === 0 ? "required" : "range");
+  return { kind: "response", status };
+}
+
+/**
+ * ForwardEvent (proxy's attempt at ingest, manual redelivery), RecordClientAttempt (an
+ * attempt `whc listen` made itself) and CheckForwardTarget (the guard's verdict on a
+ * destination when an endpoint is saved). None of them touches the replay allowance.
+ */
+export function createForwardHandlers(deps: ForwardDeps, options: ForwardOptions): ForwardHandlers {
+  const now = deps.now ?? Date.now;
+  const { catalog, logger } = deps;
+  const sender = createAttemptSender(deps, options);
+
+  /** The outcome is the caller's to know even when the catalog cannot record it now. */
+  async function recordDirect(ref: EventRef, sent: SentAttempt, before: Forward | undefined): Promise<string> {
+    try {
+      const forward = await sender.record(ref, sent, { state: "" }, before?.state);
+      if (!forward) throw notFound("event");
+      return forward.state;
+    } catch (err) {
+      if (AppError.is(err) && err.reason === "not_found") throw err;
+      logger.error({ err, eventId: ref.eventId, attempt: sent.n }, "forward attempt made but not recorded");
+      return directState(sent.outcome, before && { state: before.state, waiting: before.nextAttemptAtMs !== undefined });
+    }
+  }
+
+  return {
+    async forwardEvent(req) {
+      const ref = refOf(req);
+      const trigger: ForwardTrigger = req.trigger === "" ? "manual" : (req.trigger as ForwardTrigger);
+      if (trigger !== "manual" && trigger !== "initial") throw validationFailed("trigger", "format");
+      if (req.maxResponseBytes < 0) throw validationFailed("max_response_bytes", "range");
+      const maxResponseBytes = Math.min(req.maxResponseBytes || RECORDED_BODY_BYTES, MAX_RESPONSE_BYTES);
+
+      const loaded = await sender.load(ref);
+      if (loaded.kind === "missing") throw notFound("event");
+      if (loaded.kind === "not_configured") throw new AppError("forward_not_configured", "the endpoint has no forward destination");
+      const { delivery } = loaded;
+      const begun = await catalog.beginForwardAttempt({ ...ref, target: delivery.url });
+      const sent = await sender.send(delivery, begun.attempt, trigger, { maxResponseBytes });
+      const state = await recordDirect(ref, sent, delivery.event.forward);
+      return { attempt: resultOf(sent, state) };
+    },
+
+    async recordClientAttempt(req) {
+      const ref = refOf(req);
+      if (!req.url) throw validationFailed("url", "required");
+      if (req.url.length > 2048) throw validationFailed("url", "length");
+      if (req.status !== 0 && req.error !== "") throw validationFailed("status", "format", "give status or error, not both");
+      if (req.durationMs < 0n) throw validationFailed("duration_ms", "range");
+      const outcome = clientOutcome(req.status, req.error);
+
+      const { event } = await catalog.getEvent({ ...ref, markRead: false });
+      const begun = await catalog.beginForwardAttempt({ ...ref, target: req.url });
+      const body = Buffer.from(req.body);
+      const kept = body.subarray(0, RECORDED_BODY_BYTES);
+      const durationMs = Number(req.durationMs);
+      const sent: SentAttempt = {
+        n: begun.attempt,
+        trigger: "cli",
+        at: now() - durationMs,
+        url: req.url,
+        durationMs,
+        status: outcome.kind === "response" ? outcome.status : 0,
+        headers: req.headers.map((h): [string, string] => [h.name, h.value]),
+        body: kept,
+        bodyTruncated: body.length > kept.length,
+        sealedBody: kept.length > 0 ? await deps.sealer.seal(ref.endpointId, kept) : undefined,
+        recordedTruncated: body.length > kept.length,
+        outcome,
+      };
+      deps.metrics?.attempt("cli", outcomeLabel(outcome));
+      const forward = await sender.record(ref, sent, { state: "" }, event?.forward?.state);
+      if (!forward) throw notFound("event");
+      return { attempt: resultOf(sent, forward.state) };
+    },
+
+    async checkForwardTarget(req) {
+      const vetted = await vetTarget(req.url, { allowPrivate: options.allowPrivateTargets, ...(deps.resolver ? { resolver: deps.resolver } : {}) });
+      if (vetted.ok) return { allowed: true, reason: "", category: "" };
+      return { allowed: false, reason: vetted.reason, category: vetted.category ?? "" };
+    },
+  };
+}

@@ -1,0 +1,382 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { Interceptor } from "@connectrpc/connect";
+import Stripe from "stripe";
+import type { Endpoint, Event } from "@whc/contracts";
+import { AppError } from "@whc/errors";
+import { createForwarder, type ForwarderOptions } from "./forwarder.js";
+import { onCleanup, refusingPort, runCleanups, startBackends, startTarget, valuesOf, type Backends } from "./test-harness.js";
+
+/*
+ * The relay outbox worker against the real catalog on SQLite and real local destinations.
+ * Retry delays are configured down to milliseconds; the tests wait for states, never for time.
+ */
+
+afterEach(runCleanups);
+
+interface RelayInput {
+  method?: string;
+  /** The capture's sub-path and query (what followed the webhook URL). */
+  path?: string;
+  headers?: [string, string][];
+  body?: Uint8Array;
+  provider?: string;
+}
+
+/** Appends a capture the way ingest does for a relay endpoint: body sealed, delivery in the outbox. */
+async function relayCapture(b: Backends, endpoint: Endpoint, input: RelayInput = {}) {
+  const body = input.body ?? Buffer.from('{"hello":"world"}');
+  const settings = JSON.parse(endpoint.forwardJson) as { url: string };
+  const { events } = await b.catalog.appendEvents({
+    events: [
+      {
+        accountId: endpoint.accountId,
+        endpointId: endpoint.id,
+        method: input.method ?? "POST",
+        path: input.path ?? "",
+        headers: (input.headers ?? [["Content-Type", "application/json"]]).map(([name, value]) => ({ name, value })),
+        remoteIp: "203.0.113.5",
+        provider: input.provider ?? endpoint.provider,
+        verification: "unverified",
+        responseCode: 200,
+        truncated: false,
+        originalSizeBytes: BigInt(body.length),
+        bodyStored: true,
+        body: await b.sealer.seal(endpoint.id, body),
+        forward: { state: "pending", target: settings.url + (input.path ?? "") },
+        forwardScheduled: true,
+      },
+    ],
+  });
+  return { accountId: endpoint.accountId, endpointId: endpoint.id, eventId: events[0]!.id };
+}
+
+async function relayEndpoint(b: Backends, forward: Record<string, unknown>, fields: Partial<Omit<Endpoint, "$typeName">> = {}) {
+  return b.createEndpoint({ forwardJson: JSON.stringify(forward), ...fields });
+}
+
+function startForwarder(b: Backends, options: Partial<ForwarderOptions> = {}) {
+  const forwarder = createForwarder(
+    { ...b.deps, bus: b.bus },
+    { allowPrivateTargets: true, connectTimeoutMs: 2000, retryBaseMs: 20, pollMs: 50, claimMs: 10_000, ...options },
+  );
+  forwarder.start();
+  onCleanup(() => forwarder.stop());
+  return forwarder;
+}
+
+type Ref = { accountId: string; endpointId: string; eventId: string };
+
+const eventOf = async (b: Backends, ref: Ref): Promise<Event> => (await b.catalog.getEvent({ ...ref, markRead: false })).event!;
+
+/** Waits until the delivery left `pending` (or `until` holds) and answers the event. */
+async function settled(b: Backends, ref: Ref, until: (e: Event) => boolean = (e) => e.forward?.state !== "pending") {
+  return vi.waitFor(
+    async () => {
+      const event = await eventOf(b, ref);
+      if (!until(event)) throw new Error(`still ${event.forward?.state} after ${event.forward?.attempts.length} attempts`);
+      return event;
+    },
+    { timeout: 15_000, interval: 20 },
+  );
+}
+
+/** A destination answering the given statuses in turn (the last one from then on). */
+function statuses(...list: number[]) {
+  let i = 0;
+  return startTarget((_req, res) => {
+    res.statusCode = list[Math.min(i++, list.length - 1)]!;
+    res.end(`answer ${i}`);
+  });
+}
+
+describe("the relay outbox worker", () => {
+  it("retries 500, 500 then delivers on 200: attempts 1, 2, 3 (initial, retry, retry), numbered and identified", async () => {
+    const b = await startBackends();
+    const destination = await statuses(500, 500, 200);
+    const ep = await relayEndpoint(b, { url: `${destination.url}/hooks` });
+    const ref = await relayCapture(b, ep);
+    startForwarder(b);
+
+    const event = await settled(b, ref);
+    expect(event.forward).toMatchObject({ state: "delivered", target: `${destination.url}/hooks` });
+    expect(event.forward!.nextAttemptAtMs).toBeUndefined();
+    expect(event.forward!.attempts.map((a) => [a.n, a.trigger, a.status, a.error])).toEqual([
+      [1, "initial", 500, ""],
+      [2, "retry", 500, ""],
+      [3, "retry", 200, ""],
+    ]);
+    expect(event.forward!.attempts[2]!.url).toBe(`${destination.url}/hooks`);
+    expect(destination.received.map((r) => valuesOf(r.headers, "x-whc-attempt"))).toEqual([["1"], ["2"], ["3"]]);
+    expect(destination.received.map((r) => valuesOf(r.headers, "x-whc-delivery-id"))).toEqual([[ref.eventId], [ref.eventId], [ref.eventId]]);
+    // Each answer's body is kept sealed with its attempt, readable with the event's key.
+    const last = event.forward!.attempts[2]!;
+    const opened = await b.opener.open(ref.endpointId, last.body!);
+    expect(opened.ok && opened.plaintext.toString()).toBe("answer 3");
+    expect(last.headers.map((h) => h.name.toLowerCase())).toContain("content-length");
+  });
+
+  it("fails a delivery on another 4xx after one attempt, and exhausts one that always gets 503", async () => {
+    const b = await startBackends();
+    const rejecting = await statuses(422);
+    const failing = await statuses(503);
+    const rejected = await relayCapture(b, await relayEndpoint(b, { url: rejecting.url }));
+    const exhausted = await relayCapture(b, await relayEndpoint(b, { url: failing.url, maxAttempts: 3 }));
+    startForwarder(b);
+
+    const r = await settled(b, rejected);
+    expect(r.forward).toMatchObject({ state: "failed" });
+    expect(r.forward!.attempts.map((a) => a.status)).toEqual([422]);
+    const e = await settled(b, exhausted);
+    expect(e.forward).toMatchObject({ state: "exhausted" });
+    expect(e.forward!.attempts.map((a) => [a.n, a.status])).toEqual([
+      [1, 503],
+      [2, 503],
+      [3, 503],
+    ]);
+    expect(rejecting.received).toHaveLength(1);
+    expect(failing.received).toHaveLength(3);
+  });
+
+  it("honours a 429's Retry-After: 0 retries at once (the backoff would be a minute), 1 puts it off a second", async () => {
+    const b = await startBackends();
+    let first = true;
+    const now = await startTarget((_req, res) => {
+      if (first) {
+        first = false;
+        res.writeHead(429, { "Retry-After": "0" });
+      }
+      res.end();
+    });
+    const later = await startTarget((_req, res) => {
+      res.writeHead(429, { "Retry-After": "1" });
+      res.end();
+    });
+    const soon = await relayCapture(b, await relayEndpoint(b, { url: now.url }));
+    const putOff = await relayCapture(b, await relayEndpoint(b, { url: later.url }));
+    startForwarder(b, { retryBaseMs: 60_000 });
+
+    const delivered = await settled(b, soon);
+    expect(delivered.forward!.attempts.map((a) => a.status)).toEqual([429, 200]);
+    const waiting = await settled(b, putOff, (e) => (e.forward?.attempts.length ?? 0) >= 1);
+    const attempt = waiting.forward!.attempts[0]!;
+    const due = Number(waiting.forward!.nextAttemptAtMs) - Number(attempt.atMs) - Number(attempt.durationMs);
+    expect(waiting.forward!.state).toBe("pending");
+    expect(due).toBeGreaterThanOrEqual(990);
+    expect(due).toBeLessThan(5000);
+  });
+
+  it("sends the exact body bytes, the sub-path and query, and no hop-by-hop headers or Host", async () => {
+    const b = await startBackends();
+    const destination = await startTarget();
+    const body = Buffer.concat([Buffer.from([0x00, 0xff, 0xfe, 0x80, 0xc3, 0x28]), Buffer.from('{"x":"é"}'), Buffer.from([13, 10, 0])]);
+    const ref = await relayCapture(b, await relayEndpoint(b, { url: `${destination.url}/in/` }), {
+      method: "PUT",
+      path: "/ci/build?x=1&y=%20&z",
+      body,
+      headers: [
+        ["Content-Type", "application/octet-stream"],
+        ["X-Custom", "keep me"],
+        ["X-Repeat", "one"],
+        ["X-Repeat", "two"],
+        ["Host", "original.example"],
+        ["Content-Length", "999"],
+        ["Connection", "keep-alive"],
+        ["Keep-Alive", "timeout=5"],
+        ["Transfer-Encoding", "chunked"],
+        ["Upgrade", "websocket"],
+        ["Proxy-Authorization", "Basic eDp5"],
+        ["X-Forwarded-For", "203.0.113.1"],
+        // A capture that came through another forwarder: ours replace its numbering.
+        ["X-Whc-Attempt", "7"],
+      ],
+    });
+    startForwarder(b);
+
+    expect((await settled(b, ref)).forward!.state).toBe("delivered");
+    const got = destination.received[0]!;
+    expect(got.method).toBe("PUT");
+    expect(got.url).toBe("/in/ci/build?x=1&y=%20&z");
+    expect(got.body.equals(body)).toBe(true);
+    expect(valuesOf(got.headers, "host")).toEqual([`127.0.0.1:${destination.port}`]);
+    expect(valuesOf(got.headers, "content-length")).toEqual([String(body.length)]);
+    const names = got.headers.map(([n]) => n.toLowerCase());
+    for (const dropped of ["keep-alive", "transfer-encoding", "upgrade", "proxy-authorization", "x-forwarded-for"]) expect(names).not.toContain(dropped);
+    expect(valuesOf(got.headers, "x-repeat")).toEqual(["one", "two"]);
+    expect(valuesOf(got.headers, "x-custom")).toEqual(["keep me"]);
+    expect(valuesOf(got.headers, "x-whc-attempt")).toEqual(["1"]);
+  });
+
+  it("forwards a Stripe event the stripe library verifies: as signed, and re-signed with the target secret", async () => {
+    const b = await startBackends();
+    const stripe = new Stripe("sk_test_x");
+    const payload = JSON.stringify({ id: "evt_1", object: "event", type: "invoice.paid", data: { object: { amount: 1200 } } });
+    const verifiedWith = (secret: string) =>
+      startTarget((_req, res, got) => {
+        try {
+          const event = stripe.webhooks.constructEvent(got.body, valuesOf(got.headers, "stripe-signature")[0]!, secret);
+          res.statusCode = event.type === "invoice.paid" ? 200 : 400;
+        } catch {
+          res.statusCode = 400;
+        }
+        res.end();
+      });
+    const header = stripe.webhooks.generateTestHeaderString({ payload, secret: "whsec_source" });
+    const headers: [string, string][] = [
+      ["Content-Type", "application/json"],
+      ["Stripe-Signature", header],
+    ];
+
+    const asSigned = await verifiedWith("whsec_source");
+    const plain = await relayCapture(b, await relayEndpoint(b, { url: asSigned.url }, { provider: "stripe" }), { headers, body: Buffer.from(payload) });
+    const resigned = await verifiedWith("whsec_target");
+    const endpoint = await relayEndpoint(b, { url: resigned.url }, { provider: "stripe", sealedTargetSecret: await b.sealSecret("whsec_target") });
+    const withSecret = await relayCapture(b, endpoint, { headers, body: Buffer.from(payload), provider: "stripe" });
+    startForwarder(b);
+
+    expect((await settled(b, plain)).forward!.attempts.map((a) => a.status)).toEqual([200]);
+    expect((await settled(b, withSecret)).forward!.attempts.map((a) => a.status)).toEqual([200]);
+    expect(valuesOf(resigned.received[0]!.headers, "stripe-signature")[0]).not.toBe(header);
+  });
+
+  it("shares the outbox between two workers: every (event, attempt) is sent exactly once", async () => {
+    const b = await startBackends({ slotsPerOrigin: 8 });
+    const sent: string[] = [];
+    const destination = await startTarget((_req, res, got) => {
+      const n = valuesOf(got.headers, "x-whc-attempt")[0];
+      sent.push(`${valuesOf(got.headers, "x-whc-delivery-id")[0]} ${n}`);
+      // Every first attempt fails, so that retries go through the claims too.
+      res.statusCode = n === "1" ? 503 : 200;
+      res.end();
+    });
+    const ep = await relayEndpoint(b, { url: destination.url });
+    const refs = [];
+    for (let i = 0; i < 50; i += 1) refs.push(await relayCapture(b, ep));
+    const one = startForwarder(b);
+    const two = startForwarder(b);
+    expect(one.owner).not.toBe(two.owner);
+
+    const histories = new Set<string>();
+    for (const ref of refs) histories.add((await settled(b, ref)).forward!.attempts.map((a) => `${a.n}: ${a.status} ${a.error}`).join(", "));
+    // No attempt went without egress capacity either: the workers wait their turn for the origin.
+    expect([...histories]).toEqual(["1: 503 , 2: 200 "]);
+    expect(sent).toHaveLength(100);
+    expect(new Set(sent).size).toBe(100);
+    expect((await b.catalog.getOutboxStats({})).pending).toBe(0n);
+  });
+
+  it("refuses a private destination when private targets are not allowed: target_not_allowed, nothing sent", async () => {
+    const b = await startBackends();
+    const trap = await startTarget();
+    const ref = await relayCapture(b, await relayEndpoint(b, { url: `http://localhost:${trap.port}/` }));
+    startForwarder(b, { allowPrivateTargets: false });
+
+    const event = await settled(b, ref);
+    expect(event.forward).toMatchObject({ state: "failed" });
+    expect(event.forward!.attempts.map((a) => [a.n, a.status, a.error])).toEqual([[1, 0, "target_not_allowed"]]);
+    expect(trap.connections()).toBe(0);
+  });
+
+  it("retries a refused connection and records why", async () => {
+    const b = await startBackends();
+    const ref = await relayCapture(b, await relayEndpoint(b, { url: `http://127.0.0.1:${await refusingPort()}/`, maxAttempts: 2 }));
+    startForwarder(b);
+
+    const event = await settled(b, ref);
+    expect(event.forward!.state).toBe("exhausted");
+    expect(event.forward!.attempts.map((a) => [a.status, a.error])).toEqual([
+      [0, "connection_refused"],
+      [0, "connection_refused"],
+    ]);
+  });
+
+  it("fails a delivery whose endpoint lost its forward settings, without sending", async () => {
+    const b = await startBackends();
+    const destination = await startTarget();
+    const ep = await relayEndpoint(b, { url: destination.url });
+    const ref = await relayCapture(b, ep);
+    await b.catalog.updateEndpoint({ accountId: ep.accountId, endpointId: ep.id, patch: { forwardJson: "", operatingMode: "capture" } });
+    startForwarder(b);
+
+    const event = await settled(b, ref);
+    expect(event.forward).toMatchObject({ state: "failed" });
+    expect(event.forward!.attempts.map((a) => [a.n, a.error, a.url])).toEqual([[1, "target_not_allowed", destination.url]]);
+    expect(destination.received).toHaveLength(0);
+  });
+
+  it("keeps going through a catalog outage", async () => {
+    let down = true;
+    let refusedClaims = 0;
+    const outage: Interceptor = (next) => async (req) => {
+      if (down && req.method.name === "ClaimDeliveries") {
+        refusedClaims += 1;
+        throw new AppError("service_unavailable", "catalog down (test)");
+      }
+      return next(req);
+    };
+    const b = await startBackends({ catalogInterceptors: [outage] });
+    const destination = await startTarget();
+    const ref = await relayCapture(b, await relayEndpoint(b, { url: destination.url }));
+    startForwarder(b, { pollMs: 20 });
+    await vi.waitFor(() => expect(refusedClaims).toBeGreaterThanOrEqual(2), { timeout: 10_000, interval: 10 });
+    down = false;
+    expect((await settled(b, ref)).forward!.state).toBe("delivered");
+  });
+
+  it("claims at once when woken by the bus, and stop() lets the attempt in flight finish and be recorded", async () => {
+    const b = await startBackends();
+    let release: () => void = () => undefined;
+    const arrived = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let answer: () => void = () => undefined;
+    const destination = await startTarget((_req, res) => {
+      answer = () => res.end("late");
+      release();
+    });
+    // Polling alone would take a minute: the wake-up is what starts this delivery.
+    const forwarder = startForwarder(b, { pollMs: 60_000 });
+    const ref = await relayCapture(b, await relayEndpoint(b, { url: destination.url }));
+    b.bus.publishOutboxWake();
+    await arrived;
+
+    const stopped = forwarder.stop();
+    answer();
+    await stopped;
+    const event = await eventOf(b, ref);
+    expect(event.forward).toMatchObject({ state: "delivered" });
+    expect(event.forward!.attempts).toHaveLength(1);
+  });
+
+  it("looks again when its own retry falls due, without waiting for the next poll", async () => {
+    const b = await startBackends();
+    const destination = await statuses(500, 500, 200);
+    startForwarder(b, { pollMs: 60_000 });
+    const ref = await relayCapture(b, await relayEndpoint(b, { url: destination.url }));
+    b.bus.publishOutboxWake();
+    expect((await settled(b, ref)).forward!.attempts.map((a) => a.status)).toEqual([500, 500, 200]);
+  });
+
+  it("counts attempts by trigger and outcome, final states, and reads the outbox at scrape", async () => {
+    const b = await startBackends();
+    const destination = await statuses(500, 200);
+    const rejecting = await statuses(404);
+    const ref = await relayCapture(b, await relayEndpoint(b, { url: destination.url }));
+    const failed = await relayCapture(b, await relayEndpoint(b, { url: rejecting.url }));
+    const forwarder = startForwarder(b);
+    await settled(b, ref);
+    await settled(b, failed);
+    await forwarder.stop();
+    // One delivery waits: no worker runs now.
+    await relayCapture(b, await relayEndpoint(b, { url: destination.url }));
+
+    const text = await b.metrics.registry.metrics();
+    expect(text).toContain('whc_forward_attempts_total{trigger="initial",outcome="rejected"} 2');
+    expect(text).toContain('whc_forward_attempts_total{trigger="retry",outcome="delivered"} 1');
+    expect(text).toContain('whc_forward_attempts_total{trigger="manual",outcome="refused"} 0');
+    expect(text).toContain('whc_forward_deliveries_total{state="delivered"} 1');
+    expect(text).toContain('whc_forward_deliveries_total{state="failed"} 1');
+    expect(text).toContain('whc_forward_deliveries_total{state="exhausted"} 0');
+    expect(text).toContain("whc_forward_outbox_pending 1");
+    expect(text).toMatch(/whc_forward_outbox_oldest_age_seconds \d/);
+  });
+});
