@@ -89,6 +89,12 @@ export interface CatalogStore {
    */
   recordForwardAttempt(ref: EventRef, attempt: ForwardAttemptRecord, transition: AttemptTransition): Promise<ForwardRecord | undefined>;
   outboxStats(): Promise<OutboxStats>;
+  /**
+   * A proxied capture's answer, known after its commit: stores `responseCode` and, when the
+   * forward failed, makes its diagnostic's responseSource `forward_failed`. False when the
+   * event does not exist.
+   */
+  recordProxyAnswer(ref: EventRef, responseCode: number, forwardFailed: boolean): Promise<boolean>;
 
   /** The newest receivedAt stored, 0 when empty: the floor of the commit clock after a restart. */
   latestReceivedAt(): Promise<number>;

@@ -48,7 +48,7 @@ function transitionOf(req: RecordForwardAttemptRequest): AttemptTransition {
 export function forwardMethods(
   store: CatalogStore,
   now: () => number,
-): Pick<ServiceImpl<typeof CatalogService>, "claimDeliveries" | "beginForwardAttempt" | "recordForwardAttempt" | "getOutboxStats"> {
+): Pick<ServiceImpl<typeof CatalogService>, "claimDeliveries" | "beginForwardAttempt" | "recordForwardAttempt" | "getOutboxStats" | "recordProxyAnswer"> {
   return {
     async claimDeliveries(req) {
       if (!req.owner) throw validationFailed("owner", "required");
@@ -74,6 +74,12 @@ export function forwardMethods(
       const forward = await store.recordForwardAttempt(ref, attempt, transitionOf(req));
       if (!forward) return { recorded: false };
       return { recorded: true, forward: forwardToProto(forward) };
+    },
+
+    async recordProxyAnswer(req) {
+      const ref = eventRefOf(req);
+      if (req.responseCode < 100 || req.responseCode > MAX_STATUS) throw validationFailed("response_code", "range");
+      return { recorded: await store.recordProxyAnswer(ref, req.responseCode, req.forwardFailed) };
     },
 
     async getOutboxStats() {

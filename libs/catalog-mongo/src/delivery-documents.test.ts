@@ -21,6 +21,7 @@ import {
   claimFilter,
   claimUpdate,
   eventRefFilter,
+  proxyAnswerUpdate,
   recordUpdate,
 } from "./delivery-documents.js";
 import { SUMMARY_PROJECTION, pageFilter, type Doc } from "./documents.js";
@@ -215,5 +216,33 @@ describe("MongoDB forward lists and the outbox count, evaluated by mingo", () =>
     const listed = new Query({}).find<AnyDoc>(docs, SUMMARY_PROJECTION).all();
     expect(listed.map((d) => summaryDocs.read(d).forwardState)).toEqual([undefined, "pending", "pending", "delivered", "failed", "exhausted", "pending"]);
     for (const d of listed) expect(d.forward ?? {}).not.toHaveProperty("attempts");
+  });
+});
+
+describe("a proxied capture's answer", () => {
+  const stored = () => ({
+    ...eventDoc({ state: undefined } as unknown as DeliveryProgress),
+    responseCode: 0,
+    diagnosticJson: JSON.stringify({ bodySha256: "ab", note: '"responseSource":"proxy" in a string', responseSource: "proxy" }),
+  });
+
+  it("stores the status the sender got and keeps the source when the forward answered", () => {
+    const { doc, modified } = applied(stored(), eventRefFilter(REF), proxyAnswerUpdate(201, false));
+    expect(modified).toBe(1);
+    expect(doc.responseCode).toBe(201);
+    expect(JSON.parse(doc.diagnosticJson as string).responseSource).toBe("proxy");
+  });
+
+  it("makes the source forward_failed when the sender got 502/504, touching nothing else", () => {
+    const { doc } = applied(stored(), eventRefFilter(REF), proxyAnswerUpdate(504, true));
+    expect(doc.responseCode).toBe(504);
+    const diagnostic = JSON.parse(doc.diagnosticJson as string);
+    expect(diagnostic.responseSource).toBe("forward_failed");
+    expect(diagnostic.note).toBe('"responseSource":"proxy" in a string');
+  });
+
+  it("changes no other event", () => {
+    const other = { ...stored(), _id: "another" };
+    expect(applied(other, eventRefFilter(REF), proxyAnswerUpdate(200, true)).modified).toBe(0);
   });
 });

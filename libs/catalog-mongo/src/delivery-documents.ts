@@ -127,3 +127,18 @@ export function recordUpdate(attempt: ForwardAttemptRecord, transition: AttemptT
 export function forwardStateFilter(forwardState: string): Doc {
   return forwardState === "none" ? { forward: { $exists: false } } : { "forward.state": forwardState };
 }
+
+/**
+ * A proxied capture's answer (a pipeline update). The diagnostic is stored as JSON text: its
+ * one `"responseSource":"proxy"` becomes `forward_failed`; a sender's bytes never appear there
+ * unescaped, so nothing else can match.
+ */
+export function proxyAnswerUpdate(responseCode: number, forwardFailed: boolean): Doc[] {
+  const set: Doc = { responseCode: { $literal: responseCode } };
+  if (forwardFailed) {
+    set.diagnosticJson = {
+      $replaceOne: { input: "$diagnosticJson", find: '"responseSource":"proxy"', replacement: '"responseSource":"forward_failed"' },
+    };
+  }
+  return [{ $set: set }];
+}

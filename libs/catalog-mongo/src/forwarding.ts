@@ -1,9 +1,9 @@
 import type { CatalogStore, DeliveryClaim } from "@whc/catalog-core";
 import type { CatalogCollections } from "./connection.js";
-import { CLAIM_ORDER, OUTBOX_FILTER, beginUpdate, claimFilter, claimUpdate, eventRefFilter, recordUpdate } from "./delivery-documents.js";
+import { CLAIM_ORDER, OUTBOX_FILTER, proxyAnswerUpdate, beginUpdate, claimFilter, claimUpdate, eventRefFilter, recordUpdate } from "./delivery-documents.js";
 import { forwardFromDoc } from "./records.js";
 
-export type ForwardMethods = Pick<CatalogStore, "claimDeliveries" | "beginForwardAttempt" | "recordForwardAttempt" | "outboxStats">;
+export type ForwardMethods = Pick<CatalogStore, "claimDeliveries" | "beginForwardAttempt" | "recordForwardAttempt" | "outboxStats" | "recordProxyAnswer">;
 
 /**
  * The relay outbox on the events' `forward` subdocuments. A claim is one findOneAndUpdate per
@@ -49,6 +49,11 @@ export function createForwarding({ events }: Pick<CatalogCollections, "events">)
         events.find(OUTBOX_FILTER, { projection: { "forward.nextAttemptAt": 1 } }).sort(CLAIM_ORDER).limit(1).next(),
       ]);
       return { pending, oldestDueAt: oldest?.forward?.nextAttemptAt as number | undefined };
+    },
+
+    async recordProxyAnswer(ref, responseCode, forwardFailed) {
+      const { matchedCount } = await events.updateOne(eventRefFilter(ref), proxyAnswerUpdate(responseCode, forwardFailed));
+      return matchedCount > 0;
     },
   };
 }

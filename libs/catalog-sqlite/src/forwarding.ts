@@ -12,7 +12,7 @@ import {
 } from "@whc/catalog-core";
 import { attemptFromRow, attemptRows, attemptToRow, deliveryRows, deliveryUpdate, type Row } from "./rows.js";
 
-export type ForwardMethods = Pick<CatalogStore, "claimDeliveries" | "beginForwardAttempt" | "recordForwardAttempt" | "outboxStats">;
+export type ForwardMethods = Pick<CatalogStore, "claimDeliveries" | "beginForwardAttempt" | "recordForwardAttempt" | "outboxStats" | "recordProxyAnswer">;
 
 /** An event's attempts, oldest first. */
 export type ReadAttempts = (seq: number) => ForwardAttemptRecord[];
@@ -57,6 +57,11 @@ export function createForwarding(db: Database.Database, readAttempts: ReadAttemp
     update: db.prepare(deliveryUpdate.sql),
     // A repeated record of the same attempt keeps the first and changes nothing.
     insertAttempt: db.prepare(`${attemptRows.insertSql()} ON CONFLICT (seq, n) DO NOTHING`),
+    proxyCode: db.prepare("UPDATE events SET response_code = ? WHERE id = ? AND endpoint_id = ? AND account_id = ? RETURNING seq"),
+    // A diagnostic that is not JSON (none was stored) stays as it is.
+    proxyFailed: db.prepare(
+      "UPDATE event_bodies SET diagnostic = json_set(diagnostic, '$.responseSource', 'forward_failed') WHERE seq = ? AND json_valid(diagnostic)",
+    ),
     stats: db.prepare(
       "SELECT count(*) AS pending, min(forward_next_at) AS oldest FROM events WHERE forward_state = 'pending' AND forward_next_at IS NOT NULL",
     ),
@@ -91,6 +96,13 @@ export function createForwarding(db: Database.Database, readAttempts: ReadAttemp
     return forwardRecordOf(next, readAttempts(seq));
   });
 
+  const proxyAnswerTx = db.transaction((ref: EventRef, responseCode: number, forwardFailed: boolean): boolean => {
+    const row = stmt.proxyCode.get(responseCode, ref.eventId, ref.endpointId, ref.accountId) as { seq: number } | undefined;
+    if (!row) return false;
+    if (forwardFailed) stmt.proxyFailed.run(row.seq);
+    return true;
+  });
+
   return {
     async claimDeliveries(owner, now, claimMs, limit) {
       return claimTx.immediate(owner, now, claimMs, limit);
@@ -107,6 +119,10 @@ export function createForwarding(db: Database.Database, readAttempts: ReadAttemp
     async outboxStats() {
       const { pending, oldest } = stmt.stats.get() as { pending: number; oldest: number | null };
       return { pending, oldestDueAt: oldest ?? undefined };
+    },
+
+    async recordProxyAnswer(ref, responseCode, forwardFailed) {
+      return proxyAnswerTx.immediate(ref, responseCode, forwardFailed);
     },
   };
 }

@@ -89,6 +89,7 @@ export async function openSqliteStoreInWorker(options: { file: string }): Promis
     beginForwardAttempt: (...a) => call("beginForwardAttempt", ...a),
     recordForwardAttempt: (...a) => call("recordForwardAttempt", ...a),
     outboxStats: () => call("outboxStats"),
+    recordProxyAnswer: (...a) => call("recordProxyAnswer", ...a),
     latestReceivedAt: () => call("latestReceivedAt"),
     ping: () => (failure ? Promise.resolve(false) : call("ping")),
     async close() {

@@ -235,6 +235,7 @@ export function createIngestNode(config: ConfigOf<typeof ingestSpec>, peers: Req
       blindIndex: createBlindIndexSource(crypto),
       bus,
       replay: createClient(ReplayService, peers.replay),
+      catalog,
       health: { catalog: createClient(Health, peers.catalog), crypto: createClient(Health, peers.crypto) },
       metrics,
       logger,

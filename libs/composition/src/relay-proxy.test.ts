@@ -108,7 +108,7 @@ async function createEndpoint(system: TestSystem, body: Record<string, unknown>)
 async function eventDetail(system: TestSystem, ep: Ep, eventId: string) {
   const res = await system.a.get(`/v1/endpoints/${ep.id}/events/${eventId}`);
   expect(res.status, res.text).toBe(200);
-  return res.body as { id: string; body: string; bodyEncoding: string; forwardedResponse: Forwarded; diagnostic: Record<string, unknown> };
+  return res.body as { id: string; responseCode: number; body: string; bodyEncoding: string; forwardedResponse: Forwarded; diagnostic: Record<string, unknown> };
 }
 
 async function newestEvent(system: TestSystem, ep: Ep) {
@@ -200,6 +200,14 @@ describe("a proxy endpoint", () => {
     expect(event.forwardedResponse.attempts).toHaveLength(1);
     expect(event.forwardedResponse.attempts?.[0]).toMatchObject({ n: 1, trigger: "initial", status: 201, error: null });
     expect(dest.seen[0]?.headers["x-whc-delivery-id"]).toBe(event.id);
+    // The status actually sent becomes the event's responseCode once the sender has it (design §10).
+    const answered = await waitFor(async () => {
+      const again = await eventDetail(t, ep, event.id);
+      return again.responseCode === 201 ? again : undefined;
+    }, { what: "the proxied answer recorded on the event" });
+    expect(answered.diagnostic.responseSource).toBe("proxy");
+    const listed = await t.a.get(`/v1/endpoints/${ep.id}/events?responseCode=201`);
+    expect(listed.body.items.map((i: { id: string }) => i.id)).toEqual([event.id]);
   });
 
   it("answers 502 forward_failed connection_refused when nothing listens at the destination, and keeps the capture", async () => {
@@ -212,6 +220,11 @@ describe("a proxy endpoint", () => {
     expect(event.body).toBe("kept anyway");
     expect(event.forwardedResponse.state).toBe("failed");
     expect(event.forwardedResponse.attempts?.map((a) => [a.n, a.status, a.error])).toEqual([[1, null, "connection_refused"]]);
+    const answered = await waitFor(async () => {
+      const again = await eventDetail(t, ep, event.id);
+      return again.responseCode === 502 ? again : undefined;
+    }, { what: "the 502 recorded on the event" });
+    expect(answered.diagnostic.responseSource).toBe("forward_failed");
   });
 
   it("answers 504 forward_failed timeout when the destination is slower than timeoutMs", async () => {

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { randomUUID } from "node:crypto";
 import type { Client } from "@connectrpc/connect";
-import type { Event, Health } from "@whc/contracts";
+import type { CatalogService, Event, Health } from "@whc/contracts";
 import { AppError } from "@whc/errors";
 import { requestContext, type Logger } from "@whc/logging";
 import type { BlindIndexSource, EnvelopeSealer } from "@whc/sealing";
@@ -28,6 +28,8 @@ export interface IngestDeps {
   bus: CaptureBus;
   /** Forwards proxy endpoints' captures (design §11). */
   replay: ReplayForwarder;
+  /** Stores what a proxied capture's sender was answered, once it was. */
+  catalog: Pick<Client<typeof CatalogService>, "recordProxyAnswer">;
   health: { catalog: Client<typeof Health>; crypto: Client<typeof Health> };
   metrics: IngestMetrics;
   logger: Logger;
@@ -345,16 +347,25 @@ function proxy(s: Surface, c: Capture, event: Event, stored: Stored, forwarding:
     maxResponseBytes: s.options.maxInboundBodyBytes,
   };
   s.deps.replay.forwardEvent(request, { timeoutMs: forwarding.settings.timeoutMs + PROXY_CALL_MARGIN_MS }).then(
-    (res) => answerProxied(s, c, event, proxyAnswerOf(res.attempt)),
+    (res) => answerProxied(s, c, event, stored.id, proxyAnswerOf(res.attempt)),
     (err: unknown) => {
       const reason = callFailureReason(err);
       s.logger.warn({ err: AppError.is(err) ? { reason: err.reason } : err, path: pathOnly(c.url) }, "proxy forward failed");
-      answerProxied(s, c, event, forwardFailed(reason));
+      answerProxied(s, c, event, stored.id, forwardFailed(reason));
     },
   );
 }
 
-function answerProxied(s: Surface, c: Capture, event: Event, answer: ProxyAnswer): void {
+/**
+ * Answers the sender, then stores that answer as the event's responseCode (design §10: the
+ * status actually sent) and, for a failure, forward_failed as its responseSource. The sender
+ * does not wait for that write; if it fails, the event keeps responseCode 0 and the log says so.
+ */
+function answerProxied(s: Surface, c: Capture, event: Event, eventId: string, answer: ProxyAnswer): void {
   const sent = sendProxyAnswer(c.res, answer);
   s.metrics.proxied(event.provider, event.verification, sent.failure === undefined ? "proxied" : "forward_failed");
+  const ref = { accountId: event.accountId, endpointId: event.endpointId, eventId };
+  s.deps.catalog.recordProxyAnswer({ ...ref, responseCode: sent.status, forwardFailed: sent.failure !== undefined }).catch((err: unknown) => {
+    s.logger.warn({ err: AppError.is(err) ? { reason: err.reason } : err, eventId }, "proxy answer not recorded on the event");
+  });
 }

@@ -213,6 +213,27 @@ export function forwardingContract(ctx: ContractContext): void {
       expect(after).toMatchObject({ state: "failed", nextAttemptAt: undefined });
     });
 
+    it("stores a proxied capture's answer: its response code, and forward_failed as the source when it failed", async () => {
+      const { accountId, endpoint } = await ctx.accountWithEndpoint();
+      const capture = (diagnosticJson: string) => eventFixture(endpoint, { forward: { target: TARGET, scheduled: false }, responseCode: 0, diagnosticJson });
+      const diagnostic = JSON.stringify({ bodySha256: "00", responseSource: "proxy" });
+      const [ok, failed, bare] = (await store().appendEvents([capture(diagnostic), capture(diagnostic), capture("")], ctx.stamp())) as Stamp[];
+      const ref = (s: Stamp): EventRef => ({ accountId, endpointId: endpoint.id, eventId: s.id });
+      expect(await store().recordProxyAnswer(ref(ok!), 201, false)).toBe(true);
+      expect(await store().recordProxyAnswer(ref(failed!), 504, true)).toBe(true);
+      expect(await store().recordProxyAnswer(ref(bare!), 502, true)).toBe(true);
+      const read = async (s: Stamp) => (await store().getEvent(accountId, endpoint.id, s.id))!;
+      expect(await read(ok!)).toMatchObject({ responseCode: 201 });
+      expect(JSON.parse((await read(ok!)).diagnosticJson)).toEqual({ bodySha256: "00", responseSource: "proxy" });
+      expect(await read(failed!)).toMatchObject({ responseCode: 504 });
+      expect(JSON.parse((await read(failed!)).diagnosticJson)).toEqual({ bodySha256: "00", responseSource: "forward_failed" });
+      expect(await read(bare!)).toMatchObject({ responseCode: 502, diagnosticJson: "" });
+      const listed = await store().listEvents({ accountId, endpointId: endpoint.id, responseCode: 504, limit: 10 });
+      expect(listed.events.map((e) => e.id)).toEqual([failed!.id]);
+      const unknown = { ...ref(ok!), eventId: "00000000-0000-7000-8000-000000000000" };
+      expect(await store().recordProxyAnswer(unknown, 200, false)).toBe(false);
+    });
+
     it("finds nothing for an unknown event or another account's, and changes nothing", async () => {
       const { refs } = await captures("relay");
       const other = await ctx.accountWithEndpoint();
