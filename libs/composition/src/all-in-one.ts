@@ -43,7 +43,7 @@ export async function startAllInOne(config: ConfigOf<typeof allInOneSpec>, logge
   // Proxy endpoints' calls to replay last up to their forward timeout, beyond WHC_RPC_TIMEOUT_MS.
   const ingestPeers = { ...peers, replay: createInMemoryTransport(replay.routes, logger, replayDeadlineMs(config.rpcTimeoutMs)) };
   const ingest = await createIngestNode(config, ingestPeers, bus, logger).serve(config.ingestPort, config.host);
-  const gateway = await createGatewayNode(config, peers, bus, logger).serve(config.gatewayPort, config.host);
+  const gateway = await createGatewayNode(config, peers, bus, logger, replay.metrics).serve(config.gatewayPort, config.host);
   // The outbox worker stops (its attempts recorded) before the bus and the catalog close.
   const closeables: Closeable[] = [gateway, ingest, replay.closeable, bus, catalog.closeable];
   return {

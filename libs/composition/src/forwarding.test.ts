@@ -94,6 +94,15 @@ describe("the all-in-one process", () => {
       expect(again.status, again.text).toBe(200);
       expect(again.body).toMatchObject({ n: 4, trigger: "manual", status: 200 });
       expect(dest.seen[3]?.headers["x-whc-attempt"]).toBe("4");
+
+      // The all-in-one gateway's /metrics carries the forward series of the replay beside it.
+      const metrics = await (await fetch(`${t.gatewayUrl}/metrics`)).text();
+      expect(metrics).toContain('whc_forward_attempts_total{trigger="initial",outcome="rejected"} 1');
+      expect(metrics).toContain('whc_forward_attempts_total{trigger="retry",outcome="delivered"} 1');
+      expect(metrics).toContain('whc_forward_attempts_total{trigger="manual",outcome="delivered"} 1');
+      expect(metrics).toContain('whc_forward_deliveries_total{state="delivered"}');
+      expect(metrics).toContain("whc_forward_outbox_pending 0");
+      expect(metrics).toContain("whc_http_requests_total");
     } finally {
       await dest.close();
     }

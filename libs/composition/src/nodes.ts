@@ -269,6 +269,8 @@ export function createGatewayNode(
   peers: Required<Peers>,
   bus: CaptureBus,
   logger: Logger,
+  /** Prometheus text of services running in the same process, appended to /metrics. */
+  extraMetrics?: () => Promise<string>,
 ) {
   const crypto = createClient(CryptoService, peers.crypto);
   const shutdown = new AbortController();
@@ -293,6 +295,7 @@ export function createGatewayNode(
       waitPollMs: 1000,
       shutdownSignal: shutdown.signal,
       dashboardDir: path.resolve(config.dashboardDir),
+      ...(extraMetrics ? { extraMetrics } : {}),
     },
   );
   /** Answers held long polls, then stops accepting and lets in-flight requests finish. */

@@ -20,10 +20,10 @@ import { forwardingRoutes } from "./routes/v1/forwarding.js";
 export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions, metrics = createMetrics()): Route[] {
   let document: Record<string, unknown> | undefined;
   const routes: Route[] = [
-    ...systemRoutes(deps, () => (document ??= buildOpenApiDocument(routes)), async () => ({
-      type: metrics.registry.contentType,
-      text: await metrics.registry.metrics(),
-    })),
+    ...systemRoutes(deps, () => (document ??= buildOpenApiDocument(routes)), async () => {
+      const [own, extra] = await Promise.all([metrics.registry.metrics(), options.extraMetrics?.() ?? ""]);
+      return { type: metrics.registry.contentType, text: extra ? `${own.trimEnd()}\n${extra}` : own };
+    }),
     ...endpointRoutes(deps, options),
     ...eventRoutes(deps, options),
     ...eventActionRoutes(deps, options),

@@ -24,4 +24,9 @@ export interface GatewayOptions {
   shutdownSignal?: AbortSignal;
   /** The built dashboard (index.html and assets/), served at `/` without credentials. */
   dashboardDir?: string;
+  /**
+   * More Prometheus text appended to the gateway's /metrics: in the all-in-one process, the
+   * forward series of the replay service that runs beside it.
+   */
+  extraMetrics?: () => Promise<string>;
 }
