@@ -257,7 +257,7 @@ describe("replay nodes (distributed mode)", () => {
     }
   });
 
-  it("serves GET /metrics on the replay server (h2c): the forward series and the process's own", async () => {
+  it("serves GET /metrics on the replay server, over h2c and HTTP/1.1: the forward series and the process's own", async () => {
     const nodes = await startNodes(1);
     const replay = nodes.replays[0]!;
     const server = await serveH2c({ routes: replay.routes, port: 0, host: "127.0.0.1", logger, fallback: replayMetricsFallback(replay.metrics, logger) });
@@ -269,6 +269,10 @@ describe("replay nodes (distributed mode)", () => {
       expect(metrics.text).toContain("whc_forward_outbox_pending 0");
       expect(metrics.text).toContain("process_cpu_user_seconds_total");
       expect((await h2Get(server.port, "/elsewhere")).status).toBe(404);
+      // What Prometheus and curl do: plain HTTP/1.1 to the same port.
+      const scraped = await fetch(`http://127.0.0.1:${server.port}/metrics`);
+      expect(scraped.status).toBe(200);
+      expect(await scraped.text()).toContain("whc_forward_attempts_total");
     } finally {
       await server.close();
       await nodes.close();

@@ -1,11 +1,10 @@
-import http2 from "node:http2";
-import type { AddressInfo } from "node:net";
 import { connectNodeAdapter, type ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { ConnectError } from "@connectrpc/connect";
 import { toConnectError, AppError } from "@whc/errors";
 import { requestContext, type Logger } from "@whc/logging";
 import { randomUUID } from "node:crypto";
+import { listenCleartext } from "./cleartext-listener.js";
 
 export const REQUEST_ID_HEADER = "x-request-id";
 
@@ -44,34 +43,16 @@ export interface ServeOptions {
   fallback?: ConnectNodeAdapterOptions["fallback"];
 }
 
-/** Serves Connect, gRPC and gRPC-web over HTTP/2 cleartext, so grpc-js clients can call too. */
+/**
+ * Serves Connect, gRPC and gRPC-web over HTTP/2 cleartext, so grpc-js clients can call too,
+ * and the same routes and fallback over HTTP/1.1 on the same port (Prometheus and curl speak
+ * only that), where Connect's adapter takes all three protocols but refuses bidi streams (505).
+ */
 export async function serveH2c(options: ServeOptions): Promise<H2cServer> {
   const handler = connectNodeAdapter({
     routes: options.routes,
     interceptors: [serverInterceptor(options.logger)],
     ...(options.fallback ? { fallback: options.fallback } : {}),
   });
-  const server = http2.createServer(handler);
-  const sessions = new Set<http2.ServerHttp2Session>();
-  server.on("session", (session) => {
-    sessions.add(session);
-    session.on("close", () => sessions.delete(session));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
-  return {
-    port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        // Ask peers to stop opening streams; in-flight ones finish, idle sessions end.
-        for (const session of sessions) session.close();
-      }),
-  };
+  return listenCleartext(handler, options.port, options.host);
 }
