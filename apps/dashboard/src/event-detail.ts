@@ -23,6 +23,7 @@ function facts(d: EventDetailJson): HTMLElement {
     { class: "facts" },
     h("dt", {}, "Received"), h("dd", {}, time(d.receivedAt)),
     h("dt", {}, "From"), h("dd", {}, d.remoteIp),
+    h("dt", {}, "Path"), h("dd", { "data-testid": "path" }, d.path || "(none: the webhook URL itself)"),
     h("dt", {}, "Provider"), h("dd", {}, d.provider),
     h("dt", {}, "Verification"), h("dd", { "data-testid": "verification" }, d.verification, d.verificationFailureReason ? ` (${d.verificationFailureReason})` : ""),
     h("dt", {}, "Answered"), h("dd", {}, String(d.responseCode)),

@@ -35,9 +35,14 @@ export const eventList = z.object({
 });
 export type EventListJson = z.infer<typeof eventList>;
 
-/** Operation 6: every summary field but searchMatchedTruncated, plus headers, body and the rest. */
+/** Operation 6: every summary field but searchMatchedTruncated, plus path, headers, body and the rest. */
 export const eventDetail = z.object({
   ...summaryFields,
+  path: z.string().meta({
+    ...extension,
+    description:
+      "The request target after the endpoint's webhookUrl: its sub-path and query exactly as they arrived (never re-encoded); \"\" when the capture had none.",
+  }),
   headers: z.record(z.string(), z.array(z.string())),
   remoteIp: z.string(),
   body: z.string().optional(),

@@ -1,5 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { eventDetail, eventList, type EventSummaryJson } from "@whc/api-model";
+import { apiClient, createOpenApiValidator } from "@whc/testing";
 import { recordingFetch, refusal, startTestGateway, type AppendedCapture, type TestGateway } from "./test-gateway.js";
 
 let t: TestGateway;
@@ -276,6 +277,22 @@ describe("one event", () => {
     const meta = await t.a.api.events.get(ep, bare!.id);
     expect(meta.decryption).toBe("metadata_only");
     expect(meta.body).toBeUndefined();
+  });
+
+  it("shows the capture's sub-path and query as `path`, exactly, as the OpenAPI document describes it", async () => {
+    const doc = (await (await fetch(`${t.url}/v1/openapi.json`)).json()) as Record<string, any>;
+    expect(doc.components.schemas.EventDetail.properties.path).toMatchObject({ type: "string", "x-extension": true });
+    const api = apiClient(t.url, t.a.key, createOpenApiValidator(doc));
+    const ep = await endpoint();
+    const [withPath, bare] = await t.append(t.a, ep, [{ path: "/a/b?x=1&y=%20", body: "{}" }, { body: "{}" }]);
+
+    const detail = await api.get(`/v1/endpoints/${ep}/events/${withPath!.id}`);
+    expect(detail.status).toBe(200);
+    expect(detail.body.path).toBe("/a/b?x=1&y=%20");
+    expect(eventDetail.strict().parse(detail.body).path).toBe("/a/b?x=1&y=%20");
+    expect((await api.get(`/v1/endpoints/${ep}/events/${bare!.id}`)).body.path).toBe("");
+    // The list's items stay as they were.
+    expect((await api.get(`/v1/endpoints/${ep}/events`)).body.items.some((e: object) => "path" in e)).toBe(false);
   });
 
   it("answers an unknown event and another account's event with the same 404", async () => {

@@ -163,12 +163,14 @@ describe("whc listen --forward-to", () => {
     expect(fr.attempts[0]!.headers["x-local-app"] ?? fr.attempts[0]!.headers["X-Local-App"]).toEqual(["yes"]);
   });
 
-  it("delivers a binary body with NUL and invalid UTF-8 byte for byte", async () => {
+  it("delivers a binary body with NUL and invalid UTF-8 byte for byte, to the sub-path and query the detail shows", async () => {
     const proc = listeners.at(-1)!;
     const bytes = Uint8Array.from([0x00, 0x01, 0xff, 0xfe, 0xc3, 0x28, 0x7b, 0x00, 0x80, 0x0a]);
-    const id = await capture(`${ep.webhookUrl}/bin`, bytes, { "Content-Type": "application/octet-stream" });
-    await proc.waitForOutput(/<-- 200 POST \/webhooks\/bin /);
+    const id = await capture(`${ep.webhookUrl}/a/b?x=1&y=%20`, bytes, { "Content-Type": "application/octet-stream" });
+    await proc.waitForOutput(/<-- 200 POST \/webhooks\/a\/b\?x=1&y=%20 /);
+    expect((await api.events.get(ep.id, id)).path).toBe("/a/b?x=1&y=%20");
     const [got] = deliveriesOf([id]);
+    expect(got!.url).toBe("/webhooks/a/b?x=1&y=%20");
     expect(got!.body).toEqual(Buffer.from(bytes));
     expect(got!.headers["content-type"]).toBe("application/octet-stream");
     expect(await proc.stop("SIGINT")).toBe(0);

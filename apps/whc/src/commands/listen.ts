@@ -2,7 +2,6 @@ import { type Command, InvalidArgumentError, Option } from "commander";
 import { ApiError, cursorAfter, type ApiClient, type Cursor, type EndpointJson, type EventDetailJson, type EventSummaryJson, type RecordAttemptRequest } from "@whc/api-model";
 import type { Context } from "../context.js";
 import { resolveEndpoint } from "../endpoint-ref.js";
-import { capturePathOf } from "../listen/capture-path.js";
 import { cursorFile, stateDir, type CursorFile } from "../listen/cursor-file.js";
 import { bodyBytes, localRequest, nextAttemptNumber } from "../listen/local-request.js";
 import { patiently, Stopped, type Patience } from "../listen/patience.js";
@@ -81,8 +80,7 @@ async function deliver(s: Session, e: EventSummaryJson): Promise<void> {
   const body = bodyBytes(detail);
   if (!body) return note(`skipped ${e.id}: ${detail.decryption === "metadata_only" ? "its body was not stored (metadata only)" : "its body cannot be decrypted"}`);
   if (detail.truncated) note(`${e.id}: its body was stored truncated; the app gets the stored ${body.length} of ${detail.originalSizeBytes} bytes`);
-  const capturePath = await patiently(() => capturePathOf(client, endpoint.webhookUrl, detail), patience);
-  const request = localRequest({ forwardTo: s.options.forwardTo, capturePath, detail, body, attempt: nextAttemptNumber(detail) });
+  const request = localRequest({ forwardTo: s.options.forwardTo, detail, body, attempt: nextAttemptNumber(detail) });
   const outcome = await sendLocal(request, s.options.timeout);
   const url = `${request.origin.origin}${request.path}`;
   let attempt: number;

@@ -13,6 +13,7 @@ const detail = (over: Partial<EventDetailJson> = {}): EventDetailJson => ({
   truncated: false,
   originalSizeBytes: 2,
   decryption: "ok",
+  path: "",
   headers: {},
   remoteIp: "127.0.0.1",
   body: "{}",
@@ -57,8 +58,8 @@ describe("the request whc listen sends", () => {
   it("keeps the captured headers in order but the hop's own and earlier delivery headers, and adds its delivery headers", () => {
     const req = localRequest({
       forwardTo: new URL("http://127.0.0.1:3000/in"),
-      capturePath: "/sub?x=1",
       detail: detail({
+        path: "/sub?x=1",
         headers: {
           Host: ["ingest.example"],
           "Content-Type": ["application/json"],

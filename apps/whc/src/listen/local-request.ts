@@ -79,19 +79,18 @@ export function nextAttemptNumber(detail: Pick<EventDetailJson, "forwardedRespon
 
 export interface LocalRequestInput {
   forwardTo: URL;
-  /** The capture's sub-path and query after its webhook URL. */
-  capturePath: string;
+  /** The event; its `path` (sub-path and query after the webhook URL) is appended to forwardTo. */
   detail: EventDetailJson;
   body: Uint8Array;
   attempt: number;
 }
 
-export function localRequest({ forwardTo, capturePath, detail, body, attempt }: LocalRequestInput): LocalRequest {
+export function localRequest({ forwardTo, detail, body, attempt }: LocalRequestInput): LocalRequest {
   const headers: [string, string][] = [];
   for (const [name, values] of Object.entries(detail.headers)) {
     if (NOT_FORWARDED.has(name.toLowerCase())) continue;
     for (const value of values) headers.push([name, wireValue(value)]);
   }
   headers.push([DELIVERY_ID_HEADER, detail.id], [ATTEMPT_HEADER, String(attempt)]);
-  return { origin: new URL(forwardTo.origin), path: localTarget(forwardTo, capturePath), method: detail.method, headers, body };
+  return { origin: new URL(forwardTo.origin), path: localTarget(forwardTo, detail.path), method: detail.method, headers, body };
 }

@@ -49,6 +49,15 @@ describe("public JSON shapes", () => {
     expect(eventSummaryJson(stored, { search: true }).searchMatchedTruncated).toBe(false);
   });
 
+  it("shows the capture's sub-path and query in the detail exactly as stored, \"\" when it had none", () => {
+    const ids = { id: "01a20000-0000-7000-8000-000000000001", endpointId: "01a20000-0000-7000-8000-000000000000", receivedAtMs: 0n };
+    const detail = eventDetailJson(create(EventSchema, { ...ids, path: "/a/b?x=1&y=%20" }), { decryption: "metadata_only" });
+    expect(detail.path).toBe("/a/b?x=1&y=%20");
+    expect(eventDetail.strict().parse(detail).path).toBe("/a/b?x=1&y=%20");
+    expect(eventDetailJson(create(EventSchema, ids), { decryption: "metadata_only" }).path).toBe("");
+    expect("path" in eventSummaryJson(create(EventSchema, ids))).toBe(false);
+  });
+
   it("shows the forward settings without the secret, only whether one is set", () => {
     const stored = JSON.stringify({ url: "http://127.0.0.1:3000/hooks", keepPath: false, timeoutMs: 2000, maxAttempts: 3 });
     const ep = create(EndpointSchema, { id: "01a20000-0000-7000-8000-000000000000", operatingMode: "relay", forwardJson: stored, targetSecretSet: true });

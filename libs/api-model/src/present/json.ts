@@ -207,6 +207,7 @@ export function eventDetailJson(
   return {
     ...summary,
     decryption: opened.decryption,
+    path: e.path,
     headers: headersJson(e.headers),
     remoteIp: e.remoteIp,
     ...(opened.decryption === "ok" && opened.plaintext ? bodyJson(opened.plaintext) : {}),
