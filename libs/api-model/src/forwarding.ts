@@ -64,3 +64,24 @@ export const recordAttemptRequest = z
   .refine((a) => (a.status === undefined) !== (a.error === undefined), { message: "give status or error", path: ["status"] })
   .meta({ ...extension });
 export type RecordAttemptRequest = z.input<typeof recordAttemptRequest>;
+
+/**
+ * Where one event goes: the destination, with the capture's sub-path and query when keepPath
+ * (`rest` is what followed the endpoint's webhook URL: "", "/ci", "/ci?x=1" or "?x=1"). The
+ * sub-path continues the destination's path (one slash between them); a query is added to
+ * the destination's own with `&`. Both are kept byte for byte, never re-encoded.
+ */
+export function forwardUrl(target: { url: string; keepPath: boolean }, rest: string): string {
+  const base = target.url.split("#", 1)[0] as string;
+  if (!target.keepPath || !rest) return base;
+  const [restPath, restQuery] = splitQuery(rest.split("#", 1)[0] as string);
+  const [basePath, baseQuery] = splitQuery(base);
+  const path = restPath ? basePath.replace(/\/+$/, "") + (restPath.startsWith("/") ? restPath : `/${restPath}`) : basePath;
+  const query = [baseQuery, restQuery].filter((q) => q).join("&");
+  return query ? `${path}?${query}` : path;
+}
+
+function splitQuery(text: string): [path: string, query: string] {
+  const at = text.indexOf("?");
+  return at < 0 ? [text, ""] : [text.slice(0, at), text.slice(at + 1)];
+}

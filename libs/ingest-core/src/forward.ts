@@ -1,11 +1,15 @@
-import { z } from "zod";
 import { create } from "@bufbuild/protobuf";
 import { ForwardSchema, type Endpoint, type Event } from "@whc/contracts";
-import { forwardSettings } from "@whc/api-model";
+import { forwardUrl } from "@whc/api-model";
+import { forwardViewOf } from "@whc/api-model/present";
 
-/** The stored forward settings (design §11) without the write-only secret; unknown keys are ignored. */
-const storedForward = z.object(forwardSettings.omit({ targetSecret: true }).shape);
-export type ForwardConfig = z.output<typeof storedForward>;
+/** The stored forward settings (design §11), read as the Endpoint presents them. */
+export interface ForwardConfig {
+  url: string;
+  keepPath: boolean;
+  timeoutMs: number;
+  maxAttempts: number;
+}
 
 /** How a relay or proxy endpoint forwards; absent for every other endpoint. */
 export interface Forwarding {
@@ -19,18 +23,14 @@ export interface Forwarding {
  */
 export function forwardingOf(endpoint: Endpoint): Forwarding | undefined {
   const mode = endpoint.operatingMode;
-  if ((mode !== "relay" && mode !== "proxy") || !endpoint.forwardJson) return undefined;
-  try {
-    const parsed = storedForward.safeParse(JSON.parse(endpoint.forwardJson));
-    return parsed.success ? { mode, settings: parsed.data } : undefined;
-  } catch {
-    return undefined;
-  }
+  if (mode !== "relay" && mode !== "proxy") return undefined;
+  const view = forwardViewOf(endpoint.forwardJson, false);
+  return view && { mode, settings: { url: view.url, keepPath: view.keepPath, timeoutMs: view.timeoutMs, maxAttempts: view.maxAttempts } };
 }
 
-/** Where a capture goes: the destination, plus the capture's sub-path and query with keepPath. */
+/** Where a capture goes: the destination, plus the capture's sub-path and query with keepPath (as replay sends it). */
 export function forwardTarget(settings: ForwardConfig, rest: string): string {
-  return settings.keepPath ? settings.url + rest : settings.url;
+  return forwardUrl(settings, rest);
 }
 
 /**

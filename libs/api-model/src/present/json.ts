@@ -1,3 +1,4 @@
+import { z } from "zod";
 import type { Endpoint, Event, Forward, Header } from "@whc/contracts";
 import {
   endpointResponseConfig,
@@ -49,7 +50,8 @@ export function endpointJson(e: Endpoint, ingestPublicUrl: string): EndpointJson
   };
 }
 
-const storedForward = forwardSettings.omit({ targetSecret: true });
+/** Unknown keys are ignored: settings written by a newer version still read. */
+const storedForward = z.object(forwardSettings.omit({ targetSecret: true }).shape);
 
 /** The stored forward settings as the Endpoint shows them; validated when saved, so a bad one reads as none. */
 export function forwardViewOf(json: string, targetSecretSet: boolean): ForwardViewJson | undefined {
