@@ -3,7 +3,7 @@ import type { Event } from "@whc/contracts";
 import type { SealedBodyParts } from "@whc/sealing";
 import type { IngestEndpoint } from "./endpoint-cache.js";
 import { originalSize, rawHeaderPairs, remoteIpOf, type ReadBody } from "./request.js";
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { bodyKind, type ContentTypeDiagnosis } from "@whc/signatures";
 import { verifyCapture, type VerifyResult } from "./verify.js";
 
@@ -72,7 +72,7 @@ export function captureEvent(
     forwardScheduled: false,
   };
   const diagnosis: CaptureDiagnosis = {
-    bodySha256: createHash("sha256").update(body.whole).digest("hex"),
+    bodySha256: hash("sha256", body.whole, "hex"),
     contentType: bodyKind(req.headers["content-type"], body.whole),
     signature: verified.signature,
   };

@@ -72,7 +72,8 @@ export function diagnoseSignature(input: DiagnoseInput): SignatureDiagnosis {
   const base = { provider: scheme.name, header, ...(tolerance === undefined ? {} : { toleranceSeconds: tolerance }) };
   if (!hasSecret(input.secret) || input.complete === false) {
     // Reading an unjudged signature's timestamp costs a whole verify: only when the caller wants it.
-    const skew = input.timestampOfUnverified === false ? {} : skewOf(readTimestamp(scheme, input), input.nowMs);
+    if (input.timestampOfUnverified === false) return unjudged(scheme, base, input.complete === false);
+    const skew = skewOf(readTimestamp(scheme, input), input.nowMs);
     return { ...base, ...skew, ...unverified(scheme, input), matchedSecret: "none", checks: [] };
   }
   const plain = input.plain ?? plainCheck(scheme, input);
@@ -161,7 +162,26 @@ function readTimestamp(scheme: ProviderScheme, input: DiagnoseInput): number | u
   }
 }
 
-function unverified(scheme: ProviderScheme, input: DiagnoseInput): Finding & { verdict: SignatureVerdict } {
+const unjudgedCache = new WeakMap<ProviderScheme, Map<string, SignatureDiagnosis>>();
+
+/**
+ * The diagnosis of a signature nobody judged (no secret, or a cut-off body), without its
+ * timestamp: the same for every capture of one provider, header and tolerance, so it is made
+ * once and shared, frozen. This is ingest's most common case, and it runs on every capture.
+ */
+function unjudged(scheme: ProviderScheme, base: { provider: string; header: string; toleranceSeconds?: number }, cutOff: boolean): SignatureDiagnosis {
+  const key = `${base.header}\n${base.toleranceSeconds ?? ""}\n${cutOff ? 1 : 0}`;
+  const cache = unjudgedCache.get(scheme) ?? unjudgedCache.set(scheme, new Map()).get(scheme)!;
+  let found = cache.get(key);
+  if (found === undefined) {
+    found = Object.freeze({ ...base, ...unverified(scheme, { complete: !cutOff }), matchedSecret: "none" as const, checks: Object.freeze([]) as unknown as VerifyCheck[] });
+    // Keys come from the registry's names and headers and a tolerance; bounded all the same.
+    if (cache.size < 1024) cache.set(key, found);
+  }
+  return found;
+}
+
+function unverified(scheme: ProviderScheme, input: Pick<DiagnoseInput, "complete">): Finding & { verdict: SignatureVerdict } {
   const explanation =
     input.complete === false
       ? "The body was cut off at the inbound size limit, so its signature was not checked; raise the limit to verify bodies this large."
