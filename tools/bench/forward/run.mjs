@@ -46,7 +46,9 @@ const destUrl = `http://127.0.0.1:${dest.address().port}/hooks`;
 execFileSync(process.execPath, [path.join(root, "tools/build.mjs"), "all-in-one", "--no-dashboard"], { stdio: "inherit" });
 const work = mkdtempSync(path.join(os.tmpdir(), "whc-bench-forward-"));
 const [gw, ing] = [await freePort(), await freePort()];
-const child = spawn(process.execPath, [path.join(root, "dist/all-in-one/main.js")], {
+// BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") go to the all-in-one process.
+const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(" ") : [];
+const child = spawn(process.execPath, [...nodeArgs, path.join(root, "dist/all-in-one/main.js")], {
   env: {
     ...process.env,
     WHC_DATA_DIR: work,
