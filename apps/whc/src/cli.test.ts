@@ -53,6 +53,9 @@ beforeAll(async () => {
     WHC_INGEST_PORT: String(ing),
     WHC_INGEST_PUBLIC_URL: ingestUrl,
     WHC_LOG_LEVEL: "warn",
+    // The forwarding test relays to a destination on loopback.
+    WHC_REPLAY_ALLOW_PRIVATE_TARGETS: "true",
+    WHC_FORWARD_RETRY_BASE_MS: "50",
   };
   server = startNode(mains["all-in-one"]!, serverEnv);
   await server.waitForOutput(/whc_[A-Za-z0-9]{32,}/);
@@ -147,6 +150,46 @@ describe("whc", () => {
     const removed = JSON.parse(await cli("--json", "endpoints", "update", "answers", "--no-response")) as { response?: unknown };
     expect(removed.response).toBeUndefined();
     await expect.poll(() => captureStatus(created.webhookUrl), { timeout: 5000, interval: 200 }).toBe(200);
+  });
+
+  it("makes a relay endpoint with --forward-to, switches it to proxy, and removes forwarding with --no-forward", async () => {
+    await useNewKey("forwarders");
+    const seen: string[] = [];
+    const app = http.createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        seen.push(`${req.method} ${req.url} #${String(req.headers["x-whc-attempt"])}`);
+        res.writeHead(201, { "content-type": "text/plain" }).end("made");
+      });
+    });
+    await new Promise<void>((r) => app.listen(0, "127.0.0.1", r));
+    const appUrl = `http://127.0.0.1:${(app.address() as AddressInfo).port}/hooks`;
+    try {
+      const created = await cli("endpoints", "create", "--slug", "relayed", "--forward-to", appUrl, "--forward-max-attempts", "3");
+      expect(created).toContain(`relay to ${appUrl}`);
+      const ep = (JSON.parse(await cli("--json", "endpoints", "list")) as { slug: string; webhookUrl: string; forward?: unknown }[]).find((e) => e.slug === "relayed")!;
+      expect(ep.forward).toEqual({ url: appUrl, keepPath: true, timeoutMs: 10000, maxAttempts: 3, targetSecretSet: false });
+      expect(await captureStatus(`${ep.webhookUrl}/ci?x=1`)).toBe(200);
+      await waitFor(() => seen.length === 1 || undefined, { what: "the relayed capture" });
+      expect(seen).toEqual(["POST /hooks/ci?x=1 #1"]);
+
+      const proxied = await cli("endpoints", "update", "relayed", "--mode", "proxy", "--forward-to", appUrl, "--target-secret", "whsec_target", "--forward-timeout-ms", "2000");
+      expect(proxied).toContain("  mode: proxy");
+      expect(proxied).toContain(`  forward: ${appUrl} (keepPath true, timeout 2000 ms, 6 attempts, re-signed)`);
+      // The sender now gets the destination's answer (ingest sees the change within a second).
+      await expect.poll(() => captureStatus(ep.webhookUrl), { timeout: 5000, interval: 200 }).toBe(201);
+
+      const orphan = await cliFailure("endpoints", "update", "relayed", "--target-secret", "x");
+      expect(orphan.stderr).toContain("go with --forward-to");
+      const refused = await cliFailure("endpoints", "update", "relayed", "--no-forward");
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain("error: The request is not valid: forward (required) (validation_failed, request");
+      const removed = JSON.parse(await cli("--json", "endpoints", "update", "relayed", "--no-forward", "--mode", "capture")) as { operatingMode: string; forward?: unknown };
+      expect(removed).toMatchObject({ operatingMode: "capture" });
+      expect(removed.forward).toBeUndefined();
+    } finally {
+      await new Promise<void>((r) => app.close(() => r()));
+    }
   });
 
   it("refuses a bad --response before sending anything, naming the field", async () => {

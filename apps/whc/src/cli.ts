@@ -24,7 +24,11 @@ export function buildCli(env: NodeJS.ProcessEnv): Command {
 
 function errorLine(err: unknown): string {
   if (ApiError.is(err)) {
-    return `error: ${err.message}${err.code ? ` (${err.code}` : ""}${err.requestId ? `, request ${err.requestId})` : err.code ? ")" : ""}`;
+    const { field, reason } = err.details;
+    // validation_failed names the field and why: the words a person fixes the command with.
+    const where = typeof field === "string" ? `: ${field}${typeof reason === "string" ? ` (${reason})` : ""}` : "";
+    const message = where ? err.message.replace(/\.$/, "") : err.message;
+    return `error: ${message}${where}${err.code ? ` (${err.code}` : ""}${err.requestId ? `, request ${err.requestId})` : err.code ? ")" : ""}`;
   }
   return `error: ${(err as { message?: string }).message ?? String(err)}`;
 }

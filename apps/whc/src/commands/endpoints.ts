@@ -1,12 +1,22 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
-import type { CreateEndpointRequest, EndpointJson, UpdateEndpointRequest } from "@whc/api-model";
+import { OPERATING_MODES, type CreateEndpointRequest, type EndpointJson, type ForwardSettingsInput, type UpdateEndpointRequest } from "@whc/api-model";
 import { PROVIDER_NAMES } from "@whc/signatures";
 import type { Context } from "../context.js";
 import { resolveEndpoint } from "../endpoint-ref.js";
 import { oneOf, table } from "../output.js";
 import { readResponseOption } from "../response-option.js";
 
-interface CreateOptions {
+/** Where relay and proxy endpoints forward (design §11). */
+interface ForwardOptions {
+  mode?: string;
+  forwardTo?: string;
+  forwardTimeoutMs?: number;
+  forwardMaxAttempts?: number;
+  keepPath?: boolean;
+  targetSecret?: string;
+}
+
+interface CreateOptions extends ForwardOptions {
   slug?: string;
   name?: string;
   provider?: string;
@@ -14,7 +24,9 @@ interface CreateOptions {
   metadataOnly?: boolean;
 }
 
-interface UpdateOptions {
+interface UpdateOptions extends ForwardOptions {
+  /** false for `--no-forward`. */
+  forward?: false;
   name?: string;
   pause?: boolean;
   resume?: boolean;
@@ -27,14 +39,55 @@ interface UpdateOptions {
   replayFromDashboard?: boolean;
 }
 
+/** The `forward` object from --forward-to and its companions; undefined without --forward-to. */
+function forwardSettingsOf(opts: ForwardOptions): ForwardSettingsInput | undefined {
+  if (opts.forwardTo === undefined) {
+    const orphan = [opts.forwardTimeoutMs, opts.forwardMaxAttempts, opts.keepPath, opts.targetSecret].some((v) => v !== undefined);
+    if (orphan) throw new Error("--forward-timeout-ms, --forward-max-attempts, --keep-path and --target-secret go with --forward-to");
+    return undefined;
+  }
+  return {
+    url: opts.forwardTo,
+    ...(opts.keepPath !== undefined ? { keepPath: opts.keepPath } : {}),
+    ...(opts.forwardTimeoutMs !== undefined ? { timeoutMs: opts.forwardTimeoutMs } : {}),
+    ...(opts.forwardMaxAttempts !== undefined ? { maxAttempts: opts.forwardMaxAttempts } : {}),
+    ...(opts.targetSecret !== undefined ? { targetSecret: opts.targetSecret } : {}),
+  };
+}
+
+/** --forward-to alone means relay: the mode that forwards without changing what senders get. */
+function modeOf(opts: ForwardOptions & { metadataOnly?: boolean }): string | undefined {
+  if (opts.metadataOnly) return "metadata_only";
+  return opts.mode ?? (opts.forwardTo !== undefined ? "relay" : undefined);
+}
+
 function createRequest(opts: CreateOptions): CreateEndpointRequest {
+  const forward = forwardSettingsOf(opts);
+  const mode = modeOf(opts);
   return {
     ...(opts.slug ? { slug: opts.slug } : {}),
     ...(opts.name ? { displayName: opts.name } : {}),
     ...(opts.provider ? { provider: opts.provider } : {}),
     ...(opts.secret ? { secret: opts.secret } : {}),
-    ...(opts.metadataOnly ? { operatingMode: "metadata_only" } : {}),
+    ...(mode ? { operatingMode: mode as CreateEndpointRequest["operatingMode"] } : {}),
+    ...(forward ? { forward } : {}),
   };
+}
+
+function integerArgument(value: string): number {
+  if (!/^\d{1,9}$/.test(value)) throw new InvalidArgumentError("a whole number");
+  return Number(value);
+}
+
+/** The forwarding options both create and update take. */
+function withForwardOptions(command: Command): Command {
+  return command
+    .addOption(new Option("--mode <mode>", "operating mode").choices(OPERATING_MODES))
+    .option("--forward-to <url>", "relay (or --mode proxy) to this destination; the capture's sub-path and query are appended")
+    .addOption(new Option("--forward-timeout-ms <ms>", "deadline of one forward attempt (default 10000)").argParser(integerArgument))
+    .addOption(new Option("--forward-max-attempts <n>", "relay: attempts before giving up (default 6)").argParser(integerArgument))
+    .addOption(new Option("--keep-path <bool>", "append the capture's sub-path and query (default true)").argParser(booleanArgument))
+    .option("--target-secret <secret>", "re-sign forwarded requests with this secret (write-only)");
 }
 
 function booleanArgument(value: string): boolean {
@@ -45,7 +98,10 @@ function booleanArgument(value: string): boolean {
 
 /** The PATCH body: only what was asked for, since every field given replaces the stored one. */
 async function updateRequest(opts: UpdateOptions): Promise<UpdateEndpointRequest> {
+  const forward = forwardSettingsOf(opts);
   const body: UpdateEndpointRequest = {
+    ...(opts.mode !== undefined ? { operatingMode: opts.mode as UpdateEndpointRequest["operatingMode"] } : {}),
+    ...(opts.forward === false ? { forward: null } : forward ? { forward } : {}),
     ...(opts.name !== undefined ? { displayName: opts.name } : {}),
     ...(opts.pause ? { status: "paused" } : opts.resume ? { status: "active" } : {}),
     ...(opts.provider !== undefined ? { provider: opts.provider } : {}),
@@ -68,6 +124,11 @@ function changeLines(body: UpdateEndpointRequest, e: EndpointJson): string[] {
   if (body.displayName !== undefined) lines.push(`name: ${e.displayName}`);
   if (body.status !== undefined) lines.push(`status: ${e.status}${e.status === "paused" ? " (captures are refused with 503)" : ""}`);
   if (body.provider !== undefined) lines.push(`provider: ${e.provider}`);
+  if (body.operatingMode !== undefined) lines.push(`mode: ${e.operatingMode}`);
+  if (body.forward === null) lines.push("forward: removed");
+  else if (body.forward !== undefined && e.forward) {
+    lines.push(`forward: ${e.forward.url} (keepPath ${e.forward.keepPath}, timeout ${e.forward.timeoutMs} ms, ${e.forward.maxAttempts} attempts${e.forward.targetSecretSet ? ", re-signed" : ""})`);
+  }
   if (typeof body.secret === "string") {
     lines.push(`secret: rotated${e.secretRotatedAt ? ` at ${e.secretRotatedAt}` : ""}; the previous one keeps verifying for WHC_SECRET_GRACE_S`);
   }
@@ -92,8 +153,7 @@ export function endpointCommands(program: Command, ctx: () => Context): void {
     );
   });
 
-  endpoints
-    .command("create")
+  withForwardOptions(endpoints.command("create"))
     .option("--slug <slug>")
     .option("--name <displayName>")
     .option("--provider <provider>", oneOf(PROVIDER_NAMES))
@@ -103,11 +163,11 @@ export function endpointCommands(program: Command, ctx: () => Context): void {
       const { out, api } = ctx();
       const client = api();
       const e = await out.busy("creating", () => client.endpoints.create(createRequest(opts)));
-      out.result(e, () => `created ${e.slug} (${e.id})\nsend webhooks to ${e.webhookUrl}`);
+      const forwarding = e.forward ? `\n${e.operatingMode} to ${e.forward.url}` : "";
+      out.result(e, () => `created ${e.slug} (${e.id})\nsend webhooks to ${e.webhookUrl}${forwarding}`);
     });
 
-  endpoints
-    .command("update")
+  withForwardOptions(endpoints.command("update"))
     .description("change an endpoint; only the options given change")
     .argument("<endpoint>", "its id or slug")
     .option("--name <displayName>")
@@ -120,6 +180,7 @@ export function endpointCommands(program: Command, ctx: () => Context): void {
     .option("--remove-secret", "verify nothing from now on")
     .option("--response <json>", "what the endpoint answers (design §10), as JSON or @file.json; checked here before sending")
     .option("--no-response", "answer 200 with the event id again")
+    .option("--no-forward", "remove the forward settings (and the target secret); set --mode capture too")
     .addOption(new Option("--replay-from-api <bool>", "allow replays asked through the API").argParser(booleanArgument))
     .addOption(new Option("--replay-from-dashboard <bool>", "allow replays asked from the dashboard").argParser(booleanArgument))
     .action(async (ref: string, opts: UpdateOptions) => {
