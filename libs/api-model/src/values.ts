@@ -70,6 +70,25 @@ export const FORWARD_ERRORS = [
   "target_not_allowed",
   "egress_capacity_exhausted",
 ] as const;
+/** Headers that describe one connection, never passed on (RFC 9110 §7.6.1). */
+export const HOP_BY_HOP_HEADERS = ["connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-connection"] as const;
+/**
+ * A capture's headers that replay, forwards and `whc listen` never send on: the hop-by-hop
+ * ones, those the new request computes itself, and those that described the capture's own hop
+ * (its proxies) rather than the request.
+ */
+export const NOT_SENT_ON_HEADERS = [
+  ...HOP_BY_HOP_HEADERS,
+  "content-length",
+  "host",
+  "proxy-authorization",
+  "expect",
+  "x-forwarded-for",
+  "x-forwarded-host",
+  "x-forwarded-proto",
+  "x-real-ip",
+  "forwarded",
+] as const;
 /** The header of every forwarded request: the event id, and the attempt number. */
 export const DELIVERY_ID_HEADER = "X-Whc-Delivery-Id";
 export const ATTEMPT_HEADER = "X-Whc-Attempt";

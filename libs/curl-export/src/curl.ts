@@ -1,3 +1,4 @@
+import { HOP_BY_HOP_HEADERS } from "@whc/api-model";
 import { shellQuote, shellQuoteBytes } from "./quote.js";
 
 export type HeaderPair = readonly [name: string, value: string];
@@ -28,18 +29,7 @@ const ALWAYS_MASKED = new Set(["authorization", "proxy-authorization", "cookie",
 const MASKED_PARTS = ["token", "secret", "signature", "api-key", "apikey", "hmac"];
 
 /** Headers of one hop, or that curl computes itself from the URL and the body. */
-const LEFT_OUT = new Set([
-  "host",
-  "content-length",
-  "connection",
-  "keep-alive",
-  "transfer-encoding",
-  "te",
-  "trailer",
-  "upgrade",
-  "proxy-connection",
-  "expect",
-]);
+const LEFT_OUT = new Set<string>([...HOP_BY_HOP_HEADERS, "host", "content-length", "expect"]);
 
 export function isMaskedHeader(name: string, extra: readonly string[] = []): boolean {
   const lower = name.toLowerCase();

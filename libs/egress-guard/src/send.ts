@@ -3,6 +3,7 @@ import https from "node:https";
 import type { LookupFunction } from "node:net";
 import { performance } from "node:perf_hooks";
 import type { ParsedTarget } from "./target.js";
+import { HOP_BY_HOP_HEADERS } from "@whc/api-model";
 
 export type NetworkFailure =
   | "dns_failure"
@@ -40,17 +41,7 @@ export type SendResult =
   | { kind: "network_error"; reason: NetworkFailure; durationMs: number };
 
 /** Headers that describe one hop, or that this request computes itself. */
-export const HOP_BY_HOP: ReadonlySet<string> = new Set([
-  "connection",
-  "keep-alive",
-  "transfer-encoding",
-  "te",
-  "trailer",
-  "upgrade",
-  "proxy-connection",
-  "content-length",
-  "host",
-]);
+export const HOP_BY_HOP: ReadonlySet<string> = new Set([...HOP_BY_HOP_HEADERS, "content-length", "host"]);
 
 function pairsOf(raw: string[]): [string, string][] {
   const pairs: [string, string][] = [];

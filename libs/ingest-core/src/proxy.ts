@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { Client } from "@connectrpc/connect";
 import type { AttemptResult, ReplayService } from "@whc/contracts";
-import { FORWARD_ERRORS, forwardSettings } from "@whc/api-model";
+import { FORWARD_ERRORS, HOP_BY_HOP_HEADERS, forwardSettings } from "@whc/api-model";
 import { AppError } from "@whc/errors";
 
 /** What ingest asks of the replay service. */
@@ -38,17 +38,7 @@ export interface ProxyAnswer {
  * Headers of one hop, never passed on (RFC 9110 §7.6.1), and Content-Length, which is
  * computed again for the body as sent.
  */
-const HOP_BY_HOP: ReadonlySet<string> = new Set([
-  "connection",
-  "keep-alive",
-  "transfer-encoding",
-  "te",
-  "trailer",
-  "upgrade",
-  "proxy-connection",
-  "proxy-authenticate",
-  "content-length",
-]);
+const HOP_BY_HOP: ReadonlySet<string> = new Set([...HOP_BY_HOP_HEADERS, "proxy-authenticate", "content-length"]);
 
 /** Statuses whose answers carry no content (RFC 9110 §15.3.5, §15.4.5). */
 const NO_CONTENT: ReadonlySet<number> = new Set([204, 304]);

@@ -1,3 +1,4 @@
+import { NOT_SENT_ON_HEADERS } from "@whc/api-model";
 import { HOP_BY_HOP } from "@whc/egress-guard";
 import { PROVIDERS, signHeaders, signatureHeaderNames, type Provider } from "@whc/signatures";
 
@@ -5,16 +6,7 @@ import { PROVIDERS, signHeaders, signatureHeaderNames, type Provider } from "@wh
  * Beyond the hop-by-hop headers sendOnce drops itself: the ones that described the original
  * hop (proxies, forwarding) rather than the request. Neither replays nor forwards carry them.
  */
-export const NOT_REPLAYED: ReadonlySet<string> = new Set([
-  ...HOP_BY_HOP,
-  "proxy-authorization",
-  "expect",
-  "x-forwarded-for",
-  "x-forwarded-host",
-  "x-forwarded-proto",
-  "x-real-ip",
-  "forwarded",
-]);
+export const NOT_REPLAYED: ReadonlySet<string> = new Set([...HOP_BY_HOP, ...NOT_SENT_ON_HEADERS]);
 
 export function asProvider(value: string): Provider {
   return (PROVIDERS as readonly string[]).includes(value) ? (value as Provider) : "generic";

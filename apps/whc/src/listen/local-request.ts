@@ -1,4 +1,4 @@
-import { ATTEMPT_HEADER, DELIVERY_ID_HEADER, type EventDetailJson, type ForwardedResponseJson } from "@whc/api-model";
+import { ATTEMPT_HEADER, DELIVERY_ID_HEADER, NOT_SENT_ON_HEADERS, type EventDetailJson, type ForwardedResponseJson } from "@whc/api-model";
 
 /** What `whc listen` sends to the local app for one event. */
 export interface LocalRequest {
@@ -17,23 +17,8 @@ export interface LocalRequest {
  * (the set replay leaves out), those this request computes itself, and any delivery headers
  * of an earlier forward, replaced by this one's.
  */
-const NOT_FORWARDED = new Set([
-  "connection",
-  "keep-alive",
-  "transfer-encoding",
-  "te",
-  "trailer",
-  "upgrade",
-  "proxy-connection",
-  "content-length",
-  "host",
-  "proxy-authorization",
-  "expect",
-  "x-forwarded-for",
-  "x-forwarded-host",
-  "x-forwarded-proto",
-  "x-real-ip",
-  "forwarded",
+const NOT_FORWARDED = new Set<string>([
+  ...NOT_SENT_ON_HEADERS,
   DELIVERY_ID_HEADER.toLowerCase(),
   ATTEMPT_HEADER.toLowerCase(),
 ]);
