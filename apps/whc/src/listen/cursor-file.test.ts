@@ -17,9 +17,9 @@ const cursor = { at: "2026-11-23T10:00:00.123Z", id: "0190b6a0-0000-7000-8000-00
 
 describe("the cursor file of whc listen", () => {
   it("lives in $XDG_STATE_HOME/whc, else ~/.local/state/whc", () => {
-    expect(stateDir({ XDG_STATE_HOME: "/x/state", HOME: "/home/u" })).toBe("/x/state/whc");
-    expect(stateDir({ HOME: "/home/u" })).toBe("/home/u/.local/state/whc");
-    expect(stateDir({ XDG_STATE_HOME: "relative", HOME: "/home/u" })).toBe("/home/u/.local/state/whc");
+    expect(stateDir({ XDG_STATE_HOME: "/x/state", HOME: "/users/u" })).toBe("/x/state/whc");
+    expect(stateDir({ HOME: "/users/u" })).toBe("/users/u/.local/state/whc");
+    expect(stateDir({ XDG_STATE_HOME: "relative", HOME: "/users/u" })).toBe("/users/u/.local/state/whc");
   });
 
   it("reads nothing before the first write, then what was written last, creating its folder", async () => {
