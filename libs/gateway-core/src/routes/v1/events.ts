@@ -1,11 +1,11 @@
 import type { Context } from "koa";
 import type { Client } from "@connectrpc/connect";
-import type { CryptoService, Event, Forward, ListEventsResponse } from "@whc/contracts";
-import type { EnvelopeOpener } from "@whc/sealing";
-import { eventDetail, eventList, listEventsQuery, type Decryption, type EventListJson, type ListEventsQuery } from "@whc/api-model";
-import { eventDetailJson, eventSummaryJson, isoTime } from "@whc/api-model/present";
+import type { CryptoService, Event, ListEventsResponse } from "@whc/contracts";
+import { eventDetail, eventList, listEventsQuery, type EventListJson, type ListEventsQuery } from "@whc/api-model";
+import { eventSummaryJson, isoTime } from "@whc/api-model/present";
 import type { GatewayDeps, GatewayOptions } from "../../deps.js";
 import { route, type Route } from "../../route.js";
+import { openEventDetail } from "./event-detail.js";
 
 /**
  * The master key ids crypto still holds, cached; unknown (undefined) while crypto is down.
@@ -24,21 +24,6 @@ function createKeyIdsCache(crypto: Client<typeof CryptoService>, ttlMs = 30_000)
     }
     return ids;
   };
-}
-
-/**
- * The forward attempts' answer excerpts in clear, by attempt index; one that cannot be opened
- * (its key left the ring, or it fails its tag) is shown empty. A crypto outage fails the read,
- * as it does for the event's own body.
- */
-async function openAttemptBodies(opener: EnvelopeOpener, endpointId: string, forward: Forward | undefined) {
-  return Promise.all(
-    (forward?.attempts ?? []).map(async (a) => {
-      if (!a.body || a.body.ciphertext.length === 0) return undefined;
-      const opened = await opener.open(endpointId, a.body);
-      return opened.ok ? opened.plaintext : undefined;
-    }),
-  );
 }
 
 function ms(text: string | undefined): number | undefined {
@@ -155,16 +140,7 @@ export function eventRoutes(deps: GatewayDeps, options: GatewayOptions): Route[]
       async handler(_ctx, { auth, params }) {
         const { endpointId, eventId } = params as { endpointId: string; eventId: string };
         const { event } = await catalog.getEvent({ accountId: auth.accountId, endpointId, eventId, markRead: true });
-        const e = event!;
-        let decryption: Decryption = "metadata_only";
-        let plaintext: Uint8Array | undefined;
-        if (e.bodyStored && e.body) {
-          const opened = await deps.opener.open(endpointId, e.body);
-          decryption = opened.ok ? "ok" : "failed";
-          if (opened.ok) plaintext = opened.plaintext;
-        }
-        const attemptBodies = await openAttemptBodies(deps.opener, endpointId, e.forward);
-        return eventDetailJson(e, { decryption, plaintext, attemptBodies });
+        return openEventDetail(deps.opener, event!);
       },
     }),
     route({
