@@ -1,10 +1,12 @@
 import { loadConfig } from "@whc/config";
 import { createLogger } from "@whc/logging";
+import { startTracing } from "@whc/telemetry";
 import { allInOneSpec, runMain, startAllInOne } from "@whc/composition";
 
 runMain("webhook-capture", async () => {
   const config = loadConfig(allInOneSpec, process.env);
   const logger = createLogger("all-in-one", config.logLevel);
+  const tracing = startTracing("all-in-one", process.env);
   const system = await startAllInOne(config, logger);
   const { gateway, ingest, firstKey } = system;
   logger.info({ gatewayPort: gateway.port, ingestPort: ingest.port, dataDir: config.dataDir }, "webhook-capture ready");
@@ -15,5 +17,5 @@ runMain("webhook-capture", async () => {
         `or open the dashboard at http://localhost:${gateway.port}/ and paste it.\n\n`,
     );
   }
-  return { logger, closeables: system.closeables };
+  return { logger, closeables: [...system.closeables, tracing] };
 });

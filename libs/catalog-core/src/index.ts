@@ -4,6 +4,7 @@ export { createCatalogService } from "./service.js";
 export type { CatalogServiceOptions } from "./service.js";
 export { createStamper } from "./ids.js";
 export { translatingErrors } from "./translating-errors.js";
+export { tracedStore } from "./traced-store.js";
 export {
   PATCHED_FIELDS,
   applyEndpointPatch,

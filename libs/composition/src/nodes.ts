@@ -7,7 +7,7 @@ import { CatalogService, CryptoService, Health, ReplayService } from "@whc/contr
 import type { Logger } from "@whc/logging";
 import { healthRoutes, createInMemoryTransport, createServiceClient as createClient, type ServeOptions } from "@whc/rpc";
 import { Registry, collectDefaultMetrics } from "prom-client";
-import { createCatalogService, type CatalogStore } from "@whc/catalog-core";
+import { createCatalogService, tracedStore, type CatalogStore } from "@whc/catalog-core";
 import { openSqliteStoreInWorker } from "@whc/catalog-sqlite";
 import { openMongoStore } from "@whc/catalog-mongo";
 import { createCryptoService, loadKeyRing } from "@whc/crypto-core";
@@ -18,6 +18,7 @@ import {
   createIngestHandler,
   createIngestMetrics,
   INGEST_MAX_HEADER_BYTES,
+  traceCaptures,
 } from "@whc/ingest-core";
 import { createGatewayApp } from "@whc/gateway-core";
 import { ensureBootstrapKeys } from "@whc/identity";
@@ -47,7 +48,7 @@ export async function openCatalogStore(config: ConfigOf<typeof catalogSpec>): Pr
 
 /** The catalog: its store, its RPC routes, bootstrap keys, and the retention purge. */
 export async function createCatalogNode(config: ConfigOf<typeof catalogSpec>, logger: Logger) {
-  const store = await openCatalogStore(config);
+  const store = tracedStore(await openCatalogStore(config));
   const service = createCatalogService(store);
   const routes: Routes = (router) => {
     router.service(CatalogService, service);
@@ -227,7 +228,7 @@ export function createIngestNode(config: ConfigOf<typeof ingestSpec>, peers: Req
   });
   bus.subscribeEndpointChanges((id) => endpoints.invalidate(id));
   const metrics = createIngestMetrics();
-  const handler = createIngestHandler(
+  const untraced = createIngestHandler(
     {
       endpoints,
       batcher: createAppendBatcher(catalog, { maxEvents: 512, maxBytes: 8 * 1024 * 1024, onBatch: (n) => metrics.batch(n) }),
@@ -248,6 +249,7 @@ export function createIngestNode(config: ConfigOf<typeof ingestSpec>, peers: Req
       publicUrl: config.ingestPublicUrl,
     },
   );
+  const handler = traceCaptures(untraced);
   return {
     handler,
     /**

@@ -6,6 +6,7 @@ import { requestId } from "./middleware/request-id.js";
 import { errorHandler } from "./middleware/errors.js";
 import { authenticate } from "./middleware/auth.js";
 import { accessLog } from "./middleware/access-log.js";
+import { tracing } from "./middleware/tracing.js";
 import { createMetrics } from "./middleware/metrics.js";
 import { dashboard } from "./middleware/dashboard.js";
 import { buildOpenApiDocument } from "./openapi.js";
@@ -32,7 +33,7 @@ export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions, metric
   return routes;
 }
 
-/** The /v1 REST surface: request id, access log, metrics, errors, auth, then the routes. */
+/** The /v1 REST surface: request id, trace span, access log, metrics, errors, auth, then the routes. */
 export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true;
@@ -46,6 +47,7 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions): Ko
   const auth = authenticate(deps.catalog);
 
   app.use(requestId());
+  app.use(tracing());
   app.use(accessLog(deps.logger));
   app.use(metrics.middleware);
   app.use(errorHandler(deps.logger));

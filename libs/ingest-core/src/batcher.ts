@@ -1,5 +1,7 @@
 import type { Client } from "@connectrpc/connect";
 import { type CatalogService, type Event } from "@whc/contracts";
+import type { Context } from "@opentelemetry/api";
+import { inBatchSpan, inContext, waitingContext } from "./tracing.js";
 
 /** A stored event's stamp, or `endpointMissing`: its endpoint was gone at the commit and nothing was stored. */
 export type Appended =
@@ -12,6 +14,8 @@ interface Pending {
   event: Event;
   bytes: number;
   done: Done;
+  /** The capture's trace context (tracing on only). */
+  trace: Context | undefined;
 }
 
 export interface BatcherOptions {
@@ -51,7 +55,10 @@ export function createAppendBatcher(catalog: Client<typeof CatalogService>, opti
     options.onBatch?.(batch.length);
     let res: Awaited<ReturnType<typeof catalog.appendEvents>>;
     try {
-      res = await catalog.appendEvents({ events: batch.map((p) => p.event) });
+      res = await inBatchSpan(
+        batch.map((p) => p.trace),
+        () => catalog.appendEvents({ events: batch.map((p) => p.event) }),
+      );
     } catch (err) {
       for (const p of batch) p.done(err);
       return;
@@ -82,7 +89,8 @@ export function createAppendBatcher(catalog: Client<typeof CatalogService>, opti
   }
 
   function appendThen(event: Event, done: Done): void {
-    queue.push({ event, bytes: event.body?.ciphertext.length ?? 0, done });
+    const trace = waitingContext();
+    queue.push({ event, bytes: event.body?.ciphertext.length ?? 0, done: inContext(trace, done), trace });
     schedule();
   }
 

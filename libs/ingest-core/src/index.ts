@@ -1,5 +1,6 @@
 export { createIngestHandler, INGEST_MAX_HEADER_BYTES } from "./server.js";
 export type { IngestDeps, IngestOptions } from "./server.js";
+export { traceCaptures, CAPTURE_ROUTE } from "./tracing.js";
 export { createAppendBatcher } from "./batcher.js";
 export type { AppendBatcher, BatcherOptions } from "./batcher.js";
 export { createEndpointCache } from "./endpoint-cache.js";

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { pino, type Logger, type LevelWithSilent, type DestinationStream } from "pino";
+import { trace } from "@opentelemetry/api";
 
 export type { Logger } from "pino";
 
@@ -34,6 +35,18 @@ const redactPaths = [
   "*.body",
 ];
 
+/**
+ * What every line carries of the work in progress: its request id, and the trace and span ids
+ * when a span is active (tracing on), so a log line leads to its trace and back.
+ */
+function logContext(): Record<string, string> {
+  const requestId = currentRequestId();
+  const ids = trace.getActiveSpan()?.spanContext();
+  if (!ids || !trace.isSpanContextValid(ids)) return requestId ? { requestId } : {};
+  const { traceId, spanId } = ids;
+  return requestId ? { requestId, trace_id: traceId, span_id: spanId } : { trace_id: traceId, span_id: spanId };
+}
+
 export function createLogger(
   service: string,
   level: LevelWithSilent = "info",
@@ -45,10 +58,7 @@ export function createLogger(
       base: { service },
       redact: { paths: redactPaths, censor: "[REDACTED]" },
       timestamp: pino.stdTimeFunctions.isoTime,
-      mixin() {
-        const requestId = currentRequestId();
-        return requestId ? { requestId } : {};
-      },
+      mixin: logContext,
     },
     destination,
   );

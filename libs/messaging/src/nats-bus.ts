@@ -2,8 +2,11 @@ import { JSONCodec, type Subscription } from "nats";
 import type { Logger } from "@whc/logging";
 import { captureSubject, ENDPOINT_CHANGED_SUBJECT, OUTBOX_WAKE_SUBJECT, type CaptureBus, type CaptureNotice } from "@whc/ports";
 import type { NatsHandle } from "./nats-connection.js";
+import { processTraced, publishTraced } from "./tracing.js";
 
 const codec = JSONCodec<unknown>();
+/** Capture subjects without their account and endpoint ids: one span name for all. */
+const CAPTURE_TEMPLATE = "whc.capture";
 
 /**
  * Capture notifications on core NATS: subject whc.capture.<accountId>.<endpointId>, payload
@@ -11,7 +14,8 @@ const codec = JSONCodec<unknown>();
  * rely on it for correctness, only for promptness.
  */
 export function createNatsBus(handle: NatsHandle, logger: Logger): CaptureBus {
-  function subscribe(subject: string, onMessage: (data: unknown) => void) {
+  /** `template`: the subject without its ids, for span names. */
+  function subscribe(subject: string, template: string, onMessage: (data: unknown) => void) {
     let sub: Subscription | undefined;
     let cancelled = false;
     void handle.ready.then((nc) => {
@@ -19,11 +23,13 @@ export function createNatsBus(handle: NatsHandle, logger: Logger): CaptureBus {
       sub = nc.subscribe(subject, {
         callback: (err, msg) => {
           if (err) return;
-          try {
-            onMessage(codec.decode(msg.data));
-          } catch (e) {
-            logger.warn({ err: e, subject }, "undecodable notification dropped");
-          }
+          processTraced(msg.subject, template, msg.headers, () => {
+            try {
+              onMessage(codec.decode(msg.data));
+            } catch (e) {
+              logger.warn({ err: e, subject }, "undecodable notification dropped");
+            }
+          });
         },
       });
     });
@@ -33,11 +39,11 @@ export function createNatsBus(handle: NatsHandle, logger: Logger): CaptureBus {
     };
   }
 
-  function publish(subject: string, data: unknown) {
+  function publish(subject: string, data: unknown, template = subject) {
     const nc = handle.current();
     if (!nc || nc.isClosed()) return;
     try {
-      nc.publish(subject, codec.encode(data));
+      publishTraced(subject, template, (headers) => nc.publish(subject, codec.encode(data), headers ? { headers } : undefined));
     } catch (err) {
       logger.warn({ err, subject }, "notification not published");
     }
@@ -46,10 +52,10 @@ export function createNatsBus(handle: NatsHandle, logger: Logger): CaptureBus {
   return {
     kind: "nats",
     publishCapture(notice) {
-      publish(captureSubject(notice.accountId, notice.endpointId), notice.summary);
+      publish(captureSubject(notice.accountId, notice.endpointId), notice.summary, CAPTURE_TEMPLATE);
     },
     subscribeCaptures(accountId, endpointId, onNotice) {
-      return subscribe(captureSubject(accountId, endpointId), (summary) =>
+      return subscribe(captureSubject(accountId, endpointId), CAPTURE_TEMPLATE, (summary) =>
         onNotice({ accountId, endpointId, summary } as CaptureNotice),
       );
     },
@@ -57,7 +63,7 @@ export function createNatsBus(handle: NatsHandle, logger: Logger): CaptureBus {
       publish(ENDPOINT_CHANGED_SUBJECT, { endpointId });
     },
     subscribeEndpointChanges(onChange) {
-      return subscribe(ENDPOINT_CHANGED_SUBJECT, (data) => {
+      return subscribe(ENDPOINT_CHANGED_SUBJECT, ENDPOINT_CHANGED_SUBJECT, (data) => {
         const id = (data as { endpointId?: unknown }).endpointId;
         if (typeof id === "string") onChange(id);
       });
@@ -66,7 +72,7 @@ export function createNatsBus(handle: NatsHandle, logger: Logger): CaptureBus {
       publish(OUTBOX_WAKE_SUBJECT, {});
     },
     subscribeOutboxWake(onWake) {
-      return subscribe(OUTBOX_WAKE_SUBJECT, () => onWake());
+      return subscribe(OUTBOX_WAKE_SUBJECT, OUTBOX_WAKE_SUBJECT, () => onWake());
     },
     connected: () => handle.connected(),
     close: () => handle.close(),

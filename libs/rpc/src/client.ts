@@ -5,6 +5,7 @@ import { fromConnectError } from "@whc/errors";
 import { currentRequestId } from "@whc/logging";
 import { callSignal } from "./deadline.js";
 import { REQUEST_ID_HEADER } from "./server.js";
+import { tracingClientInterceptor } from "./tracing.js";
 
 /**
  * Client side of every internal call: forwards the request id and applies a deadline; a call
@@ -31,7 +32,7 @@ export function clientInterceptor(timeoutMs: number): Interceptor {
 export function createPeerTransport(baseUrl: string, timeoutMs: number): Transport {
   return createGrpcTransport({
     baseUrl,
-    interceptors: [clientInterceptor(timeoutMs)],
+    interceptors: [tracingClientInterceptor(), clientInterceptor(timeoutMs)],
     // Internal answers are not compressed: by default a Connect client accepts gzip and the
     // server then gzips every answer over 1 KiB, which here means sealed bodies (random bytes
     // that do not shrink) and event pages, for CPU and latency on both ends and no gain on a

@@ -18,6 +18,7 @@ import type { Logger } from "@whc/logging";
 import { serverInterceptor } from "./server.js";
 import { clientInterceptor } from "./client.js";
 import { callSignal } from "./deadline.js";
+import { tracingClientInterceptor, tracingServerInterceptor } from "./tracing.js";
 
 type UnaryFn = (req: UnaryRequest) => Promise<UnaryResponse>;
 type UnarySpec = Extract<MethodImplSpec, { kind: "unary" }>;
@@ -79,8 +80,8 @@ export function createInMemoryTransport(
       routes(recording);
     },
     {
-      router: { interceptors: [serverInterceptor(logger)] },
-      transport: { interceptors: [clientInterceptor(timeoutMs)] },
+      router: { interceptors: [tracingServerInterceptor(), serverInterceptor(logger)] },
+      transport: { interceptors: [tracingClientInterceptor(), clientInterceptor(timeoutMs)] },
     },
   );
 
@@ -108,8 +109,8 @@ export function createInMemoryTransport(
       message,
     } as UnaryResponse;
   };
-  const server = chain([serverInterceptor(logger)], invoke);
-  const call = chain([clientInterceptor(timeoutMs)], (req) => untilAborted(req.signal, server(req)));
+  const server = chain([tracingServerInterceptor(), serverInterceptor(logger)], invoke);
+  const call = chain([tracingClientInterceptor(), clientInterceptor(timeoutMs)], (req) => untilAborted(req.signal, server(req)));
 
   return {
     async unary<I extends DescMessage, O extends DescMessage>(

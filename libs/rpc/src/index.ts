@@ -4,3 +4,4 @@ export { createPeerTransport, createServiceClient, clientInterceptor } from "./c
 export { createInMemoryTransport } from "./in-memory.js";
 export { createHealthService, healthRoutes } from "./health.js";
 export type { HealthChecks } from "./health.js";
+export { tracingClientInterceptor, tracingServerInterceptor } from "./tracing.js";

@@ -5,6 +5,7 @@ import { toConnectError, AppError } from "@whc/errors";
 import { requestContext, type Logger } from "@whc/logging";
 import { randomUUID } from "node:crypto";
 import { listenCleartext } from "./cleartext-listener.js";
+import { tracingServerInterceptor } from "./tracing.js";
 
 export const REQUEST_ID_HEADER = "x-request-id";
 
@@ -51,7 +52,7 @@ export interface ServeOptions {
 export async function serveH2c(options: ServeOptions): Promise<H2cServer> {
   const handler = connectNodeAdapter({
     routes: options.routes,
-    interceptors: [serverInterceptor(options.logger)],
+    interceptors: [tracingServerInterceptor(), serverInterceptor(options.logger)],
     ...(options.fallback ? { fallback: options.fallback } : {}),
   });
   return listenCleartext(handler, options.port, options.host);
