@@ -1,5 +1,5 @@
 import type { CreateEndpointRequest, EndpointJson, EndpointListJson, UpdateEndpointRequest } from "./endpoints.js";
-import type { EventDetailJson, EventListJson, EventSummaryJson, ListEventsQueryText } from "./events.js";
+import { NDJSON_MEDIA_TYPE, type EventDetailJson, type EventListJson, type EventSummaryJson, type ExportEventsQueryText, type ListEventsQueryText } from "./events.js";
 import type { CurlExportJson, ReplayRequest, ReplayResultJson } from "./event-actions.js";
 import { CLIENT_HEADER } from "./values.js";
 import type { ProviderListJson } from "./providers.js";
@@ -123,14 +123,14 @@ export function createApiClient(options: ApiClientOptions) {
   const base = options.baseUrl.replace(/\/+$/, "");
   const doFetch = options.fetch ?? ((input: string, init?: RequestInit) => fetch(input, init));
 
-  async function request<T>(method: string, path: string, o: RequestOptions = {}): Promise<T> {
+  /** Sends one call; a failure to get an answer at all is ApiError `unreachable` (status 0). */
+  async function send(method: string, path: string, o: RequestOptions): Promise<Response> {
     const key = typeof options.apiKey === "function" ? options.apiKey() : options.apiKey;
     const headers: Record<string, string> = { ...options.headers, ...o.headers };
     if (key) headers.authorization = `Bearer ${key}`;
     if (o.body !== undefined) headers["content-type"] = "application/json";
-    let res: Response;
     try {
-      res = await doFetch(`${base}${path}${queryString(o.query)}`, {
+      return await doFetch(`${base}${path}${queryString(o.query)}`, {
         method,
         headers,
         body: o.body === undefined ? undefined : JSON.stringify(o.body),
@@ -140,30 +140,42 @@ export function createApiClient(options: ApiClientOptions) {
       if (o.signal?.aborted) throw err;
       throw new ApiError(0, "unreachable", `Cannot reach ${base || "the API"}: ${(err as Error).message}`, "");
     }
-    let text: string;
+  }
+
+  async function readText(res: Response, signal: AbortSignal | undefined): Promise<string> {
     try {
-      text = await res.text();
+      return await res.text();
     } catch (err) {
-      if (o.signal?.aborted) throw err;
+      if (signal?.aborted) throw err;
       throw new ApiError(0, "unreachable", `The connection to ${base || "the API"} broke: ${(err as Error).message}`, "");
     }
-    let json: unknown;
+  }
+
+  function parsed(text: string): unknown {
     try {
-      json = text ? JSON.parse(text) : undefined;
+      return text ? JSON.parse(text) : undefined;
     } catch {
-      json = undefined;
+      return undefined;
     }
-    if (!res.ok) {
-      const reply = (typeof json === "object" && json !== null ? json : {}) as Record<string, unknown>;
-      throw new ApiError(
-        res.status,
-        typeof reply.error === "string" ? reply.error : String(res.status),
-        typeof reply.message === "string" ? reply.message : res.statusText,
-        typeof reply.requestId === "string" ? reply.requestId : (res.headers.get("x-request-id") ?? ""),
-        typeof reply.details === "object" && reply.details !== null ? (reply.details as Record<string, unknown>) : {},
-        res.headers,
-      );
-    }
+  }
+
+  /** The error reply of a failed call as an ApiError. */
+  function refusal(res: Response, json: unknown): ApiError {
+    const reply = (typeof json === "object" && json !== null ? json : {}) as Record<string, unknown>;
+    return new ApiError(
+      res.status,
+      typeof reply.error === "string" ? reply.error : String(res.status),
+      typeof reply.message === "string" ? reply.message : res.statusText,
+      typeof reply.requestId === "string" ? reply.requestId : (res.headers.get("x-request-id") ?? ""),
+      typeof reply.details === "object" && reply.details !== null ? (reply.details as Record<string, unknown>) : {},
+      res.headers,
+    );
+  }
+
+  async function request<T>(method: string, path: string, o: RequestOptions = {}): Promise<T> {
+    const res = await send(method, path, o);
+    const json = parsed(await readText(res, o.signal));
+    if (!res.ok) throw refusal(res, json);
     return json as T;
   }
 
@@ -193,6 +205,17 @@ export function createApiClient(options: ApiClientOptions) {
     /** Sends the event to the endpoint's forward destination now (design §11): the attempt. */
     redeliver: (endpointId: string, eventId: string) =>
       request<ForwardAttemptJson>("POST", `${eventsPath(endpointId, eventId)}/redeliver`, { body: {} }),
+    /**
+     * The bulk export (extension): the answer's body, one event detail per line, oldest first,
+     * read as it streams. A refusal before the first line throws the ApiError; an export cut
+     * short afterwards makes the body's reader throw (the stream never ends cleanly).
+     */
+    export: async (endpointId: string, query: ExportEventsQueryText = {}, signal?: AbortSignal): Promise<ReadableStream<Uint8Array>> => {
+      const res = await send("GET", `${eventsPath(endpointId)}/export`, { query, signal, headers: { accept: NDJSON_MEDIA_TYPE } });
+      if (!res.ok) throw refusal(res, parsed(await readText(res, signal)));
+      if (!res.body) throw new ApiError(0, "unreachable", "The export answered without a body.", res.headers.get("x-request-id") ?? "");
+      return res.body;
+    },
     /** Records an attempt the client made itself (whc listen). */
     recordAttempt: (endpointId: string, eventId: string, body: RecordAttemptRequest) =>
       request<ForwardAttemptJson>("POST", `${eventsPath(endpointId, eventId)}/attempts`, { body }),

@@ -70,26 +70,44 @@ const CURSOR_PAIRS = [
   ["after", "afterId"],
 ] as const;
 
+/** The cursor pairs of operation 5 (and of the export, where they bound it). */
+const cursorFields = {
+  before: dateTime.optional().describe("Cursor: the page strictly older than (before, beforeId). Needs beforeId."),
+  beforeId: uuid.optional().describe("Cursor pair of `before`."),
+  after: dateTime.optional().describe("Cursor: the `limit` events strictly newer than (after, afterId), closest to it. Needs afterId."),
+  afterId: uuid.optional().describe("Cursor pair of `after`."),
+};
+
+/** Which events: the filters the list, the follow and the export share. */
+const filterFields = {
+  from: dateTime.optional().describe("receivedAt >= from (inclusive)."),
+  to: dateTime.optional().describe("receivedAt < to (exclusive)."),
+  eventType: z.string().min(1).max(200).optional().describe("canonicalEventType equals."),
+  provider: z.string().min(1).max(50).optional().describe("provider equals."),
+  responseCode: int32Text.optional().describe("responseCode equals (int32)."),
+  status: z.enum(VERIFICATIONS).optional().describe("verification equals: verified, failed or unverified."),
+  forwardState: z
+    .enum([...FORWARD_STATES, "none"])
+    .optional()
+    .meta({ ...extension, description: "The delivery's state equals; none: never forwarded." }),
+  search: z.string().max(500).optional().describe("Every word (letters and digits, case-insensitive) must occur in the body."),
+};
+
+/** A cursor is a pair: one half alone is refused, naming the missing half. */
+function requireCursorPairs(q: { before?: unknown; beforeId?: unknown; after?: unknown; afterId?: unknown }, ctx: z.RefinementCtx): void {
+  for (const [time, id] of CURSOR_PAIRS) {
+    if ((q[time] === undefined) !== (q[id] === undefined)) {
+      const missing = q[time] === undefined ? time : id;
+      ctx.addIssue({ code: "invalid_type", expected: "string", path: [missing], message: `${missing} is required with its pair` });
+    }
+  }
+}
+
 /** Operation 5's query, as text in (what a client sends) and typed values out. */
 export const listEventsQuery = z
   .strictObject({
-    before: dateTime.optional().describe("Cursor: the page strictly older than (before, beforeId). Needs beforeId."),
-    beforeId: uuid.optional().describe("Cursor pair of `before`."),
-    after: dateTime
-      .optional()
-      .describe("Cursor: the `limit` events strictly newer than (after, afterId), closest to it. Needs afterId."),
-    afterId: uuid.optional().describe("Cursor pair of `after`."),
-    from: dateTime.optional().describe("receivedAt >= from (inclusive)."),
-    to: dateTime.optional().describe("receivedAt < to (exclusive)."),
-    eventType: z.string().min(1).max(200).optional().describe("canonicalEventType equals."),
-    provider: z.string().min(1).max(50).optional().describe("provider equals."),
-    responseCode: int32Text.optional().describe("responseCode equals (int32)."),
-    status: z.enum(VERIFICATIONS).optional().describe("verification equals: verified, failed or unverified."),
-    forwardState: z
-      .enum([...FORWARD_STATES, "none"])
-      .optional()
-      .meta({ ...extension, description: "The delivery's state equals; none: never forwarded." }),
-    search: z.string().max(500).optional().describe("Every word (letters and digits, case-insensitive) must occur in the body."),
+    ...cursorFields,
+    ...filterFields,
     wait: waitText.optional().describe("Seconds (0-60, `25` or `25s`) to hold an empty page until a capture arrives."),
     limit: z
       .string()
@@ -99,14 +117,19 @@ export const listEventsQuery = z
       .optional()
       .describe("Page size, 1-200, default 50."),
   })
-  .superRefine((q, ctx) => {
-    for (const [time, id] of CURSOR_PAIRS) {
-      if ((q[time] === undefined) !== (q[id] === undefined)) {
-        const missing = q[time] === undefined ? time : id;
-        ctx.addIssue({ code: "invalid_type", expected: "string", path: [missing], message: `${missing} is required with its pair` });
-      }
-    }
-  });
+  .superRefine(requireCursorPairs);
 /** What a client sends: every parameter as text. */
 export type ListEventsQueryText = z.input<typeof listEventsQuery>;
 export type ListEventsQuery = z.output<typeof listEventsQuery>;
+
+/**
+ * The bulk export's query (extension): the list's filters and cursors, without paging (`limit`)
+ * or waiting. The export runs oldest first, so `after`/`afterId` resumes one that was cut short
+ * and `before`/`beforeId` ends it.
+ */
+export const exportEventsQuery = z.strictObject({ ...cursorFields, ...filterFields }).superRefine(requireCursorPairs);
+export type ExportEventsQueryText = z.input<typeof exportEventsQuery>;
+export type ExportEventsQuery = z.output<typeof exportEventsQuery>;
+
+/** The export's media type: one event detail (operation 6's JSON) per line. */
+export const NDJSON_MEDIA_TYPE = "application/x-ndjson";

@@ -6,6 +6,8 @@ import { eventSummaryJson, isoTime } from "@whc/api-model/present";
 import type { GatewayDeps, GatewayOptions } from "../../deps.js";
 import { route, type Route } from "../../route.js";
 import { openEventDetail } from "./event-detail.js";
+import { exportRoute } from "./event-export.js";
+import { listEventsRequest, ms, searchTokensOf } from "./event-query.js";
 
 /**
  * The master key ids crypto still holds, cached; unknown (undefined) while crypto is down.
@@ -24,10 +26,6 @@ function createKeyIdsCache(crypto: Client<typeof CryptoService>, ttlMs = 30_000)
     }
     return ids;
   };
-}
-
-function ms(text: string | undefined): number | undefined {
-  return text === undefined ? undefined : Date.parse(text);
 }
 
 /** Resolves on the first of: a capture notice, the re-query interval, the deadline, a hang-up. */
@@ -51,24 +49,8 @@ export function eventRoutes(deps: GatewayDeps, options: GatewayOptions): Route[]
   const { catalog, bus } = deps;
   const knownKeyIds = createKeyIdsCache(deps.crypto);
 
-  async function queryPage(accountId: string, endpointId: string, q: ListEventsQuery, tokens: Uint8Array[] | undefined) {
-    return catalog.listEvents({
-      accountId,
-      endpointId,
-      ...(q.before && q.beforeId ? { before: { receivedAtMs: BigInt(ms(q.before)!), id: q.beforeId.toLowerCase() } } : {}),
-      ...(q.after && q.afterId ? { after: { receivedAtMs: BigInt(ms(q.after)!), id: q.afterId.toLowerCase() } } : {}),
-      fromMs: q.from === undefined ? undefined : BigInt(ms(q.from)!),
-      toMs: q.to === undefined ? undefined : BigInt(ms(q.to)!),
-      eventType: q.eventType,
-      provider: q.provider,
-      responseCode: q.responseCode,
-      verification: q.status,
-      forwardState: q.forwardState,
-      search: tokens !== undefined,
-      searchTokens: tokens ?? [],
-      limit: q.limit ?? 50,
-    });
-  }
+  const queryPage = (accountId: string, endpointId: string, q: ListEventsQuery, tokens: Uint8Array[] | undefined) =>
+    catalog.listEvents(listEventsRequest(accountId, endpointId, q, tokens, q.limit ?? 50));
 
   /** The page, held up to `wait` seconds while it is empty (a capture notice wakes it early). */
   async function waitForPage(ctx: Context, accountId: string, endpointId: string, q: ListEventsQuery, tokens: Uint8Array[] | undefined) {
@@ -112,8 +94,8 @@ export function eventRoutes(deps: GatewayDeps, options: GatewayOptions): Route[]
       errors: [400],
       async handler(ctx, { auth, params, query: q }): Promise<EventListJson> {
         const endpointId = params.endpointId!;
-        const searching = q.search !== undefined && q.search.trim() !== "";
-        const tokens = searching ? (await deps.blindIndex())(q.search as string) : undefined;
+        const tokens = await searchTokensOf(deps, q.search);
+        const searching = tokens !== undefined;
         const page = await waitForPage(ctx, auth.accountId, endpointId, q, tokens);
         const keyIds = await knownKeyIds();
         const items = page.events.map((e) => eventSummaryJson(e, { knownKeyIds: keyIds, search: searching }));
@@ -131,6 +113,8 @@ export function eventRoutes(deps: GatewayDeps, options: GatewayOptions): Route[]
         };
       },
     }),
+    // Before the event read, whose {eventId} would otherwise take "export".
+    exportRoute(deps),
     route({
       method: "GET",
       path: "/v1/endpoints/{endpointId}/events/{eventId}",

@@ -1,0 +1,131 @@
+import { Readable } from "node:stream";
+import type { Event } from "@whc/contracts";
+import { AppError } from "@whc/errors";
+import { exportEventsQuery, FROM_START, NDJSON_MEDIA_TYPE, type EventDetailJson, type ExportEventsQuery } from "@whc/api-model";
+import type { GatewayDeps } from "../../deps.js";
+import { route, type Route } from "../../route.js";
+import { openEventDetail } from "./event-detail.js";
+import { cursorOf, listEventsRequest, searchTokensOf, type CatalogCursor } from "./event-query.js";
+
+/** Events asked of the catalog at a time (its limit is 1000); only their summaries are held. */
+const PAGE_SIZE = 500;
+/** Event reads in flight at once: enough to hide a round trip, few enough that bodies stay few. */
+const READS_IN_FLIGHT = 8;
+/** Lines the stream holds ahead of the socket; the socket's own buffer comes on top. */
+const LINES_AHEAD = 4;
+
+const START: CatalogCursor = { receivedAtMs: BigInt(Date.parse(FROM_START.at)), id: FROM_START.id };
+
+/**
+ * `work` applied to each item with up to `width` calls in flight, results in the items' order.
+ * A call's failure is thrown where its result is due; the ones still running are left to end
+ * unobserved (their failure is swallowed, nobody waits for it).
+ */
+async function* inOrder<T, R>(items: readonly T[], width: number, work: (item: T) => Promise<R>): AsyncGenerator<R> {
+  const running: Promise<R>[] = [];
+  let next = 0;
+  const start = () => {
+    const call = work(items[next++]!);
+    call.catch(() => {});
+    running.push(call);
+  };
+  while (next < items.length && running.length < width) start();
+  while (running.length > 0) {
+    const result = await running.shift()!;
+    if (next < items.length) start();
+    yield result;
+  }
+}
+
+interface ExportScope {
+  accountId: string;
+  endpointId: string;
+  query: ExportEventsQuery;
+  tokens: Uint8Array[] | undefined;
+}
+
+/**
+ * Every matching event's detail as one line of JSON, oldest first by (receivedAt, id): pages of
+ * summaries walked forward with the `after` cursor, each event then read whole and opened. An
+ * event deleted between its page and its read is left out. Memory holds one page of summaries
+ * and the few details in flight, however many events there are.
+ */
+async function* exportLines(deps: GatewayDeps, scope: ExportScope): AsyncGenerator<string> {
+  const { accountId, endpointId, query, tokens } = scope;
+  let after: CatalogCursor = cursorOf(query.after, query.afterId) ?? START;
+  const detailOf = async (e: Event): Promise<EventDetailJson | undefined> => {
+    try {
+      const { event } = await deps.catalog.getEvent({ accountId, endpointId, eventId: e.id, markRead: false });
+      return await openEventDetail(deps.opener, event!);
+    } catch (err) {
+      if (AppError.is(err) && err.reason === "not_found") return undefined;
+      throw err;
+    }
+  };
+  for (;;) {
+    const page = await deps.catalog.listEvents(listEventsRequest(accountId, endpointId, query, tokens, PAGE_SIZE, after));
+    // A page walked forward comes newest first, like every page of the list.
+    const oldestFirst = page.events.reverse();
+    for await (const detail of inOrder(oldestFirst, READS_IN_FLIGHT, detailOf)) {
+      if (detail) yield `${JSON.stringify(detail)}\n`;
+    }
+    const newest = oldestFirst.at(-1);
+    if (!newest || oldestFirst.length < PAGE_SIZE) return;
+    after = { receivedAtMs: newest.receivedAtMs, id: newest.id };
+  }
+}
+
+/**
+ * The first line is made before the answer starts, so that a refusal (no such endpoint, the
+ * catalog or crypto down) is an ordinary JSON error reply; a failure after it cuts the
+ * connection without the chunked terminator, which every HTTP client reports as an error.
+ */
+async function exportStream(deps: GatewayDeps, scope: ExportScope): Promise<Readable | string> {
+  const lines = exportLines(deps, scope);
+  const first = await lines.next();
+  if (first.done) return "";
+  let count = 0;
+  async function* all(): AsyncGenerator<string> {
+    try {
+      yield first.value as string;
+      count += 1;
+      for await (const line of lines) {
+        yield line;
+        count += 1;
+      }
+    } catch (err) {
+      deps.logger.warn({ err, endpointId: scope.endpointId, exported: count }, "export cut short");
+      throw err;
+    } finally {
+      await lines.return(undefined);
+    }
+  }
+  return Readable.from(all(), { objectMode: true, highWaterMark: LINES_AHEAD });
+}
+
+/** `GET /v1/endpoints/{endpointId}/events/export` (extension): every matching event's detail, NDJSON. */
+export function exportRoute(deps: GatewayDeps): Route {
+  return route({
+    method: "GET",
+    path: "/v1/endpoints/{endpointId}/events/export",
+    operationId: "exportEvents",
+    extension: true,
+    query: exportEventsQuery,
+    success: {
+      status: 200,
+      contentType: NDJSON_MEDIA_TYPE,
+      description:
+        "One EventDetail (operation 6's JSON, bodies decrypted) per line, oldest first by (receivedAt, id); empty when nothing matches. " +
+        "Reading it does not set readAt. A complete export ends with the chunked terminator; one cut short by a failure is closed " +
+        "without it, which HTTP clients report as an error (curl: exit 18; fetch: the body's reader throws). Resume with " +
+        "after/afterId set to the last line's receivedAt and id.",
+    },
+    errors: [400],
+    async handler(ctx, { auth, params, query }) {
+      const tokens = await searchTokensOf(deps, query.search);
+      const body = await exportStream(deps, { accountId: auth.accountId, endpointId: params.endpointId!, query, tokens });
+      ctx.type = NDJSON_MEDIA_TYPE;
+      return body;
+    },
+  });
+}
