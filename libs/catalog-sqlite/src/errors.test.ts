@@ -28,7 +28,7 @@ describe("embedded SQLite: driver failures come out as AppError reasons", () => 
   });
 
   it("a read-only database: writes are service_unavailable (not slug_taken), reads still answer", async () => {
-    await store.appendEvents([eventFixture(endpoint)], stamp);
+    const [stored] = await store.appendEvents([eventFixture(endpoint)], stamp);
     endpoint = (await store.getEndpoint(endpoint.id))!;
     await store.close();
     store = createSqliteStore(new Database(file, { readonly: true }));
@@ -37,6 +37,9 @@ describe("embedded SQLite: driver failures come out as AppError reasons", () => 
     await expectReason(store.ensureApiKey("other", keyHash("other"), "whc_o", 2), "service_unavailable", "SQLITE_READONLY");
     await expectReason(store.purgeEvents(Date.now(), Date.now()), "service_unavailable");
     expect(await store.getEndpoint(endpoint.id)).toEqual(endpoint);
+    // The first read would record readAt: refused, it is shown unread rather than not at all.
+    const read = await store.getEvent(endpoint.accountId, endpoint.id, stored!.id, Date.now());
+    expect(read).toMatchObject({ id: stored!.id, readAt: undefined });
   });
 
   it("a full disk: appends are service_unavailable, and succeed again once there is room", async () => {

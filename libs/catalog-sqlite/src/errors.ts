@@ -25,6 +25,11 @@ function primary(code: string): string {
   return code.split("_", 2).join("_");
 }
 
+/** The driver failed because the file or the machine cannot take a write now (disk full...). */
+export function isStoreUnavailable(err: unknown): boolean {
+  return UNAVAILABLE.has(primary(resultCode(err)));
+}
+
 /**
  * A failure of the embedded store as the AppError callers branch on. Only the result code goes
  * into the message (the driver's own text can name tables and files); the original error is
@@ -39,6 +44,6 @@ export function translateSqliteError(err: unknown, method: string, open: boolean
     if (method === "createEndpoint") return new AppError("slug_taken", "slug taken", { field: "slug", cause: err });
     return new AppError("conflict", `embedded store: ${code}`, { cause: err });
   }
-  if (UNAVAILABLE.has(primary(code))) return new AppError("service_unavailable", `embedded store: ${code}`, { cause: err });
+  if (isStoreUnavailable(err)) return new AppError("service_unavailable", `embedded store: ${code}`, { cause: err });
   return new AppError("internal_error", `embedded store: ${code || "failed"}`, { cause: err });
 }

@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import { forwardRecordOf, type CatalogStore } from "@whc/catalog-core";
+import { isStoreUnavailable } from "./errors.js";
 import type { ReadAttempts } from "./forwarding.js";
 import { bodyRows, deliveryRows, eventFromRow, summaryRows, type Row } from "./rows.js";
 
@@ -55,7 +56,14 @@ export function createEvents(db: Database.Database, removeEvent: RemoveEvent, re
 
   return {
     async getEvent(accountId, endpointId, eventId, markReadAt) {
-      return getTx(accountId, endpointId, eventId, markReadAt);
+      try {
+        return getTx(accountId, endpointId, eventId, markReadAt);
+      } catch (err) {
+        // A full disk (or a read-only file) refuses the readAt mark, not the read: the event
+        // is shown as stored, and the first read once the store takes writes again marks it.
+        if (markReadAt === undefined || !isStoreUnavailable(err)) throw err;
+        return getTx(accountId, endpointId, eventId);
+      }
     },
 
     async deleteEvent(accountId, endpointId, eventId) {

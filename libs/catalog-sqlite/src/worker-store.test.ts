@@ -1,4 +1,5 @@
 import Database from "better-sqlite3";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { catalogStoreContract, endpointFixture, keyHash } from "@whc/catalog-core/testing";
@@ -27,6 +28,13 @@ describe("embedded SQLite on a worker thread: driver failures", () => {
     where = tempDir("whc-sqlite-worker-errors-");
   });
   afterEach(() => where.remove());
+
+  it("a file that cannot be opened: opening fails with the driver's reason, as start-up's one line says it", async () => {
+    const file = path.join(where.path, "catalog.db");
+    writeFileSync(file, "not a catalog ".repeat(512));
+    const err = await expectReason(openSqliteStoreInWorker({ file }), "service_unavailable", "SQLITE_NOTADB");
+    expect(err.message).toBe("embedded store stopped: SQLITE_NOTADB");
+  });
 
   it("come out as the store's AppError reason, the driver's text only in the cause", async () => {
     const file = path.join(where.path, "catalog.db");

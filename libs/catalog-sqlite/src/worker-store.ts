@@ -22,6 +22,16 @@ function startWorker(file: string): Worker {
 }
 
 /**
+ * The store's thread is gone: every call is refused. What stopped it is said, as it is the
+ * line start-up fails with when the file cannot be opened (a full disk is SQLITE_FULL).
+ */
+function stopped(cause: unknown): AppError {
+  const { code } = (cause ?? {}) as { code?: unknown };
+  const why = typeof code === "string" && code.startsWith("SQLITE_") ? `: ${code}` : "";
+  return new AppError("service_unavailable", `embedded store stopped${why}`, { cause });
+}
+
+/**
  * The embedded store behind a worker thread: the same CatalogStore, every call a message.
  * An append is stamped here, synchronously, just before its message is posted; the worker
  * handles messages in order, so commit order stays stamp order.
@@ -39,8 +49,8 @@ export async function openSqliteStoreInWorker(options: { file: string }): Promis
     p.reject(fromErrorMessage(error));
   });
   const fail = (err: unknown) => {
-    failure = err;
-    for (const p of pending.values()) p.reject(new AppError("service_unavailable", "embedded store stopped", { cause: err }));
+    failure ??= err;
+    for (const p of pending.values()) p.reject(stopped(failure));
     pending.clear();
   };
   worker.on("error", fail);
@@ -48,7 +58,7 @@ export async function openSqliteStoreInWorker(options: { file: string }): Promis
 
   const call = (method: string, ...args: unknown[]) =>
     new Promise<any>((resolve, reject) => {
-      if (failure) return reject(new AppError("service_unavailable", "embedded store stopped", { cause: failure }));
+      if (failure) return reject(stopped(failure));
       const id = (next += 1);
       pending.set(id, { resolve, reject });
       worker.postMessage({ id, method, args });
