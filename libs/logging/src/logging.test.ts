@@ -1,5 +1,7 @@
 import { describe, it, expect } from "vitest";
 import { Writable } from "node:stream";
+import { inSpan, startTracing } from "@whc/telemetry";
+import { startOtlpReceiver } from "@whc/testing";
 import { createLogger, requestContext } from "./index.js";
 
 function capture() {
@@ -31,5 +33,26 @@ describe("logger", () => {
     );
     const text = JSON.stringify(lines[0]);
     for (const leaked of ["s3cr3t", "payload", "whc_x", '"t"']) expect(text).not.toContain(leaked);
+  });
+
+  it("carries the trace and span ids of the active span when tracing is on, and none without a span", async () => {
+    const receiver = await startOtlpReceiver();
+    const tracing = startTracing("svc", { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url });
+    try {
+      const { lines, stream } = capture();
+      const logger = createLogger("svc", "info", stream);
+      const ids = await requestContext.run({ requestId: "r-2" }, () =>
+        inSpan("work", {}, async (span) => {
+          logger.info("inside");
+          return span.spanContext();
+        }),
+      );
+      logger.info("outside");
+      expect(lines[0]).toMatchObject({ requestId: "r-2", trace_id: ids.traceId, span_id: ids.spanId });
+      expect(lines[1]!.trace_id).toBeUndefined();
+    } finally {
+      await tracing.close();
+      await receiver.close();
+    }
   });
 });
