@@ -1,5 +1,5 @@
 import { v7 } from "uuid";
-import { isUuid } from "@whc/ids";
+import { isUuid, uuidV7Seq, uuidV7Time } from "@whc/ids";
 import { validationFailed } from "@whc/errors";
 import type { Stamp } from "./types.js";
 
@@ -11,29 +11,37 @@ export function requireUuid(field: string, value: string): void {
   if (!isUuid(value)) throw validationFailed(field, "format");
 }
 
-const MAX_SEQ = 0x7fffffff;
+/** What an append reads the time from: milliseconds since the epoch. */
+export type Clock = () => number;
+
+const MAX_SEQ = 0xffffffff;
+/**
+ * A new millisecond's counter starts at a random point below 2^30: ids of different endpoints
+ * stamped in the same millisecond then differ in 30 more random bits than the 42 the UUID
+ * carries anyway, and 3 * 2^30 stamps of one endpoint still fit in the millisecond.
+ */
+const SEQ_START_RANGE = 0x40000000;
 
 /**
- * The catalog's commit clock. Each stamp is a UUIDv7 and the millisecond it carries; stamps
- * strictly increase in (receivedAt, id) order, also when the wall clock steps back or a
- * restart finds newer events in the store (`floorMs`). Adapters call it inside their
- * serialized write, so commit order and list order agree and forward cursors never skip.
+ * The stamp an endpoint gives its next event: a UUIDv7 and the millisecond it carries, strictly
+ * after `lastId` (the endpoint's previous stamp, whose millisecond is its receivedAt) in
+ * (receivedAt, id) order, also when the clock reads earlier. Stores call it inside the
+ * append's transaction, with the endpoint's last stamp read and moved in that transaction
+ * (ADR 0008): per endpoint, commit order and (receivedAt, id) order then agree, whatever
+ * number of catalog processes append.
  */
-export function createStamper(floorMs = 0, clock: () => number = Date.now): () => Stamp {
-  let lastMs = floorMs;
-  let seq = -1;
-  return () => {
-    let ms = Math.max(clock(), lastMs);
-    if (ms === lastMs) {
-      seq += 1;
-      if (seq > MAX_SEQ) {
-        ms += 1;
-        seq = 0;
-      }
-    } else {
-      seq = 0;
-    }
-    lastMs = ms;
-    return { id: v7({ msecs: ms, seq }), receivedAt: ms };
-  };
+export function nextStamp(lastId: string | undefined, now: number): Stamp {
+  const lastMs = lastId === undefined ? -1 : uuidV7Time(lastId);
+  if (now > lastMs) return stampAt(now, Math.floor(Math.random() * SEQ_START_RANGE));
+  const seq = uuidV7Seq(lastId as string);
+  return seq < MAX_SEQ ? stampAt(lastMs, seq + 1) : stampAt(lastMs + 1, 0);
+}
+
+function stampAt(ms: number, seq: number): Stamp {
+  return { id: v7({ msecs: ms, seq }), receivedAt: ms };
+}
+
+/** The later of two stamps' ids (ids of stamps sort like their (receivedAt, id) pairs). */
+export function laterId(a: string | undefined, b: string): string {
+  return a !== undefined && a > b ? a : b;
 }

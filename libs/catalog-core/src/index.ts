@@ -2,7 +2,8 @@ export type { CatalogStore } from "./ports.js";
 export type * from "./types.js";
 export { createCatalogService } from "./service.js";
 export type { CatalogServiceOptions } from "./service.js";
-export { createStamper } from "./ids.js";
+export { nextStamp } from "./ids.js";
+export type { Clock } from "./ids.js";
 export { translatingErrors } from "./translating-errors.js";
 export { tracedStore } from "./traced-store.js";
 export {

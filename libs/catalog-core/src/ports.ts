@@ -10,7 +10,6 @@ import type {
   NewEvent,
   ReplayAuditRecord,
   ReplayCharge,
-  Stamp,
   AttemptTransition,
   DeliveryClaim,
   EventRef,
@@ -18,6 +17,7 @@ import type {
   ForwardRecord,
   OutboxStats,
 } from "./types.js";
+import type { Clock } from "./ids.js";
 
 /**
  * The catalog's storage port. Every adapter (embedded SQLite, MongoDB) passes the same
@@ -47,14 +47,17 @@ export interface CatalogStore {
   updateEndpoint(accountId: string, endpointId: string, patch: EndpointPatch, now: number): Promise<EndpointRecord | undefined>;
 
   /**
-   * Stores the batch atomically and durably, calling `stamp` once per event, in order,
-   * inside the serialized write, so that commit order equals (receivedAt, id) order.
+   * Stores the batch atomically and durably, stamping each event inside the append's
+   * transaction from its endpoint's last stamp (`nextStamp` with a `clock` reading, once per
+   * event, in order) and moving that last stamp in the same transaction, so that per endpoint
+   * commit order equals (receivedAt, id) order however many catalog processes append at once
+   * (ADR 0008).
    * One result per event, in order: its stamp and stored response code, or undefined when its
    * endpoint no longer exists and nothing was stored for it. An event with sequenceStatuses
    * takes its endpoint's sequence counter in the same transaction (NewEvent says how), so
    * concurrent appends and restarts continue one sequence and each index is given out once.
    */
-  appendEvents(events: NewEvent[], stamp: () => Stamp): Promise<(AppendResult | undefined)[]>;
+  appendEvents(events: NewEvent[], clock: Clock): Promise<(AppendResult | undefined)[]>;
   listEvents(query: EventQuery): Promise<EventPage>;
   /** With markReadAt: sets readAt if it was not set yet and returns the updated record. */
   getEvent(accountId: string, endpointId: string, eventId: string, markReadAt?: number): Promise<EventRecord | undefined>;
@@ -95,9 +98,6 @@ export interface CatalogStore {
    * event does not exist.
    */
   recordProxyAnswer(ref: EventRef, responseCode: number, forwardFailed: boolean): Promise<boolean>;
-
-  /** The newest receivedAt stored, 0 when empty: the floor of the commit clock after a restart. */
-  latestReceivedAt(): Promise<number>;
 
   ping(): Promise<boolean>;
   close(): Promise<void>;

@@ -8,8 +8,8 @@ import {
 import { AppError, notFound, validationFailed } from "@whc/errors";
 import { timingSafeEqual } from "node:crypto";
 import type { CatalogStore } from "./ports.js";
-import { FORWARD_STATES, type AppendResult, type Cursor, type Stamp } from "./types.js";
-import { createStamper, newId, requireUuid } from "./ids.js";
+import { FORWARD_STATES, type AppendResult, type Cursor } from "./types.js";
+import { newId, requireUuid } from "./ids.js";
 import {
   apiKeyToProto,
   endpointFromProto,
@@ -144,21 +144,11 @@ function endpointMethods(
   };
 }
 
-/** Events, stamped by one commit clock whose floor is the newest event stored. */
+/** Events, stamped by the store per endpoint inside each append's transaction (ADR 0008). */
 function eventMethods(
   store: CatalogStore,
   now: () => number,
 ): CatalogMethods<"appendEvents" | "listEvents" | "getEvent" | "deleteEvent" | "purgeEvents"> {
-  let stamper: Promise<() => Stamp> | undefined;
-  // The floor is read once; a failed read is forgotten, so the next append asks again.
-  const stamp = () =>
-    (stamper ??= store.latestReceivedAt().then(
-      (floor) => createStamper(floor, now),
-      (err: unknown) => {
-        stamper = undefined;
-        throw err;
-      },
-    ));
   return {
     async appendEvents(req) {
       for (const e of req.events) {
@@ -166,7 +156,7 @@ function eventMethods(
         if (e.forwardScheduled && !e.forward) throw validationFailed("forward", "required");
         if (e.forward && !e.forward.target) throw validationFailed("forward.target", "required");
       }
-      const appended = await store.appendEvents(req.events.map(newEventFromProto), await stamp());
+      const appended = await store.appendEvents(req.events.map(newEventFromProto), now);
       return { events: appended.map(appendedToProto) };
     },
 

@@ -256,7 +256,7 @@ export interface ReplayAuditRecord {
   client: string;
 }
 
-/** Assigns ids and times at commit; adapters call it inside their serialized write. */
+/** An event's id and time, given at commit from its endpoint's last stamp (nextStamp, ADR 0008). */
 export interface Stamp {
   id: string;
   receivedAt: number;

@@ -1,7 +1,7 @@
 import { describe, it, expect } from "vitest";
 import fc from "fast-check";
 import { Query, updateMany } from "mingo";
-import { createStamper, type Cursor, type EventQuery } from "@whc/catalog-core";
+import { nextStamp, type Cursor, type EventQuery, type Stamp } from "@whc/catalog-core";
 import {
   NEWEST_FIRST,
   OLDEST_FIRST,
@@ -35,7 +35,8 @@ interface EventDoc extends Doc {
 function fixtures(count: number, clockSteps: number[], seed = 0): EventDoc[] {
   let clock = 1_800_000_000_000;
   let step = 0;
-  const stamp = createStamper(0, () => (clock += clockSteps[step++ % clockSteps.length]!));
+  let last: Stamp | undefined;
+  const stamp = () => (last = nextStamp(last?.id, (clock += clockSteps[step++ % clockSteps.length]!)));
   const words = ["red", "green", "blue", "apple"];
   return Array.from({ length: count }, (_, i) => {
     const s = stamp();

@@ -1,7 +1,8 @@
-import { sequenceStatus, type AppendResult, type CatalogStore, type NewEvent, type Stamp } from "@whc/catalog-core";
+import { nextStamp, sequenceStatus, type AppendResult, type CatalogStore, type Clock, type NewEvent, type Stamp } from "@whc/catalog-core";
 import type { ClientSession, Collection } from "mongodb";
 import type { CatalogCollections, InTransaction } from "./connection.js";
-import { appendCounterUpdate, sequenceStart, sequenceTakeUpdate } from "./documents.js";
+import { sequenceStart, sequenceTakeUpdate } from "./documents.js";
+import { LAST_STAMP, STAMPING_PROJECTION, newestEventQuery, stampedAppendUpdate } from "./stamp-documents.js";
 import { eventToDoc, type AnyDoc } from "./records.js";
 
 const answersFromSequence = (e: NewEvent) => (e.sequenceStatuses?.length ?? 0) > 0;
@@ -47,11 +48,40 @@ function resultOf(e: NewEvent, s: Stamp, position: number | undefined): AppendRe
 }
 
 /**
- * Appends, one at a time within the store (the catalog is one process): each batch is
- * stamped inside that serialization, so stamps are taken in commit order. An event whose
- * endpoint is gone is not stored and has no stamp. Events answered from a response sequence
- * take the endpoint's counter in the append's transaction: an aborted append gives no
- * position away, and each position is given once (the $inc is atomic even without one).
+ * The last stamp of each endpoint of the batch that exists, read in the append's session: the
+ * endpoint's own field, or, for one that has not stamped since stamps moved to endpoints, its
+ * newest event.
+ */
+async function lastStamps(
+  { endpoints, events }: Pick<CatalogCollections, "endpoints" | "events">,
+  ids: string[],
+  session: ClientSession | undefined,
+): Promise<Map<string, string | undefined>> {
+  const found = await endpoints.find({ _id: { $in: ids } }, { projection: STAMPING_PROJECTION, session }).toArray();
+  const last = new Map<string, string | undefined>();
+  for (const d of found) {
+    let id = d[LAST_STAMP] as string | undefined;
+    if (id === undefined) {
+      const { filter, sort } = newestEventQuery(d._id as string);
+      id = (await events.find(filter, { projection: { _id: 1 }, session }).sort(sort).limit(1).next())?._id as string | undefined;
+    }
+    last.set(d._id as string, id);
+  }
+  return last;
+}
+
+/**
+ * Appends, stamped per endpoint inside the append's transaction (ADR 0008): each endpoint's
+ * last stamp is read in the transaction and moved by its first write, before the events are
+ * inserted. Two catalogs appending to one endpoint at once both write its document; MongoDB
+ * lets one transaction commit and fails the other with a write conflict, which withTransaction
+ * runs again from the start, reading the stamp the first one moved. So per endpoint, commit
+ * order is (receivedAt, id) order, whatever number of catalogs append. Within one process
+ * appends still take turns, which keeps conflicts to those between processes. A standalone
+ * server has no transactions: there only one catalog process may append (docs/operations.md).
+ * An event whose endpoint is gone is not stored and has no stamp. Events answered from a
+ * response sequence take the endpoint's counter in the append's transaction: an aborted append
+ * gives no position away, and each position is given once (the $inc is atomic even without one).
  */
 export function createEventAppend(
   { endpoints, events }: Pick<CatalogCollections, "endpoints" | "events">,
@@ -59,39 +89,49 @@ export function createEventAppend(
 ): Pick<CatalogStore, "appendEvents"> {
   let appendChain: Promise<unknown> = Promise.resolve();
 
-  async function append(newEvents: NewEvent[], stamp: () => Stamp): Promise<(AppendResult | undefined)[]> {
-    const stamps: Stamp[] = newEvents.map(() => stamp());
+  async function append(newEvents: NewEvent[], clock: Clock): Promise<(AppendResult | undefined)[]> {
     const ids = [...new Set(newEvents.map((e) => e.endpointId))];
     // Set afresh by every attempt: withTransaction may run the work again.
     let results: (AppendResult | undefined)[] = [];
     await inTransaction(async (session) => {
-      const live = new Set(
-        (await endpoints.find({ _id: { $in: ids } }, { projection: { _id: 1 }, session }).toArray()).map((d) => d._id as string),
-      );
+      const last = await lastStamps({ endpoints, events }, ids, session);
+      const live = new Set(last.keys());
       const positions = await takeSequencePositions(endpoints, newEvents, live, session);
-      results = newEvents.map((e, i) => (live.has(e.endpointId) ? resultOf(e, stamps[i] as Stamp, positions.get(i)) : undefined));
+      const stamps = newEvents.map((e) => {
+        const now = clock();
+        if (!live.has(e.endpointId)) return undefined;
+        const s = nextStamp(last.get(e.endpointId), now);
+        last.set(e.endpointId, s.id);
+        return s;
+      });
+      results = newEvents.map((e, i) => {
+        const s = stamps[i];
+        return s && resultOf(e, s, positions.get(i));
+      });
       const docs: AnyDoc[] = [];
-      const touched = new Map<string, { count: number; last: number }>();
+      const touched = new Map<string, { count: number; last: number; stampId: string }>();
       newEvents.forEach((e, i) => {
         const result = results[i];
         if (!result) return;
         docs.push(eventToDoc(e, result, result.responseCode));
-        const t = touched.get(e.endpointId) ?? { count: 0, last: 0 };
+        const t = touched.get(e.endpointId) ?? { count: 0, last: 0, stampId: result.id };
         t.count += 1;
         t.last = Math.max(t.last, result.receivedAt);
+        t.stampId = result.id;
         touched.set(e.endpointId, t);
       });
-      if (docs.length) await events.insertMany(docs, { ordered: true, session });
+      // The endpoint first: a concurrent append's conflict shows before any insert is made.
       for (const [endpointId, t] of touched) {
-        await endpoints.updateOne({ _id: endpointId }, appendCounterUpdate(t.count, t.last), { session });
+        await endpoints.updateOne({ _id: endpointId }, stampedAppendUpdate(t.count, t.last, t.stampId), { session });
       }
+      if (docs.length) await events.insertMany(docs, { ordered: true, session });
     });
     return results;
   }
 
   return {
-    appendEvents(newEvents, stamp) {
-      const run = appendChain.then(() => append(newEvents, stamp));
+    appendEvents(newEvents, clock) {
+      const run = appendChain.then(() => append(newEvents, clock));
       appendChain = run.catch(() => undefined);
       return run;
     },

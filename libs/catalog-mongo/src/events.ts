@@ -3,9 +3,9 @@ import type { CatalogCollections, InTransaction } from "./connection.js";
 import { markReadFilter, removedCounterUpdate } from "./documents.js";
 import { eventFromDoc } from "./records.js";
 
-export type EventMethods = Pick<CatalogStore, "getEvent" | "deleteEvent" | "latestReceivedAt">;
+export type EventMethods = Pick<CatalogStore, "getEvent" | "deleteEvent">;
 
-/** One event at a time: read it whole (marking it read), delete it; and the newest time. */
+/** One event at a time: read it whole (marking it read), delete it. */
 export function createEvents(
   { endpoints, events }: Pick<CatalogCollections, "endpoints" | "events">,
   inTransaction: InTransaction,
@@ -24,11 +24,6 @@ export function createEvents(
         await endpoints.updateOne({ _id: endpointId }, removedCounterUpdate(1), { session });
         return true;
       });
-    },
-
-    async latestReceivedAt() {
-      const d = await events.find({}, { projection: { receivedAt: 1 } }).sort({ receivedAt: -1 }).limit(1).next();
-      return (d?.receivedAt as number | undefined) ?? 0;
     },
   };
 }

@@ -22,9 +22,10 @@ export interface MongoStoreOptions {
 }
 
 /**
- * The catalog on MongoDB. Appends are serialized within the store (the catalog is one
- * process), stamped inside that serialization, and run in a transaction on replica sets and
- * sharded clusters; a standalone server gets an ordered insert plus the counter update.
+ * The catalog on MongoDB. Appends are stamped per endpoint and run in a transaction on replica
+ * sets and sharded clusters, where any number of catalog processes may append at once (ADR
+ * 0008); a standalone server gets the endpoint update plus an ordered insert, safe for one
+ * catalog process.
  */
 export async function openMongoStore(options: MongoStoreOptions): Promise<CatalogStore> {
   const connection = await connectCatalog(options).catch((err: unknown) => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Binary } from "mongodb";
 import { Query, updateMany } from "mingo";
-import { createStamper } from "@whc/catalog-core";
+import { nextStamp } from "@whc/catalog-core";
 import { endpointFixture, eventFixture, forwardAttemptFixture, keyHash, token } from "@whc/catalog-core/testing";
 import { markReadFilter } from "./documents.js";
 import { OUTBOX_FILTER } from "./delivery-documents.js";
@@ -59,7 +59,7 @@ describe("MongoDB documents <-> records", () => {
   });
 
   it("writes an event's response code as given, leaving its sequence statuses out", () => {
-    const s = createStamper()();
+    const s = nextStamp(undefined, Date.now());
     const doc = eventToDoc(eventFixture({ id: "ep", accountId: "acct" }, { responseCode: 200, sequenceStatuses: [500, 200] }), s, 500);
     expect(doc.responseCode).toBe(500);
     expect(doc).not.toHaveProperty("sequenceStatuses");
@@ -84,7 +84,7 @@ describe("MongoDB documents <-> records", () => {
   });
 
   it("writes an event as the list, the detail and the search read it; readAt absent until read", () => {
-    const s = createStamper()();
+    const s = nextStamp(undefined, Date.now());
     const e = eventFixture({ id: "ep", accountId: "acct" }, { words: ["red", "red", "blue"] });
     const doc = eventToDoc(e, s);
     expect(doc).toStrictEqual({
@@ -120,7 +120,7 @@ describe("MongoDB documents <-> records", () => {
   });
 
   it("writes a relay capture into the outbox due at once, a proxy capture outside it, a capture without forward", () => {
-    const s = createStamper()();
+    const s = nextStamp(undefined, Date.now());
     const endpoint = { id: "ep", accountId: "acct" };
     const relay = eventToDoc(eventFixture(endpoint, { forward: { target: "https://t.example.test/", scheduled: true } }), s);
     expect(relay.forward).toStrictEqual({
@@ -155,7 +155,7 @@ describe("MongoDB documents <-> records", () => {
   });
 
   it("writes a metadata-only event without body, key or tokens", () => {
-    const s = createStamper()();
+    const s = nextStamp(undefined, Date.now());
     const doc = eventToDoc(eventFixture({ id: "ep", accountId: "acct" }, { body: undefined }), s);
     expect(doc.bodyStored).toBe(false);
     for (const field of ["body", "keyId", "tokens", "readAt"]) expect(doc).not.toHaveProperty(field);

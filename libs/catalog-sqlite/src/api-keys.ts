@@ -52,7 +52,7 @@ export function createApiKeys(db: Database.Database): ApiKeyMethods {
 
   return {
     async ensureApiKey(accountName, keyHash, prefix, now) {
-      return ensureApiKeyTx(accountName, keyHash, prefix, now);
+      return ensureApiKeyTx.immediate(accountName, keyHash, prefix, now);
     },
 
     async findApiKeyByHash(keyHash) {

@@ -13,6 +13,9 @@ const PAGE_SIZE = 16384;
 export function openCatalogDatabase(file: string): Database.Database {
   if (file !== ":memory:") mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const db = new Database(file);
+  // First: several catalog processes may open (and migrate) one file at once; each waits for
+  // the others' locks instead of failing with SQLITE_BUSY.
+  db.pragma("busy_timeout = 5000");
   // A stored event's body row (ciphertext, headers, wrapped key: about 2.4 KB for a 1.5 KB
   // webhook) fits once in a 4 KiB page and six times in a 16 KiB one: a new catalog takes
   // about 40 % less disk and writes that much less per capture. Only a new file takes the
@@ -21,7 +24,6 @@ export function openCatalogDatabase(file: string): Database.Database {
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = FULL");
   db.pragma("foreign_keys = ON");
-  db.pragma("busy_timeout = 5000");
   db.pragma("cache_size = -65536");
   db.exec(schemaSql);
   addMissingColumns(db);

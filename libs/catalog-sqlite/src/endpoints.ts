@@ -69,7 +69,7 @@ export function createEndpoints(db: Database.Database): EndpointMethods {
     },
 
     async deleteEndpoint(accountId, endpointId) {
-      return deleteTx(accountId, endpointId);
+      return deleteTx.immediate(accountId, endpointId);
     },
 
     async updateEndpoint(accountId, endpointId, patch, now): Promise<EndpointRecord | undefined> {

@@ -1,7 +1,7 @@
 import Database from "better-sqlite3";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createStamper, type CatalogStore, type EndpointRecord } from "@whc/catalog-core";
+import type { CatalogStore, EndpointRecord } from "@whc/catalog-core";
 import { endpointFixture, eventFixture, keyHash } from "@whc/catalog-core/testing";
 import { tempDir } from "@whc/testing";
 import { openCatalogDatabase } from "./database.js";
@@ -13,7 +13,7 @@ describe("embedded SQLite: driver failures come out as AppError reasons", () => 
   let file: string;
   let store: CatalogStore;
   let endpoint: EndpointRecord;
-  const stamp = createStamper();
+  const clock = Date.now;
 
   beforeEach(async () => {
     where = tempDir("whc-sqlite-errors-");
@@ -28,11 +28,11 @@ describe("embedded SQLite: driver failures come out as AppError reasons", () => 
   });
 
   it("a read-only database: writes are service_unavailable (not slug_taken), reads still answer", async () => {
-    const [stored] = await store.appendEvents([eventFixture(endpoint)], stamp);
+    const [stored] = await store.appendEvents([eventFixture(endpoint)], clock);
     endpoint = (await store.getEndpoint(endpoint.id))!;
     await store.close();
     store = createSqliteStore(new Database(file, { readonly: true }));
-    await expectReason(store.appendEvents([eventFixture(endpoint)], stamp), "service_unavailable", "SQLITE_READONLY");
+    await expectReason(store.appendEvents([eventFixture(endpoint)], clock), "service_unavailable", "SQLITE_READONLY");
     await expectReason(store.createEndpoint(endpointFixture(endpoint.accountId)), "service_unavailable", "SQLITE_READONLY");
     await expectReason(store.ensureApiKey("other", keyHash("other"), "whc_o", 2), "service_unavailable", "SQLITE_READONLY");
     await expectReason(store.purgeEvents(Date.now(), Date.now()), "service_unavailable");
@@ -51,17 +51,17 @@ describe("embedded SQLite: driver failures come out as AppError reasons", () => 
     const big = Array.from({ length: 20 }, () =>
       eventFixture(endpoint, { body: { ciphertext: new Uint8Array(8000), wrappedKey: new Uint8Array(60), keyId: "k1" } }),
     );
-    await expectReason(store.appendEvents(big, stamp), "service_unavailable", "SQLITE_FULL");
+    await expectReason(store.appendEvents(big, clock), "service_unavailable", "SQLITE_FULL");
     expect((await store.getEndpoint(endpoint.id))?.eventCount).toBe(0);
     db.pragma(`max_page_count = ${pages * 100}`);
-    expect(await store.appendEvents(big, stamp)).toHaveLength(20);
+    expect(await store.appendEvents(big, clock)).toHaveLength(20);
   });
 
   it("a closed store: every call is service_unavailable, ping answers false", async () => {
     await store.close();
     const err = await expectReason(store.listEndpoints(endpoint.accountId), "service_unavailable");
     expect(err.message).toBe("embedded store closed");
-    await expectReason(store.appendEvents([eventFixture(endpoint)], stamp), "service_unavailable");
+    await expectReason(store.appendEvents([eventFixture(endpoint)], clock), "service_unavailable");
     expect(await store.ping()).toBe(false);
   });
 

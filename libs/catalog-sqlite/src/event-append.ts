@@ -1,9 +1,11 @@
 import type Database from "better-sqlite3";
 import {
   appendedDelivery,
+  nextStamp,
   sequenceStatus,
   type AppendResult,
   type CatalogStore,
+  type Clock,
   type EventSummaryRecord,
   type NewEvent,
   type Stamp,
@@ -50,22 +52,35 @@ function summaryOf(e: NewEvent, s: Stamp, responseCode: number): EventSummaryRec
   };
 }
 
+/** An endpoint as an append sees it: its row key and the last stamp it gave out. */
+interface Stamping {
+  key: number;
+  last: string | undefined;
+  count: number;
+  lastAt: number;
+}
+
 /**
- * Appends: one transaction per batch, each event stamped inside it, so that commit order is
- * (receivedAt, id) order. An event whose endpoint is gone is not stored and has no stamp. An
+ * Appends: one IMMEDIATE transaction per batch, so appends of every process on the file take
+ * turns. Each event is stamped inside it from its endpoint's last stamp, which the same
+ * transaction moves (ADR 0008): per endpoint, commit order is (receivedAt, id) order. An
+ * endpoint that has not stamped since this version starts from its newest event. An event
+ * whose endpoint is gone is not stored and has no stamp. An
  * event answered from its endpoint's response sequence takes the endpoint's counter in the
  * same transaction: a rolled-back batch gives no index away, a committed one each index once.
  * A capture of a relay or proxy endpoint starts its delivery in the same transaction too.
  */
 export function createEventAppend(db: Database.Database): Pick<CatalogStore, "appendEvents"> {
   const stmt = {
-    endpointKey: db.prepare("SELECT key FROM endpoints WHERE id = ?"),
+    endpoint: db.prepare(`SELECT key, coalesce(last_stamp_id,
+      (SELECT id FROM events WHERE endpoint_id = endpoints.id ORDER BY received_at DESC, id DESC LIMIT 1)) AS last
+      FROM endpoints WHERE id = ?`),
     insertEvent: db.prepare(summaryRows.insertSql()),
     insertBody: db.prepare(bodyRows.insertSql()),
     insertSearch: db.prepare("INSERT INTO event_search (rowid, terms) VALUES (?, ?)"),
     mergeSearch: db.prepare("INSERT INTO event_search (event_search, rank) VALUES ('merge', ?)"),
     bumpEndpoint: db.prepare(
-      "UPDATE endpoints SET event_count = event_count + ?, last_event_at = max(coalesce(last_event_at, 0), ?) WHERE key = ?",
+      "UPDATE endpoints SET event_count = event_count + ?, last_event_at = max(coalesce(last_event_at, 0), ?), last_stamp_id = ? WHERE key = ?",
     ),
     setDelivery: db.prepare(deliveryUpdate.sql),
     takeSequence: db.prepare("UPDATE endpoints SET sequence_counter = sequence_counter + 1 WHERE key = ? RETURNING sequence_counter - 1 AS n"),
@@ -79,23 +94,27 @@ export function createEventAppend(db: Database.Database): Pick<CatalogStore, "ap
     return { id: s.id, receivedAt: s.receivedAt, responseCode: sequenceStatus(statuses, n), sequenceIndex: n };
   }
 
-  const appendTx = db.transaction((events: NewEvent[], stamp: () => Stamp) => {
+  const appendTx = db.transaction((events: NewEvent[], clock: Clock) => {
     const results: (AppendResult | undefined)[] = [];
-    const touched = new Map<number, { count: number; last: number }>();
     // A batch is mostly one endpoint's captures: look each endpoint up once.
-    const keys = new Map<string, { key: number } | undefined>();
+    const endpoints = new Map<string, Stamping | undefined>();
     let postings = 0;
     for (const e of events) {
-      const s = stamp();
-      let endpoint = keys.get(e.endpointId);
-      if (!keys.has(e.endpointId)) {
-        endpoint = stmt.endpointKey.get(e.endpointId) as { key: number } | undefined;
-        keys.set(e.endpointId, endpoint);
+      const now = clock();
+      let endpoint = endpoints.get(e.endpointId);
+      if (!endpoints.has(e.endpointId)) {
+        const row = stmt.endpoint.get(e.endpointId) as { key: number; last: string | null } | undefined;
+        endpoint = row && { key: row.key, last: row.last ?? undefined, count: 0, lastAt: 0 };
+        endpoints.set(e.endpointId, endpoint);
       }
       if (!endpoint) {
         results.push(undefined);
         continue;
       }
+      const s = nextStamp(endpoint.last, now);
+      endpoint.last = s.id;
+      endpoint.count += 1;
+      endpoint.lastAt = s.receivedAt;
       const result = appended(e, s, endpoint.key);
       results.push(result);
       const { lastInsertRowid } = stmt.insertEvent.run(summaryRows.values(summaryOf(e, s, result.responseCode)));
@@ -116,19 +135,15 @@ export function createEventAppend(db: Database.Database): Pick<CatalogStore, "ap
         stmt.insertSearch.run(seq, searchDocument(endpoint.key, e.searchTokens));
         postings += e.searchTokens.length + 1;
       }
-      const t = touched.get(endpoint.key) ?? { count: 0, last: 0 };
-      t.count += 1;
-      t.last = Math.max(t.last, s.receivedAt);
-      touched.set(endpoint.key, t);
     }
-    for (const [key, t] of touched) stmt.bumpEndpoint.run(t.count, t.last, key);
+    for (const e of endpoints.values()) if (e?.count) stmt.bumpEndpoint.run(e.count, e.lastAt, e.last, e.key);
     if (postings > 0) stmt.mergeSearch.run(mergePagesFor(postings));
     return results;
   });
 
   return {
-    async appendEvents(events, stamp) {
-      return appendTx(events, stamp);
+    async appendEvents(events, clock) {
+      return appendTx.immediate(events, clock);
     },
   };
 }

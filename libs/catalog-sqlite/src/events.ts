@@ -4,7 +4,7 @@ import { isStoreUnavailable } from "./errors.js";
 import type { ReadAttempts } from "./forwarding.js";
 import { bodyRows, deliveryRows, eventFromRow, summaryRows, type Row } from "./rows.js";
 
-export type EventMethods = Pick<CatalogStore, "getEvent" | "deleteEvent" | "latestReceivedAt">;
+export type EventMethods = Pick<CatalogStore, "getEvent" | "deleteEvent">;
 
 /** Removes one event's rows: its search postings, its body, its forward attempts and its summary. */
 export type RemoveEvent = (seq: number) => void;
@@ -24,7 +24,7 @@ export function createEventRemoval(db: Database.Database): RemoveEvent {
   };
 }
 
-/** One event at a time: read it whole (marking it read), delete it; and the newest time. */
+/** One event at a time: read it whole (marking it read), delete it. */
 export function createEvents(db: Database.Database, removeEvent: RemoveEvent, readAttempts: ReadAttempts): EventMethods {
   const stmt = {
     whole: db.prepare(`SELECT e.seq, ${summaryRows.columns("e")}, ${deliveryRows.columns("e")}, ${bodyRows.columns("b")}
@@ -33,7 +33,6 @@ export function createEvents(db: Database.Database, removeEvent: RemoveEvent, re
     markRead: db.prepare("UPDATE events SET read_at = ? WHERE id = ? AND endpoint_id = ? AND account_id = ? AND read_at IS NULL"),
     seqOf: db.prepare("SELECT seq FROM events WHERE id = ? AND endpoint_id = ? AND account_id = ?"),
     dropEndpointCount: db.prepare("UPDATE endpoints SET event_count = max(event_count - ?, 0) WHERE id = ?"),
-    latest: db.prepare("SELECT max(received_at) AS latest FROM events"),
   };
 
   const getTx = db.transaction((accountId: string, endpointId: string, eventId: string, markReadAt?: number) => {
@@ -57,7 +56,7 @@ export function createEvents(db: Database.Database, removeEvent: RemoveEvent, re
   return {
     async getEvent(accountId, endpointId, eventId, markReadAt) {
       try {
-        return getTx(accountId, endpointId, eventId, markReadAt);
+        return markReadAt === undefined ? getTx(accountId, endpointId, eventId) : getTx.immediate(accountId, endpointId, eventId, markReadAt);
       } catch (err) {
         // A full disk (or a read-only file) refuses the readAt mark, not the read: the event
         // is shown as stored, and the first read once the store takes writes again marks it.
@@ -67,11 +66,7 @@ export function createEvents(db: Database.Database, removeEvent: RemoveEvent, re
     },
 
     async deleteEvent(accountId, endpointId, eventId) {
-      return deleteTx(accountId, endpointId, eventId);
-    },
-
-    async latestReceivedAt() {
-      return (stmt.latest.get() as { latest: number | null }).latest ?? 0;
+      return deleteTx.immediate(accountId, endpointId, eventId);
     },
   };
 }

@@ -1,7 +1,7 @@
 import Database from "better-sqlite3";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createStamper, type CatalogStore, type EventRef } from "@whc/catalog-core";
+import type { CatalogStore, EventRef } from "@whc/catalog-core";
 import { endpointFixture, eventFixture, forwardAttemptFixture, keyHash } from "@whc/catalog-core/testing";
 import { tempDir } from "@whc/testing";
 import { CLAIM_SQL } from "./forwarding.js";
@@ -16,9 +16,8 @@ async function relayCaptures(store: CatalogStore, count: number, clock: { now: n
   const name = `acct-${Math.random().toString(36).slice(2)}`;
   const { key } = await store.ensureApiKey(name, keyHash(name), "whc_test", 1);
   const endpoint = await store.createEndpoint(endpointFixture(key.accountId, { operatingMode: "relay" }));
-  const stamp = createStamper(await store.latestReceivedAt(), () => (clock.now += 10));
   const events = Array.from({ length: count }, () => eventFixture(endpoint, { forward: { target: "https://app.example.test/", scheduled: true } }));
-  const stamps = await store.appendEvents(events, stamp);
+  const stamps = await store.appendEvents(events, () => (clock.now += 10));
   return stamps.map((s) => ({ accountId: key.accountId, endpointId: endpoint.id, eventId: s!.id }));
 }
 

@@ -28,7 +28,7 @@ export function createRetention(db: Database.Database, removeEvent: RemoveEvent)
     async purgeEvents(before, now) {
       let total = 0;
       for (;;) {
-        const n = purgeChunkTx(before, now);
+        const n = purgeChunkTx.immediate(before, now);
         total += n;
         if (n < PURGE_CHUNK) return total;
         // Let other work run between chunks: a purge never stalls ingest for long.

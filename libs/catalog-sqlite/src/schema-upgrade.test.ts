@@ -1,8 +1,8 @@
 import Database from "better-sqlite3";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createStamper, type NewEvent } from "@whc/catalog-core";
-import { forwardAttemptFixture, token } from "@whc/catalog-core/testing";
+import type { NewEvent } from "@whc/catalog-core";
+import { eventFixture, forwardAttemptFixture, token } from "@whc/catalog-core/testing";
 import { tempDir } from "@whc/testing";
 import { SCHEMA_VERSION, addedColumns } from "./schema.js";
 import { searchDocument } from "./search-terms.js";
@@ -210,11 +210,22 @@ describe("embedded SQLite: a catalog created by version 1", () => {
     db.close();
   });
 
+  it("stamps an old endpoint's next capture after its newest old event, whatever the clock reads", async () => {
+    const store = openSqliteStore({ file });
+    try {
+      const [s] = await store.appendEvents([eventFixture({ id: ENDPOINT_ID, accountId: "acct-1" })], () => 1);
+      const after = await store.listEvents({ accountId: "acct-1", endpointId: ENDPOINT_ID, limit: 10, after: { receivedAt: 300, id: EVENT_ID } });
+      expect(after.events.map((e) => e.id)).toEqual([s!.id]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it("takes updates and sequences on the old rows, and keeps them across another open", async () => {
     const first = openSqliteStore({ file });
     const rotated = await first.updateEndpoint("acct-1", ENDPOINT_ID, { sealedSecret: new Uint8Array([8]), responseJson: '{"status":202}' }, 5000);
     expect([...rotated!.sealedPreviousSecret!]).toEqual([7, 7, 7]);
-    const stamp = createStamper(await first.latestReceivedAt());
+    const clock = Date.now;
     const event = (sequenceStatuses?: number[]) => ({
       accountId: "acct-1",
       endpointId: ENDPOINT_ID,
@@ -234,12 +245,12 @@ describe("embedded SQLite: a catalog created by version 1", () => {
       forwardedResponseJson: "{}",
       sequenceStatuses,
     });
-    expect((await first.appendEvents([event([503, 200]), event()], stamp)).map((r) => r?.responseCode)).toEqual([503, 200]);
+    expect((await first.appendEvents([event([503, 200]), event()], clock)).map((r) => r?.responseCode)).toEqual([503, 200]);
     await first.close();
 
     const second = openSqliteStore({ file });
     try {
-      const [next] = await second.appendEvents([event([503, 200])], stamp);
+      const [next] = await second.appendEvents([event([503, 200])], clock);
       expect(next).toMatchObject({ sequenceIndex: 1, responseCode: 200 });
       expect(await second.getEndpoint(ENDPOINT_ID)).toMatchObject({ responseJson: '{"status":202}', secretRotatedAt: 5000, eventCount: 4, sequenceCounter: 2 });
     } finally {
@@ -311,7 +322,7 @@ describe("embedded SQLite: a catalog created by version 2", () => {
     const forwardJson = '{"url":"https://app.example.test/"}';
     const updated = await first.updateEndpoint("acct-1", ENDPOINT_ID, { operatingMode: "relay", forwardJson, sealedTargetSecret: new Uint8Array([4]) }, 5000);
     expect(updated).toMatchObject({ operatingMode: "relay", forwardJson });
-    const [s] = await first.appendEvents([relayCapture()], createStamper(await first.latestReceivedAt()));
+    const [s] = await first.appendEvents([relayCapture()], Date.now);
     const ref = { accountId: "acct-1", endpointId: ENDPOINT_ID, eventId: s!.id };
     expect(await first.claimDeliveries("w1", s!.receivedAt, 1000, 10)).toEqual([{ ...ref, attempt: 1 }]);
     await first.recordForwardAttempt(ref, forwardAttemptFixture(1), { kind: "worker", owner: "w1", state: "pending", nextAttemptAt: s!.receivedAt + 50 });

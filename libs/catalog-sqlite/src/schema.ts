@@ -5,16 +5,18 @@ import type Database from "better-sqlite3";
  * scans stay cheap; bodies and their search tokens live in `event_bodies`; the blind-index
  * postings live in `event_tokens`, clustered by (endpoint, token, commit sequence) so an AND
  * search walks one token's postings newest first and probes the others by primary key.
- * `events.seq` is the commit sequence: the catalog stamps events in commit order, so seq
- * order and (received_at, id) order agree.
+ * `events.seq` is the commit sequence: each append stamps its events from their endpoint's
+ * last stamp inside its write transaction (ADR 0008), so within one endpoint seq order and
+ * (received_at, id) order agree.
  *
  * Version 2: endpoints gained the response, the previous secret and the sequence counter.
  * Version 3: forwarding. Endpoints gained the forward settings and the target secret; events
  * their delivery (`forward_state` NULL: never forwarded), whose attempts live in
  * `forward_attempts` under the event's commit sequence. The relay outbox is the events whose
  * delivery is pending with a due time, found by the partial index `events_outbox`.
+ * Version 4: endpoints keep their last stamp (`last_stamp_id`): catalogs stamp per endpoint.
  */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /**
  * Columns added to a table after it first shipped. A new catalog gets them from CREATE TABLE;
@@ -29,6 +31,9 @@ export const addedColumns = {
     ["sequence_counter", "INTEGER NOT NULL DEFAULT 0"],
     ["forward_json", "TEXT NOT NULL DEFAULT ''"],
     ["sealed_target_secret", "BLOB"],
+    // The id of the last stamp the endpoint gave out (ADR 0008); NULL until its first append
+    // by this version, which then reads its newest event instead.
+    ["last_stamp_id", "TEXT"],
   ],
   events: [
     ["forward_state", "TEXT"],

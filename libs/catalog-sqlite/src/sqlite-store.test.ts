@@ -1,6 +1,5 @@
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createStamper } from "@whc/catalog-core";
 import { catalogStoreContract, endpointFixture, eventFixture, keyHash, token } from "@whc/catalog-core/testing";
 import { tempDir } from "@whc/testing";
 import path from "node:path";
@@ -35,10 +34,10 @@ describe("embedded SQLite search index", () => {
     const store = openSqliteStore({ file });
     const { key } = await store.ensureApiKey("merge", keyHash("merge"), "whc_merge", Date.now());
     const endpoint = await store.createEndpoint(endpointFixture(key.accountId));
-    const stamp = createStamper();
+    const clock = Date.now;
     // One commit per event, as ingest makes when idle: each adds a segment to the index.
     for (let i = 0; i < 400; i += 1) {
-      await store.appendEvents([eventFixture(endpoint, { words: ["common", `w${i}`, `g${i % 7}`] })], stamp);
+      await store.appendEvents([eventFixture(endpoint, { words: ["common", `w${i}`, `g${i % 7}`] })], clock);
     }
     const found = await store.listEvents({ accountId: key.accountId, endpointId: endpoint.id, limit: 500, searchTokens: [token("common")] });
     expect(found.events).toHaveLength(400);
@@ -81,10 +80,10 @@ describe("embedded SQLite on disk", () => {
     const store = openSqliteStore({ file });
     const { key } = await store.ensureApiKey("disk", keyHash("disk"), "whc_disk", Date.now());
     const endpoint = await store.createEndpoint(endpointFixture(key.accountId));
-    const stamp = createStamper();
+    const clock = Date.now;
     const count = 1200;
     for (let i = 0; i < count; i += 60) {
-      await store.appendEvents(Array.from({ length: 60 }, (_, j) => webhookLike(endpoint, i + j)), stamp);
+      await store.appendEvents(Array.from({ length: 60 }, (_, j) => webhookLike(endpoint, i + j)), clock);
     }
     await store.close(); // the last connection to close checkpoints the WAL into the file
     // With 4 KiB pages each body row (~2.4 KB) fills a page of its own: 4.7 KB per event.
@@ -102,7 +101,7 @@ describe("embedded SQLite on disk", () => {
     const store = openSqliteStore({ file });
     const { key } = await store.ensureApiKey("old", keyHash("old"), "whc_old", Date.now());
     const endpoint = await store.createEndpoint(endpointFixture(key.accountId));
-    await store.appendEvents([webhookLike(endpoint, 1), webhookLike(endpoint, 2)], createStamper());
+    await store.appendEvents([webhookLike(endpoint, 1), webhookLike(endpoint, 2)], Date.now);
     const found = await store.listEvents({ accountId: key.accountId, endpointId: endpoint.id, limit: 10, searchTokens: [token("id2")] });
     expect(found.events).toHaveLength(1);
     await store.close();

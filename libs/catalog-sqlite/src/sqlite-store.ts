@@ -19,6 +19,9 @@ export interface SqliteStoreOptions {
 /**
  * The embedded catalog: one SQLite file in WAL mode with synchronous=FULL, so a committed
  * batch survives a crash of the process or the machine before any sender is answered.
+ * Several catalog processes may share the file: every transaction that writes after reading
+ * is IMMEDIATE (it holds the write lock from its first read, so it never fails to upgrade),
+ * and waits up to busy_timeout for the lock.
  */
 export function openSqliteStore(options: SqliteStoreOptions): CatalogStore {
   return createSqliteStore(openCatalogDatabase(options.file));

@@ -1,14 +1,14 @@
 import { parentPort, workerData } from "node:worker_threads";
-import type { CatalogStore, Stamp } from "@whc/catalog-core";
+import type { CatalogStore } from "@whc/catalog-core";
 import { openSqliteStore } from "./sqlite-store.js";
 import { unpackTokens } from "./token-pack.js";
 import { toErrorMessage } from "./worker-errors.js";
 
 /**
  * The embedded store on its own thread: commits (and their fsyncs) and queries run here, off
- * the event loop that answers HTTP. Appends arrive already stamped, in the order they were
- * stamped, and messages are handled in order: commit order is still stamp order. Their
- * search tokens come packed, one buffer per event, beside the events.
+ * the event loop that answers HTTP. Appends arrive with the clock readings of their events
+ * (taken by the caller, whose clock tests may set) and are stamped here, inside their
+ * transaction. Their search tokens come packed, one buffer per event, beside the events.
  */
 interface Call {
   id: number;
@@ -22,14 +22,14 @@ parentPort!.on("message", async ({ id, method, args }: Call) => {
   try {
     let result: unknown;
     if (method === "appendEvents") {
-      const stamps = args[1] as Stamp[];
+      const times = args[1] as number[];
       let i = 0;
       const packed = args[2] as Uint8Array[];
       const events = (args[0] as Parameters<CatalogStore["appendEvents"]>[0]).map((e, n) => ({
         ...e,
         searchTokens: unpackTokens(packed[n] as Uint8Array),
       }));
-      result = await store.appendEvents(events, () => stamps[i++] as Stamp);
+      result = await store.appendEvents(events, () => times[i++] as number);
     } else {
       result = await (store[method] as (...a: unknown[]) => Promise<unknown>)(...args);
     }

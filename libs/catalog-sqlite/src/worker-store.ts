@@ -33,8 +33,7 @@ function stopped(cause: unknown): AppError {
 
 /**
  * The embedded store behind a worker thread: the same CatalogStore, every call a message.
- * An append is stamped here, synchronously, just before its message is posted; the worker
- * handles messages in order, so commit order stays stamp order.
+ * An append carries one clock reading per event; the worker stamps in its transaction.
  */
 export async function openSqliteStoreInWorker(options: { file: string }): Promise<CatalogStore> {
   const worker = startWorker(options.file);
@@ -81,11 +80,11 @@ export async function openSqliteStoreInWorker(options: { file: string }): Promis
     updateEndpoint: (...a) => call("updateEndpoint", ...a),
     // Tokens travel packed in one buffer per event: cloning dozens of tiny typed arrays per
     // event cost more than the store's own work on them.
-    appendEvents: (events, stamp) =>
+    appendEvents: (events, clock) =>
       call(
         "appendEvents",
         events.map((e): NewEvent => ({ ...e, searchTokens: [] })),
-        events.map(() => stamp()),
+        events.map(() => clock()),
         events.map((e) => packTokens(e.searchTokens)),
       ),
     listEvents: (...a) => call("listEvents", ...a),
@@ -100,7 +99,6 @@ export async function openSqliteStoreInWorker(options: { file: string }): Promis
     recordForwardAttempt: (...a) => call("recordForwardAttempt", ...a),
     outboxStats: () => call("outboxStats"),
     recordProxyAnswer: (...a) => call("recordProxyAnswer", ...a),
-    latestReceivedAt: () => call("latestReceivedAt"),
     ping: () => (failure ? Promise.resolve(false) : call("ping")),
     async close() {
       if (!failure) await call("close").catch(() => undefined);

@@ -1,5 +1,6 @@
 import { describe, it, expect } from "vitest";
-import { isUuid, newId, uuidV7Time } from "./uuid.js";
+import { v7 } from "uuid";
+import { isUuid, newId, uuidV7Seq, uuidV7Time } from "./uuid.js";
 
 describe("ids", () => {
   it("recognises UUIDs of either case and nothing else", () => {
@@ -26,5 +27,11 @@ describe("ids", () => {
   it("reads the millisecond of a known UUIDv7", () => {
     // 0x018bcfe56800 = 1,700,000,000,000 ms.
     expect(uuidV7Time("018bcfe5-6800-7000-8000-000000000000")).toBe(1_700_000_000_000);
+  });
+
+  it("reads back the counter a UUIDv7 was made with", () => {
+    for (const seq of [0, 1, 63, 64, 0x3fff, 0x4000, 0x0fffffff, 0x10000000, 0x7fffffff, 0xffffffff]) {
+      expect(uuidV7Seq(v7({ msecs: 1_700_000_000_000, seq }))).toBe(seq);
+    }
   });
 });

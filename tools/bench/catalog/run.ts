@@ -7,7 +7,7 @@ import path from "node:path";
 import { rmSync, statSync, readdirSync } from "node:fs";
 import os from "node:os";
 import { performance } from "node:perf_hooks";
-import { createStamper, type CatalogStore, type EventQuery, type NewEvent } from "@whc/catalog-core";
+import type { CatalogStore, EventQuery, NewEvent } from "@whc/catalog-core";
 import { openSqliteStore } from "@whc/catalog-sqlite";
 
 const TOTAL = Number(process.argv[2] ?? 1_000_000);
@@ -74,7 +74,6 @@ async function measure(name: string, runs: number, fn: (i: number) => Promise<un
 async function main() {
   rmSync(dir, { recursive: true, force: true });
   const store: CatalogStore = openSqliteStore({ file: path.join(dir, "catalog.db") });
-  const stamp = createStamper(0);
   const { key } = await store.ensureApiKey("bench", randomBytes(32), "whc_bench", Date.now());
   const endpoints = [];
   for (let i = 0; i < 11; i += 1) {
@@ -114,7 +113,7 @@ async function main() {
       const target = j % 11 === 10 ? others[Math.floor(j / 11) % others.length]! : main;
       batch.push(event(key.accountId, target.id, j));
     }
-    await store.appendEvents(batch, stamp);
+    await store.appendEvents(batch, Date.now);
     loaded += batch.length;
     if (loaded % 200_000 < BATCH) {
       const rate = loaded / ((performance.now() - t0) / 1000);

@@ -2,8 +2,7 @@ import { describe, it, expect, beforeEach, afterEach } from "vitest";
 import fc from "fast-check";
 import { AppError } from "@whc/errors";
 import type { CatalogStore } from "../ports.js";
-import type { EndpointRecord, EventQuery, Stamp } from "../types.js";
-import { createStamper } from "../ids.js";
+import type { EndpointRecord, EventQuery } from "../types.js";
 import { endpointUpdateContract, responseSequenceContract, type ContractContext } from "./endpoint-contract.js";
 import { endpointFixture, eventFixture, keyHash, token } from "./fixtures.js";
 import { forwardingContract } from "./forward-contract.js";
@@ -26,11 +25,10 @@ export interface ContractOptions {
 export function catalogStoreContract(name: string, options: ContractOptions): void {
   describe(`CatalogStore contract: ${name}`, () => {
     let store: CatalogStore;
-    let stamp: () => Stamp;
+    const clock = Date.now;
 
     beforeEach(async () => {
       store = await options.open();
-      stamp = createStamper(await store.latestReceivedAt());
     });
 
     afterEach(async () => {
@@ -50,7 +48,7 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
     const reopen = options.reopen;
     const context: ContractContext = {
       store: () => store,
-      stamp: () => stamp,
+      clock: () => clock,
       accountWithEndpoint,
       reopen: reopen
         ? async () => {
@@ -160,7 +158,7 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
         const { accountId, endpoint } = await accountWithEndpoint();
         const stamps = await store.appendEvents(
           [eventFixture(endpoint), eventFixture(endpoint), eventFixture(endpoint)],
-          stamp,
+          clock,
         );
         expect(stamps).toHaveLength(3);
         const page = await store.listEvents(query(accountId, endpoint.id));
@@ -171,10 +169,33 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
         expect(e?.lastEventAt).toBe(stamps[2]!.receivedAt);
       });
 
+      it("stamps each endpoint after its last stamp, whatever the clock reads and after deletes", async () => {
+        const { accountId, endpoint } = await accountWithEndpoint();
+        const other = await accountWithEndpoint();
+        const late = 1_900_000_000_000;
+        const [, newest] = await store.appendEvents([eventFixture(endpoint), eventFixture(endpoint)], () => late);
+        // The newest event goes and the clock steps back: the next stamp still follows it, so a
+        // reader whose cursor is at the deleted event misses nothing.
+        expect(await store.deleteEvent(accountId, endpoint.id, newest!.id)).toBe(true);
+        const [next] = await store.appendEvents([eventFixture(endpoint)], () => late - 5000);
+        expect(next!.receivedAt).toBe(late);
+        expect(next!.id > newest!.id).toBe(true);
+        // Another endpoint keeps its own stamps: it takes the clock as it reads.
+        const [elsewhere] = await store.appendEvents([eventFixture(other.endpoint)], () => late - 5000);
+        expect(elsewhere!.receivedAt).toBe(late - 5000);
+        if (!context.reopen) return;
+        await context.reopen();
+        const [afterRestart] = await store.appendEvents([eventFixture(endpoint)], () => 1);
+        expect(afterRestart!.receivedAt).toBe(late);
+        expect(afterRestart!.id > next!.id).toBe(true);
+        const page = await store.listEvents(query(accountId, endpoint.id, { after: next! }));
+        expect(page.events.map((e) => e.id)).toEqual([afterRestart!.id]);
+      });
+
       it("round-trips every field of an event", async () => {
         const { accountId, endpoint } = await accountWithEndpoint();
         const input = eventFixture(endpoint, { path: "/sub?x=1", method: "PUT", responseCode: 413, truncated: true });
-        const [s] = await store.appendEvents([input], stamp);
+        const [s] = await store.appendEvents([input], clock);
         const read = await store.getEvent(accountId, endpoint.id, s!.id);
         expect(read).toMatchObject({
           id: s!.id,
@@ -192,7 +213,7 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
 
       it("sets readAt on the first read only", async () => {
         const { accountId, endpoint } = await accountWithEndpoint();
-        const [s] = await store.appendEvents([eventFixture(endpoint)], stamp);
+        const [s] = await store.appendEvents([eventFixture(endpoint)], clock);
         expect((await store.getEvent(accountId, endpoint.id, s!.id, 1000))?.readAt).toBe(1000);
         expect((await store.getEvent(accountId, endpoint.id, s!.id, 2000))?.readAt).toBe(1000);
         const page = await store.listEvents(query(accountId, endpoint.id));
@@ -202,7 +223,7 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
       it("hides events from other accounts and other endpoints", async () => {
         const a = await accountWithEndpoint("a");
         const b = await accountWithEndpoint("b");
-        const [s] = await store.appendEvents([eventFixture(a.endpoint)], stamp);
+        const [s] = await store.appendEvents([eventFixture(a.endpoint)], clock);
         expect(await store.getEvent(b.accountId, a.endpoint.id, s!.id)).toBeUndefined();
         expect(await store.getEvent(a.accountId, b.endpoint.id, s!.id)).toBeUndefined();
         expect(await store.deleteEvent(b.accountId, a.endpoint.id, s!.id)).toBe(false);
@@ -211,7 +232,7 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
 
       it("deletes one event and keeps the count exact", async () => {
         const { accountId, endpoint } = await accountWithEndpoint();
-        const [s1, s2] = await store.appendEvents([eventFixture(endpoint), eventFixture(endpoint)], stamp);
+        const [s1, s2] = await store.appendEvents([eventFixture(endpoint), eventFixture(endpoint)], clock);
         expect(await store.deleteEvent(accountId, endpoint.id, s1!.id)).toBe(true);
         expect(await store.deleteEvent(accountId, endpoint.id, s1!.id)).toBe(false);
         expect((await store.listEvents(query(accountId, endpoint.id))).events.map((e) => e.id)).toEqual([s2!.id]);
@@ -220,7 +241,7 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
 
       it("removes an endpoint's events with it", async () => {
         const { accountId, endpoint } = await accountWithEndpoint();
-        const [s] = await store.appendEvents([eventFixture(endpoint)], stamp);
+        const [s] = await store.appendEvents([eventFixture(endpoint)], clock);
         await store.deleteEndpoint(accountId, endpoint.id);
         expect(await store.getEvent(accountId, endpoint.id, s!.id)).toBeUndefined();
       });
@@ -229,7 +250,7 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
         const live = await accountWithEndpoint("live");
         const gone = await accountWithEndpoint("gone");
         await store.deleteEndpoint(gone.accountId, gone.endpoint.id);
-        const results = await store.appendEvents([eventFixture(gone.endpoint), eventFixture(live.endpoint)], stamp);
+        const results = await store.appendEvents([eventFixture(gone.endpoint), eventFixture(live.endpoint)], clock);
         expect(results).toHaveLength(2);
         expect(results[0]).toBeUndefined();
         expect(results[1]?.id).toEqual(expect.any(String));
@@ -241,7 +262,7 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
         const { accountId, endpoint } = await accountWithEndpoint();
         const stamps = await store.appendEvents(
           Array.from({ length: 25 }, () => eventFixture(endpoint)),
-          stamp,
+          clock,
         );
         const newestFirst = stamps.map((s) => s!.id).reverse();
         const seen: string[] = [];
@@ -267,8 +288,8 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
 
       it("applies every filter, alone and together", async () => {
         const { accountId, endpoint } = await accountWithEndpoint();
-        let clock = Date.now();
-        const spaced = createStamper(0, () => (clock += 10));
+        let time = Date.now();
+        const spaced = () => (time += 10);
         const [a, b, c] = await store.appendEvents(
           [
             eventFixture(endpoint, { canonicalEventType: "a", provider: "stripe", responseCode: 200, verification: "verified" }),
@@ -298,7 +319,7 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
             eventFixture(endpoint, { body: undefined, words: [] }),
             eventFixture(endpoint, { body: undefined, words: [] }),
           ],
-          stamp,
+          clock,
         );
         const search = async (words: string[], extra: Partial<EventQuery> = {}) =>
           store.listEvents(query(accountId, endpoint.id, { searchTokens: words.map(token), ...extra }));
@@ -321,7 +342,7 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
 
       it("purges old events and records it on the endpoint", async () => {
         const { accountId, endpoint } = await accountWithEndpoint();
-        const stamps = await store.appendEvents([eventFixture(endpoint), eventFixture(endpoint)], stamp);
+        const stamps = await store.appendEvents([eventFixture(endpoint), eventFixture(endpoint)], clock);
         const purged = await store.purgeEvents(stamps[1]!.receivedAt + 1, 12345);
         expect(purged).toBe(2);
         const e = await store.getEndpoint(endpoint.id, accountId);
@@ -345,9 +366,9 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
             fc.integer({ min: 1, max: 7 }),
             async (clockSteps, insertsBetweenPages, limit) => {
               const { accountId, endpoint } = await accountWithEndpoint();
-              let clock = 1_800_000_000_000;
+              let time = 1_800_000_000_000;
               let step = 0;
-              const stamped = createStamper(await store.latestReceivedAt(), () => (clock += clockSteps[step++ % clockSteps.length]!));
+              const stamped = () => (time += clockSteps[step++ % clockSteps.length]!);
               const initial = await store.appendEvents(
                 clockSteps.map(() => eventFixture(endpoint)),
                 stamped,
@@ -408,7 +429,7 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
               const { accountId, endpoint } = await accountWithEndpoint();
               const words = new Map<string, string[]>();
               for (const batch of batches) {
-                const stamps = await store.appendEvents(batch.map((w) => eventFixture(endpoint, { words: w })), stamp);
+                const stamps = await store.appendEvents(batch.map((w) => eventFixture(endpoint, { words: w })), clock);
                 stamps.forEach((st, i) => words.set(st!.id, batch[i]!));
               }
               const ids = [...words.keys()];
@@ -456,7 +477,7 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
       it("keeps eventCount exact under concurrent appends", async () => {
         const { endpoint } = await accountWithEndpoint();
         await Promise.all(
-          Array.from({ length: 20 }, () => store.appendEvents(Array.from({ length: 5 }, () => eventFixture(endpoint)), stamp)),
+          Array.from({ length: 20 }, () => store.appendEvents(Array.from({ length: 5 }, () => eventFixture(endpoint)), clock)),
         );
         expect((await store.getEndpoint(endpoint.id))?.eventCount).toBe(100);
       });

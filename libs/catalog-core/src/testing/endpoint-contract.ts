@@ -1,12 +1,14 @@
 import { describe, it, expect } from "vitest";
 import type { CatalogStore } from "../ports.js";
-import type { AppendResult, EndpointPatch, EndpointRecord, NewEvent, Stamp } from "../types.js";
+import type { AppendResult, EndpointPatch, EndpointRecord, NewEvent } from "../types.js";
+import type { Clock } from "../ids.js";
 import { endpointFixture, eventFixture } from "./fixtures.js";
 
 /** What the contract's parts share: the store under test (replaced by a reopen) and helpers. */
 export interface ContractContext {
   store(): CatalogStore;
-  stamp(): () => Stamp;
+  /** The clock appends read (the wall clock). */
+  clock(): Clock;
   accountWithEndpoint(accountName?: string, overrides?: Partial<EndpointRecord>): Promise<{ accountId: string; endpoint: EndpointRecord }>;
   /** Closes the store and opens the same one (file, database) again; absent when the adapter cannot. */
   reopen?: (() => Promise<void>) | undefined;
@@ -139,7 +141,7 @@ export function endpointUpdateContract(ctx: ContractContext): void {
 
     it("keeps the store's counters: events counted before an update still are", async () => {
       const { accountId, endpoint } = await ctx.accountWithEndpoint();
-      await ctx.store().appendEvents([eventFixture(endpoint), eventFixture(endpoint)], ctx.stamp());
+      await ctx.store().appendEvents([eventFixture(endpoint), eventFixture(endpoint)], ctx.clock());
       const before = await ctx.store().getEndpoint(endpoint.id);
       const updated = await ctx.store().updateEndpoint(accountId, endpoint.id, { displayName: "x" }, Date.now());
       expect(updated?.eventCount).toBe(2);
@@ -165,7 +167,7 @@ export function responseSequenceContract(ctx: ContractContext): void {
   describe("response sequence", () => {
     it("gives each sequence capture the next entry, across batches, other captures untouched", async () => {
       const { accountId, endpoint } = await ctx.accountWithEndpoint();
-      const append = (events: NewEvent[]) => ctx.store().appendEvents(events, ctx.stamp());
+      const append = (events: NewEvent[]) => ctx.store().appendEvents(events, ctx.clock());
       const batches = [
         await append([capture(endpoint), capture(endpoint, 200), capture(endpoint)]),
         await append([capture(endpoint), capture(endpoint, 413), capture(endpoint), capture(endpoint)]),
@@ -192,10 +194,10 @@ export function responseSequenceContract(ctx: ContractContext): void {
 
     it("restarts at the first entry after resetSequence", async () => {
       const { accountId, endpoint } = await ctx.accountWithEndpoint();
-      await ctx.store().appendEvents([capture(endpoint), capture(endpoint), capture(endpoint), capture(endpoint)], ctx.stamp());
+      await ctx.store().appendEvents([capture(endpoint), capture(endpoint), capture(endpoint), capture(endpoint)], ctx.clock());
       const reset = await ctx.store().updateEndpoint(accountId, endpoint.id, { resetSequence: true }, Date.now());
       expect(reset?.sequenceCounter).toBe(0);
-      const after = await ctx.store().appendEvents([capture(endpoint), capture(endpoint), capture(endpoint)], ctx.stamp());
+      const after = await ctx.store().appendEvents([capture(endpoint), capture(endpoint), capture(endpoint)], ctx.clock());
       expect(indexes(after)).toEqual([0, 1, 2]);
       expect(codes(after)).toEqual([500, 500, 200]);
     });
@@ -207,7 +209,7 @@ export function responseSequenceContract(ctx: ContractContext): void {
       await ctx.store().deleteEndpoint(gone.accountId, gone.endpoint.id);
       const results = await ctx.store().appendEvents(
         [capture(a.endpoint), capture(b.endpoint), capture(gone.endpoint), capture(a.endpoint), capture(b.endpoint)],
-        ctx.stamp(),
+        ctx.clock(),
       );
       expect(indexes(results)).toEqual([0, 0, undefined, 1, 1]);
       expect(results[2]).toBeUndefined();
@@ -216,7 +218,7 @@ export function responseSequenceContract(ctx: ContractContext): void {
     it("gives each position out once under concurrent appends", async () => {
       const { endpoint } = await ctx.accountWithEndpoint();
       const batches = await Promise.all(
-        Array.from({ length: 10 }, () => ctx.store().appendEvents([capture(endpoint), capture(endpoint, 202), capture(endpoint)], ctx.stamp())),
+        Array.from({ length: 10 }, () => ctx.store().appendEvents([capture(endpoint), capture(endpoint, 202), capture(endpoint)], ctx.clock())),
       );
       const taken = batches.flat().filter((r) => r?.sequenceIndex !== undefined);
       expect(taken.map((r) => r!.sequenceIndex).sort((x, y) => x! - y!)).toEqual(Array.from({ length: 20 }, (_, i) => i));
@@ -227,9 +229,9 @@ export function responseSequenceContract(ctx: ContractContext): void {
     it("continues the sequence after the store is closed and opened again", async (test) => {
       if (!ctx.reopen) return test.skip();
       const { endpoint } = await ctx.accountWithEndpoint();
-      expect(indexes(await ctx.store().appendEvents([capture(endpoint), capture(endpoint)], ctx.stamp()))).toEqual([0, 1]);
+      expect(indexes(await ctx.store().appendEvents([capture(endpoint), capture(endpoint)], ctx.clock()))).toEqual([0, 1]);
       await ctx.reopen();
-      const after = await ctx.store().appendEvents([capture(endpoint), capture(endpoint)], ctx.stamp());
+      const after = await ctx.store().appendEvents([capture(endpoint), capture(endpoint)], ctx.clock());
       expect(indexes(after)).toEqual([2, 3]);
       expect(codes(after)).toEqual([200, 500]);
     });
