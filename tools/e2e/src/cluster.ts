@@ -27,8 +27,11 @@ export interface Cluster {
   stop(service: Service, signal?: NodeJS.Signals): Promise<number | null>;
   /** Starts a stopped service again with the same environment and waits until it is ready. */
   start(service: Service): Promise<void>;
-  /** Starts one more instance of a stateless service on its own port (scale-out). */
-  extra(service: "gateway" | "ingest" | "replay"): Promise<{ url: string; proc: RunningProcess }>;
+  /**
+   * Starts one more instance of a service on its own port (scale-out; catalogs share the
+   * store); `env` overrides the cluster's for it (another catalog's URL, say).
+   */
+  extra(service: "catalog" | "gateway" | "ingest" | "replay", env?: Record<string, string>): Promise<{ url: string; proc: RunningProcess }>;
   shutdown(): Promise<void>;
 }
 
@@ -78,10 +81,10 @@ export async function startCluster(extraEnv: Record<string, string> = {}): Promi
     env,
     stop: (s, signal = "SIGTERM") => procs[s].stop(signal),
     start,
-    async extra(service) {
+    async extra(service, overrides = {}) {
       const port = await freePort();
-      const variable = { gateway: "WHC_GATEWAY_PORT", ingest: "WHC_INGEST_PORT", replay: "WHC_REPLAY_PORT" }[service];
-      const proc = startNode(mains[service]!, { ...env, [variable]: String(port) });
+      const variable = { catalog: "WHC_CATALOG_PORT", gateway: "WHC_GATEWAY_PORT", ingest: "WHC_INGEST_PORT", replay: "WHC_REPLAY_PORT" }[service];
+      const proc = startNode(mains[service]!, { ...env, ...overrides, [variable]: String(port) });
       extras.push(proc);
       await proc.waitForOutput(new RegExp(`${service} ready`));
       return { url: `http://127.0.0.1:${port}`, proc };
@@ -92,4 +95,35 @@ export async function startCluster(extraEnv: Record<string, string> = {}): Promi
       dir.remove();
     },
   };
+}
+
+/** The cluster scaled out: `n` catalogs, ingests and gateways, the first of each the cluster's own. */
+export interface Replicas {
+  catalogUrls: string[];
+  ingestUrls: string[];
+  gatewayUrls: string[];
+  /** One API client per gateway, in order. */
+  apis: ApiClient[];
+}
+
+/**
+ * Starts n - 1 more catalogs, ingests and gateways; the i-th ingest and gateway call the i-th
+ * catalog (with the embedded store every catalog opens the one file in the data directory,
+ * with MongoDB the one database). Crypto and replay stay single; NATS carries every
+ * endpoint-change notice to every ingest. They stop with the cluster.
+ */
+export async function scaleOut(cluster: Cluster, n: number): Promise<Replicas> {
+  const catalogUrls = [cluster.env.WHC_CATALOG_URL!];
+  for (let i = 1; i < n; i += 1) catalogUrls.push((await cluster.extra("catalog")).url);
+  const ingestUrls = [cluster.ingestUrl];
+  const gatewayUrls = [cluster.gatewayUrl];
+  for (let i = 1; i < n; i += 1) {
+    const calls = { WHC_CATALOG_URL: catalogUrls[i]! };
+    const [ingest, gateway] = await Promise.all([cluster.extra("ingest", calls), cluster.extra("gateway", calls)]);
+    ingestUrls.push(ingest.url);
+    gatewayUrls.push(gateway.url);
+  }
+  const doc = (await (await fetch(`${cluster.gatewayUrl}/v1/openapi.json`)).json()) as Record<string, unknown>;
+  const apis = gatewayUrls.map((url, i) => (i === 0 ? cluster.api : apiClient(url, CLUSTER_KEY, createOpenApiValidator(doc))));
+  return { catalogUrls, ingestUrls, gatewayUrls, apis };
 }

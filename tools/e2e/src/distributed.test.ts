@@ -2,18 +2,21 @@ import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { connect, JSONCodec, type NatsConnection } from "nats";
 import { waitFor } from "@whc/testing";
 import { walkReadmePath } from "./walkthrough.js";
-import { CLUSTER_KEY, startCluster, type Cluster } from "./cluster.js";
+import { CLUSTER_KEY, scaleOut, startCluster, type Cluster, type Replicas } from "./cluster.js";
 
 let cluster: Cluster;
+let replicas: Replicas;
 beforeAll(async () => {
   cluster = await startCluster();
+  // Two catalogs (one store), two ingests and two gateways, each pair on its own catalog.
+  replicas = await scaleOut(cluster, 2);
 });
 afterAll(async () => {
   await cluster?.shutdown();
 });
 
-describe("distributed processes (five services, Connect over h2c, NATS)", () => {
-  it("walk the README path, and ingest publishes the capture on NATS", async () => {
+describe("distributed processes (five services, two catalogs, ingests and gateways; Connect over h2c, NATS)", () => {
+  it("walk the README path round two gateways, two ingests and two catalogs, and ingest publishes the capture on NATS", async () => {
     let nc: NatsConnection | undefined;
     try {
       nc = await connect({ servers: cluster.nats.url });
@@ -21,7 +24,7 @@ describe("distributed processes (five services, Connect over h2c, NATS)", () => 
       const seen: { subject: string; data: { id: string; endpointId: string; method: string } }[] = [];
       nc.subscribe("whc.capture.>", { callback: (_e, m) => seen.push({ subject: m.subject, data: codec.decode(m.data) }) });
       await nc.flush();
-      const { endpoint, eventId } = await walkReadmePath(cluster.api);
+      const { endpoint, eventId } = await walkReadmePath(cluster.api, replicas);
       await waitFor(() => seen.length > 0, { what: "capture notification" });
       expect(seen[0]!.subject).toMatch(new RegExp(`^whc\\.capture\\.[0-9a-f-]{36}\\.${endpoint.id}$`));
       expect(seen[0]!.data).toMatchObject({ id: eventId, endpointId: endpoint.id, method: "POST" });
