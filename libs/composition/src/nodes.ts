@@ -244,6 +244,7 @@ export function createIngestNode(config: ConfigOf<typeof ingestSpec>, peers: Req
     {
       maxStoredBodyBytes: config.maxStoredBodyBytes,
       maxInboundBodyBytes: config.maxInboundBodyBytes,
+      maxInflightBytes: config.ingestMaxInflightBytes,
       trustedProxies: new Set(config.trustedProxies),
       secretGraceMs: config.secretGraceS * 1000,
       publicUrl: config.ingestPublicUrl,

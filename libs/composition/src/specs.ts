@@ -30,6 +30,7 @@ export const ingestSpec = {
   natsUrl: s.natsUrl,
   maxStoredBodyBytes: s.maxStoredBodyBytes,
   maxInboundBodyBytes: s.maxInboundBodyBytes,
+  ingestMaxInflightBytes: s.ingestMaxInflightBytes,
   trustedProxies: s.trustedProxies,
   dataKeyTtlS: s.dataKeyTtlS,
   endpointCacheTtlMs: s.endpointCacheTtlMs,

@@ -96,6 +96,13 @@ export const settings = {
     1,
     1 << 30,
   ),
+  ingestMaxInflightBytes: intSetting(
+    "WHC_INGEST_MAX_INFLIGHT_BYTES",
+    "most request-body bytes ingest holds across all requests in flight; a request past it gets 503 overloaded",
+    268_435_456,
+    0,
+    2 ** 40,
+  ),
   trustedProxies: ipListSetting(
     "WHC_TRUSTED_PROXIES",
     "comma-separated IP addresses of the proxies whose X-Forwarded-For is trusted (no ranges)",

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Event } from "@whc/contracts";
 import type { SealedBodyParts } from "@whc/sealing";
 import type { IngestEndpoint } from "./endpoint-cache.js";
+import type { Reservation } from "./budget.js";
 import { originalSize, rawHeaderPairs, remoteIpOf, type ReadBody } from "./request.js";
 import { hash } from "node:crypto";
 import { bodyKind, type ContentTypeDiagnosis } from "@whc/signatures";
@@ -18,6 +19,8 @@ export interface Capture {
   startedMs: number;
   /** The sender waits for `100 Continue` before sending its body. */
   expectsContinue: boolean;
+  /** Its share of the in-flight budget, once admitted. */
+  reservation?: Reservation;
 }
 
 /**

@@ -9,10 +9,13 @@ import { openSqliteStore } from "@whc/catalog-sqlite";
 import { createLogger } from "@whc/logging";
 import { createInMemoryTransport, createServiceClient } from "@whc/rpc";
 import { createAppendBatcher } from "./batcher.js";
-import { readBodyThen, remoteIpOf, rawHeaderPairs, type ReadBody } from "./request.js";
+import { bodyReservation, readBodyThen, remoteIpOf, rawHeaderPairs, type ReadBody } from "./request.js";
+import { createInflightBudget, type Reservation } from "./budget.js";
 
-const readBody = (req: http.IncomingMessage, keep: number, limit: number) =>
-  new Promise<ReadBody>((resolve, reject) => readBodyThen(req, keep, limit, (err, body) => (err ? reject(err) : resolve(body as ReadBody))));
+const readBody = (req: http.IncomingMessage, keep: number, limit: number) => {
+  const reservation = createInflightBudget(Number.MAX_SAFE_INTEGER).reserve(bodyReservation(req, limit)) as Reservation;
+  return new Promise<ReadBody>((resolve, reject) => readBodyThen(req, keep, limit, reservation, (err, body) => (err ? reject(err) : resolve(body as ReadBody))));
+};
 
 const servers: http.Server[] = [];
 afterEach(() => servers.splice(0).forEach((s) => s.close()));

@@ -1,6 +1,6 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 
-const OUTCOMES = ["stored", "proxied", "forward_failed", "too_large", "unknown_endpoint", "paused", "unavailable", "sender_gone"] as const;
+const OUTCOMES = ["stored", "proxied", "forward_failed", "too_large", "unknown_endpoint", "paused", "unavailable", "overloaded", "sender_gone"] as const;
 
 /** How a request to the receiving surface ended. */
 export type CaptureOutcome = (typeof OUTCOMES)[number];
@@ -18,6 +18,8 @@ export interface IngestMetrics {
   proxied(provider: string, verification: string, outcome: "proxied" | "forward_failed"): void;
   /** Events in one AppendEvents call. */
   batch(events: number): void;
+  /** Serves the bytes an in-flight budget holds, and its limit, read at each scrape. */
+  watchInflight(budget: { readonly limit: number; held(): number }): void;
 }
 
 /**
@@ -29,7 +31,7 @@ export function createIngestMetrics(): IngestMetrics {
   collectDefaultMetrics({ register: registry });
   const captures = new Counter({
     name: "whc_ingest_requests_total",
-    help: "Requests to webhook URLs by outcome: stored, proxied (stored, answered by the proxy destination), forward_failed (stored, proxy answered 502/504), too_large (413, metadata stored), unknown_endpoint (404), paused (503), unavailable (503, nothing stored), sender_gone (closed mid-body)",
+    help: "Requests to webhook URLs by outcome: stored, proxied (stored, answered by the proxy destination), forward_failed (stored, proxy answered 502/504), too_large (413, metadata stored), unknown_endpoint (404), paused (503), unavailable (503, nothing stored), overloaded (503, over the in-flight byte budget, nothing stored), sender_gone (closed mid-body)",
     labelNames: ["outcome"],
     registers: [registry],
   });
@@ -81,6 +83,21 @@ export function createIngestMetrics(): IngestMetrics {
     },
     batch(events) {
       batches.observe(events);
+    },
+    watchInflight(budget) {
+      new Gauge({
+        name: "whc_ingest_inflight_body_bytes",
+        help: "Request-body bytes reserved by requests in flight (WHC_INGEST_MAX_INFLIGHT_BYTES bounds it)",
+        registers: [registry],
+        collect() {
+          this.set(budget.held());
+        },
+      });
+      new Gauge({
+        name: "whc_ingest_inflight_body_bytes_limit",
+        help: "WHC_INGEST_MAX_INFLIGHT_BYTES",
+        registers: [registry],
+      }).set(budget.limit);
     },
   };
 }

@@ -2,6 +2,7 @@ import type { IncomingMessage } from "node:http";
 import { isIP } from "node:net";
 
 import type { HeaderPair } from "@whc/signatures";
+import type { Reservation } from "./budget.js";
 
 /** Header lines exactly as sent: original names, order and repeated values. */
 /** Frozen: the signature code then indexes the list once instead of scanning it per lookup. */
@@ -54,6 +55,22 @@ export function declaredLength(req: IncomingMessage): number | undefined {
 }
 
 /**
+ * The body's length as known before reading it: the declared one, 0 for a request with
+ * neither Content-Length nor Transfer-Encoding (it has no body), undefined for a chunked one.
+ */
+export function knownBodyLength(req: IncomingMessage): number | undefined {
+  return declaredLength(req) ?? (req.headers["transfer-encoding"] === undefined ? 0 : undefined);
+}
+
+/**
+ * What a request reserves of the admission budget before its body is read: its known length,
+ * up to `limit` (past it nothing more is kept). A chunked body starts at 0 and grows.
+ */
+export function bodyReservation(req: IncomingMessage, limit: number): number {
+  return Math.min(knownBodyLength(req) ?? 0, limit);
+}
+
+/**
  * The size of a body cut off at the limit: the Content-Length the sender declared when there
  * is one (the rest was never read), else the bytes that had arrived.
  */
@@ -72,39 +89,65 @@ export interface ReadBody {
   overLimit: boolean;
 }
 
+/** A chunked body grew past what the admission budget had left: cut off, nothing kept. */
+export class BodyOverBudget extends Error {
+  constructor() {
+    super("the request body grew past the ingest in-flight budget");
+    this.name = "BodyOverBudget";
+  }
+}
+
 /**
  * Reads the body as sent (no decoding of Content-Encoding), all of it up to `limit` bytes
  * (a signature covers every byte, even of a body stored truncated), and stops keeping
  * anything once `limit` is passed. `kept` is the first `keep` bytes. Calls back once.
+ *
+ * It keeps no more than `reservation` holds: a body of known length is copied as it arrives
+ * into one buffer of the reserved size (the socket's chunks are dropped at once, and no
+ * concatenation doubles the body at the end); a chunked body grows the reservation chunk by
+ * chunk and fails with BodyOverBudget when the budget has no room left.
  */
 export function readBodyThen(
   req: IncomingMessage,
   keep: number,
   limit: number,
+  reservation: Reservation,
   done: (err: Error | undefined, body?: ReadBody) => void,
 ): void {
+  const known = knownBodyLength(req);
+  const into = known === undefined ? undefined : Buffer.allocUnsafe(reservation.bytes);
   const chunks: Buffer[] = [];
   let total = 0;
+  let stored = 0;
   let overLimit = false;
   let finished = false;
   const finish = (err?: Error) => {
     if (finished) return;
     finished = true;
+    req.off("data", onData);
     if (err) return done(err);
-    const whole = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+    const whole = into ? into.subarray(0, stored) : chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+    chunks.length = 0;
     done(undefined, { whole, kept: whole.length > keep ? whole.subarray(0, keep) : whole, total, overLimit });
   };
-  req.on("data", (chunk: Buffer) => {
-    total += chunk.length;
-    if (total > limit && !overLimit) {
+  const onData = (chunk: Buffer) => {
+    if (total + chunk.length > limit) {
+      total += chunk.length;
       overLimit = true;
       // Answer now; the rest of the upload is not worth waiting for.
-      finish();
-      return;
+      return finish();
     }
-    if (overLimit) return;
-    chunks.push(chunk);
-  });
+    if (into) {
+      // Node's parser delivers no more than the declared length; the reservation covers it.
+      chunk.copy(into, stored);
+    } else {
+      if (!reservation.grow(chunk.length)) return finish(new BodyOverBudget());
+      chunks.push(chunk);
+    }
+    total += chunk.length;
+    stored += chunk.length;
+  };
+  req.on("data", onData);
   req.on("end", () => finish());
   req.on("error", (err) => finish(err));
 }

@@ -9,6 +9,7 @@ import { eventSummaryJson } from "@whc/api-model/present";
 import type { CaptureBus } from "@whc/ports";
 import { isUuid } from "@whc/ids";
 import { discardBody, NOT_FOUND, reply } from "./answer.js";
+import { createInflightBudget, type InflightBudget, type Reservation } from "./budget.js";
 import type { Appended, AppendBatcher } from "./batcher.js";
 
 type Stored = Exclude<Appended, { endpointMissing: true }>;
@@ -16,7 +17,7 @@ import { captureEvent, withSealedBody, type Capture } from "./capture.js";
 import { planReply, recordPlan, renderReply, sendAnswer, type ReplyPlan, type ReplyRequest } from "./reply-plan.js";
 import type { EndpointCache, IngestEndpoint } from "./endpoint-cache.js";
 import type { IngestMetrics } from "./metrics.js";
-import { readBodyThen, type ReadBody } from "./request.js";
+import { BodyOverBudget, bodyReservation, readBodyThen, type ReadBody } from "./request.js";
 import { withForward, type Forwarding } from "./forward.js";
 import { callFailureReason, forwardFailed, PROXY_CALL_MARGIN_MS, proxyAnswerOf, sendProxyAnswer, type ProxyAnswer, type ReplayForwarder } from "./proxy.js";
 
@@ -43,6 +44,8 @@ export interface IngestOptions {
   secretGraceMs: number;
   /** WHC_INGEST_PUBLIC_URL: the senders' view of this server, for URL-signed schemes. */
   publicUrl: string;
+  /** WHC_INGEST_MAX_INFLIGHT_BYTES: the most request-body bytes held across requests in flight (design §13). */
+  maxInflightBytes: number;
 }
 
 /**
@@ -54,6 +57,7 @@ export const INGEST_MAX_HEADER_BYTES = 64 * 1024;
 
 const HOOK_PATH = /^\/h\/([^/?#]+)(.*)$/s;
 const RETRY_AFTER_OUTAGE_S = "5";
+const RETRY_AFTER_OVERLOADED_S = "1";
 
 /**
  * What every step of a capture needs, built once per handler and passed first: the steps
@@ -64,6 +68,7 @@ interface Surface {
   options: IngestOptions;
   logger: Logger;
   metrics: IngestMetrics;
+  budget: InflightBudget;
 }
 
 /*
@@ -77,7 +82,8 @@ interface Surface {
  * goes out only after the catalog has durably stored the capture.
  */
 export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
-  const s: Surface = { deps, options, logger: deps.logger, metrics: deps.metrics };
+  const s: Surface = { deps, options, logger: deps.logger, metrics: deps.metrics, budget: createInflightBudget(options.maxInflightBytes) };
+  deps.metrics.watchInflight(s.budget);
 
   /**
    * Handles one request. `expectsContinue`: the request carries `Expect: 100-continue` and the
@@ -191,17 +197,39 @@ function admit(s: Surface, c: Capture, found: IngestEndpoint | undefined): void 
     );
     return;
   }
-  // A sender that asked first gets its go-ahead only now: an unknown or paused endpoint
-  // has answered above, before a byte of the body was sent.
+  if (c.res.destroyed) {
+    // Gone while its endpoint was looked up: nothing to reserve for, and nobody to answer.
+    s.metrics.answered("sender_gone");
+    return;
+  }
+  const reservation = s.budget.reserve(bodyReservation(c.req, s.options.maxInboundBodyBytes));
+  if (!reservation) return overloaded(s, c);
+  // Every way the request ends (answered, sender gone, failure) closes the response once.
+  c.res.once("close", reservation.release);
+  c.reservation = reservation;
+  // A sender that asked first gets its go-ahead only now: an unknown, paused or overloaded
+  // endpoint has answered above, before a byte of the body was sent.
   if (c.expectsContinue) c.res.writeContinue();
-  readBody(s, c, found);
+  readBody(s, c, found, reservation);
 }
 
-function readBody(s: Surface, c: Capture, found: IngestEndpoint): void {
+/** 503 overloaded (design §13): the body would pass the in-flight budget; nothing is stored. */
+function overloaded(s: Surface, c: Capture): void {
+  s.metrics.answered("overloaded");
+  reply(
+    c.res,
+    503,
+    { ok: false, error: "overloaded", message: "Ingest holds as many request bodies as it may; retry shortly." },
+    { "retry-after": RETRY_AFTER_OVERLOADED_S, ...discardBody(c.req) },
+  );
+}
+
+function readBody(s: Surface, c: Capture, found: IngestEndpoint, reservation: Reservation): void {
   // A forwarded body is stored whole (up to the inbound limit): the forward sends the stored
   // bytes, and a cut body would reach the destination as if it were the sender's.
   const keep = found.forwarding ? s.options.maxInboundBodyBytes : s.options.maxStoredBodyBytes;
-  readBodyThen(c.req, keep, s.options.maxInboundBodyBytes, (err, body) => {
+  readBodyThen(c.req, keep, s.options.maxInboundBodyBytes, reservation, (err, body) => {
+    if (err instanceof BodyOverBudget) return overloaded(s, c);
     if (err && !c.req.complete) {
       // The sender hung up mid-body: it got no answer, so it will retry; nothing is kept.
       s.logger.info({ path: pathOnly(c.url) }, "sender closed the connection before its body ended; nothing stored");
@@ -339,6 +367,8 @@ function wakeOutbox(s: Surface): void {
  * forward_failed. The capture is stored whatever happens here.
  */
 function proxy(s: Surface, c: Capture, event: Event, stored: Stored, forwarding: Forwarding): void {
+  // The body is stored and no longer held here: the wait for the destination holds no budget.
+  c.reservation?.release();
   const request = {
     accountId: event.accountId,
     endpointId: event.endpointId,

@@ -1,0 +1,154 @@
+import { describe, it, expect, afterEach } from "vitest";
+import http from "node:http";
+import net from "node:net";
+import type { AddressInfo } from "node:net";
+import { createInflightBudget, type InflightBudget } from "./budget.js";
+import { BodyOverBudget, bodyReservation, readBodyThen, type ReadBody } from "./request.js";
+
+describe("the in-flight budget", () => {
+  it("reserves up to its limit and refuses what would pass it", () => {
+    const budget = createInflightBudget(100);
+    const a = budget.reserve(60);
+    expect(a?.bytes).toBe(60);
+    expect(budget.reserve(41)).toBeUndefined();
+    const b = budget.reserve(40);
+    expect(budget.held()).toBe(100);
+    // A request without a body still gets in at a full budget.
+    expect(budget.reserve(0)).toBeDefined();
+    a?.release();
+    b?.release();
+    expect(budget.held()).toBe(0);
+  });
+
+  it("gives a reservation back once, however many ways its request ends", () => {
+    const budget = createInflightBudget(100);
+    const a = budget.reserve(30);
+    const b = budget.reserve(50);
+    a?.release();
+    a?.release();
+    expect(budget.held()).toBe(50);
+    expect(a?.grow(10)).toBe(false);
+    expect(budget.held()).toBe(50);
+    b?.release();
+    expect(budget.held()).toBe(0);
+  });
+
+  it("grows a reservation while the budget has room, and not past it", () => {
+    const budget = createInflightBudget(100);
+    const other = budget.reserve(40);
+    const r = budget.reserve(0);
+    expect(r?.grow(50)).toBe(true);
+    expect(r?.grow(11)).toBe(false);
+    expect([r?.bytes, budget.held()]).toEqual([50, 90]);
+    other?.release();
+    expect(r?.grow(11)).toBe(true);
+    r?.release();
+    expect(budget.held()).toBe(0);
+  });
+});
+
+/**
+ * A real HTTP server that admits each request as ingest does: it reserves the body's known
+ * length (503 when the budget has no room), gives the reservation back when the response
+ * closes, and reads the body within it.
+ */
+async function admittingServer(budget: InflightBudget, limit: number) {
+  const seen: { reserved?: number; outcome: string; body?: ReadBody }[] = [];
+  const server = http.createServer((req, res) => {
+    const reservation = budget.reserve(bodyReservation(req, limit));
+    if (!reservation) {
+      seen.push({ outcome: "refused" });
+      res.writeHead(503, { connection: "close" }).end();
+      return;
+    }
+    res.once("close", reservation.release);
+    const entry: (typeof seen)[number] = { reserved: reservation.bytes, outcome: "reading" };
+    seen.push(entry);
+    readBodyThen(req, limit, limit, reservation, (err, body) => {
+      entry.outcome = err instanceof BodyOverBudget ? "over_budget" : err ? "aborted" : "read";
+      entry.body = body;
+      if (err instanceof BodyOverBudget) res.writeHead(503, { connection: "close" }).end();
+      else if (!err) res.end("ok");
+    });
+  });
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return { port: (server.address() as AddressInfo).port, seen };
+}
+
+const servers: http.Server[] = [];
+afterEach(() => servers.splice(0).forEach((s) => s.close()));
+
+/** Writes raw request bytes, then resolves with the answer's status line (or "closed"). */
+function exchange(port: number, ...parts: string[]): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, "127.0.0.1", () => parts.forEach((p) => socket.write(p)));
+    let text = "";
+    socket.on("data", (c) => (text += c.toString("latin1")));
+    socket.on("close", () => resolve(text.split("\r\n")[0] || "closed"));
+    socket.on("error", () => undefined);
+  });
+}
+
+const until = async (check: () => boolean) => {
+  for (let i = 0; i < 200 && !check(); i += 1) await new Promise((r) => setTimeout(r, 10));
+};
+
+describe("reading a body within the budget", () => {
+  it("reserves a declared length before reading, and reads the body into it", async () => {
+    const budget = createInflightBudget(1000);
+    const { port, seen } = await admittingServer(budget, 10_000);
+    const body = "x".repeat(600);
+    expect(await exchange(port, `POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 600\r\nConnection: close\r\n\r\n${body}`)).toBe("HTTP/1.1 200 OK");
+    expect(seen[0]).toMatchObject({ reserved: 600, outcome: "read" });
+    expect(seen[0]?.body?.whole.toString()).toBe(body);
+    await until(() => budget.held() === 0);
+    expect(budget.held()).toBe(0);
+  });
+
+  it("refuses a declared length the budget cannot hold, before any of it is read", async () => {
+    const budget = createInflightBudget(1000);
+    const { port, seen } = await admittingServer(budget, 10_000);
+    expect(await exchange(port, `POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1001\r\nConnection: close\r\n\r\n`)).toBe("HTTP/1.1 503 Service Unavailable");
+    expect(seen).toEqual([{ outcome: "refused" }]);
+    expect(budget.held()).toBe(0);
+  });
+
+  it("reserves no more than the inbound limit for a larger declared length", async () => {
+    const budget = createInflightBudget(1000);
+    const { port, seen } = await admittingServer(budget, 100);
+    await exchange(port, `POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\nConnection: close\r\n\r\n${"y".repeat(5000)}`);
+    expect(seen[0]?.reserved).toBe(100);
+    expect(seen[0]?.body).toMatchObject({ overLimit: true });
+    expect(seen[0]?.body?.whole.length).toBeLessThanOrEqual(100);
+  });
+
+  it("grows a chunked body's reservation chunk by chunk and cuts it off past the budget", async () => {
+    const budget = createInflightBudget(1000);
+    const { port, seen } = await admittingServer(budget, 10_000);
+    const chunk = (n: number) => `${n.toString(16)}\r\n${"c".repeat(n)}\r\n`;
+    const ok = await exchange(port, `POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n`, chunk(300), chunk(300), "0\r\n\r\n");
+    expect(ok).toBe("HTTP/1.1 200 OK");
+    expect(seen[0]).toMatchObject({ reserved: 0, outcome: "read" });
+    expect(seen[0]?.body?.whole.length).toBe(600);
+
+    const cut = await exchange(port, `POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n`, chunk(600), chunk(600), chunk(600));
+    expect(cut).toBe("HTTP/1.1 503 Service Unavailable");
+    expect(seen[1]?.outcome).toBe("over_budget");
+    await until(() => budget.held() === 0);
+    expect(budget.held()).toBe(0);
+  });
+
+  it("gives the reservation back when the sender hangs up mid-body", async () => {
+    const budget = createInflightBudget(100_000);
+    const { port, seen } = await admittingServer(budget, 100_000);
+    const socket = net.connect(port, "127.0.0.1", () => socket.write(`POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 50000\r\n\r\n${"a".repeat(100)}`));
+    socket.on("error", () => undefined);
+    await until(() => budget.held() === 50_000);
+    expect(budget.held()).toBe(50_000);
+    socket.destroy();
+    await until(() => budget.held() === 0);
+    expect(budget.held()).toBe(0);
+    expect(seen[0]?.outcome).toBe("aborted");
+  });
+});
