@@ -12,7 +12,6 @@ import {
   startNode,
   waitFor,
   type ApiClient,
-  type RunningProcess,
 } from "@whc/testing";
 import { startCluster } from "./cluster.js";
 
@@ -219,7 +218,11 @@ async function diskFullStory(api: ApiClient, dataDir: string, alive: () => boole
   expect(reread.status).toBe(200);
   expect(reread.body.readAt).toEqual(expect.any(String));
   expect(acked.filter((s) => s.body.includes('"bulk"')).length).toBeGreaterThan(0);
-  return { storedWhileFilling, storedWhenFull, createdWhenFull: created.length };
+  return {
+    counts: { storedWhileFilling, storedWhenFull, createdWhenFull: created.length },
+    endpointId: ep.id,
+    acked: acked.map((s) => s.id),
+  };
 }
 
 let mounted: Tmpfs | undefined;
@@ -240,26 +243,45 @@ function mountOrSkip(skip: (note: string) => never): Tmpfs {
 }
 
 describe("disk full on the embedded store", () => {
-  it("all-in-one: 503 with Retry-After while full, every 200 readable, reads served, service back without a restart", async (ctx) => {
+  it("all-in-one: 503 with Retry-After while full, every 200 readable, reads served, back without a restart; started while full, one line", async (ctx) => {
     const tmpfs = mountOrSkip(ctx.skip);
     const { "all-in-one": main } = buildApps("all-in-one");
     const [gatewayPort, ingestPort] = [await freePort(), await freePort()];
-    const proc: RunningProcess = startNode(main!, {
+    const env = {
       WHC_DATA_DIR: tmpfs.path,
       WHC_HOST: "127.0.0.1",
       WHC_GATEWAY_PORT: String(gatewayPort),
       WHC_INGEST_PORT: String(ingestPort),
       WHC_INGEST_PUBLIC_URL: `http://127.0.0.1:${ingestPort}`,
-    });
-    stops.push(() => proc.stop());
+    };
+    const start = () => {
+      const proc = startNode(main!, env);
+      stops.push(() => proc.stop());
+      return proc;
+    };
+    const proc = start();
     const key = (await proc.waitForOutput(/(whc_[A-Za-z0-9]{32,})/))[1]!;
     await proc.waitForOutput(/webhook-capture ready/);
     const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
     const validator = createOpenApiValidator((await (await fetch(`${gatewayUrl}/v1/openapi.json`)).json()) as Record<string, unknown>);
-    const counts = await diskFullStory(apiClient(gatewayUrl, key, validator), tmpfs.path, () => proc.child.exitCode === null && proc.child.signalCode === null);
+    const api = apiClient(gatewayUrl, key, validator);
+    const story = await diskFullStory(api, tmpfs.path, () => proc.child.exitCode === null && proc.child.signalCode === null);
     expect(await proc.stop()).toBe(0);
     expectIntact(tmpfs.path);
-    console.log("disk full, all-in-one:", JSON.stringify(counts));
+
+    // Started while the disk is full, the process stops at start-up with one line saying
+    // why; started again once there is room, it has every event and its key ring.
+    const filler = path.join(tmpfs.path, "filler.bin");
+    fill(filler, 0);
+    const refused = start();
+    expect(await new Promise((resolve) => refused.child.once("exit", resolve))).toBe(1);
+    expect(refused.output().trim()).toMatch(/^webhook-capture: start-up failed: embedded store stopped: SQLITE_(FULL|IOERR_\w+)$/);
+    rmSync(filler);
+    const again = start();
+    await again.waitForOutput(/webhook-capture ready/);
+    expect(again.output()).not.toMatch(/whc_[A-Za-z0-9]{32,}/);
+    expect((await listedIds(api, story.endpointId)).sort()).toEqual(story.acked.sort());
+    console.log("disk full, all-in-one:", JSON.stringify(story.counts));
   }, 120_000);
 
   it("distributed with the SQLite catalog process: the same", async (ctx) => {
@@ -267,9 +289,9 @@ describe("disk full on the embedded store", () => {
     const cluster = await startCluster({ WHC_DATA_DIR: tmpfs.path });
     stops.push(() => cluster.shutdown());
     const alive = () => Object.values(cluster.procs).every((p) => p.child.exitCode === null && p.child.signalCode === null);
-    const counts = await diskFullStory(cluster.api, tmpfs.path, alive);
+    const story = await diskFullStory(cluster.api, tmpfs.path, alive);
     expect(await cluster.stop("catalog")).toBe(0);
     expectIntact(tmpfs.path);
-    console.log("disk full, distributed:", JSON.stringify(counts));
+    console.log("disk full, distributed:", JSON.stringify(story.counts));
   }, 120_000);
 });
