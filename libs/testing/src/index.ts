@@ -10,5 +10,7 @@ export { buildApps, startWithBadConfig, WORKSPACE_ROOT } from "./build.js";
 export { createOpenApiValidator } from "./openapi-validator.js";
 export type { OpenApiValidator } from "./openapi-validator.js";
 export { rejection, expectFailure } from "./connect-errors.js";
+export { externalServices, testNatsServer, mongoTestDatabase } from "./external-services.js";
+export type { MongoTestDatabase } from "./external-services.js";
 export { startOtlpReceiver, decodeOtlpJson } from "./otlp-receiver.js";
 export type { OtlpReceiver, ReceivedSpan } from "./otlp-receiver.js";

@@ -2,10 +2,12 @@ import {
   apiClient,
   buildApps,
   createOpenApiValidator,
+  externalServices,
   freePort,
-  startNatsServer,
+  mongoTestDatabase,
   startNode,
   tempDir,
+  testNatsServer,
   waitFor,
   type ApiClient,
   type NatsServer,
@@ -35,10 +37,17 @@ export interface Cluster {
   shutdown(): Promise<void>;
 }
 
-/** The five services as real processes on free loopback ports, with their own nats-server. */
-export async function startCluster(extraEnv: Record<string, string> = {}): Promise<Cluster> {
+/**
+ * The five services as real processes on free loopback ports, with their own nats-server and the
+ * embedded catalog; or, when the run is given servers (WHC_NATS_URL, WHC_TEST_MONGODB_URI: the CI
+ * workflow's service containers), with that NATS and a fresh database on that MongoDB.
+ * `ownNats`: a private nats-server whatever the environment (a test that pauses NATS).
+ */
+export async function startCluster(extraEnv: Record<string, string> = {}, options: { ownNats?: boolean } = {}): Promise<Cluster> {
   const mains = buildApps(...SERVICES);
-  const nats = await startNatsServer();
+  const nats = await testNatsServer({ own: options.ownNats ?? false });
+  const { mongodbUri } = externalServices();
+  const mongo = mongodbUri ? mongoTestDatabase(mongodbUri, "whc_e2e_") : undefined;
   const dir = tempDir("whc-e2e-cluster-");
   const ports = Object.fromEntries(await Promise.all(SERVICES.map(async (s) => [s, await freePort()] as const))) as Record<
     Service,
@@ -50,6 +59,7 @@ export async function startCluster(extraEnv: Record<string, string> = {}): Promi
     WHC_HOST: "127.0.0.1",
     WHC_DATA_DIR: dir.path,
     WHC_NATS_URL: nats.url,
+    ...(mongo ? { WHC_MONGODB_URI: mongo.uri } : {}),
     WHC_BOOTSTRAP_API_KEYS: `dist:${CLUSTER_KEY}`,
     WHC_CATALOG_PORT: String(ports.catalog),
     WHC_CRYPTO_PORT: String(ports.crypto),
@@ -92,6 +102,7 @@ export async function startCluster(extraEnv: Record<string, string> = {}): Promi
     async shutdown() {
       await Promise.all([...SERVICES.map((s) => procs[s].stop()), ...extras.map((p) => p.stop())]);
       await nats.stop();
+      await mongo?.drop();
       dir.remove();
     },
   };

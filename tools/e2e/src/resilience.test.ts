@@ -10,7 +10,11 @@ let targetUrl: string;
 let targetHits = 0;
 
 beforeAll(async () => {
-  cluster = await startCluster({ WHC_REPLAY_ALLOW_PRIVATE_TARGETS: "true", WHC_DATA_KEY_TTL_S: "1", WHC_RPC_TIMEOUT_MS: "3000" });
+  // It stops and restarts NATS: a private nats-server even where the run is given one.
+  cluster = await startCluster(
+    { WHC_REPLAY_ALLOW_PRIVATE_TARGETS: "true", WHC_DATA_KEY_TTL_S: "1", WHC_RPC_TIMEOUT_MS: "3000" },
+    { ownNats: true },
+  );
   target = http.createServer((req, res) => {
     targetHits += 1;
     req.resume();
