@@ -230,7 +230,7 @@ describe("whc", () => {
     expect(await cli("endpoints", "update", "rotating", "--remove-secret")).toContain("  secret: removed");
 
     const missing = await cliFailure("endpoints", "update", "no-such-endpoint", "--pause");
-    expect(missing).toMatchObject({ code: 1, stderr: 'error: no endpoint with the id or slug "no-such-endpoint" in this account\n' });
+    expect(missing).toMatchObject({ code: 2, stderr: 'error: no endpoint with the id or slug "no-such-endpoint" in this account\n' });
     expect(await cli("endpoints", "delete", "rotating")).toBe(`deleted rotating (${created.id}) and its events\n`);
     expect(await cli("endpoints", "list")).not.toContain("rotating");
   });

@@ -1,10 +1,11 @@
-import { Command, Option } from "commander";
+import { Command, CommanderError, Option } from "commander";
 import { ApiError } from "@whc/api-model";
 import { endpointCommands } from "./commands/endpoints.js";
 import { eventCommands } from "./commands/events.js";
 import { keyCommands } from "./commands/keys.js";
 import { listenCommand } from "./commands/listen.js";
 import { contextOf } from "./context.js";
+import { exitCodeOf, exitCodesHelp } from "./exit-codes.js";
 
 /** The `whc` command line; `env` is a parameter so tests can run it. */
 export function buildCli(env: NodeJS.ProcessEnv): Command {
@@ -13,7 +14,10 @@ export function buildCli(env: NodeJS.ProcessEnv): Command {
     .addOption(new Option("--json", "machine-readable output"))
     .addOption(new Option("--api-url <url>", "the gateway").env("WHC_API_URL").default("http://localhost:8080"))
     .addOption(new Option("--api-key <key>", "an API key").env("WHC_API_KEY"))
-    .showHelpAfterError();
+    .showHelpAfterError()
+    // Usage errors are thrown (and printed by commander) rather than exiting, so they get the table's code.
+    .exitOverride()
+    .addHelpText("after", `\nEndpoints are named by id or slug everywhere.\n\n${exitCodesHelp()}`);
   const ctx = contextOf(program, env);
   keyCommands(program, ctx);
   endpointCommands(program, ctx);
@@ -38,7 +42,8 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv): Promise<nu
     await buildCli(env).parseAsync(argv);
     return 0;
   } catch (err) {
-    process.stderr.write(`${errorLine(err)}\n`);
-    return 1;
+    // commander has already said what was wrong with the command line (or printed the help).
+    if (!(err instanceof CommanderError)) process.stderr.write(`${errorLine(err)}\n`);
+    return exitCodeOf(err);
   }
 }

@@ -5,6 +5,7 @@ import type { Context } from "../context.js";
 import { resolveEndpoint } from "../endpoint-ref.js";
 import { oneOf, table } from "../output.js";
 import { readResponseOption } from "../response-option.js";
+import { describeEndpoint, forwardText } from "../views.js";
 
 /** Where relay and proxy endpoints forward (design §11). */
 interface ForwardOptions {
@@ -127,7 +128,7 @@ function changeLines(body: UpdateEndpointRequest, e: EndpointJson): string[] {
   if (body.operatingMode !== undefined) lines.push(`mode: ${e.operatingMode}`);
   if (body.forward === null) lines.push("forward: removed");
   else if (body.forward !== undefined && e.forward) {
-    lines.push(`forward: ${e.forward.url} (keepPath ${e.forward.keepPath}, timeout ${e.forward.timeoutMs} ms, ${e.forward.maxAttempts} attempts${e.forward.targetSecretSet ? ", re-signed" : ""})`);
+    lines.push(`forward: ${forwardText(e.forward)}`);
   }
   if (typeof body.secret === "string") {
     lines.push(`secret: rotated${e.secretRotatedAt ? ` at ${e.secretRotatedAt}` : ""}; the previous one keeps verifying for WHC_SECRET_GRACE_S`);
@@ -140,7 +141,7 @@ function changeLines(body: UpdateEndpointRequest, e: EndpointJson): string[] {
   return lines.map((l) => `  ${l}`);
 }
 
-/** `whc endpoints list|create|update|delete`. */
+/** `whc endpoints list|get|create|update|delete`. */
 export function endpointCommands(program: Command, ctx: () => Context): void {
   const endpoints = program.command("endpoints").description("receiving endpoints");
 
@@ -152,6 +153,17 @@ export function endpointCommands(program: Command, ctx: () => Context): void {
       table([["ID", "SLUG", "EVENTS", "STATUS", "WEBHOOK URL"], ...res.items.map((e) => [e.id, e.slug, String(e.eventCount), e.status, e.webhookUrl])]),
     );
   });
+
+  endpoints
+    .command("get")
+    .description("one endpoint's settings and counts")
+    .argument("<endpoint>", "its id or slug")
+    .action(async (ref: string) => {
+      const { out, api } = ctx();
+      const client = api();
+      const e = await out.busy("reading", async () => client.endpoints.get((await resolveEndpoint(client, ref)).id));
+      out.result(e, () => describeEndpoint(e));
+    });
 
   withForwardOptions(endpoints.command("create"))
     .option("--slug <slug>")
