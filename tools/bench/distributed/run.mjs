@@ -1,0 +1,234 @@
+// Distributed benchmark (issue 20): the services as separate processes (the built dist/, as
+// `npm run start:distributed` runs them) with their own nats-server, first with one catalog,
+// then with two catalog replicas over the one embedded store (each with its own ingest, so
+// both catalogs take appends). 1.5 KB POSTs at 50 connections in all for N seconds, after a
+// warm-up pass of the same length. Prints captures/s, p50/p99, the CPU per capture of each
+// process (utime + stime of all its threads from /proc/<pid>/task/*/stat over the measured
+// seconds), and whether every acknowledged capture is stored and listed in order. Figures
+// only, no assertion.
+//
+//   node tools/bench/distributed/run.mjs [seconds] [connections] [catalog replica counts, e.g. 1,2]
+//
+// The load comes from wrk (-t1 per ingest) when it is installed, else from autocannon in this
+// process (its CPU then shares the machine with the services); BENCH_CLIENT=autocannon forces
+// the latter. With several ingests the connections are split between them and the latencies
+// combined as the request-weighted mean of the p50s and the largest p99.
+import { spawn, execFileSync, spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import autocannon from "autocannon";
+import { body, headers } from "../ingest/payload.mjs";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
+const duration = Number(process.argv[2] ?? 10);
+const connections = Number(process.argv[3] ?? 50);
+const replicaCounts = (process.argv[4] ?? "1,2").split(",").map(Number);
+const KEY = `whc_${"R".repeat(40)}`;
+const useWrk = process.env.BENCH_CLIENT !== "autocannon" && spawnSync("wrk", ["--version"]).error === undefined;
+
+const freePort = () =>
+  new Promise((resolve) => {
+    const s = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+
+/** Starts a program and resolves with it once it printed `ready`. */
+function start(command, args, env, ready) {
+  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  return new Promise((resolve, reject) => {
+    let out = "";
+    const onData = (c) => {
+      out += c;
+      if (out.includes(ready)) resolve(child);
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    if (process.env.BENCH_ECHO) child.stderr.on("data", (c) => process.stderr.write(c));
+    child.on("exit", (code) => reject(new Error(`${args.at(-1) ?? command} exited ${code}: ${out}`)));
+  });
+}
+
+function stop(child) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once("exit", () => resolve());
+    child.kill("SIGTERM");
+  });
+}
+
+/** CPU seconds (user + system) used so far by a process, all threads (Linux /proc; else NaN). */
+function cpuSeconds(pid) {
+  try {
+    const tick = 100;
+    let total = 0;
+    for (const t of readdirSync(`/proc/${pid}/task`)) {
+      const fields = readFileSync(`/proc/${pid}/task/${t}/stat`, "utf8").split(") ")[1].split(" ");
+      total += Number(fields[11]) + Number(fields[12]);
+    }
+    return total / tick;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+const work = mkdtempSync(path.join(os.tmpdir(), "whc-bench-distributed-"));
+const luaString = (s) => `"${[...Buffer.from(s)].map((b) => `\\${b}`).join("")}"`;
+const script = path.join(work, "post.lua");
+writeFileSync(
+  script,
+  [
+    `wrk.method = "POST"`,
+    `wrk.body = ${luaString(body)}`,
+    ...Object.entries(headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`),
+    `done = function(summary, latency, requests)`,
+    `  io.write(string.format("BENCH %d %d %d %d %f %f\\n", summary.requests, summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, summary.errors.status, summary.duration, latency:percentile(50) / 1000, latency:percentile(99) / 1000))`,
+    `end`,
+  ].join("\n"),
+);
+
+/** One load pass on one URL: {total, failed, seconds, p50, p99 (ms)}. */
+async function loadOne(url, conns) {
+  if (useWrk) {
+    const out = await new Promise((resolve, reject) => {
+      const child = spawn("wrk", ["-t1", `-c${conns}`, `-d${duration}s`, "-s", script, url], { stdio: ["ignore", "pipe", "inherit"] });
+      let text = "";
+      child.stdout.on("data", (c) => (text += c));
+      child.on("exit", (code) => (code === 0 ? resolve(text) : reject(new Error(`wrk exited ${code}`))));
+    });
+    const line = out.split("\n").find((l) => l.startsWith("BENCH "));
+    if (!line) throw new Error(`wrk printed no summary:\n${out}`);
+    const [requests, errors, bad, micros, p50, p99] = line.split(" ").slice(1).map(Number);
+    return { total: requests, failed: errors + bad, seconds: micros / 1e6, p50, p99 };
+  }
+  const r = await new Promise((resolve, reject) => {
+    autocannon({ url, method: "POST", connections: conns, duration, headers, body }, (err, res) => (err ? reject(err) : resolve(res)));
+  });
+  return { total: r.requests.total, failed: r.non2xx + r.errors, seconds: r.duration, p50: r.latency.p50, p99: r.latency.p99 };
+}
+
+/** The connections split between the URLs, all at once; the passes' figures combined. */
+async function load(urls) {
+  const parts = await Promise.all(urls.map((url, i) => loadOne(url, Math.floor(connections / urls.length) + (i < connections % urls.length ? 1 : 0))));
+  const total = parts.reduce((n, p) => n + p.total, 0);
+  return {
+    total,
+    failed: parts.reduce((n, p) => n + p.failed, 0),
+    rps: parts.reduce((n, p) => n + p.total / p.seconds, 0),
+    p50: parts.reduce((n, p) => n + p.p50 * p.total, 0) / Math.max(total, 1),
+    p99: Math.max(...parts.map((p) => p.p99)),
+  };
+}
+
+/** Every stored event of the endpoint, newest first, through the API: is it in strict order? */
+async function listed(api, auth, endpointId) {
+  let before = "";
+  let count = 0;
+  let ordered = true;
+  let last;
+  for (;;) {
+    const page = await (await fetch(`${api}/v1/endpoints/${endpointId}/events?limit=200${before}`, { headers: auth })).json();
+    for (const item of page.items) {
+      const at = Date.parse(item.receivedAt);
+      if (last && !(at < last.at || (at === last.at && item.id < last.id))) ordered = false;
+      last = { at, id: item.id };
+      count += 1;
+    }
+    if (!page.nextBefore) return { count, ordered };
+    before = `&before=${encodeURIComponent(page.nextBefore)}&beforeId=${page.nextBeforeId}`;
+  }
+}
+
+/** The deployment with `replicas` catalogs (and as many ingests, the i-th calling the i-th catalog). */
+async function deployment(replicas, natsUrl) {
+  const dataDir = path.join(work, `data-${replicas}`);
+  mkdirSync(dataDir);
+  const port = async () => String(await freePort());
+  const ports = { crypto: await port(), replay: await port(), gateway: await port() };
+  const catalogPorts = [];
+  const ingestPorts = [];
+  for (let i = 0; i < replicas; i += 1) {
+    catalogPorts.push(await port());
+    ingestPorts.push(await port());
+  }
+  const env = {
+    WHC_HOST: "127.0.0.1",
+    WHC_DATA_DIR: dataDir,
+    WHC_NATS_URL: natsUrl,
+    WHC_BOOTSTRAP_API_KEYS: `bench:${KEY}`,
+    WHC_CRYPTO_PORT: ports.crypto,
+    WHC_REPLAY_PORT: ports.replay,
+    WHC_GATEWAY_PORT: ports.gateway,
+    WHC_CATALOG_PORT: catalogPorts[0],
+    WHC_INGEST_PORT: ingestPorts[0],
+    WHC_CATALOG_URL: `http://127.0.0.1:${catalogPorts[0]}`,
+    WHC_CRYPTO_URL: `http://127.0.0.1:${ports.crypto}`,
+    WHC_REPLAY_URL: `http://127.0.0.1:${ports.replay}`,
+    WHC_INGEST_PUBLIC_URL: `http://127.0.0.1:${ingestPorts[0]}`,
+    WHC_LOG_LEVEL: "info",
+  };
+  const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(" ") : [];
+  const run = (service, extra = {}) =>
+    start(process.execPath, [...nodeArgs, path.join(root, "dist", service, "main.js")], { ...env, ...extra }, `${service} ready`);
+  const procs = [];
+  // The catalogs together: both open (and migrate) the new file at once.
+  const catalogs = await Promise.all(catalogPorts.map((p) => run("catalog", { WHC_CATALOG_PORT: p })));
+  catalogs.forEach((child, i) => procs.push({ name: `catalog ${i + 1}`, child }));
+  procs.push({ name: "crypto", child: await run("crypto") });
+  procs.push({ name: "replay", child: await run("replay") });
+  const ingests = await Promise.all(
+    ingestPorts.map((p, i) => run("ingest", { WHC_INGEST_PORT: p, WHC_CATALOG_URL: `http://127.0.0.1:${catalogPorts[i]}` })),
+  );
+  ingests.forEach((child, i) => procs.push({ name: `ingest ${i + 1}`, child }));
+  procs.push({ name: "gateway", child: await run("gateway") });
+  return { procs, api: `http://127.0.0.1:${ports.gateway}`, ingestUrls: ingestPorts.map((p) => `http://127.0.0.1:${p}`) };
+}
+
+execFileSync(process.execPath, [path.join(root, "tools/build.mjs"), "catalog", "crypto", "replay", "ingest", "gateway", "--no-dashboard"], {
+  stdio: "inherit",
+});
+const natsPort = await freePort();
+const nats = await start("nats-server", ["-a", "127.0.0.1", "-p", String(natsPort)], {}, "Server is ready");
+console.log(
+  `\n${duration} s (after a warm-up pass as long) at ${connections} connections, ${Buffer.byteLength(body)} B bodies; ` +
+    `${os.cpus().length} cores; load from ${useWrk ? "wrk -t1 per ingest" : "autocannon (in this process)"}\n`,
+);
+
+for (const replicas of replicaCounts) {
+  const d = await deployment(replicas, `nats://127.0.0.1:${natsPort}`);
+  const auth = { authorization: `Bearer ${KEY}` };
+  const endpoint = await (
+    await fetch(`${d.api}/v1/endpoints`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ slug: `bench-${replicas}` }),
+    })
+  ).json();
+  const hookPath = new URL(endpoint.webhookUrl).pathname;
+  const urls = d.ingestUrls.map((origin) => `${origin}${hookPath}`);
+
+  const warmUp = await load(urls);
+  const before = d.procs.map((p) => cpuSeconds(p.child.pid));
+  const r = await load(urls);
+  const used = d.procs.map((p, i) => cpuSeconds(p.child.pid) - before[i]);
+  const acknowledged = warmUp.total - warmUp.failed + r.total - r.failed;
+  const list = await listed(d.api, auth, endpoint.id);
+
+  const perCapture = (seconds) => `${Math.round((seconds / r.total) * 1e6)} µs`;
+  const services = used.reduce((a, b) => a + b, 0);
+  console.log(`${replicas} catalog${replicas > 1 ? "s" : ""}, ${d.ingestUrls.length} ingest${replicas > 1 ? "s" : ""}:`);
+  console.log(`  ${Math.round(r.rps)} captures/s   p50 ${r.p50.toFixed(1)} ms   p99 ${r.p99.toFixed(1)} ms   failed ${r.failed}`);
+  console.log(`  CPU per capture: ${d.procs.map((p, i) => `${p.name} ${perCapture(used[i])}`).join(", ")}; services ${perCapture(services)}`);
+  console.log(
+    `  ${acknowledged} captures acknowledged, ${list.count} listed, ${list.ordered ? "in strict (receivedAt, id) order" : "OUT OF ORDER"}` +
+      `${list.count >= acknowledged ? "" : ": FEWER LISTED THAN ACKNOWLEDGED"}\n`,
+  );
+  await Promise.all(d.procs.map((p) => stop(p.child)));
+}
+
+await stop(nats);
+rmSync(work, { recursive: true, force: true });
