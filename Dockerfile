@@ -1,9 +1,10 @@
 # syntax=docker/dockerfile:1
 # One image, five services: `node dist/<service>/main.js` picks which (see docker-compose.yml).
 
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
-# better-sqlite3 compiles when no prebuilt binary matches.
+# Node 24, the current LTS line. better-sqlite3 12.x ships prebuilt binaries for Node 24 (ABI 137)
+# on glibc x64 and arm64; the compilers are there for when no prebuilt binary matches.
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -13,7 +14,7 @@ COPY apps apps
 COPY libs libs
 RUN node tools/build.mjs && npm prune --omit=dev
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production WHC_DATA_DIR=/data WHC_HOST=0.0.0.0
 WORKDIR /app
 COPY --from=build /app/node_modules node_modules
