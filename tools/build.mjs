@@ -1,8 +1,8 @@
 // Bundles each app's main.ts (and the libs it imports through the @whc/* paths of
 // tsconfig.base.json) into dist/<app>/main.js; npm packages stay external and load from
-// node_modules. Type checking is `npm run typecheck`'s job, not this one's.
+// node_modules, except in the CLI's bundle (see cliBuild). Type checking is `npm run typecheck`'s job, not this one's.
 import { build } from "esbuild";
-import { readdirSync, existsSync } from "node:fs";
+import { copyFileSync, existsSync, readdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -26,24 +26,66 @@ const withDashboard =
 // Apps that open the embedded store run it on a worker thread, bundled beside main.js.
 const WITH_STORE_WORKER = new Set(["all-in-one", "catalog"]);
 
+// The CLI is published on its own (apps/whc/package.json, copied beside its bundle): it carries
+// every package it uses, so installing it needs no registry, except better-sqlite3 (native),
+// which only `whc keys` on the embedded store loads, from a chunk of its own.
+const CLI = "whc";
+const CLI_NATIVE = ["better-sqlite3"];
+// CommonJS packages inside an ESM bundle still call require() for Node's own modules.
+const CLI_REQUIRE = 'import { createRequire as __whcCreateRequire } from "node:module"; const require = __whcCreateRequire(import.meta.url);';
+
+function serviceBuild(app, entry, out) {
+  return build({
+    entryPoints: [path.join(root, entry)],
+    outfile: path.join(root, "dist", app, out),
+    bundle: true,
+    platform: "node",
+    target: "node20",
+    format: "esm",
+    packages: "external",
+    sourcemap: true,
+    tsconfig: path.join(root, "tsconfig.base.json"),
+    logLevel: "warning",
+  });
+}
+
+async function cliBuild() {
+  const outdir = path.join(root, "dist", CLI);
+  const { metafile } = await build({
+    entryPoints: { main: path.join(root, "apps", CLI, "src", "main.ts") },
+    outdir,
+    entryNames: "[name]",
+    chunkNames: "chunks/[name]-[hash]",
+    splitting: true,
+    bundle: true,
+    platform: "node",
+    target: "node20",
+    format: "esm",
+    external: CLI_NATIVE,
+    sourcemap: true,
+    tsconfig: path.join(root, "tsconfig.base.json"),
+    logLevel: "warning",
+    banner: { js: `#!/usr/bin/env node\n${CLI_REQUIRE}` },
+    metafile: true,
+  });
+  // Chunks of earlier builds (their names carry a content hash) would be packed too. The dir is
+  // not emptied first: tests build and run the CLI concurrently, and the current chunks are the same.
+  const current = new Set(Object.keys(metafile.outputs).map((file) => path.resolve(root, file)));
+  for (const name of readdirSync(path.join(outdir, "chunks"))) {
+    const file = path.join(outdir, "chunks", name);
+    if (!current.has(file)) rmSync(file, { force: true });
+  }
+  copyFileSync(path.join(root, "apps", CLI, "package.json"), path.join(outdir, "package.json"));
+}
+
 await Promise.all(
-  selected.flatMap((app) => [
-    ...(WITH_STORE_WORKER.has(app) ? [[app, "libs/catalog-sqlite/src/sqlite-worker.ts", "sqlite-worker.js"]] : []),
-    [app, `apps/${app}/src/main.ts`, "main.js"],
-  ]).map(([app, entry, out]) =>
-    build({
-      entryPoints: [path.join(root, entry)],
-      outfile: path.join(root, "dist", app, out),
-      bundle: true,
-      platform: "node",
-      target: "node20",
-      format: "esm",
-      packages: "external",
-      sourcemap: true,
-      tsconfig: path.join(root, "tsconfig.base.json"),
-      logLevel: "warning",
-      banner: app === "whc" && out === "main.js" ? { js: "#!/usr/bin/env node" } : {},
-    }),
+  selected.flatMap((app) =>
+    app === CLI
+      ? [cliBuild()]
+      : [
+          ...(WITH_STORE_WORKER.has(app) ? [serviceBuild(app, "libs/catalog-sqlite/src/sqlite-worker.ts", "sqlite-worker.js")] : []),
+          serviceBuild(app, `apps/${app}/src/main.ts`, "main.js"),
+        ],
   ),
 );
 

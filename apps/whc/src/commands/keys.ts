@@ -16,8 +16,8 @@ function withCatalogOptions(cmd: Command): Command {
 }
 
 /** Runs `work` against the catalog and closes it, however `work` ends. */
-async function withCatalog<T>(opts: CatalogOptions, work: (catalog: ReturnType<typeof openCatalog>["catalog"]) => Promise<T>): Promise<T> {
-  const { catalog, close } = openCatalog(opts);
+async function withCatalog<T>(opts: CatalogOptions, work: (catalog: Awaited<ReturnType<typeof openCatalog>>["catalog"]) => Promise<T>): Promise<T> {
+  const { catalog, close } = await openCatalog(opts);
   try {
     return await work(catalog);
   } finally {
