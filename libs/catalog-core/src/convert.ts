@@ -131,6 +131,7 @@ export function newEventFromProto(e: Event): NewEvent {
       e.bodyStored && e.body
         ? { ciphertext: e.body.ciphertext, wrappedKey: e.body.wrappedKey, keyId: e.body.keyId }
         : undefined,
+    sealedRequest: e.sealedRequest && e.sealedRequest.ciphertext.length > 0 ? sealedFromProto(e.sealedRequest) : undefined,
     searchTokens: e.searchTokens,
     diagnosticJson: e.diagnosticJson,
     forwardedResponseJson: e.forwardedResponseJson,
@@ -202,6 +203,7 @@ export function eventToProto(e: EventRecord): Event {
     originalSizeBytes: BigInt(e.originalSizeBytes),
     bodyStored: e.body !== undefined,
     ...(e.body ? { body: sealedToProto(e.body) } : {}),
+    ...(e.sealedRequest ? { sealedRequest: sealedToProto(e.sealedRequest) } : {}),
     diagnosticJson: e.diagnosticJson,
     forwardedResponseJson: e.forwardedResponseJson,
     ...(e.forward ? { forward: forwardToProto(e.forward) } : {}),

@@ -46,6 +46,10 @@ function appendedToProto(a: AppendResult | undefined) {
   };
 }
 
+function sameKey(a: { wrappedKey: Uint8Array; keyId: string }, b: { wrappedKey: Uint8Array; keyId: string }): boolean {
+  return a.keyId === b.keyId && Buffer.from(a.wrappedKey).equals(b.wrappedKey);
+}
+
 export interface CatalogServiceOptions {
   now?: () => number;
 }
@@ -155,6 +159,10 @@ function eventMethods(
         requireUuid("endpoint_id", e.endpointId);
         if (e.forwardScheduled && !e.forward) throw validationFailed("forward", "required");
         if (e.forward && !e.forward.target) throw validationFailed("forward.target", "required");
+        // Stored once per event: a sealed request shares its body's data key (ADR 0009).
+        if (e.bodyStored && e.body && e.sealedRequest?.ciphertext.length && !sameKey(e.body, e.sealedRequest)) {
+          throw validationFailed("sealed_request.wrapped_key", "format");
+        }
       }
       const appended = await store.appendEvents(req.events.map(newEventFromProto), now);
       return { events: appended.map(appendedToProto) };

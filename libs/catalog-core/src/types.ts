@@ -96,8 +96,15 @@ export interface NewEvent {
   accountId: string;
   endpointId: string;
   method: string;
+  /** In clear only on events captured before sealedRequest (ADR 0009); "" beside it. */
   path: string;
+  /** In clear only on events captured before sealedRequest (ADR 0009); [] beside it. */
   headers: HeaderPair[];
+  /**
+   * The request's headers, sub-path and query, packed and sealed under the body's data key
+   * (the same wrappedKey and keyId as `body`, stored once); present even without a body.
+   */
+  sealedRequest?: SealedBody | undefined;
   remoteIp: string;
   canonicalEventType: string;
   provider: string;
@@ -166,7 +173,7 @@ export interface EventRecord extends Omit<NewEvent, "searchTokens" | "sequenceSt
 }
 
 /** The list view leaves out the heavy parts (and the forward attempts). */
-export type EventSummaryRecord = Omit<EventRecord, "headers" | "body" | "diagnosticJson" | "forwardedResponseJson" | "forward"> & {
+export type EventSummaryRecord = Omit<EventRecord, "headers" | "body" | "sealedRequest" | "diagnosticJson" | "forwardedResponseJson" | "forward"> & {
   bodyStored: boolean;
   keyId?: string | undefined;
   forwardState?: ForwardState | undefined;

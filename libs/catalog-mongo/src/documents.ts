@@ -59,10 +59,11 @@ export function excludedFilter(q: EventQuery): Doc {
   return { ...baseFilter(q), bodyStored: false };
 }
 
-/** Summary fields only: never headers, bodies, tokens or forward attempts in a list. */
+/** Summary fields only: never headers, bodies, sealed requests, tokens or forward attempts in a list. */
 export const SUMMARY_PROJECTION = {
   headers: 0,
   body: 0,
+  request: 0,
   tokens: 0,
   diagnosticJson: 0,
   forwardedResponseJson: 0,

@@ -168,7 +168,7 @@ export function tokensOf(tokens: readonly Uint8Array[]): Binary[] {
 
 /** A new event's document, as stamped at commit, with the response code stored for it. */
 export function eventToDoc(e: NewEvent, s: Stamp, responseCode = e.responseCode): AnyDoc {
-  const { headers, body, searchTokens, diagnosticJson, forwardedResponseJson, sequenceStatuses: _statuses, forward, ...fields } = e;
+  const { headers, body, sealedRequest, searchTokens, diagnosticJson, forwardedResponseJson, sequenceStatuses: _statuses, forward, ...fields } = e;
   const summary: EventSummaryRecord = {
     ...fields,
     responseCode,
@@ -176,12 +176,17 @@ export function eventToDoc(e: NewEvent, s: Stamp, responseCode = e.responseCode)
     receivedAt: s.receivedAt,
     readAt: undefined,
     bodyStored: body !== undefined,
-    keyId: body?.keyId,
+    // The data key of the body and the sealed request (one per event, ADR 0009).
+    keyId: (body ?? sealedRequest)?.keyId,
   };
   return {
     ...summaryDocs.write(summary),
     headers: headers.map(([n, v]) => [n, v]),
     ...(body ? { body: { ciphertext: bytes(body.ciphertext), wrappedKey: bytes(body.wrappedKey) }, tokens: tokensOf(searchTokens) } : {}),
+    // The wrapped key is the body's when there is one: kept once.
+    ...(sealedRequest
+      ? { request: { ciphertext: bytes(sealedRequest.ciphertext), ...(body ? {} : { wrappedKey: bytes(sealedRequest.wrappedKey) }) } }
+      : {}),
     diagnosticJson,
     forwardedResponseJson,
     // A relay capture enters the outbox with its insert.
@@ -196,6 +201,9 @@ export function eventFromDoc(d: AnyDoc): EventRecord {
     ...summary,
     headers: (d.headers as [string, string][]).map(([n, v]) => [n, v] as HeaderPair),
     body: d.body ? { ciphertext: plain(d.body.ciphertext)!, wrappedKey: plain(d.body.wrappedKey)!, keyId: keyId as string } : undefined,
+    sealedRequest: d.request
+      ? { ciphertext: plain(d.request.ciphertext)!, wrappedKey: plain(d.body?.wrappedKey ?? d.request.wrappedKey)!, keyId: keyId as string }
+      : undefined,
     diagnosticJson: d.diagnosticJson,
     forwardedResponseJson: d.forwardedResponseJson,
     forward: forwardFromDoc(d),

@@ -47,7 +47,8 @@ function summaryOf(e: NewEvent, s: Stamp, responseCode: number): EventSummaryRec
     truncated: e.truncated,
     originalSizeBytes: e.originalSizeBytes,
     bodyStored: Boolean(e.body),
-    keyId: e.body?.keyId,
+    // The data key of the body and the sealed request (one per event, ADR 0009).
+    keyId: (e.body ?? e.sealedRequest)?.keyId,
     forwardState: undefined,
   };
 }
@@ -124,7 +125,8 @@ export function createEventAppend(db: Database.Database): Pick<CatalogStore, "ap
           seq,
           headers: e.headers,
           ciphertext: e.body?.ciphertext,
-          wrappedKey: e.body?.wrappedKey,
+          wrappedKey: (e.body ?? e.sealedRequest)?.wrappedKey,
+          sealedRequest: e.sealedRequest?.ciphertext,
           diagnosticJson: e.diagnosticJson,
           forwardedResponseJson: e.forwardedResponseJson,
         }),

@@ -285,10 +285,14 @@ export function attemptFromRow(row: Row): ForwardAttemptRecord {
 /** The rest of an event, in `event_bodies` under the event's commit sequence. */
 export interface BodyRecord {
   seq: number;
+  /** In clear only on rows from before sealedRequest; `[]` beside it. */
   headers: HeaderPair[];
   /** With wrappedKey: the sealed body, when `events.body_stored` (its keyId is in `events`). */
   ciphertext: Uint8Array | undefined;
+  /** The data key of the body and of the sealed request. */
   wrappedKey: Uint8Array | undefined;
+  /** The packed headers, sub-path and query, sealed under the same key (ADR 0009). */
+  sealedRequest: Uint8Array | undefined;
   diagnosticJson: string;
   forwardedResponseJson: string;
 }
@@ -298,6 +302,7 @@ export const bodyRows = new RecordRows<BodyRecord>("event_bodies", {
   headers: json<HeaderPair[]>("headers"),
   ciphertext: sealedPart("ciphertext"),
   wrappedKey: sealedPart("wrapped_key"),
+  sealedRequest: sealedPart("sealed_request"),
   diagnosticJson: text("diagnostic"),
   forwardedResponseJson: text("forwarded_response"),
 });
@@ -311,6 +316,9 @@ export function eventFromRow(row: Row): EventRecord {
     headers: b.headers,
     body: bodyStored
       ? { ciphertext: b.ciphertext ?? new Uint8Array(), wrappedKey: b.wrappedKey ?? new Uint8Array(), keyId: keyId as string }
+      : undefined,
+    sealedRequest: b.sealedRequest
+      ? { ciphertext: b.sealedRequest, wrappedKey: b.wrappedKey ?? new Uint8Array(), keyId: keyId ?? "" }
       : undefined,
     diagnosticJson: b.diagnosticJson,
     forwardedResponseJson: b.forwardedResponseJson,

@@ -15,8 +15,12 @@ import type Database from "better-sqlite3";
  * `forward_attempts` under the event's commit sequence. The relay outbox is the events whose
  * delivery is pending with a due time, found by the partial index `events_outbox`.
  * Version 4: endpoints keep their last stamp (`last_stamp_id`): catalogs stamp per endpoint.
+ * Version 5: a capture's headers, sub-path and query are sealed (`event_bodies.sealed_request`,
+ * under the body's data key: `wrapped_key` and `events.key_id` are set even without a body);
+ * beside it `events.path` is '' and `event_bodies.headers` '[]'. Rows from before keep theirs
+ * in clear and read as they did (ADR 0009).
  */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /**
  * Columns added to a table after it first shipped. A new catalog gets them from CREATE TABLE;
@@ -44,6 +48,7 @@ export const addedColumns = {
     // Attempt numbers given out: claims and direct attempts take the next one.
     ["forward_started", "INTEGER NOT NULL DEFAULT 0"],
   ],
+  event_bodies: [["sealed_request", "BLOB"]],
 } as const satisfies Record<string, readonly (readonly [name: string, definition: string])[]>;
 
 const columnsSql = (table: keyof typeof addedColumns) =>
@@ -123,7 +128,8 @@ CREATE TABLE IF NOT EXISTS event_bodies (
   ciphertext BLOB,
   wrapped_key BLOB,
   diagnostic TEXT NOT NULL,
-  forwarded_response TEXT NOT NULL
+  forwarded_response TEXT NOT NULL,
+${columnsSql("event_bodies")}
 );
 
 -- What forward destinations answered: the response body sealed like request bodies.

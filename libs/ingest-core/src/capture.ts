@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Event } from "@whc/contracts";
-import type { SealedBodyParts } from "@whc/sealing";
+import type { CapturedRequest, SealedCapture } from "@whc/sealing";
 import type { IngestEndpoint } from "./endpoint-cache.js";
 import type { Reservation } from "./budget.js";
 import { originalSize, rawHeaderPairs, remoteIpOf, type ReadBody } from "./request.js";
@@ -25,14 +25,15 @@ export interface Capture {
 
 /**
  * The event a capture stores, judged (signature, provider, event type) on every byte that
- * arrived. Id and commit time are the catalog's to give; the body is added once sealed.
+ * arrived. Id and commit time are the catalog's to give. Its headers, sub-path and query are
+ * not on the event: they are `request`, sealed with the body (withSealedCapture, ADR 0009).
  */
 export function captureEvent(
   c: Capture,
   { endpoint, secret, previousSecret }: IngestEndpoint,
   body: ReadBody,
   options: { trustedProxies: ReadonlySet<string>; secretGraceMs: number; publicUrl: string },
-): { event: Event; diagnosis: CaptureDiagnosis } {
+): { event: Event; request: CapturedRequest; diagnosis: CaptureDiagnosis } {
   const { req } = c;
   const headers = rawHeaderPairs(req);
   const rotatedAt = endpoint.secretRotatedAtMs;
@@ -57,8 +58,8 @@ export function captureEvent(
     endpointId: c.endpointId,
     receivedAtMs: 0n,
     method: req.method ?? "GET",
-    path: c.rest,
-    headers: headers.map(([name, value]) => ({ $typeName: "webhookcapture.common.v1.Header", name, value })),
+    path: "",
+    headers: [],
     remoteIp: remoteIpOf(req, options.trustedProxies),
     canonicalEventType: verified.canonicalEventType,
     provider: verified.provider,
@@ -79,7 +80,7 @@ export function captureEvent(
     contentType: bodyKind(req.headers["content-type"], body.whole),
     signature: verified.signature,
   };
-  return { event, diagnosis };
+  return { event, request: { path: c.rest, headers }, diagnosis };
 }
 
 /** What ingest learned of a capture before answering it (design §12); the answer adds its source. */
@@ -89,7 +90,12 @@ export interface CaptureDiagnosis {
   signature: VerifyResult["signature"];
 }
 
-export function withSealedBody(event: Event, parts: SealedBodyParts, searchTokens: Uint8Array[]): void {
-  event.body = { $typeName: "webhookcapture.catalog.v1.SealedBody", ...parts };
-  event.searchTokens = searchTokens;
+/** The sealed request and forward target, and the body with its search tokens when one is stored. */
+export function withSealedCapture(event: Event, sealed: SealedCapture, searchTokens: Uint8Array[]): void {
+  event.sealedRequest = { $typeName: "webhookcapture.catalog.v1.SealedBody", ...sealed.request };
+  if (event.forward && sealed.forwardTarget) event.forward.target = sealed.forwardTarget;
+  if (sealed.body) {
+    event.body = { $typeName: "webhookcapture.catalog.v1.SealedBody", ...sealed.body };
+    event.searchTokens = searchTokens;
+  }
 }

@@ -4,7 +4,7 @@ import type { Client } from "@connectrpc/connect";
 import type { CatalogService, Event, Health } from "@whc/contracts";
 import { AppError } from "@whc/errors";
 import { requestContext, type Logger } from "@whc/logging";
-import type { BlindIndexSource, EnvelopeSealer } from "@whc/sealing";
+import { packRequest, type BlindIndexSource, type CaptureParts, type EnvelopeSealer } from "@whc/sealing";
 import { eventSummaryJson } from "@whc/api-model/present";
 import type { CaptureBus } from "@whc/ports";
 import { isUuid } from "@whc/ids";
@@ -13,7 +13,7 @@ import { createInflightBudget, type InflightBudget, type Reservation } from "./b
 import type { Appended, AppendBatcher } from "./batcher.js";
 
 type Stored = Exclude<Appended, { endpointMissing: true }>;
-import { captureEvent, withSealedBody, type Capture } from "./capture.js";
+import { captureEvent, withSealedCapture, type Capture } from "./capture.js";
 import { planReply, recordPlan, renderReply, sendAnswer, type ReplyPlan, type ReplyRequest } from "./reply-plan.js";
 import type { EndpointCache, IngestEndpoint } from "./endpoint-cache.js";
 import type { IngestMetrics } from "./metrics.js";
@@ -254,7 +254,7 @@ type Pending =
   | { found: IngestEndpoint; proxy: Forwarding };
 
 function captureBody(s: Surface, c: Capture, found: IngestEndpoint, body: ReadBody): void {
-  const { event, diagnosis } = captureEvent(c, found, body, s.options);
+  const { event, request: captured, diagnosis } = captureEvent(c, found, body, s.options);
   let pending: Pending | undefined;
   if (body.overLimit) {
     // Refused as too large: only metadata is stored (never forwarded), and ingest's own 413 is the answer.
@@ -268,36 +268,40 @@ function captureBody(s: Surface, c: Capture, found: IngestEndpoint, body: ReadBo
     pending = { found, proxy: found.forwarding };
   } else {
     if (found.forwarding) withForward(event, found.forwarding, c.rest);
-    const request: ReplyRequest = { method: event.method, path: c.rest, headers: rawPairs(event), body: body.whole, eventType: event.canonicalEventType };
+    const request: ReplyRequest = { method: event.method, path: c.rest, headers: captured.headers, body: body.whole, eventType: event.canonicalEventType };
     const reply = planReply(found, request);
     recordPlan(event, found, reply, diagnosis);
     pending = { found, reply, request };
   }
-  if (!event.bodyStored) return commit(s, c, event, pending);
-  sealThenCommit(s, c, event, body.kept, pending);
+  sealThenCommit(s, c, event, { request: packRequest(captured), body: event.bodyStored ? body.kept : undefined, forwardTarget: event.forward?.target }, pending);
 }
 
-function rawPairs(event: Event): [string, string][] {
-  return event.headers.map((h) => [h.name, h.value]);
-}
-
-function sealThenCommit(s: Surface, c: Capture, event: Event, kept: Buffer, pending: Pending | undefined): void {
+/**
+ * Seals the request (always: headers are metadata too), the body when one is stored and the
+ * forward target (it may carry the sub-path and query) under one data key, and indexes the
+ * body's words; then commits.
+ */
+function sealThenCommit(s: Surface, c: Capture, event: Event, parts: CaptureParts, pending: Pending | undefined): void {
   const { sealer, blindIndex } = s.deps;
-  const sealed = sealer.sealNow(c.endpointId, kept);
-  const indexer = blindIndex.current();
+  const kept = parts.body;
+  const sealed = sealer.sealCaptureNow(c.endpointId, parts);
+  const indexer = kept === undefined ? noIndex : blindIndex.current();
   if (sealed && indexer) {
-    withSealedBody(event, sealed, indexer(kept));
+    withSealedCapture(event, sealed, kept === undefined ? [] : indexer(kept));
     return commit(s, c, event, pending);
   }
   // A data key or the blind-index key is still to be fetched from the crypto service.
-  Promise.all([sealed ?? sealer.seal(c.endpointId, kept), indexer ?? blindIndex()]).then(
-    ([parts, index]) => {
-      withSealedBody(event, parts, index(kept));
+  Promise.all([sealed ?? sealer.sealCapture(c.endpointId, parts), indexer ?? blindIndex()]).then(
+    ([done, index]) => {
+      withSealedCapture(event, done, kept === undefined ? [] : index(kept));
       commit(s, c, event, pending);
     },
     (err: unknown) => failed(s, c, err),
   );
 }
+
+/** A metadata-only capture has no words to index: it waits for no blind-index key. */
+const noIndex = (): Uint8Array[] => [];
 
 /**
  * The sender is answered from the batch's callback, once the catalog has made it durable.

@@ -5,7 +5,7 @@ import { sendOnce, vetTarget, type SendResult, type VetOptions } from "@whc/egre
 import { AppError } from "@whc/errors";
 import type { Logger } from "@whc/logging";
 import type { EgressLease, EgressLeases } from "@whc/ports";
-import type { EnvelopeOpener, EnvelopeSealer, SealedBodyParts } from "@whc/sealing";
+import { openCapture, sealUrlFor, type EnvelopeOpener, type EnvelopeSealer, type SealedBodyParts } from "@whc/sealing";
 import { outboundHeaders } from "./outbound.js";
 import { forwardTargetOf, forwardUrl, type ForwardTarget } from "./forward-target.js";
 import { errorOf, isFinal, outcomeLabel, parseRetryAfter, type AttemptOutcome } from "./forward-policy.js";
@@ -47,13 +47,14 @@ export interface ForwardOptions {
 export interface Delivery {
   ref: EventRef;
   endpoint: Endpoint;
+  /** The stored event with its headers, sub-path and query opened (ADR 0009). */
   event: Event;
   target: ForwardTarget;
   /** The destination with the capture's sub-path and query when keepPath. */
   url: string;
   /** The stored body in clear; undefined when none is stored. */
   body: Uint8Array | undefined;
-  /** False when a stored body could not be opened: it cannot be sent exactly. */
+  /** False when a stored body or the request's headers could not be opened: it cannot be sent exactly. */
   bodyReadable: boolean;
   targetSecret: Uint8Array | undefined;
 }
@@ -79,6 +80,11 @@ export interface SentAttempt {
   sealedBody: SealedBodyParts | undefined;
   recordedTruncated: boolean;
   outcome: AttemptOutcome;
+  /**
+   * The event whose data key seals `url` in the record (it may carry the capture's sub-path
+   * and query, ADR 0009); undefined: `url` is recorded as it is (already sealed, or no capture's).
+   */
+  capture?: Event | undefined;
 }
 
 export type Transition = { state: ""; nextAttemptAt?: undefined; owner?: undefined } | { state: string; nextAttemptAt?: number | undefined; owner: string };
@@ -87,31 +93,26 @@ function isNotFound(err: unknown): boolean {
   return AppError.is(err) && err.reason === "not_found";
 }
 
-/** The event, its endpoint's destination, target secret and body in clear. */
+/** The event (headers, sub-path and query in clear), its endpoint's destination, target secret and body in clear. */
 async function loadDelivery(deps: ForwardDeps, ref: EventRef): Promise<Loaded> {
   const { catalog } = deps;
   let endpoint: Endpoint | undefined;
-  let event: Event | undefined;
+  let stored: Event | undefined;
   try {
     endpoint = (await catalog.getEndpoint({ accountId: ref.accountId, endpointId: ref.endpointId, includeSealedSecret: true })).endpoint;
-    event = (await catalog.getEvent({ ...ref, markRead: false })).event;
+    stored = (await catalog.getEvent({ ...ref, markRead: false })).event;
   } catch (err) {
     if (isNotFound(err)) return { kind: "missing" };
     throw err;
   }
-  if (!endpoint || !event) return { kind: "missing" };
+  if (!endpoint || !stored) return { kind: "missing" };
   const target = forwardTargetOf(endpoint.forwardJson);
-  if (!target) return { kind: "not_configured", event };
+  if (!target) return { kind: "not_configured", event: stored };
 
   const targetSecret =
     endpoint.sealedTargetSecret.length > 0 ? (await deps.crypto.openSecret({ sealed: endpoint.sealedTargetSecret })).plaintext : undefined;
-  let body: Uint8Array | undefined;
-  let bodyReadable = true;
-  if (event.bodyStored && event.body) {
-    const opened = await deps.opener.open(event.endpointId, event.body);
-    if (opened.ok) body = opened.plaintext;
-    else bodyReadable = false;
-  }
+  const { event, body, decryption, requestReadable } = await openCapture(deps.opener, stored);
+  const bodyReadable = decryption !== "failed" && requestReadable;
   const delivery: Delivery = { ref, endpoint, event, target, url: forwardUrl(target, event.path), body, bodyReadable, targetSecret };
   return { kind: "ready", delivery };
 }
@@ -160,7 +161,7 @@ export function createAttemptSender(deps: ForwardDeps, options: ForwardOptions) 
     }
   }
 
-  function unsent(attempt: { n: number; trigger: ForwardTrigger; at: number; url: string }, outcome: AttemptOutcome, durationMs = 0): SentAttempt {
+  function unsent(attempt: { n: number; trigger: ForwardTrigger; at: number; url: string; capture?: Event }, outcome: AttemptOutcome, durationMs = 0): SentAttempt {
     return { ...attempt, durationMs, status: 0, headers: [], body: Buffer.alloc(0), bodyTruncated: false, sealedBody: undefined, recordedTruncated: false, outcome };
   }
 
@@ -170,7 +171,7 @@ export function createAttemptSender(deps: ForwardDeps, options: ForwardOptions) 
     result: SendResult | { kind: "not_sent"; outcome: AttemptOutcome },
     maxResponseBytes: number,
   ): Promise<SentAttempt> {
-    const attempt = { ...base, url: d.url };
+    const attempt = { ...base, url: d.url, capture: d.event };
     if (result.kind === "not_sent") return unsent(attempt, result.outcome);
     if (result.kind === "network_error") return unsent(attempt, { kind: "network_error", reason: result.reason }, result.durationMs);
     const kept = result.excerpt.subarray(0, RECORDED_BODY_BYTES);
@@ -255,7 +256,7 @@ export function createAttemptSender(deps: ForwardDeps, options: ForwardOptions) 
         n: sent.n,
         trigger: sent.trigger,
         atMs: BigInt(sent.at),
-        url: sent.url,
+        url: sent.capture ? await sealUrlFor(deps.opener, sent.capture, sent.url) : sent.url,
         durationMs: BigInt(Math.round(sent.durationMs)),
         status: sent.status,
         headers: sent.headers.map(([name, value]) => ({ name, value })),

@@ -3,6 +3,7 @@ import type { Forward, ReplayService } from "@whc/contracts";
 import { FORWARD_ERRORS } from "@whc/api-model";
 import { vetTarget } from "@whc/egress-guard";
 import { AppError, notFound, validationFailed } from "@whc/errors";
+import { sealUrlFor } from "@whc/sealing";
 import {
   createAttemptSender,
   RECORDED_BODY_BYTES,
@@ -88,7 +89,7 @@ export function createForwardHandlers(deps: ForwardDeps, options: ForwardOptions
       if (loaded.kind === "missing") throw notFound("event");
       if (loaded.kind === "not_configured") throw new AppError("forward_not_configured", "the endpoint has no forward destination");
       const { delivery } = loaded;
-      const begun = await catalog.beginForwardAttempt({ ...ref, target: delivery.url });
+      const begun = await catalog.beginForwardAttempt({ ...ref, target: await sealUrlFor(deps.opener, delivery.event, delivery.url) });
       const sent = await sender.send(delivery, begun.attempt, trigger, { maxResponseBytes });
       const state = await recordDirect(ref, sent, delivery.event.forward);
       return { attempt: resultOf(sent, state) };
@@ -103,7 +104,8 @@ export function createForwardHandlers(deps: ForwardDeps, options: ForwardOptions
       const outcome = clientOutcome(req.status, req.error);
 
       const { event } = await catalog.getEvent({ ...ref, markRead: false });
-      const begun = await catalog.beginForwardAttempt({ ...ref, target: req.url });
+      // The URL the client sent to may carry the capture's sub-path and query: sealed like it.
+      const begun = await catalog.beginForwardAttempt({ ...ref, target: event ? await sealUrlFor(deps.opener, event, req.url) : req.url });
       const body = Buffer.from(req.body);
       const kept = body.subarray(0, RECORDED_BODY_BYTES);
       const durationMs = Number(req.durationMs);
@@ -120,6 +122,7 @@ export function createForwardHandlers(deps: ForwardDeps, options: ForwardOptions
         sealedBody: kept.length > 0 ? await deps.sealer.seal(ref.endpointId, kept) : undefined,
         recordedTruncated: body.length > kept.length,
         outcome,
+        capture: event,
       };
       deps.metrics?.attempt("cli", outcomeLabel(outcome));
       const forward = await sender.record(ref, sent, { state: "" }, event?.forward?.state);

@@ -3,6 +3,7 @@ import type { Endpoint, Event, ReplayService } from "@whc/contracts";
 import { AppError, validationFailed } from "@whc/errors";
 import { currentRequestId } from "@whc/logging";
 import { sendOnce, vetTarget, type SendResult } from "@whc/egress-guard";
+import { openCapture } from "@whc/sealing";
 import { outboundHeaders } from "./outbound.js";
 import { createForwardHandlers } from "./forward-service.js";
 import type { ForwardDeps } from "./forward-attempt.js";
@@ -45,7 +46,7 @@ export function createReplayService(deps: ReplayServiceDeps, options: ReplayServ
       if (mode !== "exact" && mode !== "resign") throw validationFailed("mode", "format");
       if (mode === "resign" && !req.targetSecret) throw validationFailed("target_secret", "required");
 
-      const { endpoint, event } = await source(req.accountId, req.endpointId, req.eventId);
+      const { endpoint, event: stored } = await source(req.accountId, req.endpointId, req.eventId);
       const allowed = client === "dashboard" ? endpoint.replayFromDashboard : endpoint.replayFromApi;
       if (!allowed) throw new AppError("replay_disabled", `replay from ${client} disabled`);
 
@@ -59,16 +60,10 @@ export function createReplayService(deps: ReplayServiceDeps, options: ReplayServ
         });
       }
 
-      // The body is opened before anything is taken, so a crypto outage charges nothing.
-      let body: Uint8Array | undefined;
-      let sourceBodyTruncated = event.truncated;
-      if (event.bodyStored && event.body) {
-        const opened = await deps.opener.open(event.endpointId, event.body);
-        if (opened.ok) body = opened.plaintext;
-        else sourceBodyTruncated = true;
-      } else {
-        sourceBodyTruncated = true;
-      }
+      // The body and the request (headers, sub-path, query: ADR 0009) are opened before
+      // anything is taken, so a crypto outage charges nothing.
+      const { event, body } = await openCapture(deps.opener, stored);
+      const sourceBodyTruncated = event.truncated || body === undefined;
 
       const lease = await deps.leases.acquire(vetted.target.url.origin);
       if (!lease) throw new AppError("egress_capacity_exhausted", "no egress lease");

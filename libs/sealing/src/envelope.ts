@@ -26,8 +26,48 @@ interface CachedKey {
   uses: number;
 }
 
-function aadOf(endpointId: string): Buffer {
-  return Buffer.from(endpointId, "utf8");
+/**
+ * What a sealed value is: a captured body, the packed headers, sub-path and query of its
+ * request, or a URL that may carry that sub-path and query (a forward's target or attempt).
+ */
+export type SealedPart = "body" | "request" | "url";
+
+/**
+ * The associated data of a sealed value: its endpoint, so it cannot be moved to another one,
+ * and, for anything but a body (whose AAD predates the others), what it is, so a request's
+ * ciphertext cannot be read as a body or the other way round.
+ */
+function aadOf(endpointId: string, part: SealedPart = "body"): Buffer {
+  return Buffer.from(part === "body" ? endpointId : `${endpointId}\0${part}`, "utf8");
+}
+
+/** What of a capture is sealed: its packed request always, its body when one is stored, its forward target when it has one. */
+export interface CaptureParts {
+  request: Uint8Array;
+  body?: Uint8Array | undefined;
+  forwardTarget?: string | undefined;
+}
+
+/** A capture sealed under one data key; the forward target as sealed text (sealedText). */
+export interface SealedCapture {
+  request: SealedBodyParts;
+  body: SealedBodyParts | undefined;
+  forwardTarget: string | undefined;
+}
+
+/**
+ * Sealed bytes kept where the store has a text field (a forward's target, an attempt's URL):
+ * this prefix, then base64url. Such a field holds either this or a URL, which never starts so.
+ */
+export const SEALED_TEXT_PREFIX = "whc-sealed:";
+
+export function sealedText(ciphertext: Uint8Array): string {
+  return SEALED_TEXT_PREFIX + Buffer.from(ciphertext).toString("base64url");
+}
+
+/** The sealed bytes of a sealedText; undefined for any other text. */
+export function sealedTextBytes(text: string): Buffer | undefined {
+  return text.startsWith(SEALED_TEXT_PREFIX) ? Buffer.from(text.slice(SEALED_TEXT_PREFIX.length), "base64url") : undefined;
 }
 
 /**
@@ -58,10 +98,17 @@ export function createEnvelopeSealer(crypto: Client<typeof CryptoService>, optio
 
   const usable = (key: CachedKey | undefined): key is CachedKey =>
     key !== undefined && key.uses < options.maxUses && now() - key.issuedAt < options.maxAgeMs;
-  const sealWith = (key: CachedKey, endpointId: string, plaintext: Uint8Array): SealedBodyParts => {
+  const sealWith = (key: CachedKey, endpointId: string, plaintext: Uint8Array, part?: SealedPart): SealedBodyParts => {
     key.uses += 1;
-    return { ciphertext: seal(key.plaintext, plaintext, aadOf(endpointId)), wrappedKey: key.wrapped, keyId: key.keyId };
+    return { ciphertext: seal(key.plaintext, plaintext, aadOf(endpointId, part)), wrappedKey: key.wrapped, keyId: key.keyId };
   };
+  /** Every part under the one key at hand: a reader unwraps one data key per event. */
+  const sealCaptureWith = (key: CachedKey, endpointId: string, parts: CaptureParts): SealedCapture => ({
+    request: sealWith(key, endpointId, parts.request, "request"),
+    body: parts.body === undefined ? undefined : sealWith(key, endpointId, parts.body),
+    forwardTarget:
+      parts.forwardTarget === undefined ? undefined : sealedText(sealWith(key, endpointId, Buffer.from(parts.forwardTarget, "utf8"), "url").ciphertext),
+  });
 
   return {
     async seal(endpointId: string, plaintext: Uint8Array): Promise<SealedBodyParts> {
@@ -70,6 +117,17 @@ export function createEnvelopeSealer(crypto: Client<typeof CryptoService>, optio
     /** Seals at once when a usable data key is at hand; undefined means: call seal(). */
     sealNow(endpointId: string, plaintext: Uint8Array): SealedBodyParts | undefined {
       return usable(current) ? sealWith(current, endpointId, plaintext) : undefined;
+    },
+    /**
+     * A capture's packed request (request-envelope.ts), its body unless only metadata is
+     * stored, and its forward target, each with its own nonce under the same data key.
+     */
+    async sealCapture(endpointId: string, parts: CaptureParts): Promise<SealedCapture> {
+      return sealCaptureWith(usable(current) ? current : await fresh(), endpointId, parts);
+    },
+    /** sealCapture at once when a usable data key is at hand; undefined means: call sealCapture(). */
+    sealCaptureNow(endpointId: string, parts: CaptureParts): SealedCapture | undefined {
+      return usable(current) ? sealCaptureWith(current, endpointId, parts) : undefined;
     },
     /** Whether a data key is at hand (health): sealing needs no crypto call right now. */
     ready(): boolean {
@@ -111,14 +169,23 @@ export function createEnvelopeOpener(
   }
 
   return {
-    async open(endpointId: string, body: SealedBodyParts): Promise<OpenResult> {
+    /** A sealed body, or with `part` "request" a capture's sealed request. */
+    async open(endpointId: string, body: SealedBodyParts, part: SealedPart = "body"): Promise<OpenResult> {
       const key = await dataKeyOf(body.wrappedKey);
       if (!key) return { ok: false, reason: "key_unavailable" };
       try {
-        return { ok: true, plaintext: open(key, body.ciphertext, aadOf(endpointId)) };
+        return { ok: true, plaintext: open(key, body.ciphertext, aadOf(endpointId, part)) };
       } catch {
         return { ok: false, reason: "tampered" };
       }
+    },
+    /**
+     * Seals more under a stored value's data key (a forward's URLs under their capture's key):
+     * undefined when that key has left the ring.
+     */
+    async sealUnder(endpointId: string, under: Pick<SealedBodyParts, "wrappedKey">, plaintext: Uint8Array, part: SealedPart): Promise<Buffer | undefined> {
+      const key = await dataKeyOf(under.wrappedKey);
+      return key && seal(key, plaintext, aadOf(endpointId, part));
     },
   };
 }

@@ -1,6 +1,7 @@
 import { buildCurlCommand } from "@whc/curl-export";
 import { CLIENT_HEADER, curlExport, curlQuery, replayRequest, replayResult, type ReplayResultJson } from "@whc/api-model";
 import { webhookUrlOf } from "@whc/api-model/present";
+import { openCapture } from "@whc/sealing";
 import type { GatewayDeps, GatewayOptions } from "../../deps.js";
 import { route, type Route } from "../../route.js";
 import { staleSignatureWarning } from "./warnings.js";
@@ -35,12 +36,8 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
         const { endpointId, eventId } = params as { endpointId: string; eventId: string };
         const { endpoint } = await catalog.getEndpoint({ accountId: auth.accountId, endpointId });
         const { event } = await catalog.getEvent({ accountId: auth.accountId, endpointId, eventId, markRead: false });
-        const e = event!;
-        let body: Uint8Array | undefined;
-        if (e.bodyStored && e.body) {
-          const opened = await deps.opener.open(endpointId, e.body);
-          if (opened.ok) body = opened.plaintext;
-        }
+        // Headers, sub-path and query are sealed with the body (ADR 0009).
+        const { event: e, body } = await openCapture(deps.opener, event!);
         const signatureHeader = endpoint!.genericSignatureHeader;
         const stale = staleSignatureWarning(e, Date.now());
         const exported = buildCurlCommand({

@@ -1,6 +1,6 @@
 import type { Event, Forward } from "@whc/contracts";
-import type { EnvelopeOpener } from "@whc/sealing";
-import type { Decryption, EventDetailJson } from "@whc/api-model";
+import { openCapture, type EnvelopeOpener } from "@whc/sealing";
+import type { EventDetailJson } from "@whc/api-model";
 import { eventDetailJson } from "@whc/api-model/present";
 
 /**
@@ -19,17 +19,11 @@ async function openAttemptBodies(opener: EnvelopeOpener, endpointId: string, for
 }
 
 /**
- * An event as operation 6 shows it, with what is sealed opened: the one place that turns a
- * stored event into its detail, so the event read and the bulk export answer the same JSON.
+ * An event as operation 6 shows it, with what is sealed opened (its body, and its headers,
+ * sub-path and query: ADR 0009): the one place that turns a stored event into its detail, so
+ * the event read and the bulk export answer the same JSON.
  */
 export async function openEventDetail(opener: EnvelopeOpener, e: Event): Promise<EventDetailJson> {
-  let decryption: Decryption = "metadata_only";
-  let plaintext: Uint8Array | undefined;
-  if (e.bodyStored && e.body) {
-    const opened = await opener.open(e.endpointId, e.body);
-    decryption = opened.ok ? "ok" : "failed";
-    if (opened.ok) plaintext = opened.plaintext;
-  }
-  const attemptBodies = await openAttemptBodies(opener, e.endpointId, e.forward);
-  return eventDetailJson(e, { decryption, plaintext, attemptBodies });
+  const [opened, attemptBodies] = await Promise.all([openCapture(opener, e), openAttemptBodies(opener, e.endpointId, e.forward)]);
+  return eventDetailJson(opened.event, { decryption: opened.decryption, plaintext: opened.body, attemptBodies });
 }
