@@ -2,7 +2,7 @@
 // tsconfig.base.json) into dist/<app>/main.js; npm packages stay external and load from
 // node_modules, except in the CLI's bundle (see cliBuild). Type checking is `npm run typecheck`'s job, not this one's.
 import { build } from "esbuild";
-import { copyFileSync, existsSync, readdirSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -28,11 +28,26 @@ const WITH_STORE_WORKER = new Set(["all-in-one", "catalog"]);
 
 // The CLI is published on its own (apps/whc/package.json, copied beside its bundle): it carries
 // every package it uses, so installing it needs no registry, except better-sqlite3 (native),
-// which only `whc keys` on the embedded store loads, from a chunk of its own.
+// which only `whc keys` on the embedded store loads.
 const CLI = "whc";
-const CLI_NATIVE = ["better-sqlite3"];
 // CommonJS packages inside an ESM bundle still call require() for Node's own modules.
-const CLI_REQUIRE = 'import { createRequire as __whcCreateRequire } from "node:module"; const require = __whcCreateRequire(import.meta.url);';
+const CLI_BANNER = '#!/usr/bin/env node\nimport { createRequire as __whcCreateRequire } from "node:module"; const require = __whcCreateRequire(import.meta.url);';
+
+/**
+ * better-sqlite3 is required where it is used, at run time, not imported at the top of the
+ * bundle: the store's modules are reached only through whc keys' dynamic import, which esbuild
+ * initialises lazily, so every other command runs where better-sqlite3 is not installed.
+ */
+const lateNativeModules = {
+  name: "late-native-modules",
+  setup(b) {
+    b.onResolve({ filter: /^better-sqlite3$/ }, (args) => ({ path: args.path, namespace: "late-native" }));
+    b.onLoad({ filter: /.*/, namespace: "late-native" }, (args) => ({
+      contents: `export default __whcCreateRequire(import.meta.url)(${JSON.stringify(args.path)});`,
+      loader: "js",
+    }));
+  },
+};
 
 function serviceBuild(app, entry, out) {
   return build({
@@ -51,30 +66,19 @@ function serviceBuild(app, entry, out) {
 
 async function cliBuild() {
   const outdir = path.join(root, "dist", CLI);
-  const { metafile } = await build({
-    entryPoints: { main: path.join(root, "apps", CLI, "src", "main.ts") },
-    outdir,
-    entryNames: "[name]",
-    chunkNames: "chunks/[name]-[hash]",
-    splitting: true,
+  await build({
+    entryPoints: [path.join(root, "apps", CLI, "src", "main.ts")],
+    outfile: path.join(outdir, "main.js"),
     bundle: true,
     platform: "node",
     target: "node20",
     format: "esm",
-    external: CLI_NATIVE,
+    plugins: [lateNativeModules],
     sourcemap: true,
     tsconfig: path.join(root, "tsconfig.base.json"),
     logLevel: "warning",
-    banner: { js: `#!/usr/bin/env node\n${CLI_REQUIRE}` },
-    metafile: true,
+    banner: { js: CLI_BANNER },
   });
-  // Chunks of earlier builds (their names carry a content hash) would be packed too. The dir is
-  // not emptied first: tests build and run the CLI concurrently, and the current chunks are the same.
-  const current = new Set(Object.keys(metafile.outputs).map((file) => path.resolve(root, file)));
-  for (const name of readdirSync(path.join(outdir, "chunks"))) {
-    const file = path.join(outdir, "chunks", name);
-    if (!current.has(file)) rmSync(file, { force: true });
-  }
   copyFileSync(path.join(root, "apps", CLI, "package.json"), path.join(outdir, "package.json"));
 }
 

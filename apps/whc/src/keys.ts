@@ -16,7 +16,8 @@ async function openEmbeddedCatalog(dataDir: string): Promise<{ catalog: CatalogC
   try {
     embedded = await Promise.all([import("@whc/catalog-sqlite"), import("@whc/catalog-core")]);
   } catch (err) {
-    if ((err as { code?: string }).code !== "ERR_MODULE_NOT_FOUND") throw err;
+    // The published bundle require()s it (MODULE_NOT_FOUND); an unbundled run imports it.
+    if (!["MODULE_NOT_FOUND", "ERR_MODULE_NOT_FOUND"].includes((err as { code?: string }).code ?? "")) throw err;
     throw new CliError(
       "opening the embedded store needs better-sqlite3 beside whc (npm install -g better-sqlite3), or give --catalog-url (WHC_CATALOG_URL)",
     );

@@ -45,9 +45,8 @@ beforeAll(async () => {
   dir = tempDir("whc-pack-");
   const { stdout } = await npm(["pack", path.dirname(main), "--pack-destination", dir.path, "--json"], dir.path);
   const [{ filename, files }] = JSON.parse(stdout) as [{ filename: string; files: { path: string }[] }];
-  // The bundle and its chunks, the manifest; no source maps, no sources.
-  expect(files.map((f) => f.path)).toContain("main.js");
-  expect(files.every((f) => /^(main\.js|package\.json|chunks\/[\w-]+\.js)$/.test(f.path))).toBe(true);
+  // The bundle and the manifest; no source map, no sources.
+  expect(files.map((f) => f.path).sort()).toEqual(["main.js", "package.json"]);
   const prefix = path.join(dir.path, "prefix");
   await npm(["install", "--global", "--offline", "--prefix", prefix, path.join(dir.path, filename)], dir.path);
   installed = path.join(prefix, "bin", "whc");
