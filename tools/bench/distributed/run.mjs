@@ -14,12 +14,12 @@
 // the latter. With several ingests the connections are split between them and the latencies
 // combined as the request-weighted mean of the p50s and the largest p99.
 import { spawn, execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import net from "node:net";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
+import { cpuSeconds, freePort, startProgram, startScript, stop, writeWrkScript, wrkSummary } from "../harness.mjs";
 import { body, headers } from "../ingest/payload.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
@@ -29,67 +29,8 @@ const replicaCounts = (process.argv[4] ?? "1,2").split(",").map(Number);
 const KEY = `whc_${"R".repeat(40)}`;
 const useWrk = process.env.BENCH_CLIENT !== "autocannon" && spawnSync("wrk", ["--version"]).error === undefined;
 
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-
-/** Starts a program and resolves with it once it printed `ready`. */
-function start(command, args, env, ready) {
-  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  return new Promise((resolve, reject) => {
-    let out = "";
-    const onData = (c) => {
-      out += c;
-      if (out.includes(ready)) resolve(child);
-    };
-    child.stdout.on("data", onData);
-    child.stderr.on("data", onData);
-    if (process.env.BENCH_ECHO) child.stderr.on("data", (c) => process.stderr.write(c));
-    child.on("exit", (code) => reject(new Error(`${args.at(-1) ?? command} exited ${code}: ${out}`)));
-  });
-}
-
-function stop(child) {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once("exit", () => resolve());
-    child.kill("SIGTERM");
-  });
-}
-
-/** CPU seconds (user + system) used so far by a process, all threads (Linux /proc; else NaN). */
-function cpuSeconds(pid) {
-  try {
-    const tick = 100;
-    let total = 0;
-    for (const t of readdirSync(`/proc/${pid}/task`)) {
-      const fields = readFileSync(`/proc/${pid}/task/${t}/stat`, "utf8").split(") ")[1].split(" ");
-      total += Number(fields[11]) + Number(fields[12]);
-    }
-    return total / tick;
-  } catch {
-    return Number.NaN;
-  }
-}
-
 const work = mkdtempSync(path.join(os.tmpdir(), "whc-bench-distributed-"));
-const luaString = (s) => `"${[...Buffer.from(s)].map((b) => `\\${b}`).join("")}"`;
-const script = path.join(work, "post.lua");
-writeFileSync(
-  script,
-  [
-    `wrk.method = "POST"`,
-    `wrk.body = ${luaString(body)}`,
-    ...Object.entries(headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`),
-    `done = function(summary, latency, requests)`,
-    `  io.write(string.format("BENCH %d %d %d %d %f %f\\n", summary.requests, summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, summary.errors.status, summary.duration, latency:percentile(50) / 1000, latency:percentile(99) / 1000))`,
-    `end`,
-  ].join("\n"),
-);
+const script = writeWrkScript(work);
 
 /** One load pass on one URL: {total, failed, seconds, p50, p99 (ms)}. */
 async function loadOne(url, conns) {
@@ -100,10 +41,7 @@ async function loadOne(url, conns) {
       child.stdout.on("data", (c) => (text += c));
       child.on("exit", (code) => (code === 0 ? resolve(text) : reject(new Error(`wrk exited ${code}`))));
     });
-    const line = out.split("\n").find((l) => l.startsWith("BENCH "));
-    if (!line) throw new Error(`wrk printed no summary:\n${out}`);
-    const [requests, errors, bad, micros, p50, p99] = line.split(" ").slice(1).map(Number);
-    return { total: requests, failed: errors + bad, seconds: micros / 1e6, p50, p99 };
+    return wrkSummary(out);
   }
   const r = await new Promise((resolve, reject) => {
     autocannon({ url, method: "POST", connections: conns, duration, headers, body }, (err, res) => (err ? reject(err) : resolve(res)));
@@ -171,9 +109,7 @@ async function deployment(replicas, natsUrl) {
     WHC_INGEST_PUBLIC_URL: `http://127.0.0.1:${ingestPorts[0]}`,
     WHC_LOG_LEVEL: "info",
   };
-  const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(" ") : [];
-  const run = (service, extra = {}) =>
-    start(process.execPath, [...nodeArgs, path.join(root, "dist", service, "main.js")], { ...env, ...extra }, `${service} ready`);
+  const run = (service, extra = {}) => startScript(path.join(root, "dist", service, "main.js"), [], { ...env, ...extra }, `${service} ready`);
   const procs = [];
   // The catalogs together: both open (and migrate) the new file at once.
   const catalogs = await Promise.all(catalogPorts.map((p) => run("catalog", { WHC_CATALOG_PORT: p })));
@@ -192,7 +128,7 @@ execFileSync(process.execPath, [path.join(root, "tools/build.mjs"), "catalog", "
   stdio: "inherit",
 });
 const natsPort = await freePort();
-const nats = await start("nats-server", ["-a", "127.0.0.1", "-p", String(natsPort)], {}, "Server is ready");
+const nats = await startProgram("nats-server", ["-a", "127.0.0.1", "-p", String(natsPort)], {}, "Server is ready");
 console.log(
   `\n${duration} s (after a warm-up pass as long) at ${connections} connections, ${Buffer.byteLength(body)} B bodies; ` +
     `${os.cpus().length} cores; load from ${useWrk ? "wrk -t1 per ingest" : "autocannon (in this process)"}\n`,

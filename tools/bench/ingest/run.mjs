@@ -13,13 +13,13 @@
 // BENCH_FLOOR=1 also measures, in each round, the floor server (floor-server.mjs) in its four
 // modes: the least code that commits a capture durably before answering, with and without
 // sealing and indexing, each also without fsync. It shows what any design reaches on this machine.
-import { spawn, execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, readdirSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import net from "node:net";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
+import { cpuSeconds, freePort, startScript as start, stop, writeWrkScript, wrkSummary } from "../harness.mjs";
 import { body, headers } from "./payload.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
@@ -30,82 +30,19 @@ const KEY = `whc_${"B".repeat(40)}`;
 const floorModes = process.env.BENCH_FLOOR === "1" ? ["store", "sealed", "store-volatile", "sealed-volatile"] : [];
 const useWrk = process.env.BENCH_CLIENT !== "autocannon" && spawnSync("wrk", ["--version"]).error === undefined;
 
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-
-function start(script, args, env, ready) {
-  const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(" ") : [];
-  const child = spawn(process.execPath, [...nodeArgs, script, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  return new Promise((resolve, reject) => {
-    let out = "";
-    const onData = (c) => {
-      out += c;
-      if (out.includes(ready)) resolve(child);
-    };
-    child.stdout.on("data", onData);
-    child.stderr.on("data", onData);
-    if (process.env.BENCH_ECHO) child.stderr.on("data", (c) => process.stderr.write(c));
-    child.on("exit", (code) => reject(new Error(`${script} exited ${code}: ${out}`)));
-  });
-}
-
-function stop(child) {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once("exit", () => resolve());
-    child.kill("SIGTERM");
-  });
-}
-
 const work = mkdtempSync(path.join(os.tmpdir(), "whc-bench-ingest-"));
-const luaString = (s) => `"${[...Buffer.from(s)].map((b) => `\\${b}`).join("")}"`;
-const script = path.join(work, "post.lua");
-writeFileSync(
-  script,
-  [
-    `wrk.method = "POST"`,
-    `wrk.body = ${luaString(body)}`,
-    ...Object.entries(headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`),
-    `done = function(summary, latency, requests)`,
-    `  io.write(string.format("BENCH %d %d %d %d %f %f\\n", summary.requests, summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, summary.errors.status, summary.duration, latency:percentile(50) / 1000, latency:percentile(99) / 1000))`,
-    `end`,
-  ].join("\n"),
-);
+const script = writeWrkScript(work);
 
 /** {requests/s, p50, p99 (ms), failed} from one load pass. */
 async function load(url) {
   if (useWrk) {
-    const out = execFileSync("wrk", ["-t2", `-c${connections}`, `-d${duration}s`, "-s", script, url], { encoding: "utf8" });
-    const line = out.split("\n").find((l) => l.startsWith("BENCH "));
-    if (!line) throw new Error(`wrk printed no summary:\n${out}`);
-    const [requests, errors, bad, micros, p50, p99] = line.split(" ").slice(1).map(Number);
-    // errors.status counts answers of 400 and above; a capture never answers 3xx.
-    return { rps: requests / (micros / 1e6), p50, p99, failed: errors + bad, total: requests };
+    const { total, failed, seconds, p50, p99 } = wrkSummary(execFileSync("wrk", ["-t2", `-c${connections}`, `-d${duration}s`, "-s", script, url], { encoding: "utf8" }));
+    return { rps: total / seconds, p50, p99, failed, total };
   }
   const r = await new Promise((resolve, reject) => {
     autocannon({ url, method: "POST", connections, duration, headers, body }, (err, res) => (err ? reject(err) : resolve(res)));
   });
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, failed: r.non2xx + r.errors, total: r.requests.total };
-}
-
-/** CPU seconds (user + system) used so far by a process, all threads (Linux /proc; else NaN). */
-function cpuSeconds(pid) {
-  try {
-    const tick = 100;
-    let total = 0;
-    for (const t of readdirSync(`/proc/${pid}/task`)) {
-      const fields = readFileSync(`/proc/${pid}/task/${t}/stat`, "utf8").split(") ")[1].split(" ");
-      total += Number(fields[11]) + Number(fields[12]);
-    }
-    return total / tick;
-  } catch {
-    return Number.NaN;
-  }
 }
 
 async function measure(child, url) {

@@ -1,0 +1,93 @@
+// What the benchmarks share: free ports, starting and stopping the programs they measure, the
+// CPU a process used (from /proc), and wrk's request script and summary line.
+import { spawn } from "node:child_process";
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { body, headers } from "./ingest/payload.mjs";
+
+export const freePort = () =>
+  new Promise((resolve) => {
+    const s = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+
+/**
+ * Starts a program and resolves with its child process once it printed `ready`; rejects when it
+ * exits first. BENCH_ECHO=1 copies its stderr here.
+ */
+export function startProgram(command, args, env, ready) {
+  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  return new Promise((resolve, reject) => {
+    let out = "";
+    const onData = (c) => {
+      out += c;
+      if (out.includes(ready)) resolve(child);
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    if (process.env.BENCH_ECHO) child.stderr.on("data", (c) => process.stderr.write(c));
+    child.on("exit", (code) => reject(new Error(`${args.at(-1) ?? command} exited ${code}: ${out}`)));
+  });
+}
+
+/** A Node script, with BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") before it. */
+export function startScript(script, args, env, ready) {
+  const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(" ") : [];
+  return startProgram(process.execPath, [...nodeArgs, script, ...args], env, ready);
+}
+
+export function stop(child) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once("exit", () => resolve());
+    child.kill("SIGTERM");
+  });
+}
+
+/** CPU seconds (user + system) used so far by a process, all threads (Linux /proc; else NaN). */
+export function cpuSeconds(pid) {
+  try {
+    const tick = 100;
+    let total = 0;
+    for (const t of readdirSync(`/proc/${pid}/task`)) {
+      const fields = readFileSync(`/proc/${pid}/task/${t}/stat`, "utf8").split(") ")[1].split(" ");
+      total += Number(fields[11]) + Number(fields[12]);
+    }
+    return total / tick;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+const luaString = (s) => `"${[...Buffer.from(s)].map((b) => `\\${b}`).join("")}"`;
+
+/** Writes wrk's script for the benchmark's request (payload.mjs) into `dir`; answers its path. */
+export function writeWrkScript(dir) {
+  const script = path.join(dir, "post.lua");
+  writeFileSync(
+    script,
+    [
+      `wrk.method = "POST"`,
+      `wrk.body = ${luaString(body)}`,
+      ...Object.entries(headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`),
+      `done = function(summary, latency, requests)`,
+      `  io.write(string.format("BENCH %d %d %d %d %f %f\\n", summary.requests, summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, summary.errors.status, summary.duration, latency:percentile(50) / 1000, latency:percentile(99) / 1000))`,
+      `end`,
+    ].join("\n"),
+  );
+  return script;
+}
+
+/**
+ * The summary line the script makes wrk print: requests, failed (socket errors and answers of
+ * 400 and above: a capture never answers 3xx), seconds, p50 and p99 (ms).
+ */
+export function wrkSummary(out) {
+  const line = out.split("\n").find((l) => l.startsWith("BENCH "));
+  if (!line) throw new Error(`wrk printed no summary:\n${out}`);
+  const [requests, errors, bad, micros, p50, p99] = line.split(" ").slice(1).map(Number);
+  return { total: requests, failed: errors + bad, seconds: micros / 1e6, p50, p99 };
+}
