@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { Binary } from "mongodb";
+import { randomBytes } from "node:crypto";
+import { Binary, BSON } from "mongodb";
 import { Query, updateMany } from "mingo";
 import { nextStamp } from "@whc/catalog-core";
 import { endpointFixture, eventFixture, forwardAttemptFixture, keyHash, token } from "@whc/catalog-core/testing";
-import { markReadFilter } from "./documents.js";
+import { packRequest, seal, sealedText } from "@whc/sealing";
+import { markReadFilter, SUMMARY_PROJECTION } from "./documents.js";
 import { OUTBOX_FILTER } from "./delivery-documents.js";
 import { apiKeyDocs, attemptFromDoc, attemptToDoc, auditDocs, endpointDocs, eventFromDoc, eventToDoc, summaryDocs, type AnyDoc } from "./records.js";
 
@@ -160,6 +162,41 @@ describe("MongoDB documents <-> records", () => {
     expect(doc.bodyStored).toBe(false);
     for (const field of ["body", "keyId", "tokens", "readAt"]) expect(doc).not.toHaveProperty(field);
     expect(eventFromDoc(doc).body).toBeUndefined();
+  });
+
+  it("writes a sealed capture with no header, sub-path or query in clear, and its data key once; reads old clear ones as before", () => {
+    const s = nextStamp(undefined, Date.now());
+    const key = randomBytes(32);
+    const request = packRequest({ path: "/in/MarkerSubpath?token=MarkerQuery", headers: [["Authorization", "Bearer MarkerBearer"]] });
+    const wrapped = { wrappedKey: new Uint8Array([6, 6]), keyId: "k3" };
+    const sealedRequest = { ...wrapped, ciphertext: seal(key, request) };
+    const target = sealedText(seal(key, Buffer.from("https://t.example.test/in/MarkerSubpath?token=MarkerQuery")));
+    // As ingest appends them: headers and path only inside the sealed request.
+    const sealed = (body: boolean) =>
+      eventFixture(
+        { id: "ep", accountId: "acct" },
+        { headers: [], path: "", sealedRequest, body: body ? { ...wrapped, ciphertext: seal(key, Buffer.from("{}")) } : undefined, forward: { target, scheduled: true } },
+      );
+    for (const doc of [eventToDoc(sealed(true), s), eventToDoc(sealed(false), s)]) {
+      const bytes = Buffer.from(BSON.serialize(doc));
+      for (const marker of ["MarkerBearer", "MarkerQuery", "MarkerSubpath"]) expect(bytes.includes(Buffer.from(marker)), marker).toBe(false);
+      expect(doc).toMatchObject({ path: "", headers: [], keyId: "k3", request: { ciphertext: new Binary(Buffer.from(sealedRequest.ciphertext)) } });
+      // The wrapped key is stored once: the body's, or the request's when there is no body.
+      if (doc.body) expect(doc.request).not.toHaveProperty("wrappedKey");
+      else expect(doc.request.wrappedKey).toEqual(bin([6, 6]));
+      const read = eventFromDoc(doc);
+      expect(read.sealedRequest?.keyId).toBe("k3");
+      expect(Buffer.from(read.sealedRequest!.ciphertext).equals(sealedRequest.ciphertext)).toBe(true);
+      expect([...read.sealedRequest!.wrappedKey]).toEqual([6, 6]);
+      expect(read.forward?.target).toBe(target);
+      // A list never carries it.
+      const [listed] = new Query({}).find([doc], SUMMARY_PROJECTION).all();
+      expect(listed).not.toHaveProperty("request");
+      expect(listed).not.toHaveProperty("headers");
+    }
+    const old = eventToDoc(eventFixture({ id: "ep", accountId: "acct" }, { path: "/old?x=1" }), s);
+    expect(old).not.toHaveProperty("request");
+    expect(eventFromDoc(old)).toMatchObject({ path: "/old?x=1", headers: [["Content-Type", "application/json"], ["X-Repeat", "one"], ["X-Repeat", "two"]], sealedRequest: undefined });
   });
 
   it("writes an audit entry under its id", () => {

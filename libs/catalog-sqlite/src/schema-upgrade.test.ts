@@ -259,6 +259,49 @@ describe("embedded SQLite: a catalog created by version 1", () => {
   });
 });
 
+describe("embedded SQLite: a catalog from before requests were sealed (ADR 0009)", () => {
+  let where: ReturnType<typeof tempDir>;
+  let file: string;
+  beforeEach(() => {
+    where = tempDir("whc-sqlite-sealed-");
+    file = path.join(where.path, "catalog.db");
+    createOldCatalog(file);
+  });
+  afterEach(() => where.remove());
+
+  it("reads its old events' clear headers and path as before, and stores new ones sealed beside them", async () => {
+    const store = openSqliteStore({ file });
+    const key = { wrappedKey: new Uint8Array([4, 4]), keyId: "k2" };
+    const sealedRequest = { ...key, ciphertext: new Uint8Array([5, 6, 7]) };
+    // As ingest appends them now: headers and path only inside the sealed request.
+    const sealedFixture = eventFixture({ id: ENDPOINT_ID, accountId: "acct-1" }, { headers: [], path: "", sealedRequest });
+    const withBody: NewEvent = { ...sealedFixture, body: { ...key, ciphertext: new Uint8Array([1]) } };
+    const metadataOnly: NewEvent = { ...sealedFixture, body: undefined, searchTokens: [] };
+    try {
+      const [a, b] = await store.appendEvents([withBody, metadataOnly], Date.now);
+      const old = await store.getEvent("acct-1", ENDPOINT_ID, EVENT_ID);
+      expect(old).toMatchObject({ path: "/x", headers: [["Content-Type", "application/json"]], sealedRequest: undefined });
+      const sealed = await store.getEvent("acct-1", ENDPOINT_ID, a!.id);
+      expect(sealed).toMatchObject({ path: "", headers: [], sealedRequest: { keyId: "k2" }, body: { keyId: "k2" } });
+      expect([...sealed!.sealedRequest!.ciphertext, ...sealed!.sealedRequest!.wrappedKey]).toEqual([5, 6, 7, 4, 4]);
+      // Without a body the data key is still kept, for the request.
+      const meta = await store.getEvent("acct-1", ENDPOINT_ID, b!.id);
+      expect(meta!.body).toBeUndefined();
+      expect([[...meta!.sealedRequest!.ciphertext], [...meta!.sealedRequest!.wrappedKey], meta!.sealedRequest!.keyId]).toEqual([[5, 6, 7], [4, 4], "k2"]);
+      // A list carries none of it, and a metadata-only event stays one.
+      const page = await store.listEvents({ accountId: "acct-1", endpointId: ENDPOINT_ID, limit: 10 });
+      expect(page.events.find((e) => e.id === b!.id)).toMatchObject({ bodyStored: false });
+      expect(page.events.every((e) => !("sealedRequest" in e) && !("headers" in e))).toBe(true);
+    } finally {
+      await store.close();
+    }
+    const db = new Database(file, { readonly: true });
+    expect((db.pragma("table_info(event_bodies)") as { name: string }[]).map((c) => c.name)).toContain("sealed_request");
+    expect(db.prepare("SELECT count(*) AS n FROM event_bodies WHERE sealed_request IS NULL AND headers != '[]'").get()).toEqual({ n: 1 });
+    db.close();
+  });
+});
+
 describe("embedded SQLite: a catalog created by version 2", () => {
   let where: ReturnType<typeof tempDir>;
   let file: string;

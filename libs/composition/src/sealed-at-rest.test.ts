@@ -1,10 +1,8 @@
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import path from "node:path";
 import Database from "better-sqlite3";
-import { waitFor } from "@whc/testing";
+import { filesUnder, needlesInFiles, waitFor } from "@whc/testing";
 import { startTestSystem, type TestSystem } from "./testing/index.js";
 
 /**
@@ -28,29 +26,6 @@ const REST = `/in/${SUBPATH}/x?token=${QUERY}&n=1`;
 interface Seen {
   url: string;
   headers: http.IncomingHttpHeaders;
-}
-
-/** Every file under `dir`, read raw: the db, its WAL and shared memory, keys, anything. */
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const file = path.join(dir, name);
-    return statSync(file).isDirectory() ? filesUnder(file) : [file];
-  });
-}
-
-/** Which of `needles` some file under `dir` holds, and where. */
-function foundIn(dir: string, needles: readonly string[]): string[] {
-  const found: string[] = [];
-  for (const file of filesUnder(dir)) {
-    const bytes = readFileSync(file);
-    for (const needle of needles) {
-      // UTF-8/latin1 as SQLite and JSON write it, and UTF-16 in case anything ever does.
-      if (bytes.includes(Buffer.from(needle, "latin1")) || bytes.includes(Buffer.from(needle, "utf16le"))) {
-        found.push(`${needle} in ${path.basename(file)}`);
-      }
-    }
-  }
-  return found;
 }
 
 let t: TestSystem;
@@ -189,8 +164,8 @@ describe("a capture's headers, sub-path and query at rest", () => {
     const catalogFile = filesUnder(t.dataDir).find((f) => f.endsWith(".db"));
     expect(catalogFile).toBeDefined();
     expect(filesUnder(t.dataDir).some((f) => f.endsWith("-wal"))).toBe(true);
-    expect(foundIn(t.dataDir, [CLEAR_CONTROL])).not.toEqual([]);
-    expect(foundIn(t.dataDir, SECRETS)).toEqual([]);
+    expect(needlesInFiles(t.dataDir, [CLEAR_CONTROL])).not.toEqual([]);
+    expect(needlesInFiles(t.dataDir, SECRETS)).toEqual([]);
 
     // After a checkpoint: the main file holds every page.
     const db = new Database(catalogFile as string);
@@ -199,7 +174,7 @@ describe("a capture's headers, sub-path and query at rest", () => {
     } finally {
       db.close();
     }
-    expect(foundIn(t.dataDir, [CLEAR_CONTROL])).not.toEqual([]);
-    expect(foundIn(t.dataDir, SECRETS)).toEqual([]);
+    expect(needlesInFiles(t.dataDir, [CLEAR_CONTROL])).not.toEqual([]);
+    expect(needlesInFiles(t.dataDir, SECRETS)).toEqual([]);
   });
 });

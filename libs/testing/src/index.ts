@@ -14,3 +14,4 @@ export { externalServices, testNatsServer, mongoTestDatabase } from "./external-
 export type { MongoTestDatabase } from "./external-services.js";
 export { startOtlpReceiver, decodeOtlpJson } from "./otlp-receiver.js";
 export type { OtlpReceiver, ReceivedSpan } from "./otlp-receiver.js";
+export { filesUnder, needlesIn, needlesInFiles } from "./files.js";

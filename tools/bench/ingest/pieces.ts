@@ -4,7 +4,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { MessageChannel } from "node:worker_threads";
 import { create } from "@bufbuild/protobuf";
 import { EventSchema, SealedBodySchema } from "@whc/contracts";
-import { seal, createBlindIndexer } from "@whc/sealing";
+import { seal, createBlindIndexer, packRequest } from "@whc/sealing";
 import { verifyCapture } from "@whc/ingest-core";
 import { canonicalEventType } from "@whc/signatures";
 import { eventSummaryJson } from "@whc/api-model/present";
@@ -63,6 +63,10 @@ time("event type of an 8 MiB form", 5, () => canonicalEventType("slack", formHea
 time("create(EventSchema)", 20000, makeEvent);
 time("seal (AES-256-GCM, 1.5 KB)", 20000, () => seal(key, body, Buffer.from(endpointId)));
 time("blind index (memoised words)", 20000, () => indexer(body));
+// What sealing the request adds (ADR 0009): its headers, sub-path and query packed and sealed.
+const requestAad = Buffer.from(`${endpointId}\0request`);
+time("packRequest (13 headers)", 20000, () => packRequest({ path: "/orders/7?source=bench", headers }));
+time("packRequest + seal of the request", 20000, () => seal(key, packRequest({ path: "/orders/7?source=bench", headers }), requestAad));
 time("eventSummaryJson", 20000, () => eventSummaryJson(event));
 time("randomUUID", 20000, () => randomUUID());
 time("requestContext.run", 20000, () => requestContext.run({ requestId: "x" }, () => 1));
