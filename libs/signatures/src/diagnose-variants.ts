@@ -161,9 +161,18 @@ function* urlVariants(trial: Trial): Generator<Variant> {
     yield {
       cause: "url_mismatch",
       change: { url: candidate.href },
-      explanation: `${trial.scheme.label} signed a different URL than the one computed here (${computed.href}): the signature matches ${candidate.href}; make the public ingest URL (WHC_INGEST_PUBLIC_URL) match the URL configured at ${trial.scheme.label}.`,
+      explanation: `${trial.scheme.label} signed a different URL than the one computed here (${withoutQuery(computed)}): the signature matches ${withoutQuery(candidate)}; make the public ingest URL (WHC_INGEST_PUBLIC_URL) match the URL configured at ${trial.scheme.label}.`,
     };
   }
+}
+
+/**
+ * A URL as a diagnosis names it: never its query, which may carry a sender's token and is
+ * stored sealed (ADR 0009), while the diagnostic is stored in clear. Candidates differ in
+ * scheme, host and path only.
+ */
+function withoutQuery(url: URL): string {
+  return `${url.origin}${url.pathname}`;
 }
 
 function* urlCandidates(computed: URL, headers: SchemeVerifyInput["headers"]): Generator<URL> {

@@ -261,6 +261,13 @@ describe("diagnoseSignature: URLs", () => {
     expect(d.explanation).toContain(signed);
   });
 
+  it("never names a URL's query in the diagnosis, which is stored in clear", () => {
+    const d = diagnoseUrl("http://a.test/in/x?token=QuerySecret", [signedFor("https://a.test/in/x?token=QuerySecret")]);
+    expect(d).toMatchObject({ verdict: "failed", likelyCause: "url_mismatch" });
+    expect(d.explanation).toContain("https://a.test/in/x");
+    expect(JSON.stringify(d)).not.toContain("QuerySecret");
+  });
+
   it("falls back to wrong_secret when no URL variant matches", () => {
     expect(diagnoseUrl("https://a.test/in/x", [signedFor("https://elsewhere.test/other")]).likelyCause).toBe("wrong_secret");
   });
