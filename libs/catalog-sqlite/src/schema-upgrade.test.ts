@@ -257,19 +257,8 @@ describe("embedded SQLite: a catalog created by version 1", () => {
       await second.close();
     }
   });
-});
 
-describe("embedded SQLite: a catalog from before requests were sealed (ADR 0009)", () => {
-  let where: ReturnType<typeof tempDir>;
-  let file: string;
-  beforeEach(() => {
-    where = tempDir("whc-sqlite-sealed-");
-    file = path.join(where.path, "catalog.db");
-    createOldCatalog(file);
-  });
-  afterEach(() => where.remove());
-
-  it("reads its old events' clear headers and path as before, and stores new ones sealed beside them", async () => {
+  it("reads its events' clear headers and path as before once requests are sealed (ADR 0009), and stores new ones sealed beside them", async () => {
     const store = openSqliteStore({ file });
     const key = { wrappedKey: new Uint8Array([4, 4]), keyId: "k2" };
     const sealedRequest = { ...key, ciphertext: new Uint8Array([5, 6, 7]) };
