@@ -65,8 +65,22 @@ export function exitCodeOf(err: unknown): number {
   return EXIT_CODES.badInput.code;
 }
 
-/** The table as the help epilogue shows it. */
+/** `head` then `text`, in lines of at most `width` characters, the later ones indented as far as `head` reaches. */
+function wrapped(head: string, text: string, width: number): string {
+  const indent = " ".repeat(head.length);
+  const lines: string[] = [];
+  let line = head;
+  text.split(" ").forEach((word, i) => {
+    if (i > 0 && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = indent + word;
+    } else line = i === 0 ? line + word : `${line} ${word}`;
+  });
+  return [...lines, line].join("\n");
+}
+
+/** The table as the help epilogue shows it, wrapped for an 80-column terminal. */
 export function exitCodesHelp(): string {
-  const rows = Object.values(EXIT_CODES).map(({ code, meaning }) => `  ${String(code).padStart(3)}  ${meaning}`);
+  const rows = Object.values(EXIT_CODES).map(({ code, meaning }) => wrapped(`  ${String(code).padStart(3)}  `, meaning, 80));
   return ["Exit codes:", ...rows].join("\n");
 }
