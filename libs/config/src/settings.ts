@@ -100,7 +100,7 @@ export const settings = {
     "WHC_INGEST_MAX_INFLIGHT_BYTES",
     "most request-body bytes ingest holds across all requests in flight; a request past it gets 503 overloaded",
     268_435_456,
-    0,
+    1,
     2 ** 40,
   ),
   trustedProxies: ipListSetting(

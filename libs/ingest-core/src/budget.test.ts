@@ -3,6 +3,7 @@ import http from "node:http";
 import net from "node:net";
 import type { AddressInfo } from "node:net";
 import { createInflightBudget, type InflightBudget } from "./budget.js";
+import { createBurstCollector } from "./collect.js";
 import { BodyOverBudget, bodyReservation, readBodyThen, type ReadBody } from "./request.js";
 
 describe("the in-flight budget", () => {
@@ -33,6 +34,25 @@ describe("the in-flight budget", () => {
     expect(budget.held()).toBe(0);
   });
 
+  it("says when it is empty again after a burst (half used, or a refusal), once per burst", () => {
+    let bursts = 0;
+    const budget = createInflightBudget(100, () => (bursts += 1));
+    budget.reserve(10)?.release();
+    expect(bursts).toBe(0);
+    const big = budget.reserve(60);
+    const small = budget.reserve(20);
+    big?.release();
+    expect(bursts).toBe(0);
+    small?.release();
+    expect(bursts).toBe(1);
+    const held = budget.reserve(30);
+    expect(budget.reserve(80)).toBeUndefined();
+    held?.release();
+    expect(bursts).toBe(2);
+    budget.reserve(5)?.release();
+    expect(bursts).toBe(2);
+  });
+
   it("grows a reservation while the budget has room, and not past it", () => {
     const budget = createInflightBudget(100);
     const other = budget.reserve(40);
@@ -44,6 +64,30 @@ describe("the in-flight budget", () => {
     expect(r?.grow(11)).toBe(true);
     r?.release();
     expect(budget.held()).toBe(0);
+  });
+});
+
+describe("the collection after a burst", () => {
+  it("runs once, a quiet moment after the last burst ended", async () => {
+    let collections = 0;
+    const soon = createBurstCollector(30, () => (collections += 1));
+    soon();
+    soon();
+    await new Promise((r) => setTimeout(r, 10));
+    soon();
+    expect(collections).toBe(0);
+    await new Promise((r) => setTimeout(r, 80));
+    expect(collections).toBe(1);
+  });
+
+  it("frees what dead buffers hold outside V8's heap", async () => {
+    let bodies: Buffer[] | undefined = Array.from({ length: 8 }, () => Buffer.alloc(8 * 1024 * 1024, 1));
+    const held = process.memoryUsage().arrayBuffers;
+    expect(bodies).toHaveLength(8);
+    bodies = undefined;
+    createBurstCollector(0)();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(held - process.memoryUsage().arrayBuffers).toBeGreaterThanOrEqual(56 * 1024 * 1024);
   });
 });
 

@@ -23,9 +23,25 @@ export interface Reservation {
   release(): void;
 }
 
-export function createInflightBudget(limit: number): InflightBudget {
+/**
+ * `afterBurst` is called when the budget is empty again after a burst: since the last call it
+ * was at least half used, or it refused a request.
+ */
+export function createInflightBudget(limit: number, afterBurst?: () => void): InflightBudget {
   let held = 0;
-  const fits = (bytes: number) => held + bytes <= limit;
+  let burst = false;
+  const fits = (bytes: number) => {
+    const ok = held + bytes <= limit;
+    if (!ok || (bytes > 0 && held + bytes >= limit / 2)) burst = true;
+    return ok;
+  };
+  const giveBack = (bytes: number) => {
+    held -= bytes;
+    if (held === 0 && burst) {
+      burst = false;
+      afterBurst?.();
+    }
+  };
   return {
     limit,
     held: () => held,
@@ -47,7 +63,7 @@ export function createInflightBudget(limit: number): InflightBudget {
         release() {
           if (released) return;
           released = true;
-          held -= bytes;
+          giveBack(bytes);
         },
       };
     },

@@ -10,6 +10,7 @@ import type { CaptureBus } from "@whc/ports";
 import { isUuid } from "@whc/ids";
 import { discardBody, NOT_FOUND, reply } from "./answer.js";
 import { createInflightBudget, type InflightBudget, type Reservation } from "./budget.js";
+import { createBurstCollector } from "./collect.js";
 import type { Appended, AppendBatcher } from "./batcher.js";
 
 type Stored = Exclude<Appended, { endpointMissing: true }>;
@@ -58,6 +59,8 @@ export const INGEST_MAX_HEADER_BYTES = 64 * 1024;
 const HOOK_PATH = /^\/h\/([^/?#]+)(.*)$/s;
 const RETRY_AFTER_OUTAGE_S = "5";
 const RETRY_AFTER_OVERLOADED_S = "1";
+/** After a burst of bodies, how long the budget stays empty before the dead bodies are collected. */
+const BURST_QUIET_MS = 1000;
 
 /**
  * What every step of a capture needs, built once per handler and passed first: the steps
@@ -82,7 +85,8 @@ interface Surface {
  * goes out only after the catalog has durably stored the capture.
  */
 export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
-  const s: Surface = { deps, options, logger: deps.logger, metrics: deps.metrics, budget: createInflightBudget(options.maxInflightBytes) };
+  const budget = createInflightBudget(options.maxInflightBytes, createBurstCollector(BURST_QUIET_MS));
+  const s: Surface = { deps, options, logger: deps.logger, metrics: deps.metrics, budget };
   deps.metrics.watchInflight(s.budget);
 
   /**
