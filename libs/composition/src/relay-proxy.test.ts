@@ -2,9 +2,10 @@ import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { loadConfig } from "@whc/config";
-import { CatalogService } from "@whc/contracts";
+import { CatalogService, CryptoService } from "@whc/contracts";
 import { createLogger } from "@whc/logging";
 import { createInMemoryTransport, createPeerTransport, createServiceClient } from "@whc/rpc";
+import { createEnvelopeOpener, openCapture } from "@whc/sealing";
 import { freePort, tempDir, waitFor } from "@whc/testing";
 import { startTestSystem, type TestSystem } from "./testing/index.js";
 import { allInOneSpec } from "./specs.js";
@@ -328,8 +329,12 @@ describe("a proxy endpoint while the replay service cannot be reached", () => {
       expect(listed.events).toHaveLength(1);
       const { event } = await catalog.client.getEvent({ accountId: "acct-a", endpointId: id, eventId: listed.events[0]?.id ?? "", markRead: false });
       expect(Buffer.from(event?.body?.ciphertext ?? []).length).toBeGreaterThan(0);
-      // Pending, not in the outbox: the proxy's one attempt was never made.
-      expect(event?.forward).toMatchObject({ state: "pending", target: "http://127.0.0.1:9/unused", attempts: [] });
+      // Pending, not in the outbox: the proxy's one attempt was never made. Its target is
+      // stored sealed under the capture's key (it may carry the sub-path and query, ADR 0009).
+      expect(event?.forward?.target).not.toContain("127.0.0.1");
+      const opener = createEnvelopeOpener(createServiceClient(CryptoService, peers.crypto), { maxAgeMs: 60_000, maxEntries: 10 });
+      const opened = (await openCapture(opener, event!)).event;
+      expect(opened.forward).toMatchObject({ state: "pending", target: "http://127.0.0.1:9/unused", attempts: [] });
       expect(event?.forward?.nextAttemptAtMs).toBeUndefined();
     } finally {
       await ingest.close();
