@@ -12,16 +12,13 @@ type CatalogClient = Client<typeof CatalogService>;
  * module), which the published CLI does not bundle, so every other command runs without it.
  */
 async function openEmbeddedCatalog(dataDir: string): Promise<{ catalog: CatalogClient; close(): Promise<void> }> {
-  let embedded: [typeof import("@whc/catalog-sqlite"), typeof import("@whc/catalog-core")];
-  try {
-    embedded = await Promise.all([import("@whc/catalog-sqlite"), import("@whc/catalog-core")]);
-  } catch (err) {
+  const embedded = await Promise.all([import("@whc/catalog-sqlite"), import("@whc/catalog-core")]).catch((err: unknown) => {
     // The published bundle require()s it (MODULE_NOT_FOUND); an unbundled run imports it.
     if (!["MODULE_NOT_FOUND", "ERR_MODULE_NOT_FOUND"].includes((err as { code?: string }).code ?? "")) throw err;
     throw new CliError(
       "opening the embedded store needs better-sqlite3 beside whc (npm install -g better-sqlite3), or give --catalog-url (WHC_CATALOG_URL)",
     );
-  }
+  });
   const [{ openSqliteStore }, { createCatalogService }] = embedded;
   const store = openSqliteStore({ file: path.join(dataDir, "catalog.db") });
   const routes = (router: Parameters<Parameters<typeof createInMemoryTransport>[0]>[0]) => router.service(CatalogService, createCatalogService(store));

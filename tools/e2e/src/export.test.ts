@@ -204,22 +204,22 @@ describe("whc events export of 100,000 events from the all-in-one process", () =
     const pid = proc.child.pid!;
     const idle = memoryOf(pid).rss;
     /** Runs an export, sampling the process's resident memory every 100 ms; the highest sample. */
-    const sampled = async (file: string, ...args: string[]) => {
+    const sampled = async (file: string, endpoint: string, ...filters: string[]) => {
       let peak = memoryOf(pid).rss;
       const sampler = setInterval(() => (peak = Math.max(peak, memoryOf(pid).rss)), 100);
       const started = Date.now();
       try {
-        const stderr = await exportTo(file, ...args);
+        const stderr = await exportTo(file, endpoint, env, ...filters);
         return { stderr, peak, seconds: (Date.now() - started) / 1000 };
       } finally {
         clearInterval(sampler);
       }
     };
     // The first 20,000 events (receivedAt before the 20,000th's: a few more share its millisecond).
-    const warm = await sampled(path.join(dir.path, "warm.ndjson"), endpointId, env, "--to", warmUpEnd);
+    const warm = await sampled(path.join(dir.path, "warm.ndjson"), endpointId, "--to", warmUpEnd);
     const before = memoryOf(pid).rss;
     const file = path.join(dir.path, "bulk.ndjson");
-    const full = await sampled(file, "bulk", env);
+    const full = await sampled(file, "bulk");
     const after = memoryOf(pid).rss;
     const size = statSync(file).size;
     const mib = (bytes: number) => `${(bytes / MIB).toFixed(0)} MiB`;
