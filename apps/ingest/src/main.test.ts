@@ -13,4 +13,15 @@ describe("ingest start-up", () => {
       dir.remove();
     }
   });
+
+  it("stops on a malformed OpenTelemetry endpoint with one line naming it", async () => {
+    const dir = tempDir();
+    try {
+      const { code, lines } = await startWithBadConfig("ingest", "OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318", dir.path);
+      expect(code).toBe(1);
+      expect(lines).toEqual(["ingest: configuration error: OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL"]);
+    } finally {
+      dir.remove();
+    }
+  });
 });

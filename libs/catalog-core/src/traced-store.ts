@@ -3,8 +3,7 @@ import { ATTR_DB_OPERATION_NAME, ATTR_DB_SYSTEM_NAME } from "@opentelemetry/sema
 import { currentRequestId } from "@whc/logging";
 import { ATTR_WHC_REQUEST_ID, inSpan, tracingActive } from "@whc/telemetry";
 import type { CatalogStore } from "./ports.js";
-
-type Method = (...args: unknown[]) => Promise<unknown>;
+import { mapStoreMethods } from "./store-methods.js";
 
 /**
  * The same store with a span per operation (`CatalogStore.<method>`: `db.system.name` is the
@@ -17,15 +16,9 @@ type Method = (...args: unknown[]) => Promise<unknown>;
  */
 export function tracedStore(store: CatalogStore): CatalogStore {
   if (!tracingActive()) return store;
-  const wrapped: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(store)) {
-    if (typeof value !== "function") {
-      wrapped[name] = value;
-      continue;
-    }
-    const method = value as Method;
+  return mapStoreMethods(store, (name, method) => {
     const spanName = `CatalogStore.${name}`;
-    wrapped[name] = (...args: unknown[]) => {
+    return (...args: unknown[]) => {
       const requestId = currentRequestId();
       const attributes = {
         [ATTR_DB_SYSTEM_NAME]: store.kind,
@@ -34,6 +27,5 @@ export function tracedStore(store: CatalogStore): CatalogStore {
       };
       return inSpan(spanName, { kind: SpanKind.CLIENT, attributes }, () => method(...args));
     };
-  }
-  return wrapped as unknown as CatalogStore;
+  });
 }

@@ -8,8 +8,6 @@ import { createNatsBus } from "./nats-bus.js";
 import { createNatsConnection } from "./nats-connection.js";
 
 const logger = createLogger("test", "silent");
-const PRODUCER = 4;
-const CONSUMER = 5;
 let nats: NatsServer;
 let receiver: OtlpReceiver;
 let tracing: Tracing;
@@ -58,12 +56,12 @@ describe("capture notifications over a real nats-server, traced", () => {
       const spans = await waitFor(
         () => {
           const mine = receiver.spans().filter((s) => s.traceId === publisher.traceId);
-          return mine.some((s) => s.kind === CONSUMER) ? mine : undefined;
+          return mine.some((s) => s.kind === "consumer") ? mine : undefined;
         },
         { what: "the consumer span" },
       );
-      const send = spans.find((s) => s.kind === PRODUCER)!;
-      const processed = spans.find((s) => s.kind === CONSUMER)!;
+      const send = spans.find((s) => s.kind === "producer")!;
+      const processed = spans.find((s) => s.kind === "consumer")!;
       expect(send).toMatchObject({ name: "send whc.capture", parentSpanId: publisher.spanId });
       expect(processed).toMatchObject({ name: "process whc.capture", parentSpanId: send.spanId });
       expect(processed.attributes).toMatchObject({ "messaging.system": "nats", "messaging.destination.name": "whc.capture.acct.ep" });

@@ -109,7 +109,7 @@ describe("startTracing", () => {
       headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
     });
     expect(res.status).toBe(503);
-    const span = await waitFor(() => r.spans().find((s) => s.kind === 2), { what: "the server span" });
+    const span = await waitFor(() => r.spans().find((s) => s.kind === "server"), { what: "the server span" });
     expect(seenInBody).toBe(traceId);
     expect(span).toMatchObject({ traceId, parentSpanId: "00f067aa0ba902b7", name: "POST /things/{id}" });
     expect(span.attributes).toMatchObject({ "http.route": "/things/{id}", "url.path": "/things/1", "http.response.status_code": 503, "error.type": "503" });

@@ -1,6 +1,10 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 
+/** OTLP's span kinds 1 to 5, by name. */
+const KINDS = ["unspecified", "internal", "server", "client", "producer", "consumer"] as const;
+export type SpanKindName = (typeof KINDS)[number];
+
 /** One span as a test reads it from an OTLP/HTTP JSON export. */
 export interface ReceivedSpan {
   /** `service.name` of the resource that exported it. */
@@ -10,8 +14,7 @@ export interface ReceivedSpan {
   /** "" for a root span. */
   parentSpanId: string;
   name: string;
-  /** OTLP span kind: 1 internal, 2 server, 3 client, 4 producer, 5 consumer. */
-  kind: number;
+  kind: SpanKindName;
   attributes: Record<string, string | number | boolean>;
   links: { traceId: string; spanId: string }[];
 }
@@ -74,7 +77,7 @@ export function decodeOtlpJson(body: ExportRequest): ReceivedSpan[] {
         spanId: s.spanId,
         parentSpanId: s.parentSpanId ?? "",
         name: s.name,
-        kind: s.kind,
+        kind: KINDS[s.kind] ?? "unspecified",
         attributes: attributesOf(s.attributes),
         links: (s.links ?? []).map((l) => ({ traceId: l.traceId, spanId: l.spanId })),
       })),

@@ -13,9 +13,6 @@ import {
 } from "@whc/testing";
 import { CLUSTER_KEY, startCluster, type Cluster } from "./cluster.js";
 
-const SERVER = 2;
-const CLIENT = 3;
-const PRODUCER = 4;
 /** Spans leave each process a tenth of a second after they end. */
 const OTEL_ENV = { OTEL_BSP_SCHEDULE_DELAY: "100" };
 
@@ -75,11 +72,11 @@ describe("tracing across the distributed processes (OTLP/HTTP to a local receive
     });
     expect(res.status).toBe(200);
     const spans = await spansUntil(receiver, from.traceId, (s) =>
-      s.some((x) => x.service === "gateway" && x.kind === SERVER) && s.some((x) => x.name === "CatalogStore.getEndpoint"),
+      s.some((x) => x.service === "gateway" && x.kind === "server") && s.some((x) => x.name === "CatalogStore.getEndpoint"),
     );
     const parentOf = expectOneTree(spans, from.spanId);
 
-    const request = one(spans, { service: "gateway", kind: SERVER });
+    const request = one(spans, { service: "gateway", kind: "server" });
     expect(request).toMatchObject({ parentSpanId: from.spanId, name: "GET /v1/endpoints/:id" });
     expect(request.attributes).toMatchObject({
       "http.route": "/v1/endpoints/:id",
@@ -91,9 +88,9 @@ describe("tracing across the distributed processes (OTLP/HTTP to a local receive
     const store = one(spans, { service: "catalog", name: "CatalogStore.getEndpoint" });
     expect(store.attributes).toMatchObject({ "db.operation.name": "getEndpoint", "whc.request_id": "otel-e2e-read" });
     const rpcServer = parentOf(store)!;
-    expect(rpcServer).toMatchObject({ service: "catalog", kind: SERVER, name: "webhookcapture.catalog.v1.CatalogService/GetEndpoint" });
+    expect(rpcServer).toMatchObject({ service: "catalog", kind: "server", name: "webhookcapture.catalog.v1.CatalogService/GetEndpoint" });
     const rpcClient = parentOf(rpcServer)!;
-    expect(rpcClient).toMatchObject({ service: "gateway", kind: CLIENT, name: rpcServer.name });
+    expect(rpcClient).toMatchObject({ service: "gateway", kind: "client", name: rpcServer.name });
     expect(parentOf(rpcClient)).toBe(request);
 
     // The gateway's log line of that request names its trace.
@@ -117,26 +114,26 @@ describe("tracing across the distributed processes (OTLP/HTTP to a local receive
     const spans = await spansUntil(
       receiver,
       from.traceId,
-      (s) => s.some((x) => x.service === "ingest" && x.kind === SERVER) && s.some((x) => x.name === "CatalogStore.appendEvents"),
+      (s) => s.some((x) => x.service === "ingest" && x.kind === "server") && s.some((x) => x.name === "CatalogStore.appendEvents"),
     );
     const parentOf = expectOneTree(spans, from.spanId);
 
-    const capture = one(spans, { service: "ingest", kind: SERVER });
+    const capture = one(spans, { service: "ingest", kind: "server" });
     expect(capture).toMatchObject({ parentSpanId: from.spanId, name: "POST /h/{endpointId}" });
     expect(capture.attributes).toMatchObject({ "http.route": "/h/{endpointId}", "url.path": `/h/${endpoint.id}/sub`, "http.response.status_code": 200 });
 
     const store = one(spans, { service: "catalog", name: "CatalogStore.appendEvents" });
     const rpcServer = parentOf(store)!;
-    expect(rpcServer).toMatchObject({ service: "catalog", kind: SERVER, name: "webhookcapture.catalog.v1.CatalogService/AppendEvents" });
+    expect(rpcServer).toMatchObject({ service: "catalog", kind: "server", name: "webhookcapture.catalog.v1.CatalogService/AppendEvents" });
     const rpcClient = parentOf(rpcServer)!;
-    expect(rpcClient).toMatchObject({ service: "ingest", kind: CLIENT });
+    expect(rpcClient).toMatchObject({ service: "ingest", kind: "client" });
     const batch = parentOf(rpcClient)!;
     expect(batch).toMatchObject({ service: "ingest", name: "ingest append batch" });
     expect(batch.links).toContainEqual({ traceId: from.traceId, spanId: capture.spanId });
     expect(parentOf(batch)).toBe(capture);
 
     // The capture's notification left on NATS inside the same trace.
-    expect(parentOf(one(spans, { service: "ingest", kind: PRODUCER, name: "send whc.capture" }))).toBe(capture);
+    expect(parentOf(one(spans, { service: "ingest", kind: "producer", name: "send whc.capture" }))).toBe(capture);
   });
 });
 
@@ -177,7 +174,7 @@ describe("tracing in the all-in-one process", () => {
     const parentOf = expectOneTree(spans, from.spanId);
     expect(new Set(spans.map((s) => s.service))).toEqual(new Set(["all-in-one"]));
     const store = one(spans, { name: "CatalogStore.listEndpoints" });
-    expect(parentOf(store)).toMatchObject({ kind: SERVER, name: "webhookcapture.catalog.v1.CatalogService/ListEndpoints" });
-    expect(one(spans, { kind: SERVER, name: "GET /v1/endpoints" }).parentSpanId).toBe(from.spanId);
+    expect(parentOf(store)).toMatchObject({ kind: "server", name: "webhookcapture.catalog.v1.CatalogService/ListEndpoints" });
+    expect(one(spans, { kind: "server", name: "GET /v1/endpoints" }).parentSpanId).toBe(from.spanId);
   });
 });
