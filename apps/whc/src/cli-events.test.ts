@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { EndpointJson, EventDetailJson, EventListJson, EventSummaryJson } from "@whc/api-model";
-import { buildApps, freePort, startNode, tempDir, waitFor, type RunningProcess } from "@whc/testing";
+import { buildApps, freePort, startAllInOne, tempDir, type RunningProcess } from "@whc/testing";
 
 /**
  * `whc endpoints get` and `whc events list|get|delete|export` against a real all-in-one process,
@@ -63,18 +63,9 @@ beforeAll(async () => {
   const mains = buildApps("all-in-one", "whc");
   whc = mains.whc!;
   dir = tempDir("whc-cli-events-");
-  const [gw, ing] = [await freePort(), await freePort()];
-  server = startNode(mains["all-in-one"]!, {
-    WHC_DATA_DIR: dir.path,
-    WHC_HOST: "127.0.0.1",
-    WHC_GATEWAY_PORT: String(gw),
-    WHC_INGEST_PORT: String(ing),
-    WHC_INGEST_PUBLIC_URL: `http://127.0.0.1:${ing}`,
-    WHC_LOG_LEVEL: "warn",
-  });
-  await server.waitForOutput(/whc_[A-Za-z0-9]{32,}/);
-  env = { WHC_DATA_DIR: dir.path, WHC_API_URL: `http://127.0.0.1:${gw}` };
-  await waitFor(async () => (await fetch(`${env.WHC_API_URL}/healthz`)).ok || undefined, { what: "server" });
+  const aio = await startAllInOne(mains["all-in-one"]!, dir.path);
+  server = aio.proc;
+  env = { WHC_DATA_DIR: dir.path, WHC_API_URL: aio.gatewayUrl };
   env.WHC_API_KEY = json<{ key: string }>(await ok("--json", "keys", "create", "--account", "cli-events")).key;
   endpoint = json<EndpointJson>(await ok("--json", "endpoints", "create", "--slug", "shop-hooks"));
   captured = [

@@ -16,7 +16,7 @@ import { generateApiKey, hashApiKey, keyPrefix } from "@whc/identity";
 import { createLogger } from "@whc/logging";
 import { createInMemoryTransport, createServiceClient } from "@whc/rpc";
 import { createEnvelopeSealer } from "@whc/sealing";
-import { buildApps, freePort, startNode, tempDir, waitFor, type RunningProcess } from "@whc/testing";
+import { buildApps, startAllInOne, tempDir, type RunningProcess } from "@whc/testing";
 import { CLUSTER_KEY, startCluster, type Cluster } from "./cluster.js";
 
 /**
@@ -181,19 +181,12 @@ describe("whc events export of 100,000 events from the all-in-one process", () =
     warmUpEnd = seeded.mark;
     console.log(`seeded ${EVENTS} events of ${BODY_BYTES} B in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     endpointId = seeded.endpointId;
-    const [gatewayPort, ingestPort] = [await freePort(), await freePort()];
-    proc = startNode(main!, {
-      WHC_DATA_DIR: dir.path,
-      WHC_HOST: "127.0.0.1",
-      WHC_GATEWAY_PORT: String(gatewayPort),
-      WHC_INGEST_PORT: String(ingestPort),
-      WHC_INGEST_PUBLIC_URL: `http://127.0.0.1:${ingestPort}`,
+    const aio = await startAllInOne(main!, dir.path, {
       WHC_MASTER_KEYS: `export1:${masterKey.toString("base64")}`,
       WHC_BLIND_INDEX_KEY: blindKey.toString("base64"),
-      WHC_LOG_LEVEL: "warn",
     });
-    env = { WHC_API_URL: `http://127.0.0.1:${gatewayPort}`, WHC_API_KEY: seeded.key };
-    await waitFor(async () => (await fetch(`${env.WHC_API_URL}/healthz`).catch(() => undefined))?.ok || undefined, { what: "all-in-one" });
+    proc = aio.proc;
+    env = { WHC_API_URL: aio.gatewayUrl, WHC_API_KEY: seeded.key };
   }, 600_000);
   afterAll(async () => {
     await proc?.stop();

@@ -1,0 +1,29 @@
+import { freePort, waitFor } from "./ports.js";
+import { startNode, type RunningProcess } from "./processes.js";
+
+export interface AllInOne {
+  proc: RunningProcess;
+  gatewayUrl: string;
+  ingestUrl: string;
+}
+
+/**
+ * The built all-in-one process over `dataDir`, on free loopback ports, once its gateway answers
+ * /healthz. `env` adds to (or overrides) the variables it is started with.
+ */
+export async function startAllInOne(main: string, dataDir: string, env: Record<string, string> = {}): Promise<AllInOne> {
+  const [gatewayPort, ingestPort] = [await freePort(), await freePort()];
+  const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+  const ingestUrl = `http://127.0.0.1:${ingestPort}`;
+  const proc = startNode(main, {
+    WHC_DATA_DIR: dataDir,
+    WHC_HOST: "127.0.0.1",
+    WHC_GATEWAY_PORT: String(gatewayPort),
+    WHC_INGEST_PORT: String(ingestPort),
+    WHC_INGEST_PUBLIC_URL: ingestUrl,
+    WHC_LOG_LEVEL: "warn",
+    ...env,
+  });
+  await waitFor(async () => (await fetch(`${gatewayUrl}/healthz`).catch(() => undefined))?.ok || undefined, { what: "the all-in-one gateway" });
+  return { proc, gatewayUrl, ingestUrl };
+}
