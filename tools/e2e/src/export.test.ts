@@ -237,10 +237,11 @@ describe("whc events export of 100,000 events from the all-in-one process", () =
     }
     expect(count).toBe(EVENTS);
     // Flat: five times the events of the warm-up, and more bytes than the bound (a process that
-    // held the export would show it), raise the high-water mark and the resident size by less
-    // than 100 MiB.
+    // held the export would show it), raise the highest resident size sampled by less than
+    // 100 MiB, and the process ends within that too. Peaks are compared, not single samples:
+    // between two collections the garbage swings the resident size by up to about 100 MiB.
     expect(size).toBeGreaterThan(150 * MIB);
     expect(full.peak - warm.peak).toBeLessThan(100 * MIB);
-    expect(after - before).toBeLessThan(100 * MIB);
+    expect(after - warm.peak).toBeLessThan(100 * MIB);
   }, 600_000);
 });
