@@ -1,17 +1,8 @@
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { randomBytes } from "node:crypto";
-import {
-  buildApps,
-  freePort,
-  startNode,
-  startOtlpReceiver,
-  tempDir,
-  waitFor,
-  type OtlpReceiver,
-  type ReceivedSpan,
-  type RunningProcess,
-} from "@whc/testing";
+import { startOtlpReceiver, waitFor, type OtlpReceiver, type ReceivedSpan } from "@whc/testing";
 import { CLUSTER_KEY, startCluster, type Cluster } from "./cluster.js";
+import { startSingleProcess, type SingleProcess } from "./single-process.js";
 
 /** Spans leave each process a tenth of a second after they end. */
 const OTEL_ENV = { OTEL_BSP_SCHEDULE_DELAY: "100" };
@@ -139,35 +130,20 @@ describe("tracing across the distributed processes (OTLP/HTTP to a local receive
 
 describe("tracing in the all-in-one process", () => {
   let receiver: OtlpReceiver;
-  let proc: RunningProcess;
-  let dir: ReturnType<typeof tempDir>;
+  let aio: SingleProcess | undefined;
 
   afterAll(async () => {
-    await proc?.stop();
-    dir?.remove();
+    await aio?.stop();
     await receiver?.close();
   });
 
   it("shows the gateway's calls to the catalog service and its store in the caller's trace", async () => {
     receiver = await startOtlpReceiver();
-    const { "all-in-one": main } = buildApps("all-in-one");
-    dir = tempDir("whc-e2e-otel-");
-    const [gatewayPort, ingestPort] = [await freePort(), await freePort()];
-    proc = startNode(main!, {
-      WHC_DATA_DIR: dir.path,
-      WHC_HOST: "127.0.0.1",
-      WHC_GATEWAY_PORT: String(gatewayPort),
-      WHC_INGEST_PORT: String(ingestPort),
-      WHC_INGEST_PUBLIC_URL: `http://127.0.0.1:${ingestPort}`,
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-      ...OTEL_ENV,
-    });
-    const key = (await proc.waitForOutput(/(whc_[A-Za-z0-9]{32,})/))[1]!;
-    await proc.waitForOutput(/webhook-capture ready/);
+    aio = await startSingleProcess("whc-e2e-otel-", { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, ...OTEL_ENV });
 
     const from = caller();
-    const res = await fetch(`http://127.0.0.1:${gatewayPort}/v1/endpoints`, {
-      headers: { authorization: `Bearer ${key}`, traceparent: from.traceparent },
+    const res = await fetch(`${aio.gatewayUrl}/v1/endpoints`, {
+      headers: { authorization: `Bearer ${aio.firstKey}`, traceparent: from.traceparent },
     });
     expect(res.status).toBe(200);
     const spans = await spansUntil(receiver, from.traceId, (s) => s.some((x) => x.name === "CatalogStore.listEndpoints"));
