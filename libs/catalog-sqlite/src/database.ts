@@ -2,6 +2,7 @@ import Database from "better-sqlite3";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { addMissingColumns, addedIndexesSql, schemaSql, SCHEMA_VERSION } from "./schema.js";
+import { BUSY_TIMEOUT_MS } from "./write-lock.js";
 
 /** Page size of a new catalog file (docs/performance.md, "Embedded catalog page size"). */
 const PAGE_SIZE = 16384;
@@ -15,7 +16,7 @@ export function openCatalogDatabase(file: string): Database.Database {
   const db = new Database(file);
   // First: several catalog processes may open (and migrate) one file at once; each waits for
   // the others' locks instead of failing with SQLITE_BUSY.
-  db.pragma("busy_timeout = 5000");
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   // A stored event's body row (ciphertext, headers, wrapped key: about 2.4 KB for a 1.5 KB
   // webhook) fits once in a 4 KiB page and six times in a 16 KiB one: a new catalog takes
   // about 40 % less disk and writes that much less per capture. Only a new file takes the

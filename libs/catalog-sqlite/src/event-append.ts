@@ -12,6 +12,7 @@ import {
 } from "@whc/catalog-core";
 import { bodyRows, deliveryUpdate, summaryRows } from "./rows.js";
 import { searchDocument } from "./search-terms.js";
+import { createWriteLockWait } from "./write-lock.js";
 
 /**
  * Pages of search-index merging done with each append: every commit adds a small segment to
@@ -143,9 +144,10 @@ export function createEventAppend(db: Database.Database): Pick<CatalogStore, "ap
     return results;
   });
 
+  const underWriteLock = createWriteLockWait(db);
   return {
     async appendEvents(events, clock) {
-      return appendTx.immediate(events, clock);
+      return underWriteLock(() => appendTx.immediate(events, clock));
     },
   };
 }

@@ -1,0 +1,56 @@
+import path from "node:path";
+import { spawn } from "node:child_process";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { CatalogStore, EndpointRecord } from "@whc/catalog-core";
+import { endpointFixture, eventFixture, keyHash } from "@whc/catalog-core/testing";
+import { tempDir } from "@whc/testing";
+import { openSqliteStore } from "./sqlite-store.js";
+
+/** Another process holding the file's write lock for `ms`, then committing its own write. */
+function lockHolder(file: string, ms: number) {
+  const script = `
+    const db = new (require("better-sqlite3"))(process.argv[1]);
+    db.pragma("busy_timeout = 5000");
+    db.exec("BEGIN IMMEDIATE");
+    db.prepare("UPDATE endpoints SET display_name = 'held' WHERE 1").run();
+    process.stdout.write("locked\\n");
+    setTimeout(() => { db.exec("COMMIT"); db.close(); }, ${ms});`;
+  const child = spawn(process.execPath, ["-e", script, file], { cwd: import.meta.dirname, stdio: ["ignore", "pipe", "inherit"] });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  const locked = new Promise<void>((resolve, reject) => {
+    child.stdout.once("data", () => resolve());
+    void exited.then((code) => reject(new Error(`lock holder exited ${code}`)));
+  });
+  return { locked, exited };
+}
+
+describe("embedded SQLite: appends wait for another process's write lock", () => {
+  let where: ReturnType<typeof tempDir>;
+  let file: string;
+  let store: CatalogStore;
+  let endpoint: EndpointRecord;
+
+  beforeEach(async () => {
+    where = tempDir("whc-sqlite-lock-");
+    file = path.join(where.path, "catalog.db");
+    store = openSqliteStore({ file });
+    const { key } = await store.ensureApiKey("lock", keyHash("lock"), "whc_lock", 1);
+    endpoint = await store.createEndpoint(endpointFixture(key.accountId));
+  });
+  afterEach(async () => {
+    await store.close();
+    where.remove();
+  });
+
+  it("commits once the other process commits, after its write and stamped after the events before", async () => {
+    const [first] = await store.appendEvents([eventFixture(endpoint)], Date.now);
+    const holder = lockHolder(file, 300);
+    await holder.locked;
+    // Waits (this thread blocked) until the other process commits, then appends after it.
+    const [second] = await store.appendEvents([eventFixture(endpoint)], () => 1);
+    expect(await holder.exited).toBe(0);
+    expect(second!.id > first!.id).toBe(true);
+    expect((await store.getEndpoint(endpoint.id))?.displayName).toBe("held");
+    expect((await store.getEndpoint(endpoint.id))?.eventCount).toBe(2);
+  });
+});
