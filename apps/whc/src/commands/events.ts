@@ -124,6 +124,8 @@ async function exportEvents(ctx: Context, ref: string, opts: FilterOptions & { o
   const body = await client.events.export(endpoint.id, filterQuery(opts));
   const toFile = opts.output !== undefined && opts.output !== "-";
   const outcome = await writeExport(body, toFile ? createWriteStream(opts.output!) : process.stdout, { end: toFile });
+  // The reader stopped reading (`| head`): what it wanted was written.
+  if ((outcome.error as { code?: string } | undefined)?.code === "EPIPE") return;
   if (outcome.error) {
     const resume = outcome.last ? `; resume with: whc events export ${ref} --after ${cursorText(outcome.last)} (and the same filters)` : "";
     throw new CliError(`the export was cut short after ${outcome.count} events (${outcome.error.message})${resume}`, "unavailable");
