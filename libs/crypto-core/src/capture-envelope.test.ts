@@ -123,7 +123,7 @@ describe("forward URLs sealed under their capture's key", () => {
     expect(sealedTextBytes(sealed)).toBeDefined();
     expect(await sealUrlFor(opener, stored, sealed)).toBe(sealed);
 
-    const withAttempts: Event = { ...stored, forward: create(ForwardSchema, { ...stored.forward!, attempts: [{ n: 1, url: sealed }, { n: 2, url: "https://plain.example/" }] }) };
+    const withAttempts: Event = { ...stored, forward: create(ForwardSchema, { state: "pending", target: stored.forward!.target, attempts: [{ n: 1, url: sealed }, { n: 2, url: "https://plain.example/" }] }) };
     const opened = await openCapture(opener, withAttempts);
     expect(opened.event.forward?.attempts.map((a) => a.url)).toEqual([url, "https://plain.example/"]);
     // A sealed text that does not open (not ours, or altered) reads as empty, not as an error.
