@@ -17,6 +17,7 @@ import {
   createEndpointCache,
   createIngestHandler,
   createIngestMetrics,
+  createParseErrorAnswers,
   INGEST_MAX_HEADER_BYTES,
   traceCaptures,
 } from "@whc/ingest-core";
@@ -257,11 +258,18 @@ export function createIngestNode(config: ConfigOf<typeof ingestSpec>, peers: Req
      * Header sections up to INGEST_MAX_HEADER_BYTES are captured whole, however many lines
      * they hold (Node would otherwise drop every line after the 2,000th without a word);
      * larger sections get a 431. `Expect: 100-continue` is answered by the handler, after
-     * the endpoint lookup, not by Node at once.
+     * the endpoint lookup, not by Node at once. Bytes the parser refuses after a complete
+     * request leave that request its own answer (createParseErrorAnswers).
      */
     serve: async (port: number, host: string) => {
-      const served = await serveHttp(handler, port, host, { maxHeaderSize: INGEST_MAX_HEADER_BYTES, maxHeadersCount: 0 });
-      served.server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => handler(req, res, true));
+      const parseErrors = createParseErrorAnswers();
+      const tracked = (req: IncomingMessage, res: ServerResponse, expectsContinue = false) => {
+        parseErrors.track(req, res);
+        handler(req, res, expectsContinue);
+      };
+      const served = await serveHttp(tracked, port, host, { maxHeaderSize: INGEST_MAX_HEADER_BYTES, maxHeadersCount: 0 });
+      served.server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => tracked(req, res, true));
+      served.server.on("clientError", parseErrors.onClientError);
       return served;
     },
   };

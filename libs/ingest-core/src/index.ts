@@ -1,4 +1,5 @@
 export { createIngestHandler, INGEST_MAX_HEADER_BYTES } from "./server.js";
+export { createParseErrorAnswers } from "./parse-errors.js";
 export type { IngestDeps, IngestOptions } from "./server.js";
 export { traceCaptures, CAPTURE_ROUTE } from "./tracing.js";
 export { createAppendBatcher } from "./batcher.js";
