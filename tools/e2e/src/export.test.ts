@@ -15,7 +15,7 @@ import { createCryptoService, createKeyRing } from "@whc/crypto-core";
 import { generateApiKey, hashApiKey, keyPrefix } from "@whc/identity";
 import { createLogger } from "@whc/logging";
 import { createInMemoryTransport, createServiceClient } from "@whc/rpc";
-import { createEnvelopeSealer } from "@whc/sealing";
+import { createEnvelopeSealer, packRequest } from "@whc/sealing";
 import { buildApps, startAllInOne, tempDir, type RunningProcess } from "@whc/testing";
 import { CLUSTER_KEY, startCluster, type Cluster } from "./cluster.js";
 
@@ -140,19 +140,22 @@ async function seedStore(dataDir: string, masterKey: Buffer, blindKey: Buffer, c
       const events: Event[] = [];
       for (let n = from; n < Math.min(from + 1000, count); n++) {
         const body = seededBody(n);
+        // Sealed as ingest seals a capture (ADR 0009): the packed request and the body under one data key.
+        const request = packRequest({ path: `/seed?n=${n}`, headers: [["content-type", "application/json"]] });
+        const sealed = await sealer.sealCapture(endpointId, { request, body });
         events.push(
           create(EventSchema, {
             accountId: apiKey!.accountId,
             endpointId,
             method: "POST",
-            headers: [{ name: "content-type", value: "application/json" }],
             remoteIp: "127.0.0.1",
             provider: "generic",
             verification: "unverified",
             responseCode: 200,
             originalSizeBytes: BigInt(body.length),
             bodyStored: true,
-            body: { $typeName: "webhookcapture.catalog.v1.SealedBody", ...(await sealer.seal(endpointId, body)) },
+            sealedRequest: { $typeName: "webhookcapture.catalog.v1.SealedBody", ...sealed.request },
+            body: { $typeName: "webhookcapture.catalog.v1.SealedBody", ...sealed.body! },
           }),
         );
       }
@@ -233,6 +236,7 @@ describe("whc events export of 100,000 events from the all-in-one process", () =
       previous = order;
       expect(e.decryption).toBe("ok");
       expect((JSON.parse(e.body!) as { n: number }).n).toBe(count);
+      expect(e.path).toBe(`/seed?n=${count}`);
       count += 1;
     }
     expect(count).toBe(EVENTS);
