@@ -7,7 +7,11 @@
 // seconds), and whether every acknowledged capture is stored and listed in order. Figures
 // only, no assertion.
 //
-//   node tools/bench/distributed/run.mjs [seconds] [connections] [catalog replica counts, e.g. 1,2]
+//   node tools/bench/distributed/run.mjs [seconds] [connections] [layouts, default 1,2]
+//
+// A layout is a number of catalogs, each with its own ingest ("2"), or catalogs x ingests
+// ("1x2": two ingests on one catalog, the control that tells the second catalog's effect from
+// the second ingest's); the i-th ingest calls catalog i modulo the catalogs.
 //
 // The load comes from wrk (-t1 per ingest) when it is installed, else from autocannon in this
 // process (its CPU then shares the machine with the services); BENCH_CLIENT=autocannon forces
@@ -25,7 +29,10 @@ import { body, headers } from "../ingest/payload.mjs";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const duration = Number(process.argv[2] ?? 10);
 const connections = Number(process.argv[3] ?? 50);
-const replicaCounts = (process.argv[4] ?? "1,2").split(",").map(Number);
+const layouts = (process.argv[4] ?? "1,2").split(",").map((l) => {
+  const [catalogs, ingests = catalogs] = l.split("x").map(Number);
+  return { catalogs, ingests };
+});
 const KEY = `whc_${"R".repeat(40)}`;
 const useWrk = process.env.BENCH_CLIENT !== "autocannon" && spawnSync("wrk", ["--version"]).error === undefined;
 
@@ -81,18 +88,16 @@ async function listed(api, auth, endpointId) {
   }
 }
 
-/** The deployment with `replicas` catalogs (and as many ingests, the i-th calling the i-th catalog). */
-async function deployment(replicas, natsUrl) {
-  const dataDir = path.join(work, `data-${replicas}`);
+/** The deployment of a layout: its catalogs over one store, its ingests spread over them. */
+async function deployment({ catalogs: catalogCount, ingests: ingestCount }, natsUrl) {
+  const dataDir = path.join(work, `data-${catalogCount}x${ingestCount}`);
   mkdirSync(dataDir);
   const port = async () => String(await freePort());
   const ports = { crypto: await port(), replay: await port(), gateway: await port() };
   const catalogPorts = [];
   const ingestPorts = [];
-  for (let i = 0; i < replicas; i += 1) {
-    catalogPorts.push(await port());
-    ingestPorts.push(await port());
-  }
+  for (let i = 0; i < catalogCount; i += 1) catalogPorts.push(await port());
+  for (let i = 0; i < ingestCount; i += 1) ingestPorts.push(await port());
   const env = {
     WHC_HOST: "127.0.0.1",
     WHC_DATA_DIR: dataDir,
@@ -117,7 +122,7 @@ async function deployment(replicas, natsUrl) {
   procs.push({ name: "crypto", child: await run("crypto") });
   procs.push({ name: "replay", child: await run("replay") });
   const ingests = await Promise.all(
-    ingestPorts.map((p, i) => run("ingest", { WHC_INGEST_PORT: p, WHC_CATALOG_URL: `http://127.0.0.1:${catalogPorts[i]}` })),
+    ingestPorts.map((p, i) => run("ingest", { WHC_INGEST_PORT: p, WHC_CATALOG_URL: `http://127.0.0.1:${catalogPorts[i % catalogCount]}` })),
   );
   ingests.forEach((child, i) => procs.push({ name: `ingest ${i + 1}`, child }));
   procs.push({ name: "gateway", child: await run("gateway") });
@@ -134,14 +139,14 @@ console.log(
     `${os.cpus().length} cores; load from ${useWrk ? "wrk -t1 per ingest" : "autocannon (in this process)"}\n`,
 );
 
-for (const replicas of replicaCounts) {
-  const d = await deployment(replicas, `nats://127.0.0.1:${natsPort}`);
+for (const layout of layouts) {
+  const d = await deployment(layout, `nats://127.0.0.1:${natsPort}`);
   const auth = { authorization: `Bearer ${KEY}` };
   const endpoint = await (
     await fetch(`${d.api}/v1/endpoints`, {
       method: "POST",
       headers: { ...auth, "content-type": "application/json" },
-      body: JSON.stringify({ slug: `bench-${replicas}` }),
+      body: JSON.stringify({ slug: "bench" }),
     })
   ).json();
   const hookPath = new URL(endpoint.webhookUrl).pathname;
@@ -156,7 +161,8 @@ for (const replicas of replicaCounts) {
 
   const perCapture = (seconds) => `${Math.round((seconds / r.total) * 1e6)} µs`;
   const services = used.reduce((a, b) => a + b, 0);
-  console.log(`${replicas} catalog${replicas > 1 ? "s" : ""}, ${d.ingestUrls.length} ingest${replicas > 1 ? "s" : ""}:`);
+  const plural = (n, word) => `${n} ${word}${n > 1 ? "s" : ""}`;
+  console.log(`${plural(layout.catalogs, "catalog")}, ${plural(layout.ingests, "ingest")}:`);
   console.log(`  ${Math.round(r.rps)} captures/s   p50 ${r.p50.toFixed(1)} ms   p99 ${r.p99.toFixed(1)} ms   failed ${r.failed}`);
   console.log(`  CPU per capture: ${d.procs.map((p, i) => `${p.name} ${perCapture(used[i])}`).join(", ")}; services ${perCapture(services)}`);
   console.log(
