@@ -1,30 +1,24 @@
 import Database from "better-sqlite3";
-import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { CatalogStore, EndpointRecord } from "@whc/catalog-core";
 import { endpointFixture, eventFixture, keyHash } from "@whc/catalog-core/testing";
-import { tempDir } from "@whc/testing";
 import { openCatalogDatabase } from "./database.js";
-import { createSqliteStore, openSqliteStore } from "./sqlite-store.js";
-import { auditFixture, expectReason } from "./test-support.js";
+import { createSqliteStore } from "./sqlite-store.js";
+import { auditFixture, catalogWithEndpoint, expectReason } from "./test-support.js";
 
 describe("embedded SQLite: driver failures come out as AppError reasons", () => {
-  let where: ReturnType<typeof tempDir>;
+  let remove: () => void;
   let file: string;
   let store: CatalogStore;
   let endpoint: EndpointRecord;
   const clock = Date.now;
 
   beforeEach(async () => {
-    where = tempDir("whc-sqlite-errors-");
-    file = path.join(where.path, "catalog.db");
-    store = openSqliteStore({ file });
-    const { key } = await store.ensureApiKey("errors", keyHash("errors"), "whc_err", 1);
-    endpoint = await store.createEndpoint(endpointFixture(key.accountId));
+    ({ file, store, endpoint, remove } = await catalogWithEndpoint("errors"));
   });
   afterEach(async () => {
     await store.close();
-    where.remove();
+    remove();
   });
 
   it("a read-only database: writes are service_unavailable (not slug_taken), reads still answer", async () => {

@@ -1,6 +1,20 @@
+import path from "node:path";
 import { expect } from "vitest";
 import { AppError, type ErrorReason } from "@whc/errors";
 import type { ReplayAuditRecord } from "@whc/catalog-core";
+import { endpointFixture, keyHash } from "@whc/catalog-core/testing";
+import { tempDir } from "@whc/testing";
+import { openSqliteStore } from "./sqlite-store.js";
+
+/** A new catalog file in a temporary directory, with one account (`name`) and one endpoint. */
+export async function catalogWithEndpoint(name: string) {
+  const where = tempDir(`whc-sqlite-${name}-`);
+  const file = path.join(where.path, "catalog.db");
+  const store = openSqliteStore({ file });
+  const { key } = await store.ensureApiKey(name, keyHash(name), `whc_${name.slice(0, 4)}`, 1);
+  const endpoint = await store.createEndpoint(endpointFixture(key.accountId));
+  return { file, store, endpoint, remove: () => where.remove() };
+}
 
 /**
  * Awaits a call expected to fail with an AppError of `reason` whose message holds none of

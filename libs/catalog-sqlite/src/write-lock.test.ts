@@ -1,10 +1,8 @@
-import path from "node:path";
 import { spawn } from "node:child_process";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { CatalogStore, EndpointRecord } from "@whc/catalog-core";
-import { endpointFixture, eventFixture, keyHash } from "@whc/catalog-core/testing";
-import { tempDir } from "@whc/testing";
-import { openSqliteStore } from "./sqlite-store.js";
+import { eventFixture } from "@whc/catalog-core/testing";
+import { catalogWithEndpoint } from "./test-support.js";
 
 /** Another process holding the file's write lock for `ms`, then committing its own write. */
 function lockHolder(file: string, ms: number) {
@@ -25,21 +23,17 @@ function lockHolder(file: string, ms: number) {
 }
 
 describe("embedded SQLite: appends wait for another process's write lock", () => {
-  let where: ReturnType<typeof tempDir>;
+  let remove: () => void;
   let file: string;
   let store: CatalogStore;
   let endpoint: EndpointRecord;
 
   beforeEach(async () => {
-    where = tempDir("whc-sqlite-lock-");
-    file = path.join(where.path, "catalog.db");
-    store = openSqliteStore({ file });
-    const { key } = await store.ensureApiKey("lock", keyHash("lock"), "whc_lock", 1);
-    endpoint = await store.createEndpoint(endpointFixture(key.accountId));
+    ({ file, store, endpoint, remove } = await catalogWithEndpoint("lock"));
   });
   afterEach(async () => {
     await store.close();
-    where.remove();
+    remove();
   });
 
   it("commits once the other process commits, after its write and stamped after the events before", async () => {
