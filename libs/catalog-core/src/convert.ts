@@ -6,6 +6,7 @@ import {
   ForwardAttemptSchema,
   ForwardSchema,
   type ApiKey,
+  type CapturedEvent,
   type Endpoint,
   type EndpointPatch as EndpointPatchProto,
   type Event,
@@ -137,6 +138,36 @@ export function newEventFromProto(e: Event): NewEvent {
     forwardedResponseJson: e.forwardedResponseJson,
     sequenceStatuses: e.sequenceStatuses,
     forward: e.forward ? { target: e.forward.target, scheduled: e.forwardScheduled } : undefined,
+  };
+}
+
+/**
+ * A capture in the lean append form. `searchTokens` are the packed tokens already split
+ * (the service refuses a buffer that is no whole number of tokens).
+ */
+export function newEventFromCapture(c: CapturedEvent, searchTokens: Uint8Array[]): NewEvent {
+  const key = { wrappedKey: c.wrappedKey, keyId: c.keyId };
+  return {
+    accountId: c.accountId,
+    endpointId: c.endpointId,
+    method: c.method,
+    path: "",
+    headers: [],
+    remoteIp: c.remoteIp,
+    canonicalEventType: c.canonicalEventType,
+    provider: c.provider,
+    verification: c.verification,
+    verificationFailureReason: c.verificationFailureReason,
+    responseCode: c.responseCode,
+    truncated: c.truncated,
+    originalSizeBytes: Number(c.originalSizeBytes),
+    body: c.body === undefined ? undefined : { ciphertext: c.body, ...key },
+    sealedRequest: c.sealedRequest.length > 0 ? { ciphertext: c.sealedRequest, ...key } : undefined,
+    searchTokens: c.body === undefined ? [] : searchTokens,
+    diagnosticJson: c.diagnosticJson,
+    forwardedResponseJson: c.forwardedResponseJson,
+    sequenceStatuses: c.sequenceStatuses,
+    forward: c.forwardTarget ? { target: c.forwardTarget, scheduled: c.forwardScheduled } : undefined,
   };
 }
 

@@ -4,7 +4,7 @@ import path from "node:path";
 import { create } from "@bufbuild/protobuf";
 import { Code, createClient, createHandlerContext, createRouterTransport, type Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { CatalogService, GetEndpointRequestSchema, type Endpoint, type Event } from "@whc/contracts";
+import { CatalogService, GetEndpointRequestSchema, type CapturedEvent, type Endpoint, type Event } from "@whc/contracts";
 // The service is tested over a real store (a test-only cycle, allowed in eslint.config.js).
 import { openSqliteStore } from "@whc/catalog-sqlite";
 import { AppError } from "@whc/errors";
@@ -392,6 +392,60 @@ describe("events", () => {
     expect((await search(["apple"])).searchExcludedMetadataOnlyCount).toBe(1);
     // Without `search`, tokens are not a filter and nothing is left out.
     expect((await catalog.listEvents({ accountId, endpointId: endpoint.id, searchTokens: [token("red")] })).events).toHaveLength(3);
+  });
+
+  it("stores captures sent in the lean append form like events, after any events of the same request, and refuses malformed tokens", async () => {
+    const { catalog } = await startCatalog();
+    const accountId = await account(catalog);
+    const endpoint = await endpointOf(catalog, accountId, { operatingMode: "relay" });
+    const capture = (extra: Partial<Omit<CapturedEvent, "$typeName">> = {}) => ({
+      accountId,
+      endpointId: endpoint.id,
+      method: "POST",
+      remoteIp: "203.0.113.9",
+      canonicalEventType: "invoice.paid",
+      provider: "generic",
+      verification: "unverified",
+      responseCode: 202,
+      originalSizeBytes: 5n,
+      wrappedKey: new Uint8Array([9, 9]),
+      keyId: "k1",
+      sealedRequest: new Uint8Array([7, 7, 7]),
+      body: new Uint8Array([1, 2, 3, 0, 255]),
+      searchTokens: Buffer.concat([token("red"), token("pear")]),
+      diagnosticJson: '{"bodyIs":"json"}',
+      ...extra,
+    });
+    const { events } = await catalog.appendEvents({
+      events: [eventInit(endpoint, { words: ["red"] })],
+      captures: [capture({ forwardTarget: "https://example.com/in", forwardScheduled: true }), capture({ body: undefined, searchTokens: new Uint8Array(0) })],
+    });
+    const [fromEvent, withBody, metadataOnly] = events.map((e) => e.id);
+    expect(events.map((e) => e.responseCode)).toEqual([200, 202, 202]);
+
+    const { event } = await catalog.getEvent({ accountId, endpointId: endpoint.id, eventId: withBody! });
+    expect(event).toMatchObject({ method: "POST", responseCode: 202, bodyStored: true, path: "", headers: [], diagnosticJson: '{"bodyIs":"json"}' });
+    expect([...event!.body!.ciphertext]).toEqual([1, 2, 3, 0, 255]);
+    expect([...event!.sealedRequest!.ciphertext]).toEqual([7, 7, 7]);
+    expect([...event!.sealedRequest!.wrappedKey]).toEqual([9, 9]);
+    expect(event!.forward).toMatchObject({ state: "pending", target: "https://example.com/in" });
+    expect((await catalog.getOutboxStats({})).pending).toBe(1n);
+    const { event: bare } = await catalog.getEvent({ accountId, endpointId: endpoint.id, eventId: metadataOnly! });
+    expect(bare!.bodyStored).toBe(false);
+    expect(bare!.body).toBeUndefined();
+    expect([...bare!.sealedRequest!.ciphertext]).toEqual([7, 7, 7]);
+
+    const search = (words: string[]) => catalog.listEvents({ accountId, endpointId: endpoint.id, search: true, searchTokens: words.map(token) });
+    expect((await search(["red"])).events.map((e) => e.id)).toEqual([withBody, fromEvent]);
+    expect((await search(["pear"])).events.map((e) => e.id)).toEqual([withBody]);
+    expect((await search(["pear"])).searchExcludedMetadataOnlyCount).toBe(1);
+
+    const refused = (extra: Partial<Omit<CapturedEvent, "$typeName">>, field: string, fieldReason: string) =>
+      expectFailure(catalog.appendEvents({ captures: [capture(extra)] }), Code.InvalidArgument, "validation_failed", { field, fieldReason });
+    await refused({ searchTokens: new Uint8Array(12) }, "search_tokens", "format");
+    await refused({ forwardScheduled: true }, "forward_target", "required");
+    await refused({ wrappedKey: new Uint8Array(0) }, "wrapped_key", "required");
+    expect((await catalog.listEvents({ accountId, endpointId: endpoint.id })).events).toHaveLength(3);
   });
 
   it("refuses a cursor whose id is not a UUID", async () => {

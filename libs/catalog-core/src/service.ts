@@ -7,6 +7,7 @@ import {
 } from "@whc/contracts";
 import { AppError, notFound, validationFailed } from "@whc/errors";
 import { timingSafeEqual } from "node:crypto";
+import { unpackSearchTokens } from "@whc/sealing";
 import type { CatalogStore } from "./ports.js";
 import { FORWARD_STATES, type AppendResult, type Cursor } from "./types.js";
 import { newId, requireUuid } from "./ids.js";
@@ -17,6 +18,7 @@ import {
   endpointToProto,
   eventSummaryToProto,
   eventToProto,
+  newEventFromCapture,
   newEventFromProto,
 } from "./convert.js";
 import { forwardMethods } from "./service-forward.js";
@@ -164,7 +166,15 @@ function eventMethods(
           throw validationFailed("sealed_request.wrapped_key", "format");
         }
       }
-      const appended = await store.appendEvents(req.events.map(newEventFromProto), now);
+      const captures = req.captures.map((c) => {
+        requireUuid("endpoint_id", c.endpointId);
+        if (c.forwardScheduled && !c.forwardTarget) throw validationFailed("forward_target", "required");
+        if ((c.body !== undefined || c.sealedRequest.length > 0) && (c.wrappedKey.length === 0 || !c.keyId)) throw validationFailed("wrapped_key", "required");
+        const tokens = unpackSearchTokens(c.searchTokens);
+        if (!tokens) throw validationFailed("search_tokens", "format");
+        return newEventFromCapture(c, tokens);
+      });
+      const appended = await store.appendEvents([...req.events.map(newEventFromProto), ...captures], now);
       return { events: appended.map(appendedToProto) };
     },
 

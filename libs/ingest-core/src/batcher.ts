@@ -2,6 +2,7 @@ import type { Client } from "@connectrpc/connect";
 import { type CatalogService, type Event } from "@whc/contracts";
 import type { Context } from "@opentelemetry/api";
 import { inBatchSpan, inContext, waitingContext } from "./tracing.js";
+import { capturedEventOf } from "./captured-event.js";
 
 /** A stored event's stamp, or `endpointMissing`: its endpoint was gone at the commit and nothing was stored. */
 export type Appended =
@@ -57,7 +58,7 @@ export function createAppendBatcher(catalog: Client<typeof CatalogService>, opti
     try {
       res = await inBatchSpan(
         batch.map((p) => p.trace),
-        () => catalog.appendEvents({ events: batch.map((p) => p.event) }),
+        () => catalog.appendEvents({ captures: batch.map((p) => capturedEventOf(p.event)) }),
       );
     } catch (err) {
       for (const p of batch) p.done(err);

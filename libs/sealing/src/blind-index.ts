@@ -137,3 +137,24 @@ export function createBlindIndexer(
     return out;
   };
 }
+
+/**
+ * Tokens as they cross to the catalog on append: TOKEN_BYTES each, concatenated into one
+ * buffer (one protobuf field instead of one per token, design §8).
+ */
+export function packSearchTokens(tokens: readonly Uint8Array[]): Uint8Array {
+  const packed = new Uint8Array(tokens.length * TOKEN_BYTES);
+  tokens.forEach((t, i) => {
+    if (t.length !== TOKEN_BYTES) throw new RangeError(`a search token is ${t.length} bytes, not ${TOKEN_BYTES}`);
+    packed.set(t, i * TOKEN_BYTES);
+  });
+  return packed;
+}
+
+/** The tokens of packSearchTokens, as views on the packed buffer; undefined when its length is no whole number of tokens. */
+export function unpackSearchTokens(packed: Uint8Array): Uint8Array[] | undefined {
+  if (packed.length % TOKEN_BYTES !== 0) return undefined;
+  const tokens: Uint8Array[] = [];
+  for (let at = 0; at < packed.length; at += TOKEN_BYTES) tokens.push(packed.subarray(at, at + TOKEN_BYTES));
+  return tokens;
+}

@@ -5,7 +5,7 @@
  * master keys and the crypto service itself stay in @whc/crypto-core.
  */
 export { seal, open } from "./aead.js";
-export { blindTokens, createBlindIndexer, words, TOKEN_BYTES, MAX_TOKENS_PER_BODY } from "./blind-index.js";
+export { blindTokens, createBlindIndexer, words, packSearchTokens, unpackSearchTokens, TOKEN_BYTES, MAX_TOKENS_PER_BODY } from "./blind-index.js";
 export type { BlindIndexer } from "./blind-index.js";
 export { createEnvelopeSealer, createEnvelopeOpener, createBlindIndexSource, sealedText, sealedTextBytes, SEALED_TEXT_PREFIX } from "./envelope.js";
 export type { EnvelopeSealer, EnvelopeOpener, SealedBodyParts, SealedCapture, CaptureParts, SealedPart, SealerOptions, OpenResult, BlindIndexSource } from "./envelope.js";

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, it, expect } from "vitest";
 import { randomBytes } from "node:crypto";
-import { blindTokens, createBlindIndexer, MAX_TOKENS_PER_BODY, open, seal, words } from "./index.js";
+import { blindTokens, createBlindIndexer, MAX_TOKENS_PER_BODY, open, packSearchTokens, seal, unpackSearchTokens, words } from "./index.js";
 
 describe("AES-256-GCM", () => {
   it("opens what it sealed and refuses altered bytes or context", () => {
@@ -34,6 +34,23 @@ describe("blind index", () => {
     const [b] = blindTokens(randomBytes(32), "secretword");
     expect(Buffer.from(a!).equals(Buffer.from(b!))).toBe(false);
     expect(Buffer.from(a!).toString("latin1")).not.toContain("secret");
+  });
+});
+
+describe("search tokens packed for the append", () => {
+  it("gives back the tokens of any text, in order, and refuses a buffer that is no whole number of tokens", () => {
+    const key = randomBytes(32);
+    const hex = (ts: Uint8Array[]) => ts.map((t) => Buffer.from(t).toString("hex"));
+    fc.assert(
+      fc.property(fc.string(), (text) => {
+        const tokens = blindTokens(key, text);
+        const packed = packSearchTokens(tokens);
+        expect(packed.length).toBe(tokens.length * 8);
+        expect(hex(unpackSearchTokens(packed)!)).toEqual(hex(tokens));
+      }),
+    );
+    expect(unpackSearchTokens(new Uint8Array(12))).toBeUndefined();
+    expect(() => packSearchTokens([new Uint8Array(9)])).toThrow(RangeError);
   });
 });
 
