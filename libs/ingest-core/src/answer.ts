@@ -34,7 +34,7 @@ export function discardBody(req: IncomingMessage): Record<string, string> {
 /** How long a connection closed after its answer is still read from (and what arrives dropped). */
 export const LINGER_MS = 2000;
 /** The most body bytes dropped while lingering before the connection is cut. */
-export const LINGER_MAX_BYTES = 16 * 1024 * 1024;
+export const LINGER_MAX_BYTES = 1024 * 1024;
 
 /**
  * `Connection: close` for an answer sent before the request's body was read, and a lingering

@@ -1,4 +1,4 @@
-import { describe, it, expect, afterEach } from "vitest";
+import { describe, it, expect, afterEach, vi } from "vitest";
 import http from "node:http";
 import net from "node:net";
 import type { AddressInfo } from "node:net";
@@ -68,16 +68,26 @@ describe("the in-flight budget", () => {
 });
 
 describe("the collection after a burst", () => {
-  it("runs once, a quiet moment after the last burst ended", async () => {
-    let collections = 0;
-    const soon = createBurstCollector(30, () => (collections += 1));
-    soon();
-    soon();
-    await new Promise((r) => setTimeout(r, 10));
-    soon();
-    expect(collections).toBe(0);
-    await new Promise((r) => setTimeout(r, 80));
-    expect(collections).toBe(1);
+  it("runs a quiet moment after the last burst ended, and once more after another", () => {
+    vi.useFakeTimers();
+    try {
+      let collections = 0;
+      const soon = createBurstCollector(40, () => (collections += 1));
+      soon();
+      soon();
+      vi.advanceTimersByTime(30);
+      soon();
+      vi.advanceTimersByTime(30);
+      expect(collections).toBe(0);
+      vi.advanceTimersByTime(10);
+      expect(collections).toBe(1);
+      vi.advanceTimersByTime(40);
+      expect(collections).toBe(2);
+      vi.advanceTimersByTime(1000);
+      expect(collections).toBe(2);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("frees what dead buffers hold outside V8's heap", async () => {

@@ -19,13 +19,20 @@ function fullCollection(): () => void {
  * allocated, so when a flood ends and the process goes quiet, no collection comes, and the
  * dead bodies keep their memory for as long as the quiet lasts (measured: 88 MiB of them still
  * held 20 s after a flood of 400 x 9 MiB, gone at the first collection). The returned function
- * asks for one collection `quietMs` after its last call.
+ * asks for a collection `quietMs` after its last call, and one more `quietMs` after that: what
+ * the connections of the burst held natively is only freed by the collection after the one
+ * that found them dead (measured: 90 MB of external memory left by the first, gone at the second).
  */
 export function createBurstCollector(quietMs: number, collect: () => void = fullCollection()): () => void {
   let timer: NodeJS.Timeout | undefined;
-  return () => {
+  const later = (then: () => void) => {
     clearTimeout(timer);
-    timer = setTimeout(collect, quietMs);
+    timer = setTimeout(then, quietMs);
     timer.unref();
   };
+  return () =>
+    later(() => {
+      collect();
+      later(collect);
+    });
 }

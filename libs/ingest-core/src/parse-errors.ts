@@ -22,7 +22,13 @@ export function createParseErrorAnswers() {
   const current = new WeakMap<Duplex, { req: IncomingMessage; res: ServerResponse }>();
   return {
     track(req: IncomingMessage, res: ServerResponse): void {
-      current.set(req.socket, { req, res });
+      const entry = { req, res };
+      current.set(req.socket, entry);
+      // Dropped once answered: a keep-alive connection must not keep its last request (and
+      // what that request's listeners hold, its body) alive until it closes.
+      res.once("close", () => {
+        if (current.get(req.socket) === entry) current.delete(req.socket);
+      });
     },
     onClientError(err: Error & { code?: string }, socket: Duplex): void {
       const inFlight = current.get(socket);

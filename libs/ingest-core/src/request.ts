@@ -124,7 +124,10 @@ export function readBodyThen(
   const finish = (err?: Error) => {
     if (finished) return;
     finished = true;
+    // The request may outlive its answer (a keep-alive connection): nothing of it may hold the body.
     req.off("data", onData);
+    req.off("end", onEnd);
+    req.off("error", onError);
     if (err) return done(err);
     const whole = into ? into.subarray(0, stored) : chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
     chunks.length = 0;
@@ -147,7 +150,9 @@ export function readBodyThen(
     total += chunk.length;
     stored += chunk.length;
   };
+  const onEnd = () => finish();
+  const onError = (err: Error) => finish(err);
   req.on("data", onData);
-  req.on("end", () => finish());
-  req.on("error", (err) => finish(err));
+  req.on("end", onEnd);
+  req.on("error", onError);
 }

@@ -8,7 +8,7 @@ import { packRequest, type BlindIndexSource, type CaptureParts, type EnvelopeSea
 import { eventSummaryJson } from "@whc/api-model/present";
 import type { CaptureBus } from "@whc/ports";
 import { isUuid } from "@whc/ids";
-import { discardBody, NOT_FOUND, reply } from "./answer.js";
+import { discardBody, LINGER_MS, NOT_FOUND, reply } from "./answer.js";
 import { createInflightBudget, type InflightBudget, type Reservation } from "./budget.js";
 import { createBurstCollector } from "./collect.js";
 import type { Appended, AppendBatcher } from "./batcher.js";
@@ -59,8 +59,12 @@ export const INGEST_MAX_HEADER_BYTES = 64 * 1024;
 const HOOK_PATH = /^\/h\/([^/?#]+)(.*)$/s;
 const RETRY_AFTER_OUTAGE_S = "5";
 const RETRY_AFTER_OVERLOADED_S = "1";
-/** After a burst of bodies, how long the budget stays empty before the dead bodies are collected. */
-const BURST_QUIET_MS = 1000;
+/**
+ * After a burst of bodies, how long the budget stays empty before the dead bodies are
+ * collected: past the lingering of the last refused connections, whose dropped bytes are
+ * garbage too.
+ */
+const BURST_QUIET_MS = LINGER_MS + 1000;
 
 /**
  * What every step of a capture needs, built once per handler and passed first: the steps

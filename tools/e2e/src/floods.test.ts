@@ -1,16 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { readFileSync } from "node:fs";
 import http from "node:http";
-import {
-  apiClient,
-  buildApps,
-  createOpenApiValidator,
-  freePort,
-  startNode,
-  tempDir,
-  type ApiClient,
-  type RunningProcess,
-} from "@whc/testing";
+import { apiClient, buildApps, createOpenApiValidator, startAllInOne, tempDir, type ApiClient, type RunningProcess } from "@whc/testing";
 
 const MIB = 1024 * 1024;
 /** WHC_INGEST_MAX_INFLIGHT_BYTES of the process under test. */
@@ -64,19 +55,10 @@ let api: ApiClient;
 beforeAll(async () => {
   const { "all-in-one": main } = buildApps("all-in-one");
   dir = tempDir("whc-e2e-flood-");
-  const [gatewayPort, ingestPort] = [await freePort(), await freePort()];
-  proc = startNode(main!, {
-    WHC_DATA_DIR: dir.path,
-    WHC_HOST: "127.0.0.1",
-    WHC_GATEWAY_PORT: String(gatewayPort),
-    WHC_INGEST_PORT: String(ingestPort),
-    WHC_INGEST_PUBLIC_URL: `http://127.0.0.1:${ingestPort}`,
-    WHC_BOOTSTRAP_API_KEYS: `flood:${KEY}`,
-    WHC_INGEST_MAX_INFLIGHT_BYTES: String(BUDGET_BYTES),
-  });
-  await proc.waitForOutput(/webhook-capture ready/);
-  const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-  api = apiClient(gatewayUrl, KEY, createOpenApiValidator((await (await fetch(`${gatewayUrl}/v1/openapi.json`)).json()) as Record<string, unknown>));
+  const started = await startAllInOne(main!, dir.path, { WHC_BOOTSTRAP_API_KEYS: `flood:${KEY}`, WHC_INGEST_MAX_INFLIGHT_BYTES: String(BUDGET_BYTES) });
+  proc = started.proc;
+  const openapi = (await (await fetch(`${started.gatewayUrl}/v1/openapi.json`)).json()) as Record<string, unknown>;
+  api = apiClient(started.gatewayUrl, KEY, createOpenApiValidator(openapi));
 });
 
 afterAll(async () => {
