@@ -2,6 +2,7 @@ import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import { apiClient, buildApps, createOpenApiValidator, startAllInOne, tempDir, type ApiClient, type RunningProcess } from "@whc/testing";
+import { startCluster } from "./cluster.js";
 
 const MIB = 1024 * 1024;
 /** WHC_INGEST_MAX_INFLIGHT_BYTES of the process under test. */
@@ -123,4 +124,23 @@ describe("a flood of large captures against the in-flight budget", () => {
     },
     120_000,
   );
+});
+
+describe("the distributed ingest process", () => {
+  it("reads WHC_INGEST_MAX_INFLIGHT_BYTES: a body past it gets 503 overloaded, counted; one within it is stored", async () => {
+    const cluster = await startCluster({ WHC_INGEST_MAX_INFLIGHT_BYTES: String(MIB) });
+    try {
+      const ep = (await cluster.api.post("/v1/endpoints", { slug: "budget" })).body as { id: string; webhookUrl: string };
+      const refused = await post(ep.webhookUrl, Buffer.alloc(MIB + 1, "r"));
+      expect(refused).toMatchObject({ status: 503, retryAfter: "1", json: { ok: false, error: "overloaded" } });
+      const stored = await post(ep.webhookUrl, Buffer.alloc(MIB, "s"));
+      expect(stored.status).toBe(200);
+      expect((await cluster.api.get(`/v1/endpoints/${ep.id}/events`)).body.items.map((e: { id: string }) => e.id)).toEqual([stored.json.id]);
+      const metrics = await (await fetch(`${cluster.ingestUrl}/metrics`)).text();
+      expect(metrics).toMatch(/^whc_ingest_requests_total\{outcome="overloaded"\} 1$/m);
+      expect(metrics).toMatch(/^whc_ingest_inflight_body_bytes_limit 1048576$/m);
+    } finally {
+      await cluster.shutdown();
+    }
+  });
 });
