@@ -3,6 +3,8 @@ import { startNode, type RunningProcess } from "./processes.js";
 
 export interface AllInOne {
   proc: RunningProcess;
+  /** Its whole environment: start it again with `startNode(main, env)` on the same data. */
+  env: Record<string, string>;
   gatewayUrl: string;
   ingestUrl: string;
 }
@@ -15,7 +17,7 @@ export async function startAllInOne(main: string, dataDir: string, env: Record<s
   const [gatewayPort, ingestPort] = [await freePort(), await freePort()];
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   const ingestUrl = `http://127.0.0.1:${ingestPort}`;
-  const proc = startNode(main, {
+  const fullEnv: Record<string, string> = {
     WHC_DATA_DIR: dataDir,
     WHC_HOST: "127.0.0.1",
     WHC_GATEWAY_PORT: String(gatewayPort),
@@ -23,7 +25,8 @@ export async function startAllInOne(main: string, dataDir: string, env: Record<s
     WHC_INGEST_PUBLIC_URL: ingestUrl,
     WHC_LOG_LEVEL: "warn",
     ...env,
-  });
+  };
+  const proc = startNode(main, fullEnv);
   await waitFor(async () => (await fetch(`${gatewayUrl}/healthz`).catch(() => undefined))?.ok || undefined, { what: "the all-in-one gateway" });
-  return { proc, gatewayUrl, ingestUrl };
+  return { proc, env: fullEnv, gatewayUrl, ingestUrl };
 }

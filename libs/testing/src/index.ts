@@ -15,5 +15,5 @@ export { rejection, expectFailure } from "./connect-errors.js";
 export { externalServices, testNatsServer, mongoTestDatabase } from "./external-services.js";
 export type { MongoTestDatabase } from "./external-services.js";
 export { startOtlpReceiver, decodeOtlpJson } from "./otlp-receiver.js";
-export type { OtlpReceiver, ReceivedSpan } from "./otlp-receiver.js";
+export type { OtlpReceiver, ReceivedSpan, SpanKindName } from "./otlp-receiver.js";
 export { filesUnder, needlesIn, needlesInFiles } from "./files.js";
