@@ -1,3 +1,5 @@
+import { FORWARDING_MODES } from "@whc/api-model";
+import { validationFailed, type AppError } from "@whc/errors";
 import type { EndpointPatch, EndpointRecord, NewEndpoint } from "./types.js";
 
 /**
@@ -89,4 +91,50 @@ export function applyEndpointPatch(current: EndpointRecord, patch: EndpointPatch
 /** The status the n-th answer of a response sequence gives (n counted from 0, wrapping). */
 export function sequenceStatus(statuses: readonly number[], n: number): number {
   return statuses[n % statuses.length] as number;
+}
+
+/** relay and proxy forward every capture, so they need forward settings (design §11). */
+export function isForwardingMode(operatingMode: string): boolean {
+  return (FORWARDING_MODES as readonly string[]).includes(operatingMode);
+}
+
+/** The refusal of an update that would leave a relay or proxy endpoint with nowhere to forward. */
+export function forwardRequired(operatingMode: string): AppError {
+  return validationFailed("forward", "required", `operatingMode ${operatingMode} needs forward`);
+}
+
+/**
+ * What a patch that touches the mode or the forward settings needs of the stored endpoint so
+ * that a relay or proxy endpoint keeps its forward settings, decided inside the update (the
+ * gateway's earlier check reads then writes, and two concurrent PATCHes could each pass it):
+ * - `refuse`: the patch alone leaves a forwarding mode without settings;
+ * - `stored_forward`: it sets a forwarding mode and keeps the stored settings, which must exist;
+ * - `stored_mode_not_forwarding`: it removes the settings and keeps the stored mode, which must
+ *   not forward;
+ * - `none`: any stored endpoint will do. A patch touching neither is `none`, so an endpoint
+ *   stored before the rule still takes other changes.
+ */
+export type ForwardPrecondition = "none" | "refuse" | "stored_forward" | "stored_mode_not_forwarding";
+
+export function forwardPrecondition(patch: Pick<EndpointPatch, "operatingMode" | "forwardJson">): ForwardPrecondition {
+  const { operatingMode, forwardJson } = patch;
+  const forwards = operatingMode !== undefined && isForwardingMode(operatingMode);
+  if (forwardJson === undefined) return forwards ? "stored_forward" : "none";
+  if (forwardJson !== "") return "none";
+  if (operatingMode === undefined) return "stored_mode_not_forwarding";
+  return forwards ? "refuse" : "none";
+}
+
+/** Whether the stored endpoint meets the patch's precondition (the reference for every store). */
+export function meetsForwardPrecondition(stored: Pick<EndpointRecord, "operatingMode" | "forwardJson">, pre: ForwardPrecondition): boolean {
+  switch (pre) {
+    case "none":
+      return true;
+    case "refuse":
+      return false;
+    case "stored_forward":
+      return stored.forwardJson !== "";
+    case "stored_mode_not_forwarding":
+      return !isForwardingMode(stored.operatingMode);
+  }
 }

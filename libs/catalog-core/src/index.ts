@@ -14,6 +14,10 @@ export {
   patchedTargetSecret,
   replacedFields,
   sequenceStatus,
+  forwardPrecondition,
+  forwardRequired,
+  isForwardingMode,
+  meetsForwardPrecondition,
 } from "./endpoint-patch.js";
 export { FORWARD_STATES, FORWARD_TRIGGERS } from "./types.js";
 export {
@@ -28,5 +32,5 @@ export {
   recordedDelivery,
 } from "./delivery.js";
 export type { DeliveryProgress } from "./delivery.js";
-export type { ReplacedField } from "./endpoint-patch.js";
+export type { ForwardPrecondition, ReplacedField } from "./endpoint-patch.js";
 export { isUuid, newId, uuidV7Time, UUID_PATTERN } from "@whc/ids";

@@ -1,4 +1,5 @@
-import { replacedFields, type Cursor, type EndpointPatch, type EventQuery } from "@whc/catalog-core";
+import { FORWARDING_MODES } from "@whc/api-model";
+import { replacedFields, type Cursor, type EndpointPatch, type EventQuery, type ForwardPrecondition } from "@whc/catalog-core";
 import { forwardStateFilter } from "./delivery-documents.js";
 import { bytes } from "./records.js";
 
@@ -110,6 +111,26 @@ export function markReadFilter(accountId: string, endpointId: string, eventId: s
 /** One account's endpoint: another account's id matches nothing. */
 export function endpointOfAccount(accountId: string, endpointId: string): Doc {
   return { _id: endpointId, accountId };
+}
+
+/**
+ * What the stored endpoint must match for a patch to apply, beyond being the account's
+ * (catalog-core's forwardPrecondition): a relay or proxy endpoint keeps forward settings,
+ * checked in the update's own filter so that no concurrent update slips between a read and
+ * the write. Undefined: the patch is refused whatever is stored.
+ */
+export function forwardPreconditionFilter(pre: ForwardPrecondition): Doc | undefined {
+  switch (pre) {
+    case "none":
+      return {};
+    case "refuse":
+      return undefined;
+    case "stored_forward":
+      // Any non-empty string; an absent or empty forwardJson is no settings.
+      return { forwardJson: { $gt: "" } };
+    case "stored_mode_not_forwarding":
+      return { operatingMode: { $nin: [...FORWARDING_MODES] } };
+  }
 }
 
 /**

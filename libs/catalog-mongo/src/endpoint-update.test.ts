@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { Query, updateMany } from "mingo";
-import { applyEndpointPatch, sequenceStatus, type EndpointPatch, type EndpointRecord } from "@whc/catalog-core";
+import { applyEndpointPatch, forwardPrecondition, meetsForwardPrecondition, sequenceStatus, type EndpointPatch, type EndpointRecord } from "@whc/catalog-core";
 import { endpointFixture } from "@whc/catalog-core/testing";
-import { endpointOfAccount, endpointPatchUpdate, sequenceStart, sequenceTakeUpdate, type Doc } from "./documents.js";
+import { endpointOfAccount, endpointPatchUpdate, forwardPreconditionFilter, sequenceStart, sequenceTakeUpdate, type Doc } from "./documents.js";
 import { endpointDocs, type AnyDoc } from "./records.js";
 
 const NOW = 1_800_000_000_000;
@@ -186,3 +186,26 @@ describe("MongoDB response sequence documents, evaluated by mingo", () => {
     expect(docs[0]!.sequenceCounter).toBe(1);
   });
 });
+
+describe("MongoDB forward rule in the update filter, evaluated by mingo", () => {
+  it("refuses in the filter exactly the patches catalog-core refuses: no relay or proxy endpoint without forward settings", () => {
+    const mode = fc.constantFrom("capture", "metadata_only", "relay", "proxy");
+    const forwardJson = fc.constantFrom("", '{"url":"https://b.example.test/"}');
+    fc.assert(
+      fc.property(mode, forwardJson, fc.option(mode, { nil: undefined }), fc.option(forwardJson, { nil: undefined }), (storedMode, storedJson, operatingMode, patchJson) => {
+        const doc = stored({ operatingMode: storedMode, forwardJson: storedJson });
+        const patch: EndpointPatch = { ...(operatingMode === undefined ? {} : { operatingMode }), ...(patchJson === undefined ? {} : { forwardJson: patchJson }) };
+        const pre = forwardPrecondition(patch);
+        const guard = forwardPreconditionFilter(pre);
+        const matches = guard !== undefined && new Query({ ...endpointOfAccount("acct", doc._id), ...guard }).find([doc]).all().length === 1;
+        expect(matches).toBe(meetsForwardPrecondition(endpointDocs.read(doc), pre));
+        // A patch touching the mode or the settings that applies leaves a forwarding endpoint with settings.
+        if (matches && (operatingMode !== undefined || patchJson !== undefined)) {
+          const after = reference(doc, patch);
+          expect(["relay", "proxy"].includes(after.operatingMode) && after.forwardJson === "").toBe(false);
+        }
+      }),
+    );
+  });
+});
+

@@ -1,6 +1,6 @@
-import { newEndpointRecord, type CatalogStore } from "@whc/catalog-core";
+import { forwardPrecondition, forwardRequired, newEndpointRecord, type CatalogStore } from "@whc/catalog-core";
 import type { CatalogCollections, InTransaction } from "./connection.js";
-import { endpointOfAccount, endpointPatchUpdate } from "./documents.js";
+import { endpointOfAccount, endpointPatchUpdate, forwardPreconditionFilter } from "./documents.js";
 import { endpointDocs } from "./records.js";
 
 export type EndpointMethods = Pick<
@@ -31,11 +31,16 @@ export function createEndpoints(
       return docs.map((d) => endpointDocs.read(d));
     },
 
+    // The forward rule is part of the filter: when it finds nothing, a second read tells an
+    // unknown endpoint (undefined) from one the rule refuses.
     async updateEndpoint(accountId, endpointId, patch, now) {
-      const d = await endpoints.findOneAndUpdate(endpointOfAccount(accountId, endpointId), endpointPatchUpdate(patch, now), {
-        returnDocument: "after",
-      });
-      return d ? endpointDocs.read(d) : undefined;
+      const ofAccount = endpointOfAccount(accountId, endpointId);
+      const guard = forwardPreconditionFilter(forwardPrecondition(patch));
+      const d = guard && (await endpoints.findOneAndUpdate({ ...ofAccount, ...guard }, endpointPatchUpdate(patch, now), { returnDocument: "after" }));
+      if (d) return endpointDocs.read(d);
+      const current = await endpoints.findOne(ofAccount);
+      if (!current) return undefined;
+      throw forwardRequired(patch.operatingMode ?? endpointDocs.read(current).operatingMode);
     },
 
     async deleteEndpoint(accountId, endpointId) {

@@ -2,6 +2,9 @@ import type Database from "better-sqlite3";
 import {
   PATCHED_FIELDS,
   applyEndpointPatch,
+  forwardPrecondition,
+  forwardRequired,
+  meetsForwardPrecondition,
   newEndpointRecord,
   type CatalogStore,
   type EndpointPatch,
@@ -48,7 +51,11 @@ export function createEndpoints(db: Database.Database): EndpointMethods {
   const updateTx = db.transaction((accountId: string, endpointId: string, patch: EndpointPatch, now: number) => {
     const row = stmt.ofAccount.get(endpointId, accountId) as Row | undefined;
     if (!row) return undefined;
-    stmt.update.run(...patched.values(applyEndpointPatch(endpointRows.read(row), patch, now)), row.key);
+    const current = endpointRows.read(row);
+    if (!meetsForwardPrecondition(current, forwardPrecondition(patch))) {
+      throw forwardRequired(patch.operatingMode ?? current.operatingMode);
+    }
+    stmt.update.run(...patched.values(applyEndpointPatch(current, patch, now)), row.key);
     return endpointRows.read(stmt.byId.get(endpointId) as Row);
   });
 

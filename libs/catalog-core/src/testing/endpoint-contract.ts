@@ -113,7 +113,7 @@ export function endpointUpdateContract(ctx: ContractContext): void {
         [{ clearTargetSecret: true }, forwardJson, undefined],
         [{ sealedTargetSecret: bytes(7), clearTargetSecret: true }, forwardJson, [7]],
         [{ forwardJson: '{"url":"https://b.example.test/"}' }, '{"url":"https://b.example.test/"}', [7]],
-        [{ forwardJson: "" }, "", undefined],
+        [{ forwardJson: "", operatingMode: "capture" }, "", undefined],
         [{ forwardJson: forwardJson, sealedTargetSecret: bytes(8) }, forwardJson, [8]],
         // Removing the settings wins over a secret given with it.
         [{ forwardJson: "", sealedTargetSecret: bytes(9) }, "", undefined],
@@ -126,6 +126,39 @@ export function endpointUpdateContract(ctx: ContractContext): void {
         for (const e of [updated, again]) {
           expect([e?.forwardJson, plain(e?.sealedTargetSecret), e?.updatedAt], JSON.stringify(patch)).toEqual([json, secret, now]);
         }
+      }
+    });
+
+    it("never leaves a relay or proxy endpoint without forward settings, whatever the patch", async () => {
+      const { accountId } = await ctx.accountWithEndpoint();
+      const forwardJson = '{"url":"https://app.example.test/hooks"}';
+      const relay = await ctx.store().createEndpoint(endpointFixture(accountId, { operatingMode: "relay", forwardJson }));
+      const capture = await ctx.store().createEndpoint(endpointFixture(accountId, { operatingMode: "capture", forwardJson: "" }));
+      const refused: [EndpointRecord, EndpointPatch][] = [
+        [relay, { forwardJson: "" }],
+        [relay, { forwardJson: "", displayName: "x" }],
+        [relay, { forwardJson: "", operatingMode: "proxy" }],
+        [capture, { operatingMode: "relay" }],
+        [capture, { operatingMode: "proxy", displayName: "x" }],
+      ];
+      for (const [endpoint, patch] of refused) {
+        const before = await ctx.store().getEndpoint(endpoint.id);
+        const err = await ctx.store().updateEndpoint(accountId, endpoint.id, patch, 20_000).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(err, JSON.stringify(patch)).toMatchObject({ reason: "validation_failed", field: "forward", fieldReason: "required" });
+        expect(await ctx.store().getEndpoint(endpoint.id)).toEqual(before);
+      }
+      const allowed: [EndpointRecord, EndpointPatch, string, string][] = [
+        [relay, { operatingMode: "proxy" }, "proxy", forwardJson],
+        [relay, { forwardJson: "", operatingMode: "capture" }, "capture", ""],
+        [capture, { operatingMode: "relay", forwardJson }, "relay", forwardJson],
+        [capture, { displayName: "renamed" }, "relay", forwardJson],
+      ];
+      for (const [endpoint, patch, mode, json] of allowed) {
+        const updated = await ctx.store().updateEndpoint(accountId, endpoint.id, patch, 21_000);
+        expect([updated?.operatingMode, updated?.forwardJson], JSON.stringify(patch)).toEqual([mode, json]);
       }
     });
 
