@@ -1,4 +1,4 @@
-import { FORWARDING_MODES, OPERATING_MODES, type EndpointJson, type ForwardSettingsInput, type UpdateEndpointRequest } from "@whc/api-model";
+import { isForwardingMode, OPERATING_MODES, type EndpointJson, type ForwardSettingsInput, type UpdateEndpointRequest } from "@whc/api-model";
 import { h } from "./dom.js";
 
 /** The operating mode and, for relay and proxy, where captures are forwarded (design §11). */
@@ -17,7 +17,6 @@ const MODE_HINTS: Record<(typeof OPERATING_MODES)[number], string> = {
 
 const DEFAULTS = { keepPath: true, timeoutMs: 10_000, maxAttempts: 6 };
 
-const forwards = (mode: string) => (FORWARDING_MODES as readonly string[]).includes(mode);
 
 function targetSecretState(ep: EndpointJson): string {
   return ep.forward?.targetSecretSet
@@ -54,7 +53,7 @@ export function forwardFields(ep: EndpointJson): ForwardFields {
   );
   const hint = h("span", { class: "hint" });
   const showMode = () => {
-    const on = forwards(mode.value);
+    const on = isForwardingMode(mode.value);
     settings.hidden = !on;
     settings.disabled = !on;
     hint.textContent = MODE_HINTS[OPERATING_MODES.find((m) => m === mode.value) ?? "capture"];
@@ -68,7 +67,7 @@ export function forwardFields(ep: EndpointJson): ForwardFields {
       const chosen = OPERATING_MODES.find((m) => m === mode.value) ?? current.operatingMode;
       const out: Pick<UpdateEndpointRequest, "operatingMode" | "forward"> = chosen !== current.operatingMode ? { operatingMode: chosen } : {};
       // Leaving relay or proxy keeps the stored destination for a later return.
-      if (!forwards(chosen)) return out;
+      if (!isForwardingMode(chosen)) return out;
       const next: ForwardSettingsInput = {
         url: url.value.trim(),
         keepPath: keepPath.checked,

@@ -5,6 +5,7 @@
 export const OPERATING_MODES = ["capture", "metadata_only", "relay", "proxy"] as const;
 /** The modes that forward, and so need the endpoint's `forward` settings (design §11). */
 export const FORWARDING_MODES = ["relay", "proxy"] as const;
+export const isForwardingMode = (operatingMode: string): boolean => (FORWARDING_MODES as readonly string[]).includes(operatingMode);
 export const ENDPOINT_STATUSES = ["active", "paused"] as const;
 export const ENDPOINT_SOURCES = ["api", "dashboard"] as const;
 export const SLUG_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;

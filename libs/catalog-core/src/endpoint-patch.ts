@@ -1,4 +1,4 @@
-import { FORWARDING_MODES } from "@whc/api-model";
+import { isForwardingMode } from "@whc/api-model";
 import { validationFailed, type AppError } from "@whc/errors";
 import type { EndpointPatch, EndpointRecord, NewEndpoint } from "./types.js";
 
@@ -91,11 +91,6 @@ export function applyEndpointPatch(current: EndpointRecord, patch: EndpointPatch
 /** The status the n-th answer of a response sequence gives (n counted from 0, wrapping). */
 export function sequenceStatus(statuses: readonly number[], n: number): number {
   return statuses[n % statuses.length] as number;
-}
-
-/** relay and proxy forward every capture, so they need forward settings (design §11). */
-export function isForwardingMode(operatingMode: string): boolean {
-  return (FORWARDING_MODES as readonly string[]).includes(operatingMode);
 }
 
 /** The refusal of an update that would leave a relay or proxy endpoint with nowhere to forward. */

@@ -16,7 +16,6 @@ export {
   sequenceStatus,
   forwardPrecondition,
   forwardRequired,
-  isForwardingMode,
   meetsForwardPrecondition,
 } from "./endpoint-patch.js";
 export { FORWARD_STATES, FORWARD_TRIGGERS } from "./types.js";

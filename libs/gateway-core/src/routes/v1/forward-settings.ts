@@ -1,6 +1,6 @@
 import type { Client } from "@connectrpc/connect";
 import type { CryptoService, Endpoint, ReplayService } from "@whc/contracts";
-import { FORWARDING_MODES, type ForwardSettings } from "@whc/api-model";
+import { isForwardingMode, type ForwardSettings } from "@whc/api-model";
 import { AppError, validationFailed } from "@whc/errors";
 
 /**
@@ -14,13 +14,9 @@ export function storedForwardJson(f: ForwardSettings): string {
   return JSON.stringify({ url: f.url, keepPath: f.keepPath, timeoutMs: f.timeoutMs, maxAttempts: f.maxAttempts });
 }
 
-function isForwarding(operatingMode: string): boolean {
-  return (FORWARDING_MODES as readonly string[]).includes(operatingMode);
-}
-
 /** relay and proxy forward, so they need the settings: refused as the missing field `forward`. */
 export function requireForwardFor(operatingMode: string, hasForward: boolean): void {
-  if (!hasForward && isForwarding(operatingMode)) {
+  if (!hasForward && isForwardingMode(operatingMode)) {
     throw validationFailed("forward", "required", `operatingMode ${operatingMode} needs forward`);
   }
 }
@@ -63,7 +59,7 @@ export async function requireForwardAfterPatch(
 ): Promise<void> {
   const { operatingMode, forward } = patch;
   if (forward) return;
-  if (forward === undefined && (operatingMode === undefined || !isForwarding(operatingMode))) return;
+  if (forward === undefined && (operatingMode === undefined || !isForwardingMode(operatingMode))) return;
   const current = operatingMode === undefined || forward === undefined ? await stored() : undefined;
   const mode = operatingMode ?? current!.operatingMode;
   requireForwardFor(mode, forward === null ? false : current!.forwardJson !== "");
