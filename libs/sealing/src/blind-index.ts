@@ -144,10 +144,11 @@ export function createBlindIndexer(
  */
 export function packSearchTokens(tokens: readonly Uint8Array[]): Uint8Array {
   const packed = new Uint8Array(tokens.length * TOKEN_BYTES);
-  tokens.forEach((t, i) => {
+  for (let i = 0; i < tokens.length; i += 1) {
+    const t = tokens[i] as Uint8Array;
     if (t.length !== TOKEN_BYTES) throw new RangeError(`a search token is ${t.length} bytes, not ${TOKEN_BYTES}`);
     packed.set(t, i * TOKEN_BYTES);
-  });
+  }
   return packed;
 }
 
@@ -155,6 +156,7 @@ export function packSearchTokens(tokens: readonly Uint8Array[]): Uint8Array {
 export function unpackSearchTokens(packed: Uint8Array): Uint8Array[] | undefined {
   if (packed.length % TOKEN_BYTES !== 0) return undefined;
   const tokens: Uint8Array[] = [];
-  for (let at = 0; at < packed.length; at += TOKEN_BYTES) tokens.push(packed.subarray(at, at + TOKEN_BYTES));
+  // A view made directly, not by subarray(), which looks the constructor up on every call.
+  for (let at = 0; at < packed.length; at += TOKEN_BYTES) tokens.push(new Uint8Array(packed.buffer, packed.byteOffset + at, TOKEN_BYTES));
   return tokens;
 }
