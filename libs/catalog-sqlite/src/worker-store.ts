@@ -1,8 +1,11 @@
 import { Worker } from "node:worker_threads";
-import { existsSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { AppError } from "@whc/errors";
 import type { CatalogStore, NewEvent } from "@whc/catalog-core";
+import type * as Esbuild from "esbuild";
 import { packTokens } from "./token-pack.js";
 import { fromErrorMessage, type ErrorMessage } from "./worker-errors.js";
 
@@ -10,15 +13,43 @@ type Pending = { resolve: (v: unknown) => void; reject: (e: unknown) => void };
 
 /**
  * The worker: the bundled script beside dist/<app>/main.js, or, when running from sources
- * (tests), the TypeScript file loaded through tsx with the workspace's path aliases.
+ * (tests, `tsx`), the TypeScript worker bundled once by esbuild (a development dependency)
+ * under node_modules/.cache, named by its content, and reused by every worker and process:
+ * loading the sources through tsx in each new thread cost about a second per store.
  */
-function startWorker(file: string): Worker {
+async function startWorker(file: string): Promise<Worker> {
   const bundled = new URL("./sqlite-worker.js", import.meta.url);
   if (existsSync(fileURLToPath(bundled))) return new Worker(bundled, { workerData: { file } });
-  const source = new URL("./sqlite-worker.ts", import.meta.url).href;
-  const tsconfig = fileURLToPath(new URL("../../../tsconfig.base.json", import.meta.url));
-  const boot = `import("tsx/esm/api").then((tsx) => tsx.tsImport(${JSON.stringify(source)}, { parentURL: ${JSON.stringify(source)}, tsconfig: ${JSON.stringify(tsconfig)} }))`;
-  return new Worker(boot, { eval: true, workerData: { file } });
+  return new Worker(await (sourceWorker ??= bundleSourceWorker()), { workerData: { file } });
+}
+
+let sourceWorker: Promise<string> | undefined;
+
+async function bundleSourceWorker(): Promise<string> {
+  const root = fileURLToPath(new URL("../../../", import.meta.url));
+  // Not a literal: a bundle of this module (the CLI's) must not pull esbuild in.
+  const esbuildPackage = "esbuild";
+  const esbuild = (await import(esbuildPackage)) as typeof Esbuild;
+  const out = await esbuild.build({
+    entryPoints: [fileURLToPath(new URL("./sqlite-worker.ts", import.meta.url))],
+    bundle: true,
+    write: false,
+    platform: "node",
+    format: "esm",
+    packages: "external",
+    tsconfig: path.join(root, "tsconfig.base.json"),
+    logLevel: "warning",
+  });
+  const code = out.outputFiles[0]!.contents;
+  const dir = path.join(root, "node_modules", ".cache", "whc");
+  const target = path.join(dir, `sqlite-worker-${createHash("sha256").update(code).digest("hex").slice(0, 16)}.mjs`);
+  if (!existsSync(target)) {
+    mkdirSync(dir, { recursive: true });
+    const partial = `${target}.${process.pid}.${Date.now()}`;
+    writeFileSync(partial, code);
+    renameSync(partial, target);
+  }
+  return target;
 }
 
 /**
@@ -36,7 +67,7 @@ function stopped(cause: unknown): AppError {
  * An append carries one clock reading per event; the worker stamps in its transaction.
  */
 export async function openSqliteStoreInWorker(options: { file: string }): Promise<CatalogStore> {
-  const worker = startWorker(options.file);
+  const worker = await startWorker(options.file);
   const pending = new Map<number, Pending>();
   let next = 0;
   let failure: unknown;
