@@ -88,9 +88,13 @@ async function listed(api, auth, endpointId) {
   }
 }
 
+let deployments = 0;
+
 /** The deployment of a layout: its catalogs over one store, its ingests spread over them. */
 async function deployment({ catalogs: catalogCount, ingests: ingestCount }, natsUrl) {
-  const dataDir = path.join(work, `data-${catalogCount}x${ingestCount}`);
+  // A fresh store each time, also when a layout is given twice to alternate ("1,2,1,2").
+  deployments += 1;
+  const dataDir = path.join(work, `data-${deployments}-${catalogCount}x${ingestCount}`);
   mkdirSync(dataDir);
   const port = async () => String(await freePort());
   const ports = { crypto: await port(), replay: await port(), gateway: await port() };
