@@ -1,7 +1,6 @@
 import { SpanKind } from "@opentelemetry/api";
-import { ATTR_DB_OPERATION_NAME, ATTR_DB_SYSTEM_NAME } from "@opentelemetry/semantic-conventions";
 import { currentRequestId } from "@whc/logging";
-import { ATTR_WHC_REQUEST_ID, inSpan, tracingActive } from "@whc/telemetry";
+import { ATTR_DB_OPERATION_NAME, ATTR_DB_SYSTEM_NAME, ATTR_WHC_REQUEST_ID, inSpan, tracingActive } from "@whc/telemetry";
 import type { CatalogStore } from "./ports.js";
 import { mapStoreMethods } from "./store-methods.js";
 

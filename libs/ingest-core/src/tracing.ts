@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { context, trace, type Context } from "@opentelemetry/api";
-import { ATTR_DB_OPERATION_BATCH_SIZE } from "@opentelemetry/semantic-conventions";
-import { inSpan, runInHttpServerSpan, tracingActive } from "@whc/telemetry";
+import { ATTR_DB_OPERATION_BATCH_SIZE, inSpan, runInHttpServerSpan, tracingActive } from "@whc/telemetry";
 
 type IngestHandler = (req: IncomingMessage, res: ServerResponse, expectsContinue?: boolean) => void;
 

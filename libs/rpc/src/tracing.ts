@@ -1,9 +1,8 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { DescMethod } from "@bufbuild/protobuf";
 import { SpanKind, context, trace, type Span } from "@opentelemetry/api";
-import { ATTR_RPC_METHOD, ATTR_RPC_STATUS_CODE, ATTR_RPC_SYSTEM_NAME } from "@opentelemetry/semantic-conventions";
 import { currentRequestId } from "@whc/logging";
-import { ATTR_WHC_REQUEST_ID, extractTraceContext, failSpan, injectTraceHeaders, tracer, tracingActive } from "@whc/telemetry";
+import { ATTR_RPC_METHOD, ATTR_RPC_STATUS_CODE, ATTR_RPC_SYSTEM_NAME, ATTR_WHC_REQUEST_ID, extractTraceContext, failSpan, injectTraceHeaders, tracer, tracingActive } from "@whc/telemetry";
 import { REQUEST_ID_HEADER } from "./server.js";
 
 /** `rpc.system.name` of Connect (incubating in semantic-conventions 1.45, so written here). */

@@ -5,7 +5,7 @@ import {
   ATTR_HTTP_RESPONSE_STATUS_CODE,
   ATTR_HTTP_ROUTE,
   ATTR_URL_PATH,
-} from "@opentelemetry/semantic-conventions";
+} from "./attributes.js";
 import { extractTraceContext, failSpan, tracer } from "./spans.js";
 
 /** The path alone: a query may carry a sender's token, and never goes into a span. */

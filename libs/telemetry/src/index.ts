@@ -17,3 +17,4 @@ export {
   tracer,
 } from "./spans.js";
 export { endHttpServerSpan, runInHttpServerSpan } from "./http.js";
+export * from "./attributes.js";

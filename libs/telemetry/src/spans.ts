@@ -10,7 +10,7 @@ import {
   type TextMapGetter,
   type TextMapSetter,
 } from "@opentelemetry/api";
-import { ATTR_ERROR_TYPE } from "@opentelemetry/semantic-conventions";
+import { ATTR_ERROR_TYPE } from "./attributes.js";
 
 /** The instrumentation scope of every span this repository makes. */
 export const TRACER_NAME = "webhook-capture";

@@ -1,7 +1,6 @@
 import type { Middleware } from "koa";
 import { SpanKind, context, trace } from "@opentelemetry/api";
-import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_ROUTE, ATTR_URL_PATH } from "@opentelemetry/semantic-conventions";
-import { ATTR_WHC_REQUEST_ID, endHttpServerSpan, extractTraceContext, tracer, tracingActive } from "@whc/telemetry";
+import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_ROUTE, ATTR_URL_PATH, ATTR_WHC_REQUEST_ID, endHttpServerSpan, extractTraceContext, tracer, tracingActive } from "@whc/telemetry";
 
 /**
  * A server span per request, continuing the caller's W3C `traceparent`: named by method and
