@@ -33,3 +33,5 @@ export {
 export type { DeliveryProgress } from "./delivery.js";
 export type { ForwardPrecondition, ReplacedField } from "./endpoint-patch.js";
 export { isUuid, newId, uuidV7Time, UUID_PATTERN } from "@whc/ids";
+/** The packed form of search tokens (@whc/sealing), for adapters that move tokens between threads. */
+export { packSearchTokens, unpackSearchTokens } from "@whc/sealing";

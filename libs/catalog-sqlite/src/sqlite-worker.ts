@@ -1,7 +1,6 @@
 import { parentPort, workerData } from "node:worker_threads";
-import type { CatalogStore } from "@whc/catalog-core";
+import { unpackSearchTokens, type CatalogStore } from "@whc/catalog-core";
 import { openSqliteStore } from "./sqlite-store.js";
-import { unpackTokens } from "./token-pack.js";
 import { toErrorMessage } from "./worker-errors.js";
 
 /**
@@ -27,7 +26,8 @@ parentPort!.on("message", async ({ id, method, args }: Call) => {
       const packed = args[2] as Uint8Array[];
       const events = (args[0] as Parameters<CatalogStore["appendEvents"]>[0]).map((e, n) => ({
         ...e,
-        searchTokens: unpackTokens(packed[n] as Uint8Array),
+        // Packed by worker-store with packSearchTokens: always whole tokens.
+        searchTokens: unpackSearchTokens(packed[n] as Uint8Array)!,
       }));
       result = await store.appendEvents(events, () => times[i++] as number);
     } else {

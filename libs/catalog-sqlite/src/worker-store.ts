@@ -4,9 +4,8 @@ import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { AppError } from "@whc/errors";
-import type { CatalogStore, NewEvent } from "@whc/catalog-core";
+import { packSearchTokens, type CatalogStore, type NewEvent } from "@whc/catalog-core";
 import type * as Esbuild from "esbuild";
-import { packTokens } from "./token-pack.js";
 import { fromErrorMessage, type ErrorMessage } from "./worker-errors.js";
 
 type Pending = { resolve: (v: unknown) => void; reject: (e: unknown) => void };
@@ -116,7 +115,7 @@ export async function openSqliteStoreInWorker(options: { file: string }): Promis
         "appendEvents",
         events.map((e): NewEvent => ({ ...e, searchTokens: [] })),
         events.map(() => clock()),
-        events.map((e) => packTokens(e.searchTokens)),
+        events.map((e) => packSearchTokens(e.searchTokens)),
       ),
     listEvents: (...a) => call("listEvents", ...a),
     getEvent: (...a) => call("getEvent", ...a),
