@@ -4,7 +4,7 @@
 // both catalogs take appends). 1.5 KB POSTs at 50 connections in all for N seconds, after a
 // warm-up pass of the same length. Prints captures/s, p50/p99, the CPU per capture of each
 // process (utime + stime of all its threads from /proc/<pid>/task/*/stat over the measured
-// seconds), and whether every acknowledged capture is stored and listed in order. Figures
+// seconds), ingest's AppendEvents calls and captures per call, and whether every acknowledged capture is stored and listed in order. Figures
 // only, no assertion.
 //
 //   node tools/bench/distributed/run.mjs [seconds] [connections] [layouts, default 1,2]
@@ -88,6 +88,18 @@ async function listed(api, auth, endpointId) {
   }
 }
 
+/** Ingest's group commits so far, summed over the ingests: calls made and captures sent in them. */
+async function batchFigures(ingestUrls) {
+  let count = 0;
+  let sum = 0;
+  for (const url of ingestUrls) {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    count += Number(/^whc_ingest_batch_events_count (\S+)$/m.exec(text)?.[1] ?? Number.NaN);
+    sum += Number(/^whc_ingest_batch_events_sum (\S+)$/m.exec(text)?.[1] ?? Number.NaN);
+  }
+  return { count, sum };
+}
+
 let deployments = 0;
 
 /** The deployment of a layout: its catalogs over one store, its ingests spread over them. */
@@ -158,8 +170,12 @@ for (const layout of layouts) {
 
   const warmUp = await load(urls);
   const before = d.procs.map((p) => cpuSeconds(p.child.pid));
+  const batchesBefore = await batchFigures(d.ingestUrls);
   const r = await load(urls);
   const used = d.procs.map((p, i) => cpuSeconds(p.child.pid) - before[i]);
+  const batchesAfter = await batchFigures(d.ingestUrls);
+  const calls = batchesAfter.count - batchesBefore.count;
+  const batched = batchesAfter.sum - batchesBefore.sum;
   const acknowledged = warmUp.total - warmUp.failed + r.total - r.failed;
   const list = await listed(d.api, auth, endpoint.id);
 
@@ -168,6 +184,7 @@ for (const layout of layouts) {
   const plural = (n, word) => `${n} ${word}${n > 1 ? "s" : ""}`;
   console.log(`${plural(layout.catalogs, "catalog")}, ${plural(layout.ingests, "ingest")}:`);
   console.log(`  ${Math.round(r.rps)} captures/s   p50 ${r.p50.toFixed(1)} ms   p99 ${r.p99.toFixed(1)} ms   failed ${r.failed}`);
+  console.log(`  AppendEvents calls: ${calls}, ${(batched / Math.max(calls, 1)).toFixed(1)} captures per call on average`);
   console.log(`  CPU per capture: ${d.procs.map((p, i) => `${p.name} ${perCapture(used[i])}`).join(", ")}; services ${perCapture(services)}`);
   console.log(
     `  ${acknowledged} captures acknowledged, ${list.count} listed, ${list.ordered ? "in strict (receivedAt, id) order" : "OUT OF ORDER"}` +
