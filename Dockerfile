@@ -15,7 +15,9 @@ COPY libs libs
 RUN node tools/build.mjs && npm prune --omit=dev
 
 FROM node:24-bookworm-slim AS runtime
-ENV NODE_ENV=production WHC_DATA_DIR=/data WHC_HOST=0.0.0.0
+# MALLOC_MMAP_THRESHOLD_: glibc gives large request bodies memory of their own and returns it
+# when they are freed, so resident memory comes back after a flood (docs/operations.md, "Memory").
+ENV NODE_ENV=production WHC_DATA_DIR=/data WHC_HOST=0.0.0.0 MALLOC_MMAP_THRESHOLD_=131072
 WORKDIR /app
 COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/dist dist

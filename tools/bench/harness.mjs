@@ -19,7 +19,8 @@ export const freePort = () =>
  * exits first. BENCH_ECHO=1 copies its stderr here.
  */
 export function startProgram(command, args, env, ready) {
-  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  // As the project's launchers start its processes (LAUNCH_ENV in @whc/testing).
+  const child = spawn(command, args, { env: { MALLOC_MMAP_THRESHOLD_: "131072", ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   return new Promise((resolve, reject) => {
     let out = "";
     const onData = (c) => {

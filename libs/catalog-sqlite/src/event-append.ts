@@ -72,6 +72,16 @@ interface Stamping {
  * same transaction: a rolled-back batch gives no index away, a committed one each index once.
  * A capture of a relay or proxy endpoint starts its delivery in the same transaction too.
  */
+/** A body this large is written to pages of its own, which nothing reads soon. */
+const LARGE_BODY_BYTES = 64 * 1024;
+/**
+ * After this many bytes of large bodies, the connection's page cache is emptied (PRAGMA
+ * shrink_memory). Every page a body is written through stays in the 64 MiB cache, so a
+ * burst of large captures filled it with pages nobody reads soon, and kept that memory
+ * (docs/performance.md, "Memory during and after a flood"). Ordinary bodies never trigger it.
+ */
+const LARGE_BODY_BYTES_BEFORE_SHRINK = 16 * 1024 * 1024;
+
 export function createEventAppend(db: Database.Database): Pick<CatalogStore, "appendEvents"> {
   const stmt = {
     endpoint: db.prepare(`SELECT key, coalesce(last_stamp_id,
@@ -145,9 +155,16 @@ export function createEventAppend(db: Database.Database): Pick<CatalogStore, "ap
   });
 
   const underWriteLock = createWriteLockWait(db);
+  let largeBodyBytes = 0;
   return {
     async appendEvents(events, clock) {
-      return underWriteLock(() => appendTx.immediate(events, clock));
+      const results = underWriteLock(() => appendTx.immediate(events, clock));
+      for (const e of events) if ((e.body?.ciphertext.length ?? 0) >= LARGE_BODY_BYTES) largeBodyBytes += e.body?.ciphertext.length ?? 0;
+      if (largeBodyBytes >= LARGE_BODY_BYTES_BEFORE_SHRINK) {
+        largeBodyBytes = 0;
+        db.pragma("shrink_memory");
+      }
+      return results;
     },
   };
 }

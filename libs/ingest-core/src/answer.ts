@@ -22,13 +22,13 @@ const DRAIN_LIMIT_BYTES = 64 * 1024;
  * request; a large or unsized one is not read at all, and the connection closes after the
  * answer instead.
  */
-export function discardBody(req: IncomingMessage): Record<string, string> {
+export function discardBody(req: IncomingMessage, dropped?: (bytes: number) => void): Record<string, string> {
   const length = knownBodyLength(req);
   if (req.complete || (length !== undefined && length <= DRAIN_LIMIT_BYTES)) {
     req.resume();
     return {};
   }
-  return closeAfterAnswer(req);
+  return closeAfterAnswer(req, dropped);
 }
 
 /** How long a connection closed after its answer is still read from (and what arrives dropped). */
@@ -45,8 +45,9 @@ export const LINGER_MAX_BYTES = 1024 * 1024;
  * Here only the sending half closes after the answer; what still arrives is dropped as it
  * comes (never kept) until the body ends, and the socket is destroyed then, or after
  * LINGER_MS, or past LINGER_MAX_BYTES: a sender cannot stream into a refused request for long.
+ * `onDropped` is told how many bytes were dropped once the socket closes (they are garbage).
  */
-export function closeAfterAnswer(req: IncomingMessage): Record<string, string> {
+export function closeAfterAnswer(req: IncomingMessage, onDropped?: (bytes: number) => void): Record<string, string> {
   const socket = req.socket;
   if (req.complete || socket.destroyed) return { connection: "close" };
   let dropped = 0;
@@ -54,7 +55,10 @@ export function closeAfterAnswer(req: IncomingMessage): Record<string, string> {
   const cut = () => socket.destroy();
   const timer = setTimeout(cut, LINGER_MS);
   timer.unref();
-  socket.once("close", () => clearTimeout(timer));
+  socket.once("close", () => {
+    clearTimeout(timer);
+    onDropped?.(dropped);
+  });
   const closeOnceFlushed = () => (socket.writableFinished ? cut() : socket.once("finish", cut));
   req.on("data", (chunk: Buffer) => {
     dropped += chunk.length;

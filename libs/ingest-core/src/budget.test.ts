@@ -3,7 +3,8 @@ import http from "node:http";
 import net from "node:net";
 import type { AddressInfo } from "node:net";
 import { createInflightBudget, type InflightBudget } from "./budget.js";
-import { createBurstCollector } from "./collect.js";
+import { closeAfterAnswer } from "./answer.js";
+import { createBurstCollector, createReleaseCollector, LARGE_GARBAGE_BYTES } from "./collect.js";
 import { BodyOverBudget, bodyReservation, readBodyThen, type ReadBody } from "./request.js";
 
 describe("the in-flight budget", () => {
@@ -36,7 +37,7 @@ describe("the in-flight budget", () => {
 
   it("says when it is empty again after a burst (half used, or a refusal), once per burst", () => {
     let bursts = 0;
-    const budget = createInflightBudget(100, () => (bursts += 1));
+    const budget = createInflightBudget(100, { afterBurst: () => (bursts += 1) });
     budget.reserve(10)?.release();
     expect(bursts).toBe(0);
     const big = budget.reserve(60);
@@ -90,6 +91,18 @@ describe("the collection after a burst", () => {
     }
   });
 
+  it("tells its hook what each reservation gives back, once", () => {
+    const given: number[] = [];
+    const budget = createInflightBudget(100, { released: (bytes) => given.push(bytes) });
+    const a = budget.reserve(30);
+    const b = budget.reserve(0);
+    b?.grow(20);
+    a?.release();
+    a?.release();
+    b?.release();
+    expect(given).toEqual([30, 20]);
+  });
+
   it("frees what dead buffers hold outside V8's heap", async () => {
     let bodies: Buffer[] | undefined = Array.from({ length: 8 }, () => Buffer.alloc(8 * 1024 * 1024, 1));
     const held = process.memoryUsage().arrayBuffers;
@@ -98,6 +111,47 @@ describe("the collection after a burst", () => {
     createBurstCollector(0)();
     await new Promise((r) => setTimeout(r, 200));
     expect(held - process.memoryUsage().arrayBuffers).toBeGreaterThanOrEqual(56 * 1024 * 1024);
+  });
+});
+
+describe("the collection as large bodies die", () => {
+  const nextTurn = () => new Promise((r) => setImmediate(r));
+
+  it("collects on the next turn once large dead bodies add up to its step, and never for small ones", async () => {
+    let collections = 0;
+    const died = createReleaseCollector(4 * LARGE_GARBAGE_BYTES, () => (collections += 1));
+    for (let i = 0; i < 10_000; i += 1) died(LARGE_GARBAGE_BYTES - 1);
+    died(3 * LARGE_GARBAGE_BYTES);
+    await nextTurn();
+    expect(collections).toBe(0);
+    died(LARGE_GARBAGE_BYTES);
+    expect(collections).toBe(0);
+    await nextTurn();
+    expect(collections).toBe(1);
+    // Another whole step before the next one; several steps within a turn make one collection.
+    died(3 * LARGE_GARBAGE_BYTES);
+    await nextTurn();
+    expect(collections).toBe(1);
+    died(LARGE_GARBAGE_BYTES);
+    died(8 * LARGE_GARBAGE_BYTES);
+    await nextTurn();
+    expect(collections).toBe(2);
+  });
+});
+
+describe("lingering after an early answer", () => {
+  it("drops what still arrives and says how much once the connection is gone", async () => {
+    const dropped: number[] = [];
+    const server = http.createServer((req, res) => res.writeHead(503, closeAfterAnswer(req, (n) => dropped.push(n))).end());
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const port = (server.address() as AddressInfo).port;
+    const status = await exchange(port, `POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 300000\r\n\r\n`, "z".repeat(300_000));
+    expect(status).toBe("HTTP/1.1 503 Service Unavailable");
+    await until(() => dropped.length > 0);
+    expect(dropped).toHaveLength(1);
+    expect(dropped[0]).toBeGreaterThan(0);
+    expect(dropped[0]).toBeLessThanOrEqual(300_000);
   });
 });
 

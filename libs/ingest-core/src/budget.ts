@@ -23,11 +23,14 @@ export interface Reservation {
   release(): void;
 }
 
-/**
- * `afterBurst` is called when the budget is empty again after a burst: since the last call it
- * was at least half used, or it refused a request.
- */
-export function createInflightBudget(limit: number, afterBurst?: () => void): InflightBudget {
+export interface BudgetHooks {
+  /** Called when the budget is empty again after a burst: since the last call it was at least half used, or it refused a request. */
+  afterBurst?: () => void;
+  /** Called with the bytes each reservation gives back, as it gives them back. */
+  released?: (bytes: number) => void;
+}
+
+export function createInflightBudget(limit: number, hooks: BudgetHooks = {}): InflightBudget {
   let held = 0;
   let burst = false;
   const fits = (bytes: number) => {
@@ -37,9 +40,10 @@ export function createInflightBudget(limit: number, afterBurst?: () => void): In
   };
   const giveBack = (bytes: number) => {
     held -= bytes;
+    hooks.released?.(bytes);
     if (held === 0 && burst) {
       burst = false;
-      afterBurst?.();
+      hooks.afterBurst?.();
     }
   };
   return {

@@ -36,3 +36,32 @@ export function createBurstCollector(quietMs: number, collect: () => void = full
       later(collect);
     });
 }
+
+/** Bodies smaller than this die young and cheaply; only larger ones count towards a collection. */
+export const LARGE_GARBAGE_BYTES = 64 * 1024;
+
+/**
+ * Collects garbage after every `every` bytes of large bodies have died. During a flood of large
+ * bodies V8 lets dead ones pile up outside its heap until their sum passes its own limit for
+ * external memory (64 MiB over what the last collection left), on top of the bodies still in
+ * flight: measured, 139 MB of array buffers at the peak of 400 x 9 MiB against a 64 MiB
+ * budget, 17 MB after one collection. Counting what dies and collecting at a quarter of the
+ * budget keeps the dead ones to that quarter. The collection runs on the next turn of the
+ * event loop, never inside the caller. Small bodies are not counted: ordinary traffic never
+ * triggers it.
+ */
+export function createReleaseCollector(every: number, collect: () => void = fullCollection()): (bytes: number) => void {
+  let dead = 0;
+  let pending = false;
+  return (bytes) => {
+    if (bytes < LARGE_GARBAGE_BYTES) return;
+    dead += bytes;
+    if (dead < every || pending) return;
+    dead = 0;
+    pending = true;
+    setImmediate(() => {
+      pending = false;
+      collect();
+    });
+  };
+}

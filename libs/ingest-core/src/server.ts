@@ -10,7 +10,7 @@ import type { CaptureBus } from "@whc/ports";
 import { isUuid } from "@whc/ids";
 import { discardBody, LINGER_MS, NOT_FOUND, reply } from "./answer.js";
 import { createInflightBudget, type InflightBudget, type Reservation } from "./budget.js";
-import { createBurstCollector } from "./collect.js";
+import { createBurstCollector, createReleaseCollector } from "./collect.js";
 import type { Appended, AppendBatcher } from "./batcher.js";
 
 type Stored = Exclude<Appended, { endpointMissing: true }>;
@@ -76,6 +76,8 @@ interface Surface {
   logger: Logger;
   metrics: IngestMetrics;
   budget: InflightBudget;
+  /** Told the bytes of large bodies that died (given back, or dropped unread): collects garbage after enough. */
+  garbage: (bytes: number) => void;
 }
 
 /*
@@ -89,8 +91,10 @@ interface Surface {
  * goes out only after the catalog has durably stored the capture.
  */
 export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
-  const budget = createInflightBudget(options.maxInflightBytes, createBurstCollector(BURST_QUIET_MS));
-  const s: Surface = { deps, options, logger: deps.logger, metrics: deps.metrics, budget };
+  // Bodies given back and bodies dropped unread are both garbage that V8 is slow to collect.
+  const garbage = createReleaseCollector(options.maxInflightBytes / 4);
+  const budget = createInflightBudget(options.maxInflightBytes, { afterBurst: createBurstCollector(BURST_QUIET_MS), released: garbage });
+  const s: Surface = { deps, options, logger: deps.logger, metrics: deps.metrics, budget, garbage };
   deps.metrics.watchInflight(s.budget);
 
   /**
@@ -110,7 +114,7 @@ export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
     const match = HOOK_PATH.exec(url);
     if (!match || !isUuid(match[1] as string)) {
       s.metrics.answered("unknown_endpoint");
-      reply(res, 404, NOT_FOUND, discardBody(req));
+      reply(res, 404, NOT_FOUND, discardBody(req, s.garbage));
       return;
     }
     lookUpEndpoint(s, {
@@ -192,7 +196,7 @@ function lookUpEndpoint(s: Surface, c: Capture): void {
 function admit(s: Surface, c: Capture, found: IngestEndpoint | undefined): void {
   if (!found) {
     s.metrics.answered("unknown_endpoint");
-    reply(c.res, 404, NOT_FOUND, discardBody(c.req));
+    reply(c.res, 404, NOT_FOUND, discardBody(c.req, s.garbage));
     return;
   }
   if (found.endpoint.status === "paused") {
@@ -201,7 +205,7 @@ function admit(s: Surface, c: Capture, found: IngestEndpoint | undefined): void 
       c.res,
       503,
       { ok: false, error: "endpoint_paused", message: "This endpoint is paused." },
-      { "retry-after": "60", ...discardBody(c.req) },
+      { "retry-after": "60", ...discardBody(c.req, s.garbage) },
     );
     return;
   }
@@ -228,7 +232,7 @@ function overloaded(s: Surface, c: Capture): void {
     c.res,
     503,
     { ok: false, error: "overloaded", message: "Ingest holds as many request bodies as it may; retry shortly." },
-    { "retry-after": RETRY_AFTER_OVERLOADED_S, ...discardBody(c.req) },
+    { "retry-after": RETRY_AFTER_OVERLOADED_S, ...discardBody(c.req, s.garbage) },
   );
 }
 

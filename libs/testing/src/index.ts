@@ -2,7 +2,7 @@ export { freePort, waitFor } from "./ports.js";
 export { tempDir } from "./temp.js";
 export { startNatsServer, NATS_SERVER_BIN } from "./nats-server.js";
 export type { NatsServer } from "./nats-server.js";
-export { startNode } from "./processes.js";
+export { LAUNCH_ENV, startNode } from "./processes.js";
 export { startAllInOne } from "./all-in-one.js";
 export type { AllInOne } from "./all-in-one.js";
 export type { RunningProcess } from "./processes.js";

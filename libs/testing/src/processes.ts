@@ -8,10 +8,18 @@ export interface RunningProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `node <script>` with the given environment and collects what it prints. */
+/**
+ * What every way the project starts its processes sets (`npm start`, `npm run start:distributed`,
+ * the image): glibc's allocator gives each allocation of 128 KiB or more (a large request body)
+ * memory of its own and returns it when freed, instead of raising the threshold after the first
+ * such free and carving later bodies from a heap it never gives back (docs/operations.md, "Memory").
+ */
+export const LAUNCH_ENV: Readonly<Record<string, string>> = { MALLOC_MMAP_THRESHOLD_: "131072" };
+
+/** Starts `node <script>` as the project's launchers start it, with the given environment, and collects what it prints. */
 export function startNode(script: string, env: Record<string, string>, args: string[] = []): RunningProcess {
   const child = spawn(process.execPath, ["--enable-source-maps", script, ...args], {
-    env: { PATH: process.env.PATH ?? "", ...env },
+    env: { PATH: process.env.PATH ?? "", ...LAUNCH_ENV, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let text = "";

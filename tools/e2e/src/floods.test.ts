@@ -117,8 +117,15 @@ describe("a flood of large captures against the in-flight budget", () => {
         expect(detail.status).toBe(200);
         expect(detail.body).toMatchObject({ originalSizeBytes: BODY_BYTES, truncated: true, decryption: "ok" });
       }
-      const events = await api.get(`/v1/endpoints/${ep.id}/events?limit=100`);
-      expect(events.body.items).toHaveLength(stored.length + 1);
+      const listed: string[] = [];
+      for (let cursor = ""; ; ) {
+        const page = (await api.get(`/v1/endpoints/${ep.id}/events?limit=100${cursor}`)).body as { items: { id: string }[]; nextBefore?: string; nextBeforeId?: string };
+        listed.push(...page.items.map((e) => e.id));
+        if (!page.nextBefore) break;
+        cursor = `&before=${encodeURIComponent(page.nextBefore)}&beforeId=${page.nextBeforeId}`;
+      }
+      expect(listed).toHaveLength(stored.length + 1);
+      expect(new Set(listed)).toEqual(new Set([...stored.map((a) => a.json.id), listed.at(-1)]));
 
       expect(afterRss).toBeLessThanOrEqual(startRss + RETURN_WITHIN_BYTES);
     },
