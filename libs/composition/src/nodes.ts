@@ -8,7 +8,7 @@ import type { Logger } from "@whc/logging";
 import { healthRoutes, createInMemoryTransport, createServiceClient as createClient, type ServeOptions } from "@whc/rpc";
 import { Registry, collectDefaultMetrics } from "prom-client";
 import { createCatalogService, tracedStore, type CatalogStore } from "@whc/catalog-core";
-import { openSqliteStoreInWorker } from "@whc/catalog-sqlite";
+import { openSqliteStore, openSqliteStoreInWorker } from "@whc/catalog-sqlite";
 import { openMongoStore } from "@whc/catalog-mongo";
 import { createCryptoService, loadKeyRing } from "@whc/crypto-core";
 import { createBlindIndexSource, createEnvelopeOpener, createEnvelopeSealer } from "@whc/sealing";
@@ -38,18 +38,28 @@ import { serveHttp, type Closeable } from "./process.js";
 type Routes = (router: ConnectRouter) => void;
 const HOUR_MS = 3_600_000;
 
+/**
+ * Where the embedded store runs. `own-thread`: on a worker thread, where the process's event
+ * loop also serves HTTP (the all-in-one process: ingest and the gateway never wait for a commit
+ * or its fsync). `this-thread`: on the caller's thread, in a catalog process whose event loop
+ * serves nothing but the store's own calls, which one SQLite connection runs one at a time
+ * either way; handing each call and its answer to another thread cost that process 12 % of
+ * its CPU per capture (docs/performance.md, "The catalog's store on its own thread").
+ */
+export type EmbeddedStoreThread = "own-thread" | "this-thread";
+
 /** MongoDB when WHC_MONGODB_URI is set, else the embedded SQLite file under WHC_DATA_DIR. */
-export async function openCatalogStore(config: ConfigOf<typeof catalogSpec>): Promise<CatalogStore> {
+export async function openCatalogStore(config: ConfigOf<typeof catalogSpec>, thread: EmbeddedStoreThread = "own-thread"): Promise<CatalogStore> {
   if (config.mongodbUri) {
     return openMongoStore({ uri: config.mongodbUri, writeConcern: config.mongodbWriteConcern, dbName: undefined });
   }
-  // On its own thread: commits and their fsyncs never hold up the event loop.
-  return openSqliteStoreInWorker({ file: path.join(config.dataDir, "catalog.db") });
+  const file = path.join(config.dataDir, "catalog.db");
+  return thread === "this-thread" ? openSqliteStore({ file }) : openSqliteStoreInWorker({ file });
 }
 
 /** The catalog: its store, its RPC routes, bootstrap keys, and the retention purge. */
-export async function createCatalogNode(config: ConfigOf<typeof catalogSpec>, logger: Logger) {
-  const store = tracedStore(await openCatalogStore(config));
+export async function createCatalogNode(config: ConfigOf<typeof catalogSpec>, logger: Logger, thread: EmbeddedStoreThread = "own-thread") {
+  const store = tracedStore(await openCatalogStore(config, thread));
   const service = createCatalogService(store);
   const routes: Routes = (router) => {
     router.service(CatalogService, service);

@@ -11,7 +11,11 @@
 //
 // A layout is a number of catalogs, each with its own ingest ("2"), or catalogs x ingests
 // ("1x2": two ingests on one catalog, the control that tells the second catalog's effect from
-// the second ingest's); the i-th ingest calls catalog i modulo the catalogs.
+// the second ingest's); the i-th ingest calls catalog i modulo the catalogs. "aio" is the
+// all-in-one process under the same load: the reference this machine gives for the same work
+// in one process (the issue's figures: 645 µs distributed against 170 µs all-in-one, target
+// 260 µs). After the runs, each distributed layout's CPU per capture is printed as a multiple of
+// the all-in-one's from the same run.
 //
 // The load comes from wrk (-t1 per ingest) when it is installed, else from autocannon in this
 // process (its CPU then shares the machine with the services); BENCH_CLIENT=autocannon forces
@@ -30,6 +34,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../.
 const duration = Number(process.argv[2] ?? 10);
 const connections = Number(process.argv[3] ?? 50);
 const layouts = (process.argv[4] ?? "1,2").split(",").map((l) => {
+  if (l === "aio") return { aio: true, catalogs: 0, ingests: 1 };
   const [catalogs, ingests = catalogs] = l.split("x").map(Number);
   return { catalogs, ingests };
 });
@@ -93,7 +98,9 @@ async function batchFigures(ingestUrls) {
   let count = 0;
   let sum = 0;
   for (const url of ingestUrls) {
-    const text = await (await fetch(`${url}/metrics`)).text();
+    const res = await fetch(`${url}/metrics`);
+    if (!res.ok) return { count: Number.NaN, sum: Number.NaN };
+    const text = await res.text();
     count += Number(/^whc_ingest_batch_events_count (\S+)$/m.exec(text)?.[1] ?? Number.NaN);
     sum += Number(/^whc_ingest_batch_events_sum (\S+)$/m.exec(text)?.[1] ?? Number.NaN);
   }
@@ -101,9 +108,31 @@ async function batchFigures(ingestUrls) {
 }
 
 let deployments = 0;
+/** Each measured layout's services CPU per capture, for the comparison at the end. */
+const perCaptureFigures = [];
+
+/** The all-in-one process (as `npm start` runs it) on a fresh data directory. */
+async function allInOne() {
+  deployments += 1;
+  const dataDir = path.join(work, `data-${deployments}-aio`);
+  mkdirSync(dataDir);
+  const [gateway, ingest] = [String(await freePort()), String(await freePort())];
+  const env = {
+    WHC_HOST: "127.0.0.1",
+    WHC_DATA_DIR: dataDir,
+    WHC_BOOTSTRAP_API_KEYS: `bench:${KEY}`,
+    WHC_GATEWAY_PORT: gateway,
+    WHC_INGEST_PORT: ingest,
+    WHC_INGEST_PUBLIC_URL: `http://127.0.0.1:${ingest}`,
+    WHC_LOG_LEVEL: "info",
+  };
+  const child = await startScript(path.join(root, "dist", "all-in-one", "main.js"), [], env, "webhook-capture ready");
+  return { procs: [{ name: "all-in-one", child }], api: `http://127.0.0.1:${gateway}`, ingestUrls: [`http://127.0.0.1:${ingest}`] };
+}
 
 /** The deployment of a layout: its catalogs over one store, its ingests spread over them. */
-async function deployment({ catalogs: catalogCount, ingests: ingestCount }, natsUrl) {
+async function deployment({ aio, catalogs: catalogCount, ingests: ingestCount }, natsUrl) {
+  if (aio) return allInOne();
   // A fresh store each time, also when a layout is given twice to alternate ("1,2,1,2").
   deployments += 1;
   const dataDir = path.join(work, `data-${deployments}-${catalogCount}x${ingestCount}`);
@@ -145,7 +174,7 @@ async function deployment({ catalogs: catalogCount, ingests: ingestCount }, nats
   return { procs, api: `http://127.0.0.1:${ports.gateway}`, ingestUrls: ingestPorts.map((p) => `http://127.0.0.1:${p}`) };
 }
 
-execFileSync(process.execPath, [path.join(root, "tools/build.mjs"), "catalog", "crypto", "replay", "ingest", "gateway", "--no-dashboard"], {
+execFileSync(process.execPath, [path.join(root, "tools/build.mjs"), "all-in-one", "catalog", "crypto", "replay", "ingest", "gateway", "--no-dashboard"], {
   stdio: "inherit",
 });
 const natsPort = await freePort();
@@ -182,15 +211,25 @@ for (const layout of layouts) {
   const perCapture = (seconds) => `${Math.round((seconds / r.total) * 1e6)} µs`;
   const services = used.reduce((a, b) => a + b, 0);
   const plural = (n, word) => `${n} ${word}${n > 1 ? "s" : ""}`;
-  console.log(`${plural(layout.catalogs, "catalog")}, ${plural(layout.ingests, "ingest")}:`);
+  console.log(layout.aio ? "all-in-one:" : `${plural(layout.catalogs, "catalog")}, ${plural(layout.ingests, "ingest")}:`);
+  perCaptureFigures.push({ layout, us: (services / r.total) * 1e6 });
   console.log(`  ${Math.round(r.rps)} captures/s   p50 ${r.p50.toFixed(1)} ms   p99 ${r.p99.toFixed(1)} ms   failed ${r.failed}`);
-  console.log(`  AppendEvents calls: ${calls}, ${(batched / Math.max(calls, 1)).toFixed(1)} captures per call on average`);
+  if (Number.isFinite(calls)) console.log(`  AppendEvents calls: ${calls}, ${(batched / Math.max(calls, 1)).toFixed(1)} captures per call on average`);
   console.log(`  CPU per capture: ${d.procs.map((p, i) => `${p.name} ${perCapture(used[i])}`).join(", ")}; services ${perCapture(services)}`);
   console.log(
     `  ${acknowledged} captures acknowledged, ${list.count} listed, ${list.ordered ? "in strict (receivedAt, id) order" : "OUT OF ORDER"}` +
       `${list.count >= acknowledged ? "" : ": FEWER LISTED THAN ACKNOWLEDGED"}\n`,
   );
   await Promise.all(d.procs.map((p) => stop(p.child)));
+}
+
+const reference = perCaptureFigures.filter((f) => f.layout.aio).map((f) => f.us);
+if (reference.length > 0) {
+  const aio = reference.reduce((a, b) => a + b, 0) / reference.length;
+  console.log(`all-in-one: ${Math.round(aio)} µs per capture (mean of ${reference.length}); each distributed layout's services as a multiple of it:`);
+  for (const f of perCaptureFigures.filter((x) => !x.layout.aio)) {
+    console.log(`  ${f.layout.catalogs}x${f.layout.ingests}: ${Math.round(f.us)} µs = ${(f.us / aio).toFixed(2)}x (the issue's target: 260 / 170 = 1.53x)`);
+  }
 }
 
 await stop(nats);
