@@ -271,6 +271,8 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     await page.getByTestId("status-switch").click();
     await expect.poll(() => page.getByTestId("endpoint-status").textContent()).toBe("active");
     await expect.poll(() => captureStatus(ep.webhookUrl), { timeout: 5000, interval: 200 }).toBe(200);
+    // The list's badge goes as it came: when the list is refreshed, not with the switch's answer.
+    await page.getByTestId("endpoint-switchable").getByTestId("paused").waitFor({ state: "detached" });
     expect(await page.getByTestId("endpoint-switchable").getByTestId("paused").count()).toBe(0);
   });
 
