@@ -14,6 +14,7 @@ import { createCryptoService, loadKeyRing } from "@whc/crypto-core";
 import { createBlindIndexSource, createEnvelopeOpener, createEnvelopeSealer } from "@whc/sealing";
 import {
   createAppendBatcher,
+  LINGER_MS,
   createEndpointCache,
   createIngestHandler,
   createIngestMetrics,
@@ -228,8 +229,15 @@ export interface Peers {
 /**
  * Ingest: the receiving surface. `peers.replay` forwards proxy endpoints' captures; its
  * transport's deadline must allow a proxy call (replayDeadlineMs from @whc/ingest-core).
+ * `batchLingerMs`: how long a group commit may wait for more captures (BatcherOptions.lingerMs).
  */
-export function createIngestNode(config: ConfigOf<typeof ingestSpec>, peers: Required<Peers>, bus: CaptureBus, logger: Logger) {
+export function createIngestNode(
+  config: ConfigOf<typeof ingestSpec>,
+  peers: Required<Peers>,
+  bus: CaptureBus,
+  logger: Logger,
+  { batchLingerMs = LINGER_MS }: { batchLingerMs?: number } = {},
+) {
   const catalog = createClient(CatalogService, peers.catalog);
   const crypto = createClient(CryptoService, peers.crypto);
   const endpoints = createEndpointCache(catalog, crypto, {
@@ -242,7 +250,7 @@ export function createIngestNode(config: ConfigOf<typeof ingestSpec>, peers: Req
   const untraced = createIngestHandler(
     {
       endpoints,
-      batcher: createAppendBatcher(catalog, { maxEvents: 512, maxBytes: 8 * 1024 * 1024, onBatch: (n) => metrics.batch(n) }),
+      batcher: createAppendBatcher(catalog, { maxEvents: 512, maxBytes: 8 * 1024 * 1024, onBatch: (n) => metrics.batch(n), lingerMs: batchLingerMs }),
       sealer: createEnvelopeSealer(crypto, { maxAgeMs: config.dataKeyTtlS * 1000, maxUses: 1_000_000 }),
       blindIndex: createBlindIndexSource(crypto),
       bus,

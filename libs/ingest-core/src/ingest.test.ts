@@ -87,40 +87,50 @@ describe("reading a capture", () => {
   });
 });
 
+/**
+ * A real catalog service over an in-memory store whose appends take `callMs` each, as a
+ * remote catalog's would; `batches` records the size of every call.
+ */
+async function slowCatalog(callMs: number) {
+  const store: CatalogStore = openSqliteStore({ file: ":memory:" });
+  const batches: number[] = [];
+  const append = store.appendEvents.bind(store);
+  store.appendEvents = async (events, stamp) => {
+    batches.push(events.length);
+    await new Promise((r) => setTimeout(r, callMs));
+    return append(events, stamp);
+  };
+  const { key } = await store.ensureApiKey("a", new Uint8Array(32), "p", 1);
+  const endpoint = await store.createEndpoint({
+    id: "01a20000-0000-7000-8000-0000000000aa",
+    accountId: key.accountId,
+    slug: "s",
+    displayName: "s",
+    operatingMode: "capture",
+    status: "active",
+    replayFromDashboard: true,
+    replayFromApi: true,
+    provider: "generic",
+    genericSignatureHeader: "",
+    genericSignaturePrefix: "",
+    source: "api",
+    createdAt: 1,
+    updatedAt: 1,
+    eventCount: 0,
+    purgedEventCount: 0,
+  });
+  const routes = (router: Parameters<Parameters<typeof createInMemoryTransport>[0]>[0]) => router.service(CatalogService, createCatalogService(store));
+  const catalog = createServiceClient(CatalogService, createInMemoryTransport(routes, createLogger("t", "silent"), 5000));
+  const event = () => create(EventSchema, { accountId: key.accountId, endpointId: endpoint.id, method: "POST" });
+  return { store, endpoint, catalog, batches, event };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 describe("group commit", () => {
   it("sends what queues during one call in the next call, and answers each sender", async () => {
-    const store: CatalogStore = openSqliteStore({ file: ":memory:" });
-    const batches: number[] = [];
-    const append = store.appendEvents.bind(store);
-    store.appendEvents = async (events, stamp) => {
-      batches.push(events.length);
-      await new Promise((r) => setTimeout(r, 20));
-      return append(events, stamp);
-    };
-    const { key } = await store.ensureApiKey("a", new Uint8Array(32), "p", 1);
-    const endpoint = await store.createEndpoint({
-      id: "01a20000-0000-7000-8000-0000000000aa",
-      accountId: key.accountId,
-      slug: "s",
-      displayName: "s",
-      operatingMode: "capture",
-      status: "active",
-      replayFromDashboard: true,
-      replayFromApi: true,
-      provider: "generic",
-      genericSignatureHeader: "",
-      genericSignaturePrefix: "",
-      source: "api",
-      createdAt: 1,
-      updatedAt: 1,
-      eventCount: 0,
-      purgedEventCount: 0,
-    });
-    const routes = (router: Parameters<Parameters<typeof createInMemoryTransport>[0]>[0]) =>
-      router.service(CatalogService, createCatalogService(store));
-    const catalog = createServiceClient(CatalogService, createInMemoryTransport(routes, createLogger("t", "silent"), 5000));
+    const { store, endpoint, catalog, batches, event } = await slowCatalog(20);
     const batcher = createAppendBatcher(catalog, { maxEvents: 100, maxBytes: 1 << 20 });
-    const event = () => create(EventSchema, { accountId: key.accountId, endpointId: endpoint.id, method: "POST" });
     const results = await Promise.all(Array.from({ length: 50 }, () => batcher.append(event())));
     expect(new Set(results.map((r) => ("id" in r ? r.id : undefined))).size).toBe(50);
     // All 50 arrive in one turn of the event loop: they share one call and one transaction.
@@ -128,6 +138,61 @@ describe("group commit", () => {
     expect(batches[0]).toBeGreaterThan(1);
     expect(batches.reduce((a, b) => a + b, 0)).toBe(50);
     expect((await store.getEndpoint(endpoint.id))?.eventCount).toBe(50);
+    await store.close();
+  });
+
+  /**
+   * Ten senders each send a capture, and again 3 ms after their answer (the network between);
+   * five more send theirs while the first call (50 ms) is in flight.
+   */
+  async function twoGroups(lingerMs: number) {
+    const { store, catalog, batches, event } = await slowCatalog(50);
+    const batcher = createAppendBatcher(catalog, { maxEvents: 100, maxBytes: 1 << 20, lingerMs });
+    const sender = async () => {
+      await batcher.append(event());
+      await sleep(3);
+      await batcher.append(event());
+    };
+    const late = sleep(10).then(() => Promise.all(Array.from({ length: 5 }, () => batcher.append(event()))));
+    await Promise.all([...Array.from({ length: 10 }, sender), late]);
+    await store.close();
+    return batches;
+  }
+
+  it("when a call returns with captures waiting, waits for the senders it answered, so both groups share the next call", async () => {
+    expect(await twoGroups(200)).toEqual([10, 15]);
+  });
+
+  it("sends the waiting captures at once without a linger, and the answered senders' in a call of their own", async () => {
+    expect(await twoGroups(0)).toEqual([10, 5, 10]);
+  });
+
+  it("waits no longer than its linger when the answered senders do not come back", async () => {
+    const { store, catalog, batches, event } = await slowCatalog(20);
+    const batcher = createAppendBatcher(catalog, { maxEvents: 100, maxBytes: 1 << 20, lingerMs: 30 });
+    const first = batcher.append(event());
+    await sleep(5);
+    const waiting = batcher.append(event());
+    await first;
+    const answeredAt = performance.now();
+    await waiting;
+    // 30 ms of linger, then the 20 ms call: not sooner (it lingered), not much later.
+    expect(performance.now() - answeredAt).toBeGreaterThanOrEqual(48);
+    expect(performance.now() - answeredAt).toBeLessThan(200);
+    expect(batches).toEqual([1, 1]);
+    await store.close();
+  });
+
+  it("sends a capture that arrives with nothing in flight on the next turn, whatever its linger", async () => {
+    const { store, catalog, batches, event } = await slowCatalog(0);
+    const batcher = createAppendBatcher(catalog, { maxEvents: 100, maxBytes: 1 << 20, lingerMs: 1000 });
+    for (let i = 0; i < 3; i += 1) {
+      const sent = performance.now();
+      await batcher.append(event());
+      expect(performance.now() - sent).toBeLessThan(500);
+      await sleep(5);
+    }
+    expect(batches).toEqual([1, 1, 1]);
     await store.close();
   });
 });
