@@ -1,5 +1,5 @@
 import type { Client } from "@connectrpc/connect";
-import type { CryptoService, Endpoint, ReplayService } from "@whc/contracts";
+import type { CryptoService, ReplayService } from "@whc/contracts";
 import { isForwardingMode, type ForwardSettings } from "@whc/api-model";
 import { AppError, validationFailed } from "@whc/errors";
 
@@ -47,20 +47,4 @@ export async function forwardPatch(
     ...(typeof targetSecret === "string" ? { sealedTargetSecret: await sealTargetSecret(deps.crypto, targetSecret) } : {}),
     ...(targetSecret === null ? { clearTargetSecret: true } : {}),
   };
-}
-
-/**
- * Refuses a patch that would leave a relay or proxy endpoint without forward settings; the
- * stored endpoint is read (`stored`) only when the patch alone does not tell.
- */
-export async function requireForwardAfterPatch(
-  patch: { operatingMode?: string | undefined; forward?: ForwardSettings | null | undefined },
-  stored: () => Promise<Endpoint>,
-): Promise<void> {
-  const { operatingMode, forward } = patch;
-  if (forward) return;
-  if (forward === undefined && (operatingMode === undefined || !isForwardingMode(operatingMode))) return;
-  const current = operatingMode === undefined || forward === undefined ? await stored() : undefined;
-  const mode = operatingMode ?? current!.operatingMode;
-  requireForwardFor(mode, forward === null ? false : current!.forwardJson !== "");
 }
