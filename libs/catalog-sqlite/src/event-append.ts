@@ -62,16 +62,6 @@ interface Stamping {
   lastAt: number;
 }
 
-/**
- * Appends: one IMMEDIATE transaction per batch, so appends of every process on the file take
- * turns. Each event is stamped inside it from its endpoint's last stamp, which the same
- * transaction moves (ADR 0008): per endpoint, commit order is (receivedAt, id) order. An
- * endpoint that has not stamped since this version starts from its newest event. An event
- * whose endpoint is gone is not stored and has no stamp. An
- * event answered from its endpoint's response sequence takes the endpoint's counter in the
- * same transaction: a rolled-back batch gives no index away, a committed one each index once.
- * A capture of a relay or proxy endpoint starts its delivery in the same transaction too.
- */
 /** A body this large is written to pages of its own, which nothing reads soon. */
 const LARGE_BODY_BYTES = 64 * 1024;
 /**
@@ -82,6 +72,16 @@ const LARGE_BODY_BYTES = 64 * 1024;
  */
 const LARGE_BODY_BYTES_BEFORE_SHRINK = 16 * 1024 * 1024;
 
+/**
+ * Appends: one IMMEDIATE transaction per batch, so appends of every process on the file take
+ * turns. Each event is stamped inside it from its endpoint's last stamp, which the same
+ * transaction moves (ADR 0008): per endpoint, commit order is (receivedAt, id) order. An
+ * endpoint that has not stamped since this version starts from its newest event. An event
+ * whose endpoint is gone is not stored and has no stamp. An
+ * event answered from its endpoint's response sequence takes the endpoint's counter in the
+ * same transaction: a rolled-back batch gives no index away, a committed one each index once.
+ * A capture of a relay or proxy endpoint starts its delivery in the same transaction too.
+ */
 export function createEventAppend(db: Database.Database): Pick<CatalogStore, "appendEvents"> {
   const stmt = {
     endpoint: db.prepare(`SELECT key, coalesce(last_stamp_id,
@@ -159,7 +159,10 @@ export function createEventAppend(db: Database.Database): Pick<CatalogStore, "ap
   return {
     async appendEvents(events, clock) {
       const results = underWriteLock(() => appendTx.immediate(events, clock));
-      for (const e of events) if ((e.body?.ciphertext.length ?? 0) >= LARGE_BODY_BYTES) largeBodyBytes += e.body?.ciphertext.length ?? 0;
+      for (const e of events) {
+        const bytes = e.body?.ciphertext.length ?? 0;
+        if (bytes >= LARGE_BODY_BYTES) largeBodyBytes += bytes;
+      }
       if (largeBodyBytes >= LARGE_BODY_BYTES_BEFORE_SHRINK) {
         largeBodyBytes = 0;
         db.pragma("shrink_memory");

@@ -14,7 +14,7 @@ import { createCryptoService, loadKeyRing } from "@whc/crypto-core";
 import { createBlindIndexSource, createEnvelopeOpener, createEnvelopeSealer } from "@whc/sealing";
 import {
   createAppendBatcher,
-  LINGER_MS,
+  BATCH_LINGER_MS,
   createEndpointCache,
   createIngestHandler,
   createIngestMetrics,
@@ -236,7 +236,7 @@ export function createIngestNode(
   peers: Required<Peers>,
   bus: CaptureBus,
   logger: Logger,
-  { batchLingerMs = LINGER_MS }: { batchLingerMs?: number } = {},
+  { batchLingerMs = BATCH_LINGER_MS }: { batchLingerMs?: number } = {},
 ) {
   const catalog = createClient(CatalogService, peers.catalog);
   const crypto = createClient(CryptoService, peers.crypto);

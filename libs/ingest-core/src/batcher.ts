@@ -29,7 +29,7 @@ export interface BatcherOptions {
   /**
    * When a call returns with captures already waiting, how long the next call may wait for
    * the senders just answered to send their next ones: until as many have joined as that
-   * call carried, or this long (default LINGER_MS; 0 sends at once). A capture arriving while
+   * call carried, or this long (default BATCH_LINGER_MS; 0 sends at once). A capture arriving while
    * nothing is in flight is always sent on the next turn of the event loop.
    */
   lingerMs?: number;
@@ -42,7 +42,7 @@ export interface BatcherOptions {
  * call instead of 25; in the distributed services 16-26 % less CPU per capture, 24-40 % more
  * captures/s and a lower p99 (docs/performance.md, "Ingest's batches").
  */
-export const LINGER_MS = 2;
+export const BATCH_LINGER_MS = 2;
 
 /**
  * Group commit: captures that arrive while a call is in flight queue up and go in the next
@@ -54,7 +54,7 @@ export const LINGER_MS = 2;
  */
 export function createAppendBatcher(catalog: Client<typeof CatalogService>, options: BatcherOptions) {
   const queue: Pending[] = [];
-  const lingerMs = options.lingerMs ?? LINGER_MS;
+  const lingerMs = options.lingerMs ?? BATCH_LINGER_MS;
   let inFlight = false;
   let scheduled = false;
   /** Captures in the call last sent: as many are expected back once it is answered. */

@@ -1,16 +1,19 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 
+let collector: (() => void) | undefined;
+
 /**
  * V8's full collection. Node only offers it under --expose-gc; the flag set at run time exposes
  * it to contexts made afterwards (Jest gets its collector the same way). Looked up once, when
  * first needed, never on import.
  */
 function fullCollection(): () => void {
+  if (collector) return collector;
   const exposed = (globalThis as { gc?: () => void }).gc;
-  if (exposed) return exposed;
-  setFlagsFromString("--expose-gc");
-  return runInNewContext("gc") as () => void;
+  if (!exposed) setFlagsFromString("--expose-gc");
+  collector = exposed ?? (runInNewContext("gc") as () => void);
+  return collector;
 }
 
 /**

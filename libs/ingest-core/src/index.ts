@@ -2,7 +2,7 @@ export { createIngestHandler, INGEST_MAX_HEADER_BYTES } from "./server.js";
 export { createParseErrorAnswers } from "./parse-errors.js";
 export type { IngestDeps, IngestOptions } from "./server.js";
 export { traceCaptures, CAPTURE_ROUTE } from "./tracing.js";
-export { createAppendBatcher, LINGER_MS } from "./batcher.js";
+export { createAppendBatcher, BATCH_LINGER_MS } from "./batcher.js";
 export type { AppendBatcher, BatcherOptions } from "./batcher.js";
 export { createEndpointCache } from "./endpoint-cache.js";
 export type { EndpointCache, IngestEndpoint } from "./endpoint-cache.js";
