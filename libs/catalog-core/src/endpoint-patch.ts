@@ -100,8 +100,8 @@ export function forwardRequired(operatingMode: string): AppError {
 
 /**
  * What a patch that touches the mode or the forward settings needs of the stored endpoint so
- * that a relay or proxy endpoint keeps its forward settings, decided inside the update (the
- * gateway's earlier check reads then writes, and two concurrent PATCHes could each pass it):
+ * that a relay or proxy endpoint keeps its forward settings, decided inside the update (a check
+ * that reads then writes would let two concurrent PATCHes each pass it):
  * - `refuse`: the patch alone leaves a forwarding mode without settings;
  * - `stored_forward`: it sets a forwarding mode and keeps the stored settings, which must exist;
  * - `stored_mode_not_forwarding`: it removes the settings and keeps the stored mode, which must
