@@ -2,7 +2,7 @@ import Database from "better-sqlite3";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { addMissingColumns, addedIndexesSql, schemaSql, SCHEMA_VERSION } from "./schema.js";
-import { BUSY_TIMEOUT_MS } from "./write-lock.js";
+import { BUSY_TIMEOUT_MS, createWriteLockWait } from "./write-lock.js";
 
 /** Page size of a new catalog file (docs/performance.md, "Embedded catalog page size"). */
 const PAGE_SIZE = 16384;
@@ -22,10 +22,22 @@ export function openCatalogDatabase(file: string): Database.Database {
   // about 40 % less disk and writes that much less per capture. Only a new file takes the
   // setting; an existing catalog keeps the page size it was created with.
   db.pragma(`page_size = ${PAGE_SIZE}`);
-  db.pragma("journal_mode = WAL");
+  // Turning a new file to WAL takes an exclusive lock, and when another process opening the
+  // same new file holds a lock then, SQLite answers SQLITE_BUSY at once, without its busy
+  // handler; the migration below, a read then a write, can be refused the same way when
+  // another process wrote in between. Both wait for the lock as an append does.
+  const underWriteLock = createWriteLockWait(db);
+  const mode = underWriteLock(() => db.pragma("journal_mode = WAL", { simple: true }));
+  if (file !== ":memory:" && mode !== "wal") throw new Error(`the catalog file could not be put in WAL mode (journal_mode is ${String(mode)})`);
   db.pragma("synchronous = FULL");
   db.pragma("foreign_keys = ON");
   db.pragma("cache_size = -65536");
+  underWriteLock(() => db.transaction(() => migrate(db)).immediate());
+  return db;
+}
+
+/** Creates what is missing of the schema, in one transaction. */
+function migrate(db: Database.Database): void {
   db.exec(schemaSql);
   addMissingColumns(db);
   db.exec(addedIndexesSql);
@@ -36,5 +48,4 @@ export function openCatalogDatabase(file: string): Database.Database {
   db.prepare(
     "INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value WHERE CAST(value AS INTEGER) < CAST(excluded.value AS INTEGER)",
   ).run(String(SCHEMA_VERSION));
-  return db;
 }
