@@ -136,6 +136,10 @@ describe("the collection as large bodies die", () => {
     died(8 * LARGE_GARBAGE_BYTES);
     await nextTurn();
     expect(collections).toBe(2);
+    // What died while that collection was pending was collected by it: a new step starts after.
+    died(3 * LARGE_GARBAGE_BYTES);
+    await nextTurn();
+    expect(collections).toBe(2);
   });
 });
 

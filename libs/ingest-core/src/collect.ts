@@ -60,9 +60,10 @@ export function createReleaseCollector(every: number, collect: () => void = full
     if (bytes < LARGE_GARBAGE_BYTES) return;
     dead += bytes;
     if (dead < every || pending) return;
-    dead = 0;
     pending = true;
     setImmediate(() => {
+      // Whatever died until now, also since the step was reached, is collected here.
+      dead = 0;
       pending = false;
       collect();
     });
