@@ -2,6 +2,8 @@ import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import path from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { CapturedEventsSchema } from "@whc/contracts";
 import { buildApps, freePort, startNode, tempDir, WORKSPACE_ROOT, type RunningProcess } from "@whc/testing";
 
 const KEY = `whc_${"k".repeat(40)}`;
@@ -69,6 +71,28 @@ describe("a plain @grpc/grpc-js client", () => {
     expect((missing as grpc.ServiceError).code).toBe(grpc.status.NOT_FOUND);
     const invalid = await unary(client, "getEndpoint", { endpointId: "nope" }).catch((e: grpc.ServiceError) => e);
     expect((invalid as grpc.ServiceError).code).toBe(grpc.status.INVALID_ARGUMENT);
+    client.close();
+  });
+
+  it("appends captures both as messages and as encoded_captures bytes (ADR 0013), and lists them in order", async () => {
+    const pkg = load("webhookcapture/catalog/v1/catalog.proto") as any;
+    const client = new pkg.webhookcapture.catalog.v1.CatalogService(address, grpc.credentials.createInsecure());
+    const { keys } = await unary<{ keys: { accountId: string; accountName: string }[] }>(client, "listApiKeys", {});
+    const accountId = keys.find((k) => k.accountName === "interop")!.accountId;
+    const { endpoint } = await unary<{ endpoint: { id: string } }>(client, "createEndpoint", {
+      endpoint: { accountId, slug: "interop-append", displayName: "interop", operatingMode: "capture", status: "active", provider: "generic", source: "api" },
+    });
+    const capture = (eventType: string) => ({ accountId, endpointId: endpoint.id, method: "POST", remoteIp: "203.0.113.7", canonicalEventType: eventType, verification: "unverified", responseCode: 200 });
+    // `captures` encoded by grpc-js's own protobuf library; `encoded_captures` by protobuf-es, not our codec.
+    const encoded = toBinary(CapturedEventsSchema, create(CapturedEventsSchema, { captures: [capture("b.encoded"), capture("c.encoded")] }));
+    const { events } = await unary<{ events: { id: string }[] }>(client, "appendEvents", { captures: [capture("a.message")], encodedCaptures: Buffer.from(encoded) });
+    expect(events).toHaveLength(3);
+    const listed = await unary<{ events: { id: string; canonicalEventType: string; remoteIp: string }[] }>(client, "listEvents", { accountId, endpointId: endpoint.id });
+    expect(listed.events.map((e) => e.canonicalEventType)).toEqual(["c.encoded", "b.encoded", "a.message"]);
+    expect(listed.events.map((e) => e.id)).toEqual(events.map((e) => e.id).reverse());
+    expect(listed.events.every((e) => e.remoteIp === "203.0.113.7")).toBe(true);
+    const refused = await unary(client, "appendEvents", { encodedCaptures: Buffer.from(encoded.subarray(0, 9)) }).catch((e: grpc.ServiceError) => e);
+    expect((refused as grpc.ServiceError).code).toBe(grpc.status.INVALID_ARGUMENT);
     client.close();
   });
 });

@@ -4,7 +4,7 @@ import path from "node:path";
 import { create } from "@bufbuild/protobuf";
 import { Code, createClient, createHandlerContext, createRouterTransport, type Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { CatalogService, GetEndpointRequestSchema, type CapturedEvent, type Endpoint, type Event } from "@whc/contracts";
+import { CapturedEventSchema, CatalogService, encodeCapturedEvents, GetEndpointRequestSchema, type CapturedEvent, type Endpoint, type Event } from "@whc/contracts";
 // The service is tested over a real store (a test-only cycle, allowed in eslint.config.js).
 import { openSqliteStore } from "@whc/catalog-sqlite";
 import { AppError } from "@whc/errors";
@@ -446,6 +446,31 @@ describe("events", () => {
     await refused({ forwardScheduled: true }, "forward_target", "required");
     await refused({ wrappedKey: new Uint8Array(0) }, "wrapped_key", "required");
     expect((await catalog.listEvents({ accountId, endpointId: endpoint.id })).events).toHaveLength(3);
+
+    // The same captures encoded in one field (what ingest sends to a catalog in another
+    // process): answered after the request's `captures`, stored the same, checked the same.
+    const encoded = (...captures: ReturnType<typeof capture>[]) => encodeCapturedEvents(captures.map((c) => create(CapturedEventSchema, c)));
+    const mixed = await catalog.appendEvents({
+      captures: [capture({ canonicalEventType: "as.message" })],
+      encodedCaptures: encoded(capture({ canonicalEventType: "as.bytes", forwardTarget: "https://example.com/in", forwardScheduled: true }), capture({ body: undefined, searchTokens: new Uint8Array(0) })),
+    });
+    expect(mixed.events).toHaveLength(3);
+    const [asMessage, asBytes, asBytesBare] = mixed.events.map((e) => e.id);
+    expect((await catalog.getEvent({ accountId, endpointId: endpoint.id, eventId: asMessage! })).event!.canonicalEventType).toBe("as.message");
+    const { event: decoded } = await catalog.getEvent({ accountId, endpointId: endpoint.id, eventId: asBytes! });
+    expect(decoded).toMatchObject({ canonicalEventType: "as.bytes", method: "POST", remoteIp: "203.0.113.9", responseCode: 202, bodyStored: true, diagnosticJson: '{"bodyIs":"json"}' });
+    expect([...decoded!.body!.ciphertext]).toEqual([1, 2, 3, 0, 255]);
+    expect([...decoded!.sealedRequest!.wrappedKey]).toEqual([9, 9]);
+    expect(decoded!.forward).toMatchObject({ state: "pending", target: "https://example.com/in" });
+    expect((await catalog.getEvent({ accountId, endpointId: endpoint.id, eventId: asBytesBare! })).event!.bodyStored).toBe(false);
+    expect((await search(["pear"])).events.map((e) => e.id)).toEqual([asBytes, asMessage, withBody]);
+
+    const refusedEncoded = (bytes: Uint8Array, field: string, fieldReason: string) =>
+      expectFailure(catalog.appendEvents({ encodedCaptures: bytes }), Code.InvalidArgument, "validation_failed", { field, fieldReason });
+    await refusedEncoded(encoded(capture()).subarray(0, 40), "encoded_captures", "format");
+    await refusedEncoded(new Uint8Array([0x0a, 0x05, 0x08]), "encoded_captures", "format");
+    await refusedEncoded(encoded(capture(), capture({ searchTokens: new Uint8Array(12) })), "search_tokens", "format");
+    expect((await catalog.listEvents({ accountId, endpointId: endpoint.id })).events).toHaveLength(6);
   });
 
   it("refuses a cursor whose id is not a UUID", async () => {

@@ -2,7 +2,10 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import {
   type CatalogService,
+  type CapturedEvent,
   AuthenticateApiKeyResponseSchema,
+  CapturedEventsFormatError,
+  decodeCapturedEvents,
   type ReplayAudit,
 } from "@whc/contracts";
 import { AppError, notFound, validationFailed } from "@whc/errors";
@@ -150,6 +153,17 @@ function endpointMethods(
   };
 }
 
+/** AppendEventsRequest.encoded_captures read (ADR 0013); malformed bytes are the caller's error. */
+function encodedCaptures(bytes: Uint8Array): CapturedEvent[] {
+  if (bytes.length === 0) return [];
+  try {
+    return decodeCapturedEvents(bytes);
+  } catch (err) {
+    if (err instanceof CapturedEventsFormatError) throw validationFailed("encoded_captures", "format", err.message);
+    throw err;
+  }
+}
+
 /** Events, stamped by the store per endpoint inside each append's transaction (ADR 0008). */
 function eventMethods(
   store: CatalogStore,
@@ -166,7 +180,7 @@ function eventMethods(
           throw validationFailed("sealed_request.wrapped_key", "format");
         }
       }
-      const captures = req.captures.map((c) => {
+      const captures = [...req.captures, ...encodedCaptures(req.encodedCaptures)].map((c) => {
         requireUuid("endpoint_id", c.endpointId);
         if (c.forwardScheduled && !c.forwardTarget) throw validationFailed("forward_target", "required");
         if ((c.body !== undefined || c.sealedRequest.length > 0) && (c.wrappedKey.length === 0 || !c.keyId)) throw validationFailed("wrapped_key", "required");

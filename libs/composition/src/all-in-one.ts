@@ -44,8 +44,9 @@ export async function startAllInOne(config: ConfigOf<typeof allInOneSpec>, logge
   const ingestPeers = { ...peers, replay: createInMemoryTransport(replay.routes, logger, replayDeadlineMs(config.rpcTimeoutMs)) };
   // No linger: here the store's thread works while the event loop takes the next captures, and
   // merging the two groups of senders into one left one of them idle (7-20 % fewer captures/s,
-  // docs/performance.md, "Ingest's batches").
-  const ingest = await createIngestNode(config, ingestPeers, bus, logger, { batchLingerMs: 0 }).serve(config.ingestPort, config.host);
+  // docs/performance.md, "Ingest's batches"). Captures go to the catalog as messages: the
+  // in-memory transport encodes nothing.
+  const ingest = await createIngestNode(config, ingestPeers, bus, logger, { batchLingerMs: 0, encodeCaptures: false }).serve(config.ingestPort, config.host);
   const gateway = await createGatewayNode(config, peers, bus, logger, replay.metrics).serve(config.gatewayPort, config.host);
   // The outbox worker stops (its attempts recorded) before the bus and the catalog close.
   const closeables: Closeable[] = [gateway, ingest, replay.closeable, bus, catalog.closeable];

@@ -229,14 +229,16 @@ export interface Peers {
 /**
  * Ingest: the receiving surface. `peers.replay` forwards proxy endpoints' captures; its
  * transport's deadline must allow a proxy call (replayDeadlineMs from @whc/ingest-core).
- * `batchLingerMs`: how long a group commit may wait for more captures (BatcherOptions.lingerMs).
+ * `batchLingerMs`: how long a group commit may wait for more captures (BatcherOptions.lingerMs);
+ * `encodeCaptures`: send them encoded in one pass (BatcherOptions.encodeCaptures), for a catalog
+ * in another process.
  */
 export function createIngestNode(
   config: ConfigOf<typeof ingestSpec>,
   peers: Required<Peers>,
   bus: CaptureBus,
   logger: Logger,
-  { batchLingerMs = BATCH_LINGER_MS }: { batchLingerMs?: number } = {},
+  { batchLingerMs = BATCH_LINGER_MS, encodeCaptures = true }: { batchLingerMs?: number; encodeCaptures?: boolean } = {},
 ) {
   const catalog = createClient(CatalogService, peers.catalog);
   const crypto = createClient(CryptoService, peers.crypto);
@@ -250,7 +252,7 @@ export function createIngestNode(
   const untraced = createIngestHandler(
     {
       endpoints,
-      batcher: createAppendBatcher(catalog, { maxEvents: 512, maxBytes: 8 * 1024 * 1024, onBatch: (n) => metrics.batch(n), lingerMs: batchLingerMs }),
+      batcher: createAppendBatcher(catalog, { maxEvents: 512, maxBytes: 8 * 1024 * 1024, onBatch: (n) => metrics.batch(n), lingerMs: batchLingerMs, encodeCaptures }),
       sealer: createEnvelopeSealer(crypto, { maxAgeMs: config.dataKeyTtlS * 1000, maxUses: 1_000_000 }),
       blindIndex: createBlindIndexSource(crypto),
       bus,

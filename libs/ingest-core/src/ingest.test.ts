@@ -183,6 +183,30 @@ describe("group commit", () => {
     await store.close();
   });
 
+  it("sends captures encoded in one field when told to (a catalog in another process), stored the same as sent as messages", async () => {
+    const { store, endpoint, catalog, event } = await slowCatalog(0);
+    const sent: string[] = [];
+    const recording: typeof catalog = {
+      ...catalog,
+      appendEvents: (req, options) => {
+        sent.push(`${req.captures?.length ?? 0} as messages, ${req.encodedCaptures?.length ? "some" : "none"} encoded`);
+        return catalog.appendEvents(req, options);
+      },
+    };
+    const stored = [];
+    for (const encodeCaptures of [true, false]) {
+      const batcher = createAppendBatcher(recording, { maxEvents: 100, maxBytes: 1 << 20, encodeCaptures });
+      const detail = { remoteIp: "203.0.113.9", canonicalEventType: "ünicode.event", diagnosticJson: '{"bodyIs":"json"}', responseCode: 202 };
+      const [a] = await Promise.all([0, 1].map(() => batcher.append(create(EventSchema, { ...event(), ...detail }))));
+      const got = await catalog.getEvent({ accountId: endpoint.accountId, endpointId: endpoint.id, eventId: a && "id" in a ? a.id : "" });
+      stored.push({ ...got.event, id: "", receivedAtMs: 0n });
+    }
+    expect(sent).toEqual(["0 as messages, some encoded", "2 as messages, none encoded"]);
+    expect(stored[0]).toMatchObject({ method: "POST", remoteIp: "203.0.113.9", canonicalEventType: "ünicode.event", responseCode: 202 });
+    expect(stored[0]).toEqual(stored[1]);
+    await store.close();
+  });
+
   it("sends a capture that arrives with nothing in flight on the next turn, whatever its linger", async () => {
     const { store, catalog, batches, event } = await slowCatalog(0);
     const batcher = createAppendBatcher(catalog, { maxEvents: 100, maxBytes: 1 << 20, lingerMs: 1000 });
