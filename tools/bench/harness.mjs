@@ -48,19 +48,31 @@ export function stop(child) {
   });
 }
 
-/** CPU seconds (user + system) used so far by a process, all threads (Linux /proc; else NaN). */
-export function cpuSeconds(pid) {
+/**
+ * CPU seconds used so far by a process (Linux /proc; else NaN): `total` (user + system, all
+ * threads), `main` (its main thread: the event loop), `system` (in the kernel, all threads).
+ */
+export function cpuSplit(pid) {
   try {
     const tick = 100;
-    let total = 0;
+    const split = { total: 0, main: 0, system: 0 };
     for (const t of readdirSync(`/proc/${pid}/task`)) {
       const fields = readFileSync(`/proc/${pid}/task/${t}/stat`, "utf8").split(") ")[1].split(" ");
-      total += Number(fields[11]) + Number(fields[12]);
+      const user = Number(fields[11]) / tick;
+      const system = Number(fields[12]) / tick;
+      split.total += user + system;
+      split.system += system;
+      if (t === String(pid)) split.main += user + system;
     }
-    return total / tick;
+    return split;
   } catch {
-    return Number.NaN;
+    return { total: Number.NaN, main: Number.NaN, system: Number.NaN };
   }
+}
+
+/** CPU seconds (user + system) used so far by a process, all threads (Linux /proc; else NaN). */
+export function cpuSeconds(pid) {
+  return cpuSplit(pid).total;
 }
 
 const luaString = (s) => `"${[...Buffer.from(s)].map((b) => `\\${b}`).join("")}"`;

@@ -4,8 +4,9 @@
 // both catalogs take appends). 1.5 KB POSTs at 50 connections in all for N seconds, after a
 // warm-up pass of the same length. Prints captures/s, p50/p99, the CPU per capture of each
 // process (utime + stime of all its threads from /proc/<pid>/task/*/stat over the measured
-// seconds), ingest's AppendEvents calls and captures per call, and whether every acknowledged capture is stored and listed in order. Figures
-// only, no assertion.
+// seconds) and, for the busy ones, how much of it was the main thread, other threads and the
+// kernel; ingest's AppendEvents calls and captures per call; and whether every acknowledged
+// capture is stored and listed in order. Figures only, no assertion.
 //
 //   node tools/bench/distributed/run.mjs [seconds] [connections] [layouts, default 1,2]
 //
@@ -17,6 +18,9 @@
 // 260 µs). After the runs, each distributed layout's CPU per capture is printed as a multiple of
 // the all-in-one's from the same run.
 //
+// BENCH_RATE=N paces every layout at N captures/s in all (autocannon), to compare layouts
+// doing the same work per second instead of each at its own full load.
+//
 // The load comes from wrk (-t1 per ingest) when it is installed, else from autocannon in this
 // process (its CPU then shares the machine with the services); BENCH_CLIENT=autocannon forces
 // the latter. With several ingests the connections are split between them and the latencies
@@ -27,7 +31,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
-import { cpuSeconds, freePort, startProgram, startScript, stop, writeWrkScript, wrkSummary } from "../harness.mjs";
+import { cpuSplit, freePort, startProgram, startScript, stop, writeWrkScript, wrkSummary } from "../harness.mjs";
 import { body, headers } from "../ingest/payload.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
@@ -39,13 +43,18 @@ const layouts = (process.argv[4] ?? "1,2").split(",").map((l) => {
   return { catalogs, ingests };
 });
 const KEY = `whc_${"R".repeat(40)}`;
-const useWrk = process.env.BENCH_CLIENT !== "autocannon" && spawnSync("wrk", ["--version"]).error === undefined;
+// BENCH_RATE=N: every layout driven at the same N captures/s in all (autocannon's overallRate,
+// split over the ingests), so that layouts are compared doing the same work per second; at full
+// load the all-in-one process takes about twice the captures/s of the services, and a busier
+// process spends less per capture on waking up.
+const rate = process.env.BENCH_RATE ? Number(process.env.BENCH_RATE) : undefined;
+const useWrk = rate === undefined && process.env.BENCH_CLIENT !== "autocannon" && spawnSync("wrk", ["--version"]).error === undefined;
 
 const work = mkdtempSync(path.join(os.tmpdir(), "whc-bench-distributed-"));
 const script = writeWrkScript(work);
 
 /** One load pass on one URL: {total, failed, seconds, p50, p99 (ms)}. */
-async function loadOne(url, conns) {
+async function loadOne(url, conns, share) {
   if (useWrk) {
     const out = await new Promise((resolve, reject) => {
       const child = spawn("wrk", ["-t1", `-c${conns}`, `-d${duration}s`, "-s", script, url], { stdio: ["ignore", "pipe", "inherit"] });
@@ -56,14 +65,15 @@ async function loadOne(url, conns) {
     return wrkSummary(out);
   }
   const r = await new Promise((resolve, reject) => {
-    autocannon({ url, method: "POST", connections: conns, duration, headers, body }, (err, res) => (err ? reject(err) : resolve(res)));
+    const paced = rate === undefined ? {} : { overallRate: Math.round(rate * share) };
+    autocannon({ url, method: "POST", connections: conns, duration, headers, body, ...paced }, (err, res) => (err ? reject(err) : resolve(res)));
   });
   return { total: r.requests.total, failed: r.non2xx + r.errors, seconds: r.duration, p50: r.latency.p50, p99: r.latency.p99 };
 }
 
 /** The connections split between the URLs, all at once; the passes' figures combined. */
 async function load(urls) {
-  const parts = await Promise.all(urls.map((url, i) => loadOne(url, Math.floor(connections / urls.length) + (i < connections % urls.length ? 1 : 0))));
+  const parts = await Promise.all(urls.map((url, i) => loadOne(url, Math.floor(connections / urls.length) + (i < connections % urls.length ? 1 : 0), 1 / urls.length)));
   const total = parts.reduce((n, p) => n + p.total, 0);
   return {
     total,
@@ -181,7 +191,7 @@ const natsPort = await freePort();
 const nats = await startProgram("nats-server", ["-a", "127.0.0.1", "-p", String(natsPort)], {}, "Server is ready");
 console.log(
   `\n${duration} s (after a warm-up pass as long) at ${connections} connections, ${Buffer.byteLength(body)} B bodies; ` +
-    `${os.cpus().length} cores; load from ${useWrk ? "wrk -t1 per ingest" : "autocannon (in this process)"}\n`,
+    `${os.cpus().length} cores; load from ${useWrk ? "wrk -t1 per ingest" : "autocannon (in this process)"}${rate === undefined ? "" : `, paced at ${rate} captures/s in all`}\n`,
 );
 
 for (const layout of layouts) {
@@ -198,10 +208,14 @@ for (const layout of layouts) {
   const urls = d.ingestUrls.map((origin) => `${origin}${hookPath}`);
 
   const warmUp = await load(urls);
-  const before = d.procs.map((p) => cpuSeconds(p.child.pid));
+  const before = d.procs.map((p) => cpuSplit(p.child.pid));
   const batchesBefore = await batchFigures(d.ingestUrls);
   const r = await load(urls);
-  const used = d.procs.map((p, i) => cpuSeconds(p.child.pid) - before[i]);
+  const split = d.procs.map((p, i) => {
+    const now = cpuSplit(p.child.pid);
+    return { total: now.total - before[i].total, main: now.main - before[i].main, system: now.system - before[i].system };
+  });
+  const used = split.map((s) => s.total);
   const batchesAfter = await batchFigures(d.ingestUrls);
   const calls = batchesAfter.count - batchesBefore.count;
   const batched = batchesAfter.sum - batchesBefore.sum;
@@ -216,6 +230,10 @@ for (const layout of layouts) {
   console.log(`  ${Math.round(r.rps)} captures/s   p50 ${r.p50.toFixed(1)} ms   p99 ${r.p99.toFixed(1)} ms   failed ${r.failed}`);
   if (Number.isFinite(calls)) console.log(`  AppendEvents calls: ${calls}, ${(batched / Math.max(calls, 1)).toFixed(1)} captures per call on average`);
   console.log(`  CPU per capture: ${d.procs.map((p, i) => `${p.name} ${perCapture(used[i])}`).join(", ")}; services ${perCapture(services)}`);
+  const busy = d.procs.map((p, i) => ({ name: p.name, ...split[i] })).filter((p) => p.total / r.total > 5e-6);
+  console.log(
+    `  of which: ${busy.map((p) => `${p.name} main thread ${perCapture(p.main)}, other threads ${perCapture(p.total - p.main)}, in the kernel ${perCapture(p.system)}`).join("; ")}`,
+  );
   console.log(
     `  ${acknowledged} captures acknowledged, ${list.count} listed, ${list.ordered ? "in strict (receivedAt, id) order" : "OUT OF ORDER"}` +
       `${list.count >= acknowledged ? "" : ": FEWER LISTED THAN ACKNOWLEDGED"}\n`,
