@@ -91,6 +91,11 @@ export interface CatalogStore {
    * the record after it, undefined when the event does not exist.
    */
   recordForwardAttempt(ref: EventRef, attempt: ForwardAttemptRecord, transition: AttemptTransition): Promise<ForwardRecord | undefined>;
+  /**
+   * The earliest due time later than `after` of a delivery waiting in the outbox: when a
+   * worker that claimed everything due at `after` should look again. Undefined when none.
+   */
+  nextDueAt(after: number): Promise<number | undefined>;
   outboxStats(): Promise<OutboxStats>;
   /**
    * A proxied capture's answer, known after its commit: stores `responseCode` and, when the

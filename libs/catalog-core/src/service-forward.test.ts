@@ -130,10 +130,14 @@ describe("the relay outbox over RPC", () => {
     const retried = await catalog.recordForwardAttempt({ ...ref, attempt: attempt(1), state: "pending", nextAttemptAtMs: BigInt(clock.now + 10_000), claimOwner: "replay-1" });
     expect(retried.recorded).toBe(true);
     expect(retried.forward).toMatchObject({ state: "pending", target: TARGET, nextAttemptAtMs: BigInt(clock.now + 10_000) });
-    expect((await catalog.claimDeliveries({ owner: "replay-2", claimMs: 30_000n })).deliveries).toEqual([]);
-    clock.now += 10_000;
+    // Nothing due: the answer says when the retry falls due, on the service's clock.
+    expect(await catalog.claimDeliveries({ owner: "replay-2", claimMs: 30_000n })).toMatchObject({ deliveries: [], nextDueInMs: 10_000n });
+    clock.now += 4_000;
+    expect(await catalog.claimDeliveries({ owner: "replay-2", claimMs: 30_000n })).toMatchObject({ deliveries: [], nextDueInMs: 6_000n });
+    clock.now += 6_000;
     const [second] = (await catalog.claimDeliveries({ owner: "replay-2", claimMs: 30_000n, limit: 1 })).deliveries;
     expect(second?.attempt).toBe(2);
+    expect((await catalog.claimDeliveries({ owner: "replay-2", claimMs: 30_000n })).nextDueInMs).toBe(0n);
     const done = await catalog.recordForwardAttempt({ ...ref, attempt: attempt(2, { status: 200 }), state: "delivered", claimOwner: "replay-2" });
     expect(done.forward).toMatchObject({ state: "delivered" });
     expect(done.forward!.nextAttemptAtMs).toBeUndefined();

@@ -56,8 +56,14 @@ export function forwardMethods(
       if (limit < 1 || limit > MAX_CLAIM_LIMIT) throw validationFailed("limit", "range");
       const claimMs = Number(req.claimMs);
       if (claimMs < 1 || claimMs > MAX_CLAIM_MS) throw validationFailed("claim_ms", "range");
-      const claims = await store.claimDeliveries(req.owner, now(), claimMs, limit);
-      return { deliveries: claims.map((c) => ({ accountId: c.accountId, endpointId: c.endpointId, eventId: c.eventId, attempt: c.attempt })) };
+      const at = now();
+      const claims = await store.claimDeliveries(req.owner, at, claimMs, limit);
+      // A full page: the worker claims again at once, and learns the next due time then.
+      const next = claims.length < limit ? await store.nextDueAt(at) : undefined;
+      return {
+        deliveries: claims.map((c) => ({ accountId: c.accountId, endpointId: c.endpointId, eventId: c.eventId, attempt: c.attempt })),
+        nextDueInMs: next === undefined ? 0n : BigInt(Math.max(1, next - at)),
+      };
     },
 
     async beginForwardAttempt(req) {

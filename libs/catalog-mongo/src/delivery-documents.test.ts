@@ -21,6 +21,7 @@ import {
   claimFilter,
   claimUpdate,
   eventRefFilter,
+  nextDueFilter,
   proxyAnswerUpdate,
   recordUpdate,
 } from "./delivery-documents.js";
@@ -210,6 +211,13 @@ describe("MongoDB forward lists and the outbox count, evaluated by mingo", () =>
 
   it("counts only deliveries waiting in the outbox, oldest due first", () => {
     expect(new Query(OUTBOX_FILTER).find<Doc>(docs).sort(CLAIM_ORDER).all().map((d) => d._id)).toEqual(["e6", "e1"]);
+  });
+
+  it("finds the next due after a time among the outbox's deliveries only", () => {
+    const next = (after: number) => new Query(nextDueFilter(after)).find<Doc>(docs).sort(CLAIM_ORDER).all().map((d) => d._id);
+    expect(next(1)).toEqual(["e6", "e1"]);
+    expect(next(2)).toEqual(["e1"]);
+    expect(next(5)).toEqual([]);
   });
 
   it("lists the state without the attempts", () => {

@@ -23,6 +23,11 @@ export const CLAIM_ORDER = { "forward.nextAttemptAt": 1, _id: 1 } as const;
 /** Every delivery in the outbox (the index's condition, and a due time). */
 export const OUTBOX_FILTER = { "forward.state": "pending", "forward.nextAttemptAt": { $type: "number" } } as const;
 
+/** In the outbox and due after `after` (sorted by CLAIM_ORDER, the first is the next due). */
+export function nextDueFilter(after: number): Doc {
+  return { "forward.state": "pending", "forward.nextAttemptAt": { $type: "number", $gt: after } };
+}
+
 /** Due at `now` and not held by an unexpired claim. */
 export function claimFilter(now: number): Doc {
   return {

@@ -1,9 +1,9 @@
 import type { CatalogStore, DeliveryClaim } from "@whc/catalog-core";
 import type { CatalogCollections } from "./connection.js";
-import { CLAIM_ORDER, OUTBOX_FILTER, proxyAnswerUpdate, beginUpdate, claimFilter, claimUpdate, eventRefFilter, recordUpdate } from "./delivery-documents.js";
+import { CLAIM_ORDER, OUTBOX_FILTER, proxyAnswerUpdate, beginUpdate, claimFilter, claimUpdate, eventRefFilter, nextDueFilter, recordUpdate } from "./delivery-documents.js";
 import { forwardFromDoc } from "./records.js";
 
-export type ForwardMethods = Pick<CatalogStore, "claimDeliveries" | "beginForwardAttempt" | "recordForwardAttempt" | "outboxStats" | "recordProxyAnswer">;
+export type ForwardMethods = Pick<CatalogStore, "claimDeliveries" | "beginForwardAttempt" | "recordForwardAttempt" | "nextDueAt" | "outboxStats" | "recordProxyAnswer">;
 
 /**
  * The relay outbox on the events' `forward` subdocuments. A claim is one findOneAndUpdate per
@@ -41,6 +41,11 @@ export function createForwarding({ events }: Pick<CatalogCollections, "events">)
         projection: { forward: 1 },
       });
       return d ? forwardFromDoc(d) : undefined;
+    },
+
+    async nextDueAt(after) {
+      const next = await events.find(nextDueFilter(after), { projection: { "forward.nextAttemptAt": 1 } }).sort(CLAIM_ORDER).limit(1).next();
+      return next?.forward?.nextAttemptAt as number | undefined;
     },
 
     async outboxStats() {

@@ -12,7 +12,7 @@ import {
 } from "@whc/catalog-core";
 import { attemptFromRow, attemptRows, attemptToRow, deliveryRows, deliveryUpdate, type Row } from "./rows.js";
 
-export type ForwardMethods = Pick<CatalogStore, "claimDeliveries" | "beginForwardAttempt" | "recordForwardAttempt" | "outboxStats" | "recordProxyAnswer">;
+export type ForwardMethods = Pick<CatalogStore, "claimDeliveries" | "beginForwardAttempt" | "recordForwardAttempt" | "nextDueAt" | "outboxStats" | "recordProxyAnswer">;
 
 /** An event's attempts, oldest first. */
 export type ReadAttempts = (seq: number) => ForwardAttemptRecord[];
@@ -62,6 +62,8 @@ export function createForwarding(db: Database.Database, readAttempts: ReadAttemp
     proxyFailed: db.prepare(
       "UPDATE event_bodies SET diagnostic = json_set(diagnostic, '$.responseSource', 'forward_failed') WHERE seq = ? AND json_valid(diagnostic)",
     ),
+    // The partial index events_outbox answers this with one seek.
+    nextDue: db.prepare("SELECT min(forward_next_at) AS next FROM events WHERE forward_state = 'pending' AND forward_next_at > ?").pluck(),
     stats: db.prepare(
       "SELECT count(*) AS pending, min(forward_next_at) AS oldest FROM events WHERE forward_state = 'pending' AND forward_next_at IS NOT NULL",
     ),
@@ -114,6 +116,10 @@ export function createForwarding(db: Database.Database, readAttempts: ReadAttemp
 
     async recordForwardAttempt(ref, attempt, transition) {
       return recordTx.immediate(ref, attempt, transition);
+    },
+
+    async nextDueAt(after) {
+      return (stmt.nextDue.get(after) as number | null) ?? undefined;
     },
 
     async outboxStats() {

@@ -127,6 +127,7 @@ export async function openSqliteStoreInWorker(options: { file: string }): Promis
     claimDeliveries: (...a) => call("claimDeliveries", ...a),
     beginForwardAttempt: (...a) => call("beginForwardAttempt", ...a),
     recordForwardAttempt: (...a) => call("recordForwardAttempt", ...a),
+    nextDueAt: (...a) => call("nextDueAt", ...a),
     outboxStats: () => call("outboxStats"),
     recordProxyAnswer: (...a) => call("recordProxyAnswer", ...a),
     ping: () => (failure ? Promise.resolve(false) : call("ping")),

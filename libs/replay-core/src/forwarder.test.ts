@@ -54,9 +54,9 @@ async function relayEndpoint(b: Backends, forward: Record<string, unknown>, fiel
   return b.createEndpoint({ forwardJson: JSON.stringify(forward), ...fields });
 }
 
-function startForwarder(b: Backends, options: Partial<ForwarderOptions> = {}) {
+function startForwarder(b: Backends, options: Partial<ForwarderOptions> = {}, now?: () => number) {
   const forwarder = createForwarder(
-    { ...b.deps, bus: b.bus },
+    { ...b.deps, bus: b.bus, ...(now ? { now } : {}) },
     { allowPrivateTargets: true, connectTimeoutMs: 2000, retryBaseMs: 20, pollMs: 50, claimMs: 10_000, ...options },
   );
   forwarder.start();
@@ -354,6 +354,32 @@ describe("the relay outbox worker", () => {
     const ref = await relayCapture(b, await relayEndpoint(b, { url: destination.url }));
     b.bus.publishOutboxWake();
     expect((await settled(b, ref)).forward!.attempts.map((a) => a.status)).toEqual([500, 500, 200]);
+  });
+
+  it("retries on time with its clock ahead of the catalog's: the catalog says when the next delivery falls due", async () => {
+    // Its retries are stored 300 ms later than it thinks (the catalog's clock); a timer set by
+    // its own clock would find nothing due and leave them to the next poll, a minute away.
+    const b = await startBackends();
+    const destination = await statuses(500, 500, 200);
+    startForwarder(b, { pollMs: 60_000 }, () => Date.now() + 300);
+    const ref = await relayCapture(b, await relayEndpoint(b, { url: destination.url }));
+    b.bus.publishOutboxWake();
+    expect((await settled(b, ref)).forward!.attempts.map((a) => a.status)).toEqual([500, 500, 200]);
+  });
+
+  it("a second worker takes a retry the first recorded, when it falls due", async () => {
+    const b = await startBackends();
+    const destination = await statuses(500, 200);
+    // The retry falls due 320-480 ms after the first attempt: after the second worker's first claim.
+    const first = startForwarder(b, { pollMs: 60_000, retryBaseMs: 400 });
+    const ref = await relayCapture(b, await relayEndpoint(b, { url: destination.url }));
+    b.bus.publishOutboxWake();
+    await settled(b, ref, (e) => e.forward?.attempts.length === 1);
+    await first.stop();
+    const second = startForwarder(b, { pollMs: 60_000, retryBaseMs: 400, owner: "second" });
+    second.wake();
+    const done = await settled(b, ref);
+    expect(done.forward!.attempts.map((a) => a.status)).toEqual([500, 200]);
   });
 
   it("counts attempts by trigger and outcome, final states, and reads the outbox at scrape", async () => {

@@ -86,9 +86,10 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 /**
  * The relay outbox worker. Any number of them (one per replay process) share one catalog:
  * a claim hands out each due delivery to one worker with the attempt number it may send, so
- * no attempt is sent twice. It claims when woken by ingest (the bus), every pollMs, and when
- * an attempt finishes; with the catalog down it backs off and keeps trying. Nothing it meets
- * stops it: errors are logged, and a claim never recorded expires into the next attempt.
+ * no attempt is sent twice. It claims when woken by ingest (the bus), every pollMs, when an
+ * attempt finishes, and when the catalog says the next delivery falls due; with the catalog
+ * down it backs off and keeps trying. Nothing it meets stops it: errors are logged, and a
+ * claim never recorded expires into the next attempt.
  */
 export function createForwarder(deps: ForwardDeps & { bus: Pick<CaptureBus, "subscribeOutboxWake"> }, options: ForwarderOptions): Forwarder {
   const now = deps.now ?? Date.now;
@@ -143,7 +144,6 @@ export function createForwarder(deps: ForwardDeps & { bus: Pick<CaptureBus, "sub
       for (let tries = 1; ; tries += 1) {
         try {
           await sender.record(ref, made.sent, transition, made.before);
-          if (made.verdict.nextAttemptAt !== undefined) lookAgainAt(made.verdict.nextAttemptAt);
           return;
         } catch (err) {
           if (tries >= 3) throw err;
@@ -155,16 +155,22 @@ export function createForwarder(deps: ForwardDeps & { bus: Pick<CaptureBus, "sub
     }
   }
 
-  /** A retry due before the next poll: the outbox is looked at again when it falls due. */
-  function lookAgainAt(due: number) {
-    if (!running || due - now() >= options.pollMs || (soon && soon.at <= due)) return;
+  /**
+   * A delivery falling due before the next poll (a retry this worker or another recorded): the
+   * outbox is looked at again then. The delay is the catalog's, counted from its clock at the
+   * claim, so a skewed clock here or a timer firing early costs one more claim, not a poll.
+   */
+  function lookAgainIn(delayMs: number) {
+    if (!running || delayMs <= 0 || delayMs >= options.pollMs) return;
+    const at = now() + delayMs;
+    if (soon && soon.at <= at) return;
     if (soon) clearTimeout(soon.timer);
     const timer = setTimeout(() => {
       soon = undefined;
       pump();
-    }, Math.max(0, due - now()));
+    }, delayMs);
     timer.unref();
-    soon = { at: due, timer };
+    soon = { at, timer };
   }
 
   function launch(claim: Claim) {
@@ -180,10 +186,11 @@ export function createForwarder(deps: ForwardDeps & { bus: Pick<CaptureBus, "sub
       again = false;
       const room = concurrency - inFlight.size;
       if (room <= 0) return;
-      const { deliveries } = await catalog.claimDeliveries({ owner, limit: room, claimMs: BigInt(options.claimMs) });
+      const { deliveries, nextDueInMs } = await catalog.claimDeliveries({ owner, limit: room, claimMs: BigInt(options.claimMs) });
       if (failures > 0) logger.info({ failures }, "outbox reachable again");
       failures = 0;
       for (const claim of deliveries) launch(claim);
+      lookAgainIn(Number(nextDueInMs));
       // A full page: more may be due.
       if (deliveries.length === room) again = true;
     } while (again && running);

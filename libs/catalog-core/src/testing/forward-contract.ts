@@ -147,6 +147,20 @@ export function forwardingContract(ctx: ContractContext): void {
       expect(await record(ref, forwardAttemptFixture(2, { status: 200 }), worker("w2", "delivered"))).toMatchObject({ state: "delivered" });
     });
 
+    it("answers the next due time after a given time: claimed or not, none once settled", async () => {
+      expect(await store().nextDueAt(0)).toBeUndefined();
+      const { refs, stamps } = await captures("relay", "capture", "relay");
+      const [t0, t2] = [stamps[0]!.receivedAt, stamps[2]!.receivedAt];
+      expect(await store().nextDueAt(t0 - 1)).toBe(t0);
+      expect(await claim("w1", t2)).toHaveLength(2);
+      expect(await store().nextDueAt(t0 - 1)).toBe(t0);
+      expect(await store().nextDueAt(t2)).toBeUndefined();
+      await record(refs[0]!, forwardAttemptFixture(1), worker("w1", "pending", LATER));
+      await record(refs[2]!, forwardAttemptFixture(1, { status: 200 }), worker("w1", "delivered"));
+      expect(await store().nextDueAt(t2)).toBe(LATER);
+      expect(await store().nextDueAt(LATER)).toBeUndefined();
+    });
+
     it("counts the outbox and its oldest due time, claimed or not", async () => {
       expect(await store().outboxStats()).toEqual({ pending: 0, oldestDueAt: undefined });
       const { refs, stamps } = await captures("relay", "relay", "proxy", "relay", "capture");
