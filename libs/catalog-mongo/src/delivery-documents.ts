@@ -25,7 +25,7 @@ export const OUTBOX_FILTER = { "forward.state": "pending", "forward.nextAttemptA
 
 /** In the outbox and due after `after` (sorted by CLAIM_ORDER, the first is the next due). */
 export function nextDueFilter(after: number): Doc {
-  return { "forward.state": "pending", "forward.nextAttemptAt": { $type: "number", $gt: after } };
+  return { ...OUTBOX_FILTER, "forward.nextAttemptAt": { ...OUTBOX_FILTER["forward.nextAttemptAt"], $gt: after } };
 }
 
 /** Due at `now` and not held by an unexpired claim. */

@@ -77,10 +77,10 @@ const LARGE_BODY_BYTES_BEFORE_SHRINK = 16 * 1024 * 1024;
  * turns. Each event is stamped inside it from its endpoint's last stamp, which the same
  * transaction moves (ADR 0008): per endpoint, commit order is (receivedAt, id) order. An
  * endpoint that has not stamped since this version starts from its newest event. An event
- * whose endpoint is gone is not stored and has no stamp. An
- * event answered from its endpoint's response sequence takes the endpoint's counter in the
- * same transaction: a rolled-back batch gives no index away, a committed one each index once.
- * A capture of a relay or proxy endpoint starts its delivery in the same transaction too.
+ * whose endpoint is gone is not stored and has no stamp. An event answered from its
+ * endpoint's response sequence takes the endpoint's counter in the same transaction: a
+ * rolled-back batch gives no index away, a committed one each index once. A capture of a
+ * relay or proxy endpoint starts its delivery in the same transaction too.
  */
 export function createEventAppend(db: Database.Database): Pick<CatalogStore, "appendEvents"> {
   const stmt = {
