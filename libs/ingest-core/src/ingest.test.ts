@@ -142,15 +142,16 @@ describe("group commit", () => {
   });
 
   /**
-   * Ten senders each send a capture, and again 3 ms after their answer (the network between);
-   * five more send theirs while the first call (50 ms) is in flight.
+   * Ten senders each send a capture, and again 20 ms after their answer (the network between:
+   * long enough that a flush without linger goes first even on a loaded machine, where 3 ms
+   * once was not); five more send theirs while the first call (50 ms) is in flight.
    */
   async function twoGroups(lingerMs: number) {
     const { store, catalog, batches, event } = await slowCatalog(50);
     const batcher = createAppendBatcher(catalog, { maxEvents: 100, maxBytes: 1 << 20, lingerMs });
     const sender = async () => {
       await batcher.append(event());
-      await sleep(3);
+      await sleep(20);
       await batcher.append(event());
     };
     const late = sleep(10).then(() => Promise.all(Array.from({ length: 5 }, () => batcher.append(event()))));
