@@ -1,4 +1,4 @@
-import { FORWARD_STATES, VERIFICATIONS, type FollowOptions } from "@whc/api-model";
+import { DELIVERY_STATES, VERIFICATIONS, type FollowOptions } from "@whc/api-model";
 import { h } from "./dom.js";
 
 export interface Filters {
@@ -9,7 +9,7 @@ export interface Filters {
   forwardState: (typeof FORWARD_STATE_FILTERS)[number] | "";
 }
 
-const FORWARD_STATE_FILTERS = [...FORWARD_STATES, "none"] as const;
+const FORWARD_STATE_FILTERS = [...DELIVERY_STATES, "none"] as const;
 
 export const NO_FILTERS: Filters = { search: "", status: "", eventType: "", forwardState: "" };
 

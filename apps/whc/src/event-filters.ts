@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
-import { FORWARD_STATES, VERIFICATIONS, type Cursor, type ExportEventsQueryText } from "@whc/api-model";
+import { DELIVERY_STATES, VERIFICATIONS, type Cursor, type ExportEventsQueryText } from "@whc/api-model";
 import { oneOf } from "./output.js";
 
 /** The list's filters, as `whc events list` and `whc events export` both take them. */
@@ -54,7 +54,7 @@ export function withEventFilters(command: Command): Command {
     .addOption(new Option("--verification <result>", "only this signature verification result").choices(VERIFICATIONS))
     .addOption(new Option("--from <time>", "received at or after: ISO 8601, or 30m, 2h, 7d ago").argParser((v) => timeArgument(v)))
     .addOption(new Option("--to <time>", "received before: ISO 8601, or 30m, 2h, 7d ago").argParser((v) => timeArgument(v)))
-    .addOption(new Option("--forward-state <state>", `only this delivery state: ${oneOf([...FORWARD_STATES, "none"])}`).choices([...FORWARD_STATES, "none"]))
+    .addOption(new Option("--forward-state <state>", `only this delivery state: ${oneOf([...DELIVERY_STATES, "none"])}`).choices([...DELIVERY_STATES, "none"]))
     .option("-q, --search <words>", "only bodies holding every word (case-insensitive)")
     .addOption(new Option("--before <receivedAt,id>", "only events older than this cursor").argParser(cursorArgument))
     .addOption(new Option("--after <receivedAt,id>", "only events newer than this cursor").argParser(cursorArgument));

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { BODY_ENCODINGS, DECRYPTIONS, FORWARD_STATES, VERIFICATIONS } from "./values.js";
+import { BODY_ENCODINGS, DECRYPTIONS, DELIVERY_STATES, VERIFICATIONS } from "./values.js";
 import { dateTime, extension, uuid } from "./common.js";
 import { forwardedResponse } from "./forwarding.js";
 
@@ -18,7 +18,7 @@ const summaryFields = {
   truncated: z.boolean(),
   originalSizeBytes: z.int(),
   decryption: z.enum(DECRYPTIONS),
-  forwardState: z.enum(FORWARD_STATES).optional().meta({ ...extension, description: "The delivery's state; absent: never forwarded." }),
+  forwardState: z.enum(DELIVERY_STATES).optional().meta({ ...extension, description: "The delivery's state; absent: never forwarded." }),
 };
 
 /** An item of the event list (operation 5). */
@@ -87,7 +87,7 @@ const filterFields = {
   responseCode: int32Text.optional().describe("responseCode equals (int32)."),
   status: z.enum(VERIFICATIONS).optional().describe("verification equals: verified, failed or unverified."),
   forwardState: z
-    .enum([...FORWARD_STATES, "none"])
+    .enum([...DELIVERY_STATES, "none"])
     .optional()
     .meta({ ...extension, description: "The delivery's state equals; none: never forwarded." }),
   search: z.string().max(500).optional().describe("Every word (letters and digits, case-insensitive) must occur in the body."),

@@ -1,16 +1,26 @@
 import { z } from "zod";
-import { FORWARD_ERRORS, FORWARD_STATES, FORWARD_TRIGGERS } from "./values.js";
+import { ATTEMPT_ERRORS, DELIVERY_STATES, ATTEMPT_TRIGGERS } from "./values.js";
 import { dateTime, extension } from "./common.js";
 
 /**
- * Where a relay or proxy endpoint forwards (design §11). `targetSecret` is write-only: the
- * Endpoint shows `targetSecretSet`.
+ * A destination's settings (design §11; ADR 0014): where a relay or proxy endpoint's
+ * deliveries go and how they are tried. The one definition: ingest, replay, the catalog's
+ * stored `forward_json` (this object, without its secret), the CLI and the dashboard use it.
  */
-export const forwardSettings = z.strictObject({
+export const destinationSettings = z.strictObject({
   url: z.string().min(1).max(2048).describe("The destination (http or https); vetted by the egress guard when saved and at every send."),
   keepPath: z.boolean().default(true).describe("Append the capture's sub-path and query to url."),
   timeoutMs: z.int().min(100).max(60_000).default(10_000).describe("Deadline of one attempt."),
   maxAttempts: z.int().min(1).max(20).default(6).describe("relay: attempts before the delivery is exhausted."),
+});
+/** A destination's settings as stored and read: defaults filled, no secret. */
+export type DestinationSettings = z.output<typeof destinationSettings>;
+
+/**
+ * The Endpoint's `forward` as a client sends it: a destination's settings and its target
+ * secret, write-only (the Endpoint shows `targetSecretSet`).
+ */
+export const forwardSettings = destinationSettings.extend({
   targetSecret: z.string().min(1).max(1024).nullable().optional().meta({ writeOnly: true, description: "Set: signatures are recomputed with it (as replay's resign mode); null removes it." }),
 });
 /** What a client sends. */
@@ -19,7 +29,7 @@ export type ForwardSettings = z.output<typeof forwardSettings>;
 
 /** The Endpoint's `forward` as answered. */
 export const forwardView = z.object({
-  url: z.string(),
+  ...destinationSettings.shape,
   keepPath: z.boolean(),
   timeoutMs: z.int(),
   maxAttempts: z.int(),
@@ -30,7 +40,7 @@ export type ForwardViewJson = z.infer<typeof forwardView>;
 /** One request to the destination (or to a `whc listen` app) and what it answered. */
 export const forwardAttempt = z.object({
   n: z.int(),
-  trigger: z.enum(FORWARD_TRIGGERS),
+  trigger: z.enum(ATTEMPT_TRIGGERS),
   at: dateTime,
   url: z.string(),
   durationMs: z.int(),
@@ -38,13 +48,13 @@ export const forwardAttempt = z.object({
   headers: z.record(z.string(), z.array(z.string())),
   bodyBase64: z.string().describe("The answer's first bytes, up to 64 KiB."),
   bodyTruncated: z.boolean(),
-  error: z.enum(FORWARD_ERRORS).nullable(),
+  error: z.enum(ATTEMPT_ERRORS).nullable(),
 });
 export type ForwardAttemptJson = z.infer<typeof forwardAttempt>;
 
 /** An event's `forwardedResponse` once it was forwarded (`{}` before). */
 export const forwardedResponse = z.object({
-  state: z.enum(FORWARD_STATES),
+  state: z.enum(DELIVERY_STATES),
   target: z.string(),
   nextAttemptAt: dateTime.nullable(),
   attempts: z.array(forwardAttempt),
@@ -56,7 +66,7 @@ export const recordAttemptRequest = z
   .strictObject({
     url: z.string().min(1).max(2048),
     status: z.int().min(100).max(599).optional(),
-    error: z.enum(FORWARD_ERRORS).optional(),
+    error: z.enum(ATTEMPT_ERRORS).optional(),
     durationMs: z.int().min(0).max(86_400_000),
     headers: z.record(z.string(), z.array(z.string())).optional(),
     bodyBase64: z.base64().max(128 * 1024).optional(),
@@ -66,14 +76,14 @@ export const recordAttemptRequest = z
 export type RecordAttemptRequest = z.input<typeof recordAttemptRequest>;
 
 /**
- * Where one event goes: the destination, with the capture's sub-path and query when keepPath
+ * Where one event goes, its target: the destination, with the capture's sub-path and query when keepPath
  * (`rest` is what followed the endpoint's webhook URL: "", "/ci", "/ci?x=1" or "?x=1"). The
  * sub-path continues the destination's path (one slash between them); a query is added to
  * the destination's own with `&`. Both are kept byte for byte, never re-encoded.
  */
-export function forwardUrl(target: { url: string; keepPath: boolean }, rest: string): string {
-  const base = target.url.split("#", 1)[0] as string;
-  if (!target.keepPath || !rest) return base;
+export function targetUrl(settings: Pick<DestinationSettings, "url" | "keepPath">, rest: string): string {
+  const base = settings.url.split("#", 1)[0] as string;
+  if (!settings.keepPath || !rest) return base;
   const [restPath, restQuery] = splitQuery(rest.split("#", 1)[0] as string);
   const [basePath, baseQuery] = splitQuery(base);
   const path = restPath ? basePath.replace(/\/+$/, "") + (restPath.startsWith("/") ? restPath : `/${restPath}`) : basePath;

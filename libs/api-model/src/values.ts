@@ -54,12 +54,17 @@ export const HANDSHAKE_NAMES = [
 ] as const;
 export type HandshakeName = (typeof HANDSHAKE_NAMES)[number];
 
-/** Forwarding (design §11). */
-export const FORWARD_STATES = ["pending", "delivered", "failed", "exhausted"] as const;
-export type ForwardStateName = (typeof FORWARD_STATES)[number];
-export const FORWARD_TRIGGERS = ["initial", "retry", "manual", "cli"] as const;
+/**
+ * Forwarding (design §11; the words are ADR 0014's): a delivery is one event's way to its
+ * destination, made of attempts. The one list of each; every layer derives its types from these.
+ */
+export const DELIVERY_STATES = ["pending", "delivered", "failed", "exhausted"] as const;
+export type DeliveryState = (typeof DELIVERY_STATES)[number];
+/** What started an attempt: the outbox's first and later tries, redeliver, or `whc listen`. */
+export const ATTEMPT_TRIGGERS = ["initial", "retry", "manual", "cli"] as const;
+export type AttemptTrigger = (typeof ATTEMPT_TRIGGERS)[number];
 /** Why an attempt got no answer: replay's network failures plus the guard's and the leases'. */
-export const FORWARD_ERRORS = [
+export const ATTEMPT_ERRORS = [
   "dns_failure",
   "connection_refused",
   "connection_reset",
@@ -71,6 +76,7 @@ export const FORWARD_ERRORS = [
   "target_not_allowed",
   "egress_capacity_exhausted",
 ] as const;
+export type AttemptError = (typeof ATTEMPT_ERRORS)[number];
 /** Headers that describe one connection, never passed on (RFC 9110 §7.6.1). */
 export const HOP_BY_HOP_HEADERS = ["connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-connection"] as const;
 /**

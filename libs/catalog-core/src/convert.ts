@@ -14,18 +14,8 @@ import {
   type ForwardAttempt,
   type SealedBody as SealedBodyProto,
 } from "@whc/contracts";
-import type {
-  ApiKeyRecord,
-  EndpointPatch,
-  EndpointRecord,
-  EventRecord,
-  EventSummaryRecord,
-  ForwardAttemptRecord,
-  ForwardRecord,
-  ForwardTrigger,
-  NewEvent,
-  SealedBody,
-} from "./types.js";
+import type { ApiKeyRecord, EndpointPatch, EndpointRecord, EventRecord, EventSummaryRecord, AttemptRecord, DeliveryRecord, NewEvent, SealedBody } from "./types.js";
+import type { AttemptTrigger } from "@whc/api-model";
 
 export function apiKeyToProto(key: ApiKeyRecord): ApiKey {
   return create(ApiKeySchema, {
@@ -174,7 +164,7 @@ export function newEventFromCapture(c: CapturedEvent, searchTokens: Uint8Array[]
 const sealedToProto = (b: SealedBody) => ({ ciphertext: b.ciphertext, wrappedKey: b.wrappedKey, keyId: b.keyId });
 const sealedFromProto = (b: SealedBodyProto): SealedBody => ({ ciphertext: b.ciphertext, wrappedKey: b.wrappedKey, keyId: b.keyId });
 
-export function forwardAttemptToProto(a: ForwardAttemptRecord): ForwardAttempt {
+export function forwardAttemptToProto(a: AttemptRecord): ForwardAttempt {
   return create(ForwardAttemptSchema, {
     n: a.n,
     trigger: a.trigger,
@@ -190,10 +180,10 @@ export function forwardAttemptToProto(a: ForwardAttemptRecord): ForwardAttempt {
 }
 
 /** The trigger is checked by the service before it gets here. An empty sealed body is none. */
-export function forwardAttemptFromProto(a: ForwardAttempt): ForwardAttemptRecord {
+export function forwardAttemptFromProto(a: ForwardAttempt): AttemptRecord {
   return {
     n: a.n,
-    trigger: a.trigger as ForwardTrigger,
+    trigger: a.trigger as AttemptTrigger,
     at: Number(a.atMs),
     url: a.url,
     durationMs: Number(a.durationMs),
@@ -205,7 +195,7 @@ export function forwardAttemptFromProto(a: ForwardAttempt): ForwardAttemptRecord
   };
 }
 
-export function forwardToProto(f: ForwardRecord): Forward {
+export function forwardToProto(f: DeliveryRecord): Forward {
   return create(ForwardSchema, {
     state: f.state,
     target: f.target,

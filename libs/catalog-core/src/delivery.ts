@@ -1,14 +1,16 @@
-import type { AttemptTransition, ForwardAttemptRecord, ForwardRecord, ForwardState, NewEvent } from "./types.js";
+import type { AttemptRecord, DeliveryRecord, NewEvent } from "./types.js";
+import type { DeliveryState } from "@whc/api-model";
+import type { AttemptTransition } from "@whc/ports";
 
 /**
- * An event's delivery as a store keeps it: the ForwardRecord without its attempts, plus what
+ * An event's delivery as a store keeps it: the DeliveryRecord without its attempts, plus what
  * the outbox needs, the claim and the attempt counter. These functions are the reference for
  * every store (the SQLite store applies them as they are; the MongoDB documents are checked
  * against them), as applyEndpointPatch is for endpoint updates.
  */
 export interface DeliveryProgress {
   /** Undefined: never forwarded. */
-  state: ForwardState | undefined;
+  state: DeliveryState | undefined;
   target: string;
   /** Set while the delivery waits in the outbox (due at this time). */
   nextAttemptAt: number | undefined;
@@ -72,7 +74,7 @@ export function isSuccessStatus(status: number): boolean {
  * out again. Stores keep the first record of an attempt number: recording the same number
  * again (a retried call) changes nothing, and this is not applied.
  */
-export function recordedDelivery(p: DeliveryProgress, attempt: ForwardAttemptRecord, transition: AttemptTransition): DeliveryProgress {
+export function recordedDelivery(p: DeliveryProgress, attempt: AttemptRecord, transition: AttemptTransition): DeliveryProgress {
   const base: DeliveryProgress = {
     ...p,
     state: p.state ?? "pending",
@@ -89,8 +91,8 @@ export function recordedDelivery(p: DeliveryProgress, attempt: ForwardAttemptRec
   return { ...base, ...RELEASED, state: "failed", nextAttemptAt: undefined };
 }
 
-/** The ForwardRecord a delivery and its attempts make; undefined when never forwarded. */
-export function forwardRecordOf(p: DeliveryProgress, attempts: ForwardAttemptRecord[]): ForwardRecord | undefined {
+/** The DeliveryRecord a delivery and its attempts make; undefined when never forwarded. */
+export function deliveryRecordOf(p: DeliveryProgress, attempts: AttemptRecord[]): DeliveryRecord | undefined {
   if (p.state === undefined) return undefined;
   return { state: p.state, target: p.target, nextAttemptAt: p.nextAttemptAt, attempts };
 }

@@ -18,14 +18,13 @@ export {
   forwardRequired,
   meetsForwardPrecondition,
 } from "./endpoint-patch.js";
-export { FORWARD_STATES, FORWARD_TRIGGERS } from "./types.js";
 export {
   NEVER_FORWARDED,
   appendedDelivery,
   begunDelivery,
   claimHolds,
   claimedDelivery,
-  forwardRecordOf,
+  deliveryRecordOf,
   isClaimable,
   isSuccessStatus,
   recordedDelivery,

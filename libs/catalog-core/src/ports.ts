@@ -1,23 +1,6 @@
-import type {
-  ApiKeyRecord,
-  AppendResult,
-  EndpointPatch,
-  EndpointRecord,
-  EventPage,
-  EventQuery,
-  EventRecord,
-  NewEndpoint,
-  NewEvent,
-  ReplayAuditRecord,
-  ReplayCharge,
-  AttemptTransition,
-  DeliveryClaim,
-  EventRef,
-  ForwardAttemptRecord,
-  ForwardRecord,
-  OutboxStats,
-} from "./types.js";
+import type { ApiKeyRecord, AppendResult, EndpointPatch, EndpointRecord, EventPage, EventQuery, EventRecord, NewEndpoint, NewEvent, ReplayAuditRecord, ReplayCharge, DeliveryClaim, AttemptRecord, DeliveryRecord, OutboxStats } from "./types.js";
 import type { Clock } from "./ids.js";
+import type { AttemptTransition, EventRef } from "@whc/ports";
 
 /**
  * The catalog's storage port. Every adapter (embedded SQLite, MongoDB) passes the same
@@ -90,7 +73,7 @@ export interface CatalogStore {
    * Appends the attempt to the event's forward record and applies the transition; answers
    * the record after it, undefined when the event does not exist.
    */
-  recordForwardAttempt(ref: EventRef, attempt: ForwardAttemptRecord, transition: AttemptTransition): Promise<ForwardRecord | undefined>;
+  recordForwardAttempt(ref: EventRef, attempt: AttemptRecord, transition: AttemptTransition): Promise<DeliveryRecord | undefined>;
   /**
    * The earliest due time later than `after` of a delivery waiting in the outbox: when a
    * worker that claimed everything due at `after` should look again. Undefined when none.

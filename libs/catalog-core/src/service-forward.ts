@@ -2,9 +2,10 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { CatalogService, ForwardAttempt, RecordForwardAttemptRequest } from "@whc/contracts";
 import { notFound, validationFailed } from "@whc/errors";
 import type { CatalogStore } from "./ports.js";
-import { FORWARD_STATES, FORWARD_TRIGGERS, type AttemptTransition, type EventRef, type ForwardState } from "./types.js";
-import { forwardAttemptFromProto, forwardToProto } from "./convert.js";
+import { endpointToProto, eventToProto, forwardAttemptFromProto, forwardToProto } from "./convert.js";
 import { requireUuid } from "./ids.js";
+import { DELIVERY_STATES, ATTEMPT_TRIGGERS, type DeliveryState } from "@whc/api-model";
+import type { AttemptTransition, EventRef } from "@whc/ports";
 
 const DEFAULT_CLAIM_LIMIT = 50;
 const MAX_CLAIM_LIMIT = 500;
@@ -22,7 +23,7 @@ function eventRefOf(req: { accountId: string; endpointId: string; eventId: strin
 function checkAttempt(a: ForwardAttempt | undefined): ForwardAttempt {
   if (!a) throw validationFailed("attempt", "required");
   if (a.n < 1) throw validationFailed("attempt.n", "range");
-  if (!(FORWARD_TRIGGERS as readonly string[]).includes(a.trigger)) throw validationFailed("attempt.trigger", "unknown");
+  if (!(ATTEMPT_TRIGGERS as readonly string[]).includes(a.trigger)) throw validationFailed("attempt.trigger", "unknown");
   if (!a.url) throw validationFailed("attempt.url", "required");
   if (a.status < 0 || a.status > MAX_STATUS) throw validationFailed("attempt.status", "range");
   if (a.durationMs < 0n) throw validationFailed("attempt.duration_ms", "range");
@@ -36,9 +37,9 @@ function checkAttempt(a: ForwardAttempt | undefined): ForwardAttempt {
  */
 function transitionOf(req: RecordForwardAttemptRequest): AttemptTransition {
   if (!req.state) return { kind: "direct" };
-  if (!(FORWARD_STATES as readonly string[]).includes(req.state)) throw validationFailed("state", "unknown");
+  if (!(DELIVERY_STATES as readonly string[]).includes(req.state)) throw validationFailed("state", "unknown");
   if (!req.claimOwner) throw validationFailed("claim_owner", "required");
-  const state = req.state as ForwardState;
+  const state = req.state as DeliveryState;
   if (state === "pending" && req.nextAttemptAtMs === undefined) throw validationFailed("next_attempt_at_ms", "required");
   const nextAttemptAt = state === "pending" ? Number(req.nextAttemptAtMs) : undefined;
   return { kind: "worker", owner: req.claimOwner, state, nextAttemptAt };
@@ -48,7 +49,7 @@ function transitionOf(req: RecordForwardAttemptRequest): AttemptTransition {
 export function forwardMethods(
   store: CatalogStore,
   now: () => number,
-): Pick<ServiceImpl<typeof CatalogService>, "claimDeliveries" | "beginForwardAttempt" | "recordForwardAttempt" | "getOutboxStats" | "recordProxyAnswer"> {
+): Pick<ServiceImpl<typeof CatalogService>, "claimDeliveries" | "loadDelivery" | "beginForwardAttempt" | "recordForwardAttempt" | "getOutboxStats" | "recordProxyAnswer"> {
   return {
     async claimDeliveries(req) {
       if (!req.owner) throw validationFailed("owner", "required");
@@ -64,6 +65,17 @@ export function forwardMethods(
         deliveries: claims.map((c) => ({ accountId: c.accountId, endpointId: c.endpointId, eventId: c.eventId, attempt: c.attempt })),
         nextDueInMs: next === undefined ? 0n : BigInt(Math.max(1, next - at)),
       };
+    },
+
+    async loadDelivery(req) {
+      const ref = eventRefOf(req);
+      const [endpoint, event] = await Promise.all([
+        store.getEndpoint(ref.endpointId, ref.accountId),
+        store.getEvent(ref.accountId, ref.endpointId, ref.eventId, undefined),
+      ]);
+      if (!endpoint) throw notFound("endpoint");
+      if (!event) throw notFound("event");
+      return { endpoint: endpointToProto(endpoint, true), event: eventToProto(event) };
     },
 
     async beginForwardAttempt(req) {

@@ -12,7 +12,7 @@ import { AppError, notFound, validationFailed } from "@whc/errors";
 import { timingSafeEqual } from "node:crypto";
 import { unpackSearchTokens } from "@whc/sealing";
 import type { CatalogStore } from "./ports.js";
-import { FORWARD_STATES, type AppendResult, type Cursor } from "./types.js";
+import { type AppendResult, type Cursor } from "./types.js";
 import { newId, requireUuid } from "./ids.js";
 import {
   apiKeyToProto,
@@ -25,6 +25,7 @@ import {
   newEventFromProto,
 } from "./convert.js";
 import { forwardMethods } from "./service-forward.js";
+import { DELIVERY_STATES } from "@whc/api-model";
 
 const DAY_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -37,7 +38,7 @@ function cursorOf(c: { receivedAtMs: bigint; id: string } | undefined, field: st
 /** A list's forward_state: a state, or "none" for events never forwarded. */
 function forwardStateOf(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
-  if (value !== "none" && !(FORWARD_STATES as readonly string[]).includes(value)) throw validationFailed("forward_state", "unknown");
+  if (value !== "none" && !(DELIVERY_STATES as readonly string[]).includes(value)) throw validationFailed("forward_state", "unknown");
   return value;
 }
 

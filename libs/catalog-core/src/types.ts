@@ -1,4 +1,5 @@
 /** Domain records of the catalog. Times are milliseconds since the Unix epoch. */
+import type { AttemptTrigger, DeliveryState } from "@whc/api-model";
 
 export interface ApiKeyRecord {
   id: string;
@@ -133,15 +134,10 @@ export interface NewEvent {
   forward?: { target: string; scheduled: boolean } | undefined;
 }
 
-export const FORWARD_STATES = ["pending", "delivered", "failed", "exhausted"] as const;
-export type ForwardState = (typeof FORWARD_STATES)[number];
-export const FORWARD_TRIGGERS = ["initial", "retry", "manual", "cli"] as const;
-export type ForwardTrigger = (typeof FORWARD_TRIGGERS)[number];
-
-/** One request to the forward destination and what it answered. */
-export interface ForwardAttemptRecord {
+/** One request to the destination and what it answered. */
+export interface AttemptRecord {
   n: number;
-  trigger: ForwardTrigger;
+  trigger: AttemptTrigger;
   at: number;
   url: string;
   durationMs: number;
@@ -156,27 +152,27 @@ export interface ForwardAttemptRecord {
 }
 
 /** An event's delivery: absent on events never forwarded. */
-export interface ForwardRecord {
-  state: ForwardState;
+export interface DeliveryRecord {
+  state: DeliveryState;
   target: string;
   /** Set while the delivery waits in the outbox. */
   nextAttemptAt?: number | undefined;
   /** Oldest first. */
-  attempts: ForwardAttemptRecord[];
+  attempts: AttemptRecord[];
 }
 
 export interface EventRecord extends Omit<NewEvent, "searchTokens" | "sequenceStatuses" | "forward"> {
   id: string;
   receivedAt: number;
   readAt?: number | undefined;
-  forward?: ForwardRecord | undefined;
+  forward?: DeliveryRecord | undefined;
 }
 
 /** The list view leaves out the heavy parts (and the forward attempts). */
 export type EventSummaryRecord = Omit<EventRecord, "headers" | "body" | "sealedRequest" | "diagnosticJson" | "forwardedResponseJson" | "forward"> & {
   bodyStored: boolean;
   keyId?: string | undefined;
-  forwardState?: ForwardState | undefined;
+  forwardState?: DeliveryState | undefined;
 };
 
 /** A due delivery taken from the outbox: the claim may send attempt `attempt`. */
@@ -186,23 +182,6 @@ export interface DeliveryClaim {
   eventId: string;
   attempt: number;
 }
-
-export interface EventRef {
-  accountId: string;
-  endpointId: string;
-  eventId: string;
-}
-
-/**
- * How an attempt moves the delivery. `worker`: the outbox worker's verdict, applied only
- * while its claim (owner, attempt n) still holds; the attempt is recorded either way.
- * `direct` (manual, proxy, cli): a 2xx makes it delivered (and takes it out of the outbox);
- * otherwise a delivery waiting in the outbox (pending with nextAttemptAt) stays as it is, and
- * any other becomes failed.
- */
-export type AttemptTransition =
-  | { kind: "worker"; owner: string; state: ForwardState; nextAttemptAt?: number | undefined }
-  | { kind: "direct" };
 
 export interface OutboxStats {
   pending: number;
@@ -226,7 +205,7 @@ export interface EventQuery {
   provider?: string | undefined;
   responseCode?: number | undefined;
   verification?: string | undefined;
-  /** A ForwardState, or "none" for events never forwarded. */
+  /** A DeliveryState, or "none" for events never forwarded. */
   forwardState?: string | undefined;
   /** Present (even empty) when the caller searched: metadata-only events are left out. */
   searchTokens?: Uint8Array[] | undefined;

@@ -1,18 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { Query, updateMany, updateOne } from "mingo";
-import {
-  FORWARD_STATES,
-  NEVER_FORWARDED,
-  begunDelivery,
-  claimedDelivery,
-  isClaimable,
-  recordedDelivery,
-  type AttemptTransition,
-  type DeliveryProgress,
-  type EventQuery,
-  type ForwardAttemptRecord,
-} from "@whc/catalog-core";
+import { NEVER_FORWARDED, begunDelivery, claimedDelivery, isClaimable, recordedDelivery, type DeliveryProgress, type EventQuery, type AttemptRecord } from "@whc/catalog-core";
 import { forwardAttemptFixture } from "@whc/catalog-core/testing";
 import {
   CLAIM_ORDER,
@@ -27,6 +16,8 @@ import {
 } from "./delivery-documents.js";
 import { SUMMARY_PROJECTION, pageFilter, type Doc } from "./documents.js";
 import { attemptToDoc, deliveryFromDoc, deliveryToDoc, forwardFromDoc, summaryDocs, type AnyDoc } from "./records.js";
+import { DELIVERY_STATES } from "@whc/api-model";
+import type { AttemptTransition } from "@whc/ports";
 
 /*
  * The outbox's documents, evaluated by mingo against catalog-core's reference functions: the
@@ -36,7 +27,7 @@ import { attemptToDoc, deliveryFromDoc, deliveryToDoc, forwardFromDoc, summaryDo
 const REF = { accountId: "acct", endpointId: "ep", eventId: "ev" };
 
 /** An event as stored: without `forward` when never forwarded. */
-function eventDoc(p: DeliveryProgress, attempts: ForwardAttemptRecord[] = [], id = REF.eventId, receivedAt = 1000): AnyDoc {
+function eventDoc(p: DeliveryProgress, attempts: AttemptRecord[] = [], id = REF.eventId, receivedAt = 1000): AnyDoc {
   return {
     _id: id,
     endpointId: REF.endpointId,
@@ -71,7 +62,7 @@ function findOneAndUpdate(docs: Doc[], filter: Doc, update: Doc): Doc | undefine
 }
 
 const progress: fc.Arbitrary<DeliveryProgress> = fc.record({
-  state: fc.constantFrom(undefined, ...FORWARD_STATES),
+  state: fc.constantFrom(undefined, ...DELIVERY_STATES),
   target: fc.constantFrom("https://a.example.test/", "$target"),
   nextAttemptAt: fc.option(fc.integer({ min: 0, max: 20 }), { nil: undefined }),
   claimOwner: fc.option(fc.constantFrom("w1", "w2", "$w"), { nil: undefined }),
@@ -87,7 +78,7 @@ const transition: fc.Arbitrary<AttemptTransition> = fc.oneof(
   fc.record({
     kind: fc.constant("worker" as const),
     owner: fc.constantFrom("w1", "w2", "$w"),
-    state: fc.constantFrom(...FORWARD_STATES),
+    state: fc.constantFrom(...DELIVERY_STATES),
     nextAttemptAt: fc.option(fc.integer({ min: 0, max: 40 }), { nil: undefined }),
   }),
 );

@@ -1,6 +1,7 @@
-import { isSuccessStatus, type AttemptTransition, type EventRef, type ForwardAttemptRecord } from "@whc/catalog-core";
+import { isSuccessStatus, type AttemptRecord } from "@whc/catalog-core";
 import type { Doc } from "./documents.js";
 import { attemptToDoc } from "./records.js";
+import type { AttemptTransition, EventRef } from "@whc/ports";
 
 /**
  * The relay outbox's filter and update documents: the events whose `forward` is pending with
@@ -64,7 +65,7 @@ export function beginUpdate(target: string): Doc[] {
 }
 
 /** Whether the transition applies, as an expression over the event as it was. */
-function appliesExpr(attempt: ForwardAttemptRecord, transition: AttemptTransition): unknown {
+function appliesExpr(attempt: AttemptRecord, transition: AttemptTransition): unknown {
   if (transition.kind === "worker") {
     // The claim (owner, n) still holds: nobody took a later attempt number since.
     return {
@@ -83,7 +84,7 @@ function appliesExpr(attempt: ForwardAttemptRecord, transition: AttemptTransitio
 }
 
 /** The state and due time the transition sets when it applies. */
-function targetOf(attempt: ForwardAttemptRecord, transition: AttemptTransition): { state: string; nextAttemptAt?: number | undefined } {
+function targetOf(attempt: AttemptRecord, transition: AttemptTransition): { state: string; nextAttemptAt?: number | undefined } {
   if (transition.kind === "worker") {
     return { state: transition.state, nextAttemptAt: transition.state === "pending" ? transition.nextAttemptAt : undefined };
   }
@@ -98,7 +99,7 @@ function targetOf(attempt: ForwardAttemptRecord, transition: AttemptTransition):
  * the last stage removes: then every field of the second reads only itself and those notes,
  * whichever order an engine evaluates a stage's fields in (mingo goes one by one).
  */
-export function recordUpdate(attempt: ForwardAttemptRecord, transition: AttemptTransition): Doc[] {
+export function recordUpdate(attempt: AttemptRecord, transition: AttemptTransition): Doc[] {
   const next = targetOf(attempt, transition);
   const known = "$_attemptKnown";
   const applies = "$_transitionApplies";

@@ -1,21 +1,6 @@
 import { Binary } from "mongodb";
-import {
-  NEVER_FORWARDED,
-  appendedDelivery,
-  forwardRecordOf,
-  type ApiKeyRecord,
-  type DeliveryProgress,
-  type EndpointRecord,
-  type EventRecord,
-  type EventSummaryRecord,
-  type ForwardAttemptRecord,
-  type ForwardRecord,
-  type ForwardState,
-  type HeaderPair,
-  type NewEvent,
-  type ReplayAuditRecord,
-  type Stamp,
-} from "@whc/catalog-core";
+import { NEVER_FORWARDED, appendedDelivery, deliveryRecordOf, type ApiKeyRecord, type DeliveryProgress, type EndpointRecord, type EventRecord, type EventSummaryRecord, type AttemptRecord, type DeliveryRecord, type HeaderPair, type NewEvent, type ReplayAuditRecord, type Stamp } from "@whc/catalog-core";
+import type { DeliveryState } from "@whc/api-model";
 
 /**
  * Documents <-> domain records. Each record type has one table of fields below; reading a
@@ -139,7 +124,7 @@ export const summaryDocs = new RecordDocs<EventSummaryRecord>({
   bodyStored: same(),
   keyId: optional(),
   // The state of the `forward` subdocument, which appends and the outbox write.
-  forwardState: kept({ name: "forward", read: (v) => (v as { state?: ForwardState } | undefined)?.state, write: () => undefined }),
+  forwardState: kept({ name: "forward", read: (v) => (v as { state?: DeliveryState } | undefined)?.state, write: () => undefined }),
 });
 
 export const auditDocs = new RecordDocs<ReplayAuditRecord>({
@@ -211,7 +196,7 @@ export function eventFromDoc(d: AnyDoc): EventRecord {
 }
 
 /** One forward attempt as kept in the event's `forward.attempts`. */
-export function attemptToDoc(a: ForwardAttemptRecord): Record<string, unknown> {
+export function attemptToDoc(a: AttemptRecord): Record<string, unknown> {
   return {
     n: a.n,
     trigger: a.trigger,
@@ -226,7 +211,7 @@ export function attemptToDoc(a: ForwardAttemptRecord): Record<string, unknown> {
   };
 }
 
-export function attemptFromDoc(d: AnyDoc | Record<string, any>): ForwardAttemptRecord {
+export function attemptFromDoc(d: AnyDoc | Record<string, any>): AttemptRecord {
   return {
     n: d.n,
     trigger: d.trigger,
@@ -273,8 +258,8 @@ export function deliveryFromDoc(d: AnyDoc | Record<string, any>): DeliveryProgre
   };
 }
 
-export function forwardFromDoc(d: AnyDoc | Record<string, any>): ForwardRecord | undefined {
+export function forwardFromDoc(d: AnyDoc | Record<string, any>): DeliveryRecord | undefined {
   const attempts = (d.forward?.attempts ?? []) as Record<string, any>[];
   // Appended as recorded; a worker's late record can follow a later direct attempt.
-  return forwardRecordOf(deliveryFromDoc(d), attempts.map(attemptFromDoc).sort((a, b) => a.n - b.n));
+  return deliveryRecordOf(deliveryFromDoc(d), attempts.map(attemptFromDoc).sort((a, b) => a.n - b.n));
 }

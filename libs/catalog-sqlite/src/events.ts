@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import { forwardRecordOf, type CatalogStore } from "@whc/catalog-core";
+import { deliveryRecordOf, type CatalogStore } from "@whc/catalog-core";
 import { isStoreUnavailable } from "./errors.js";
 import type { ReadAttempts } from "./forwarding.js";
 import { bodyRows, deliveryRows, eventFromRow, summaryRows, type Row } from "./rows.js";
@@ -41,7 +41,7 @@ export function createEvents(db: Database.Database, removeEvent: RemoveEvent, re
     if (!row) return undefined;
     const delivery = deliveryRows.read(row);
     // Read in the same transaction: the attempts agree with the delivery's state.
-    const forward = delivery.state === undefined ? undefined : forwardRecordOf(delivery, readAttempts(row.seq as number));
+    const forward = delivery.state === undefined ? undefined : deliveryRecordOf(delivery, readAttempts(row.seq as number));
     return { ...eventFromRow(row), forward };
   });
 

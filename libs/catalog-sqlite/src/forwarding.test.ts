@@ -1,12 +1,13 @@
 import Database from "better-sqlite3";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { CatalogStore, EventRef } from "@whc/catalog-core";
+import type { CatalogStore } from "@whc/catalog-core";
 import { endpointFixture, eventFixture, forwardAttemptFixture, keyHash } from "@whc/catalog-core/testing";
 import { tempDir } from "@whc/testing";
 import { CLAIM_SQL } from "./forwarding.js";
 import { openSqliteStore } from "./sqlite-store.js";
 import { openSqliteStoreInWorker } from "./worker-store.js";
+import type { EventRef } from "@whc/ports";
 
 /** Far after every capture here: everything scheduled is due. */
 const LATER = 4_000_000_000_000;

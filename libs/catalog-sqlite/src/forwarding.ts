@@ -1,21 +1,12 @@
 import type Database from "better-sqlite3";
-import {
-  begunDelivery,
-  forwardRecordOf,
-  recordedDelivery,
-  type AttemptTransition,
-  type CatalogStore,
-  type DeliveryClaim,
-  type EventRef,
-  type ForwardAttemptRecord,
-  type ForwardRecord,
-} from "@whc/catalog-core";
+import { begunDelivery, deliveryRecordOf, recordedDelivery, type CatalogStore, type DeliveryClaim, type AttemptRecord, type DeliveryRecord } from "@whc/catalog-core";
 import { attemptFromRow, attemptRows, attemptToRow, deliveryRows, deliveryUpdate, type Row } from "./rows.js";
+import type { AttemptTransition, EventRef } from "@whc/ports";
 
 export type ForwardMethods = Pick<CatalogStore, "claimDeliveries" | "beginForwardAttempt" | "recordForwardAttempt" | "nextDueAt" | "outboxStats" | "recordProxyAnswer">;
 
 /** An event's attempts, oldest first. */
-export type ReadAttempts = (seq: number) => ForwardAttemptRecord[];
+export type ReadAttempts = (seq: number) => AttemptRecord[];
 
 export function createAttemptReader(db: Database.Database): ReadAttempts {
   const attempts = db.prepare(`SELECT ${attemptRows.columns("a")} FROM forward_attempts a WHERE a.seq = ? ORDER BY a.n`);
@@ -86,16 +77,16 @@ export function createForwarding(db: Database.Database, readAttempts: ReadAttemp
     return next.started;
   });
 
-  const recordTx = db.transaction((ref: EventRef, attempt: ForwardAttemptRecord, transition: AttemptTransition): ForwardRecord | undefined => {
+  const recordTx = db.transaction((ref: EventRef, attempt: AttemptRecord, transition: AttemptTransition): DeliveryRecord | undefined => {
     const row = deliveryOf(ref);
     if (!row) return undefined;
     const seq = row.seq as number;
     const current = deliveryRows.read(row);
     const { changes } = stmt.insertAttempt.run(attemptRows.values(attemptToRow(seq, attempt)));
-    if (changes === 0) return forwardRecordOf(current, readAttempts(seq));
+    if (changes === 0) return deliveryRecordOf(current, readAttempts(seq));
     const next = recordedDelivery(current, attempt, transition);
     stmt.update.run(...deliveryUpdate.values(next), seq);
-    return forwardRecordOf(next, readAttempts(seq));
+    return deliveryRecordOf(next, readAttempts(seq));
   });
 
   const proxyAnswerTx = db.transaction((ref: EventRef, responseCode: number, forwardFailed: boolean): boolean => {

@@ -1,15 +1,5 @@
-import type {
-  ApiKeyRecord,
-  DeliveryProgress,
-  EndpointRecord,
-  EventRecord,
-  EventSummaryRecord,
-  ForwardAttemptRecord,
-  ForwardState,
-  ForwardTrigger,
-  HeaderPair,
-  ReplayAuditRecord,
-} from "@whc/catalog-core";
+import type { ApiKeyRecord, DeliveryProgress, EndpointRecord, EventRecord, EventSummaryRecord, AttemptRecord, HeaderPair, ReplayAuditRecord } from "@whc/catalog-core";
+import type { DeliveryState, AttemptTrigger } from "@whc/api-model";
 
 /**
  * Rows <-> domain records. Each record type has one table of columns below, and every SQL
@@ -207,12 +197,12 @@ export const summaryRows = new RecordRows<EventSummaryRecord>("events", {
   bodyStored: flag("body_stored"),
   keyId: optionalText("key_id"),
   // Written with the rest of the delivery (deliveryRows), never by the summary's insert.
-  forwardState: kept(optionalWord<ForwardState>("forward_state")),
+  forwardState: kept(optionalWord<DeliveryState>("forward_state")),
 });
 
 /** An event's delivery, in `events` beside its summary: the outbox is these columns. */
 export const deliveryRows = new RecordRows<DeliveryProgress>("events", {
-  state: optionalWord<ForwardState>("forward_state"),
+  state: optionalWord<DeliveryState>("forward_state"),
   target: { name: "forward_target", read: (v) => (v as string | null) ?? "", write: (v) => v },
   nextAttemptAt: optionalInteger("forward_next_at"),
   claimOwner: optionalText("forward_claim_owner"),
@@ -224,10 +214,10 @@ export const deliveryRows = new RecordRows<DeliveryProgress>("events", {
 export const deliveryUpdate = deliveryRows.update(["state", "target", "nextAttemptAt", "claimOwner", "claimUntil", "started"], "seq = ?");
 
 /** One forward attempt, in `forward_attempts` under its event's commit sequence. */
-export interface AttemptRecord {
+export interface AttemptRow {
   seq: number;
   n: number;
-  trigger: ForwardTrigger;
+  trigger: AttemptTrigger;
   at: number;
   url: string;
   durationMs: number;
@@ -240,10 +230,10 @@ export interface AttemptRecord {
   error: string;
 }
 
-export const attemptRows = new RecordRows<AttemptRecord>("forward_attempts", {
+export const attemptRows = new RecordRows<AttemptRow>("forward_attempts", {
   seq: integer("seq"),
   n: integer("n"),
-  trigger: { name: "triggered_by", read: (v) => v as ForwardTrigger, write: (v) => v },
+  trigger: { name: "triggered_by", read: (v) => v as AttemptTrigger, write: (v) => v },
   at: integer("at"),
   url: text("url"),
   durationMs: integer("duration_ms"),
@@ -256,7 +246,7 @@ export const attemptRows = new RecordRows<AttemptRecord>("forward_attempts", {
   error: text("error"),
 });
 
-export function attemptToRow(seq: number, a: ForwardAttemptRecord): AttemptRecord {
+export function attemptToRow(seq: number, a: AttemptRecord): AttemptRow {
   return {
     seq,
     n: a.n,
@@ -274,7 +264,7 @@ export function attemptToRow(seq: number, a: ForwardAttemptRecord): AttemptRecor
   };
 }
 
-export function attemptFromRow(row: Row): ForwardAttemptRecord {
+export function attemptFromRow(row: Row): AttemptRecord {
   const { seq: _seq, ciphertext, wrappedKey, keyId, ...attempt } = attemptRows.read(row);
   return {
     ...attempt,

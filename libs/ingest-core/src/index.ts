@@ -19,7 +19,7 @@ export { createTemplateScope, renderBody, renderHeaderValue, headerSafeValue } f
 export type { TemplateContext, TemplateScope, TemplateValue } from "./respond/templates.js";
 export { pathMatches, subPathOf } from "./respond/path-glob.js";
 export type { RenderedAnswer } from "./respond/answer-types.js";
-export { forwardingOf, forwardTarget, withForward } from "./forward.js";
-export type { ForwardConfig, Forwarding } from "./forward.js";
+export { forwardingOf, withForward } from "./forward.js";
+export type { Forwarding } from "./forward.js";
 export { PROXY_CALL_MARGIN_MS, PROXY_CALL_MAX_MS, replayDeadlineMs, passedHeaders, proxyAnswerOf, forwardFailed, callFailureReason } from "./proxy.js";
 export type { ProxyAnswer, ReplayForwarder } from "./proxy.js";

@@ -4,7 +4,8 @@ import type { AddressInfo } from "node:net";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { AttemptResultSchema, EndpointSchema, EventSchema, HeaderSchema } from "@whc/contracts";
 import { AppError } from "@whc/errors";
-import { forwardingOf, forwardTarget, withForward } from "./forward.js";
+import { forwardingOf, withForward } from "./forward.js";
+import { targetUrl as forwardTarget } from "@whc/api-model";
 import { callFailureReason, passedHeaders, PROXY_CALL_MARGIN_MS, PROXY_CALL_MAX_MS, proxyAnswerOf, replayDeadlineMs, sendProxyAnswer, type ProxyAnswer } from "./proxy.js";
 
 const attempt = (fields: MessageInitShape<typeof AttemptResultSchema>) => create(AttemptResultSchema, { n: 1, trigger: "initial", ...fields });

@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { Client } from "@connectrpc/connect";
 import type { AttemptResult, ReplayService } from "@whc/contracts";
-import { FORWARD_ERRORS, HOP_BY_HOP_HEADERS, forwardSettings } from "@whc/api-model";
+import { ATTEMPT_ERRORS, HOP_BY_HOP_HEADERS, forwardSettings } from "@whc/api-model";
 import { AppError } from "@whc/errors";
 
 /** What ingest asks of the replay service. */
@@ -43,7 +43,7 @@ const HOP_BY_HOP: ReadonlySet<string> = new Set([...HOP_BY_HOP_HEADERS, "proxy-a
 /** Statuses whose answers carry no content (RFC 9110 §15.3.5, §15.4.5). */
 const NO_CONTENT: ReadonlySet<number> = new Set([204, 304]);
 
-const KNOWN_FAILURES: ReadonlySet<string> = new Set(FORWARD_ERRORS);
+const KNOWN_FAILURES: ReadonlySet<string> = new Set(ATTEMPT_ERRORS);
 
 /** `{"error":"forward_failed","reason":CODE}` (design §11): 504 when the destination timed out, else 502. */
 export function forwardFailed(reason: string): ProxyAnswer {

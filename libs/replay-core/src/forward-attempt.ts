@@ -1,26 +1,18 @@
 import type { Client } from "@connectrpc/connect";
 import type { CatalogService, CryptoService, Endpoint, Event, Forward } from "@whc/contracts";
-import { ATTEMPT_HEADER, DELIVERY_ID_HEADER } from "@whc/api-model";
+import { ATTEMPT_HEADER, DELIVERY_ID_HEADER, targetUrl, type AttemptTrigger, type DestinationSettings } from "@whc/api-model";
+import { destinationSettingsOf } from "@whc/api-model/present";
 import { sendOnce, vetTarget, type SendResult, type VetOptions } from "@whc/egress-guard";
 import { AppError } from "@whc/errors";
 import type { Logger } from "@whc/logging";
-import type { EgressLease, EgressLeases } from "@whc/ports";
+import type { AttemptTransition, EgressLease, EgressLeases, EventRef } from "@whc/ports";
 import { openCapture, sealUrlFor, type EnvelopeOpener, type EnvelopeSealer, type SealedBodyParts } from "@whc/sealing";
 import { outboundHeaders } from "./outbound.js";
-import { forwardTargetOf, forwardUrl, type ForwardTarget } from "./forward-target.js";
 import { errorOf, isFinal, outcomeLabel, parseRetryAfter, type AttemptOutcome } from "./forward-policy.js";
 import type { ForwardMetrics } from "./forward-metrics.js";
 
 /** A recorded attempt keeps at most this much of the answer's body (design §11). */
 export const RECORDED_BODY_BYTES = 64 * 1024;
-
-export type ForwardTrigger = "initial" | "retry" | "manual" | "cli";
-
-export interface EventRef {
-  accountId: string;
-  endpointId: string;
-  eventId: string;
-}
 
 /** What forwarding needs besides what replay needs. */
 export interface ForwardDeps {
@@ -43,15 +35,15 @@ export interface ForwardOptions {
   connectTimeoutMs: number;
 }
 
-/** An event ready to be forwarded. */
-export interface Delivery {
+/** A delivery ready for an attempt: its event opened, its destination's settings and secret at hand. */
+export interface OpenedDelivery {
   ref: EventRef;
   endpoint: Endpoint;
   /** The stored event with its headers, sub-path and query opened (ADR 0009). */
   event: Event;
-  target: ForwardTarget;
-  /** The destination with the capture's sub-path and query when keepPath. */
-  url: string;
+  settings: DestinationSettings;
+  /** Where this event goes: the destination with the capture's sub-path and query when keepPath. */
+  target: string;
   /** The stored body in clear; undefined when none is stored. */
   body: Uint8Array | undefined;
   /** False when a stored body or the request's headers could not be opened: it cannot be sent exactly. */
@@ -60,7 +52,7 @@ export interface Delivery {
 }
 
 export type Loaded =
-  | { kind: "ready"; delivery: Delivery }
+  | { kind: "ready"; delivery: OpenedDelivery }
   /** The endpoint has no forward settings (any more). */
   | { kind: "not_configured"; event: Event }
   | { kind: "missing" };
@@ -68,7 +60,7 @@ export type Loaded =
 /** One attempt as made, ready to be recorded; `body` is the answer in clear up to what was asked. */
 export interface SentAttempt {
   n: number;
-  trigger: ForwardTrigger;
+  trigger: AttemptTrigger;
   at: number;
   url: string;
   durationMs: number;
@@ -87,38 +79,44 @@ export interface SentAttempt {
   capture?: Event | undefined;
 }
 
-export type Transition = { state: ""; nextAttemptAt?: undefined; owner?: undefined } | { state: string; nextAttemptAt?: number | undefined; owner: string };
+/** The transition as RecordForwardAttempt carries it: an empty state is a direct attempt. */
+function transitionFields(t: AttemptTransition) {
+  if (t.kind === "direct") return { state: "", claimOwner: "" };
+  return { state: t.state, claimOwner: t.owner, ...(t.nextAttemptAt !== undefined ? { nextAttemptAtMs: BigInt(t.nextAttemptAt) } : {}) };
+}
 
 function isNotFound(err: unknown): boolean {
   return AppError.is(err) && err.reason === "not_found";
 }
 
-/** The event (headers, sub-path and query in clear), its endpoint's destination, target secret and body in clear. */
+/**
+ * The event (headers, sub-path and query in clear), its endpoint's destination settings,
+ * target secret and body in clear: one catalog call (LoadDelivery), then crypto's for a
+ * target secret and a data key not yet cached.
+ */
 async function loadDelivery(deps: ForwardDeps, ref: EventRef): Promise<Loaded> {
-  const { catalog } = deps;
   let endpoint: Endpoint | undefined;
   let stored: Event | undefined;
   try {
-    endpoint = (await catalog.getEndpoint({ accountId: ref.accountId, endpointId: ref.endpointId, includeSealedSecret: true })).endpoint;
-    stored = (await catalog.getEvent({ ...ref, markRead: false })).event;
+    ({ endpoint, event: stored } = await deps.catalog.loadDelivery(ref));
   } catch (err) {
     if (isNotFound(err)) return { kind: "missing" };
     throw err;
   }
   if (!endpoint || !stored) return { kind: "missing" };
-  const target = forwardTargetOf(endpoint.forwardJson);
-  if (!target) return { kind: "not_configured", event: stored };
+  const settings = destinationSettingsOf(endpoint.forwardJson);
+  if (!settings) return { kind: "not_configured", event: stored };
 
   const targetSecret =
     endpoint.sealedTargetSecret.length > 0 ? (await deps.crypto.openSecret({ sealed: endpoint.sealedTargetSecret })).plaintext : undefined;
   const { event, body, decryption, requestReadable } = await openCapture(deps.opener, stored);
   const bodyReadable = decryption !== "failed" && requestReadable;
-  const delivery: Delivery = { ref, endpoint, event, target, url: forwardUrl(target, event.path), body, bodyReadable, targetSecret };
+  const delivery: OpenedDelivery = { ref, endpoint, event, settings, target: targetUrl(settings, event.path), body, bodyReadable, targetSecret };
   return { kind: "ready", delivery };
 }
 
 /** The headers of attempt n: the captured end-to-end ones (re-signed with a target secret), then ours. */
-function headersOf(d: Delivery, n: number, nowMs: number): [string, string][] {
+function headersOf(d: OpenedDelivery, n: number, nowMs: number): [string, string][] {
   const ours = new Set([DELIVERY_ID_HEADER.toLowerCase(), ATTEMPT_HEADER.toLowerCase()]);
   const captured = d.event.headers.filter((h) => !ours.has(h.name.toLowerCase()));
   const headers = outboundHeaders(
@@ -128,7 +126,7 @@ function headersOf(d: Delivery, n: number, nowMs: number): [string, string][] {
     d.targetSecret
       ? {
           secret: d.targetSecret,
-          url: d.url,
+          url: d.target,
           nowMs,
           genericSignatureHeader: d.endpoint.genericSignatureHeader,
           genericSignaturePrefix: d.endpoint.genericSignaturePrefix,
@@ -161,17 +159,17 @@ export function createAttemptSender(deps: ForwardDeps, options: ForwardOptions) 
     }
   }
 
-  function unsent(attempt: { n: number; trigger: ForwardTrigger; at: number; url: string; capture?: Event }, outcome: AttemptOutcome, durationMs = 0): SentAttempt {
+  function unsent(attempt: { n: number; trigger: AttemptTrigger; at: number; url: string; capture?: Event }, outcome: AttemptOutcome, durationMs = 0): SentAttempt {
     return { ...attempt, durationMs, status: 0, headers: [], body: Buffer.alloc(0), bodyTruncated: false, sealedBody: undefined, recordedTruncated: false, outcome };
   }
 
   async function made(
-    d: Delivery,
-    base: { n: number; trigger: ForwardTrigger; at: number },
+    d: OpenedDelivery,
+    base: { n: number; trigger: AttemptTrigger; at: number },
     result: SendResult | { kind: "not_sent"; outcome: AttemptOutcome },
     maxResponseBytes: number,
   ): Promise<SentAttempt> {
-    const attempt = { ...base, url: d.url, capture: d.event };
+    const attempt = { ...base, url: d.target, capture: d.event };
     if (result.kind === "not_sent") return unsent(attempt, result.outcome);
     if (result.kind === "network_error") return unsent(attempt, { kind: "network_error", reason: result.reason }, result.durationMs);
     const kept = result.excerpt.subarray(0, RECORDED_BODY_BYTES);
@@ -189,14 +187,14 @@ export function createAttemptSender(deps: ForwardDeps, options: ForwardOptions) 
   }
 
   async function attemptOnce(
-    d: Delivery,
-    base: { n: number; trigger: ForwardTrigger; at: number },
+    d: OpenedDelivery,
+    base: { n: number; trigger: AttemptTrigger; at: number },
     maxResponseBytes: number,
     acquire: (origin: string) => Promise<EgressLease | undefined>,
   ): Promise<SentAttempt> {
     const notSent = (outcome: AttemptOutcome) => made(d, base, { kind: "not_sent", outcome }, maxResponseBytes);
     if (!d.bodyReadable) return notSent({ kind: "unsendable" });
-    const vetted = await vetTarget(d.url, { allowPrivate: options.allowPrivateTargets, ...(deps.resolver ? { resolver: deps.resolver } : {}) });
+    const vetted = await vetTarget(d.target, { allowPrivate: options.allowPrivateTargets, ...(deps.resolver ? { resolver: deps.resolver } : {}) });
     if (!vetted.ok) {
       return notSent(vetted.reason === "dns_failure" ? { kind: "network_error", reason: "dns_failure" } : { kind: "refused", reason: "target_not_allowed" });
     }
@@ -211,8 +209,8 @@ export function createAttemptSender(deps: ForwardDeps, options: ForwardOptions) 
         method: d.event.method,
         headers: headersOf(d, base.n, now()),
         body: d.body,
-        connectTimeoutMs: Math.min(options.connectTimeoutMs, d.target.timeoutMs),
-        totalTimeoutMs: d.target.timeoutMs,
+        connectTimeoutMs: Math.min(options.connectTimeoutMs, d.settings.timeoutMs),
+        totalTimeoutMs: d.settings.timeoutMs,
         maxExcerptBytes: Math.max(RECORDED_BODY_BYTES, maxResponseBytes),
       });
       return await made(d, base, result, maxResponseBytes);
@@ -227,9 +225,9 @@ export function createAttemptSender(deps: ForwardDeps, options: ForwardOptions) 
    * the guard did: that is the attempt's outcome.
    */
   async function send(
-    d: Delivery,
+    d: OpenedDelivery,
     n: number,
-    trigger: ForwardTrigger,
+    trigger: AttemptTrigger,
     extra: { maxResponseBytes?: number; acquire?: (origin: string) => Promise<EgressLease | undefined> } = {},
   ): Promise<SentAttempt> {
     const acquire = extra.acquire ?? ((origin: string) => deps.leases.acquire(origin));
@@ -239,17 +237,17 @@ export function createAttemptSender(deps: ForwardDeps, options: ForwardOptions) 
   }
 
   /** An attempt that could not be made at all (the endpoint lost its forward settings): counted, not sent. */
-  function refused(n: number, trigger: ForwardTrigger, url: string, outcome: AttemptOutcome): SentAttempt {
+  function refused(n: number, trigger: AttemptTrigger, url: string, outcome: AttemptOutcome): SentAttempt {
     deps.metrics?.attempt(trigger, outcomeLabel(outcome));
     return unsent({ n, trigger, at: now(), url }, outcome);
   }
 
   /**
-   * Records the attempt and moves the delivery: `state` "" is a direct attempt's transition,
-   * anything else the worker's verdict under its claim. Counts a delivery that became final.
+   * Records the attempt and moves the delivery as `transition` says (a direct attempt, or the
+   * worker's verdict under its claim). Counts a delivery that became final.
    * Undefined when the event no longer exists.
    */
-  async function record(ref: EventRef, sent: SentAttempt, transition: Transition, before: string | undefined): Promise<Forward | undefined> {
+  async function record(ref: EventRef, sent: SentAttempt, transition: AttemptTransition, before: string | undefined): Promise<Forward | undefined> {
     const res = await catalog.recordForwardAttempt({
       ...ref,
       attempt: {
@@ -264,13 +262,11 @@ export function createAttemptSender(deps: ForwardDeps, options: ForwardOptions) 
         bodyTruncated: sent.recordedTruncated,
         error: errorOf(sent.outcome),
       },
-      state: transition.state,
-      ...(transition.nextAttemptAt !== undefined ? { nextAttemptAtMs: BigInt(transition.nextAttemptAt) } : {}),
-      claimOwner: transition.owner ?? "",
+      ...transitionFields(transition),
     });
     if (!res.recorded || !res.forward) return undefined;
     // A worker whose claim was lost did not move the delivery: the one that did counts it.
-    const moved = transition.state === "" ? res.forward.state !== before : res.forward.state === transition.state;
+    const moved = transition.kind === "direct" ? res.forward.state !== before : res.forward.state === transition.state;
     if (moved && isFinal(res.forward.state)) deps.metrics?.finished(res.forward.state);
     return res.forward;
   }

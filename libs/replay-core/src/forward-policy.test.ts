@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { directState, isRetryable, parseRetryAfter, retryDelayMs, workerVerdict, type AttemptOutcome } from "./forward-policy.js";
-import { forwardTargetOf, forwardUrl } from "./forward-target.js";
+import { targetUrl } from "@whc/api-model";
+import { destinationSettingsOf } from "@whc/api-model/present";
 
 const answer = (status: number, retryAfterMs?: number): AttemptOutcome => ({ kind: "response", status, retryAfterMs });
 const policy = { retryBaseMs: 10_000, nowMs: 1_000_000, random: () => 0.5 };
@@ -60,7 +61,7 @@ describe("the relay's retry rules (design §11)", () => {
 });
 
 describe("the forward URL", () => {
-  const at = (url: string, rest: string, keepPath = true) => forwardUrl({ url, keepPath }, rest);
+  const at = (url: string, rest: string, keepPath = true) => targetUrl({ url, keepPath }, rest);
 
   it("appends the capture's sub-path and query when keepPath", () => {
     expect(at("https://app.example/hooks", "/ci")).toBe("https://app.example/hooks/ci");
@@ -79,10 +80,10 @@ describe("the forward URL", () => {
   });
 
   it("reads the stored settings with their defaults, and a bad one as none", () => {
-    expect(forwardTargetOf('{"url":"https://app.example/h"}')).toEqual({ url: "https://app.example/h", keepPath: true, timeoutMs: 10_000, maxAttempts: 6 });
-    expect(forwardTargetOf('{"url":"https://a.example","keepPath":false,"timeoutMs":200,"maxAttempts":3}')).toMatchObject({ keepPath: false, timeoutMs: 200, maxAttempts: 3 });
-    expect(forwardTargetOf("")).toBeUndefined();
-    expect(forwardTargetOf("{")).toBeUndefined();
-    expect(forwardTargetOf('{"url":""}')).toBeUndefined();
+    expect(destinationSettingsOf('{"url":"https://app.example/h"}')).toEqual({ url: "https://app.example/h", keepPath: true, timeoutMs: 10_000, maxAttempts: 6 });
+    expect(destinationSettingsOf('{"url":"https://a.example","keepPath":false,"timeoutMs":200,"maxAttempts":3}')).toMatchObject({ keepPath: false, timeoutMs: 200, maxAttempts: 3 });
+    expect(destinationSettingsOf("")).toBeUndefined();
+    expect(destinationSettingsOf("{")).toBeUndefined();
+    expect(destinationSettingsOf('{"url":""}')).toBeUndefined();
   });
 });

@@ -1,3 +1,4 @@
+import type { DeliveryState } from "@whc/api-model";
 import type { NetworkFailure } from "@whc/egress-guard";
 
 /** What one forward attempt came to. `refused`: nothing was sent. */
@@ -7,8 +8,6 @@ export type AttemptOutcome =
   | { kind: "refused"; reason: "target_not_allowed" | "egress_capacity_exhausted" }
   /** The stored body could not be opened (its data key is gone, or it fails its tag). */
   | { kind: "unsendable" };
-
-export type ForwardStateName = "pending" | "delivered" | "failed" | "exhausted";
 
 /** The metrics' closed outcome set. */
 export const ATTEMPT_OUTCOMES = ["delivered", "rejected", "network_error", "refused"] as const;
@@ -37,7 +36,7 @@ export function errorOf(outcome: AttemptOutcome): string {
     case "refused":
       return outcome.reason;
     case "unsendable":
-      // No FORWARD_ERRORS entry says "the stored bytes are unreadable"; nothing went out, and
+      // No ATTEMPT_ERRORS entry says "the stored bytes are unreadable"; nothing went out, and
       // protocol_error is the nearest truthful word for a request that could not be formed.
       return "protocol_error";
   }
@@ -76,7 +75,7 @@ export function parseRetryAfter(value: string | string[] | undefined, nowMs: num
 }
 
 export interface Verdict {
-  state: ForwardStateName;
+  state: DeliveryState;
   /** Set with `pending`: when the next attempt is due. */
   nextAttemptAt?: number | undefined;
 }
@@ -105,7 +104,7 @@ export function workerVerdict(
  * a 2xx delivers it; otherwise one waiting in the outbox keeps waiting, any other fails.
  * Used only to answer when the catalog could not be told.
  */
-export function directState(outcome: AttemptOutcome, before: { state: string; waiting: boolean } | undefined): ForwardStateName {
+export function directState(outcome: AttemptOutcome, before: { state: string; waiting: boolean } | undefined): DeliveryState {
   if (isSuccess(outcome)) return "delivered";
   return before?.state === "pending" && before.waiting ? "pending" : "failed";
 }

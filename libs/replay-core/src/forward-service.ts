@@ -1,18 +1,17 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { Forward, ReplayService } from "@whc/contracts";
-import { FORWARD_ERRORS } from "@whc/api-model";
+import { ATTEMPT_ERRORS, type AttemptTrigger } from "@whc/api-model";
 import { vetTarget } from "@whc/egress-guard";
 import { AppError, notFound, validationFailed } from "@whc/errors";
 import { sealUrlFor } from "@whc/sealing";
 import {
   createAttemptSender,
   RECORDED_BODY_BYTES,
-  type EventRef,
   type ForwardDeps,
   type ForwardOptions,
-  type ForwardTrigger,
   type SentAttempt,
 } from "./forward-attempt.js";
+import type { EventRef } from "@whc/ports";
 import { directState, errorOf, outcomeLabel, type AttemptOutcome } from "./forward-policy.js";
 
 type ForwardHandlers = Pick<ServiceImpl<typeof ReplayService>, "forwardEvent" | "recordClientAttempt" | "checkForwardTarget">;
@@ -46,7 +45,7 @@ function resultOf(sent: SentAttempt, state: string) {
 /** What a client reports (whc listen) as an outcome, to record it like any other attempt. */
 function clientOutcome(status: number, error: string): AttemptOutcome {
   if (error) {
-    if (!(FORWARD_ERRORS as readonly string[]).includes(error)) throw validationFailed("error", "format");
+    if (!(ATTEMPT_ERRORS as readonly string[]).includes(error)) throw validationFailed("error", "format");
     if (error === "target_not_allowed" || error === "egress_capacity_exhausted") return { kind: "refused", reason: error };
     return { kind: "network_error", reason: error as Extract<AttemptOutcome, { kind: "network_error" }>["reason"] };
   }
@@ -67,7 +66,7 @@ export function createForwardHandlers(deps: ForwardDeps, options: ForwardOptions
   /** The outcome is the caller's to know even when the catalog cannot record it now. */
   async function recordDirect(ref: EventRef, sent: SentAttempt, before: Forward | undefined): Promise<string> {
     try {
-      const forward = await sender.record(ref, sent, { state: "" }, before?.state);
+      const forward = await sender.record(ref, sent, { kind: "direct" }, before?.state);
       if (!forward) throw notFound("event");
       return forward.state;
     } catch (err) {
@@ -80,7 +79,7 @@ export function createForwardHandlers(deps: ForwardDeps, options: ForwardOptions
   return {
     async forwardEvent(req) {
       const ref = refOf(req);
-      const trigger: ForwardTrigger = req.trigger === "" ? "manual" : (req.trigger as ForwardTrigger);
+      const trigger: AttemptTrigger = req.trigger === "" ? "manual" : (req.trigger as AttemptTrigger);
       if (trigger !== "manual" && trigger !== "initial") throw validationFailed("trigger", "format");
       if (req.maxResponseBytes < 0) throw validationFailed("max_response_bytes", "range");
       const maxResponseBytes = Math.min(req.maxResponseBytes || RECORDED_BODY_BYTES, MAX_RESPONSE_BYTES);
@@ -89,7 +88,7 @@ export function createForwardHandlers(deps: ForwardDeps, options: ForwardOptions
       if (loaded.kind === "missing") throw notFound("event");
       if (loaded.kind === "not_configured") throw new AppError("forward_not_configured", "the endpoint has no forward destination");
       const { delivery } = loaded;
-      const begun = await catalog.beginForwardAttempt({ ...ref, target: await sealUrlFor(deps.opener, delivery.event, delivery.url) });
+      const begun = await catalog.beginForwardAttempt({ ...ref, target: await sealUrlFor(deps.opener, delivery.event, delivery.target) });
       const sent = await sender.send(delivery, begun.attempt, trigger, { maxResponseBytes });
       const state = await recordDirect(ref, sent, delivery.event.forward);
       return { attempt: resultOf(sent, state) };
@@ -125,7 +124,7 @@ export function createForwardHandlers(deps: ForwardDeps, options: ForwardOptions
         capture: event,
       };
       deps.metrics?.attempt("cli", outcomeLabel(outcome));
-      const forward = await sender.record(ref, sent, { state: "" }, event?.forward?.state);
+      const forward = await sender.record(ref, sent, { kind: "direct" }, event?.forward?.state);
       if (!forward) throw notFound("event");
       return { attempt: resultOf(sent, forward.state) };
     },

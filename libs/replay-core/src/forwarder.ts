@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import type { Delivery as Claim } from "@whc/contracts";
+import type { DeliveryClaim } from "@whc/contracts";
 import type { CaptureBus, EgressLease, EgressLeases } from "@whc/ports";
-import { createAttemptSender, type EventRef, type ForwardDeps, type ForwardOptions, type SentAttempt } from "./forward-attempt.js";
+import type { EventRef } from "@whc/ports";
+import { createAttemptSender, type ForwardDeps, type ForwardOptions, type SentAttempt } from "./forward-attempt.js";
 import { workerVerdict, type Verdict } from "./forward-policy.js";
 
 export interface ForwarderOptions extends ForwardOptions {
@@ -117,7 +118,7 @@ export function createForwarder(deps: ForwardDeps & { bus: Pick<CaptureBus, "sub
     const loaded = await sender.load(ref);
     if (loaded.kind === "missing") return undefined;
     if (loaded.kind === "not_configured") {
-      // Nothing to send to: a failed attempt, not sent. target_not_allowed is the FORWARD_ERRORS
+      // Nothing to send to: a failed attempt, not sent. target_not_allowed is the ATTEMPT_ERRORS
       // word for "this delivery has no destination it may go to".
       const url = loaded.event.forward?.target || "about:blank";
       const sent = sender.refused(n, trigger, url, { kind: "refused", reason: "target_not_allowed" });
@@ -125,7 +126,7 @@ export function createForwarder(deps: ForwardDeps & { bus: Pick<CaptureBus, "sub
     }
     const { delivery } = loaded;
     const sent = await sender.send(delivery, n, trigger, { acquire: acquireWaiting });
-    const verdict = workerVerdict(sent.outcome, n, delivery.target.maxAttempts, {
+    const verdict = workerVerdict(sent.outcome, n, delivery.settings.maxAttempts, {
       retryBaseMs: options.retryBaseMs,
       nowMs: now(),
       ...(options.random ? { random: options.random } : {}),
@@ -133,12 +134,12 @@ export function createForwarder(deps: ForwardDeps & { bus: Pick<CaptureBus, "sub
     return { sent, verdict, before: delivery.event.forward?.state };
   }
 
-  async function deliver(claim: Claim): Promise<void> {
+  async function deliver(claim: DeliveryClaim): Promise<void> {
     const ref = { accountId: claim.accountId, endpointId: claim.endpointId, eventId: claim.eventId };
     try {
       const made = await attempt(ref, claim.attempt);
       if (!made) return;
-      const transition = { state: made.verdict.state, nextAttemptAt: made.verdict.nextAttemptAt, owner };
+      const transition = { kind: "worker", state: made.verdict.state, nextAttemptAt: made.verdict.nextAttemptAt, owner } as const;
       // The request went out: its record is worth a few tries (else the claim lapses and the
       // delivery is tried again with the next number).
       for (let tries = 1; ; tries += 1) {
@@ -173,7 +174,7 @@ export function createForwarder(deps: ForwardDeps & { bus: Pick<CaptureBus, "sub
     soon = { at, timer };
   }
 
-  function launch(claim: Claim) {
+  function launch(claim: DeliveryClaim) {
     const task = deliver(claim).finally(() => {
       inFlight.delete(task);
       pump();

@@ -6,5 +6,3 @@ export type { Forwarder, ForwarderOptions } from "./forwarder.js";
 export type { ForwardDeps, ForwardOptions } from "./forward-attempt.js";
 export { createForwardMetrics } from "./forward-metrics.js";
 export type { ForwardMetrics, OutboxFigures } from "./forward-metrics.js";
-export { forwardUrl, forwardTargetOf } from "./forward-target.js";
-export type { ForwardTarget } from "./forward-target.js";

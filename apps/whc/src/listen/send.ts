@@ -1,10 +1,10 @@
 import http from "node:http";
 import https from "node:https";
 import { performance } from "node:perf_hooks";
-import type { FORWARD_ERRORS } from "@whc/api-model";
+import type { ATTEMPT_ERRORS } from "@whc/api-model";
 import type { LocalRequest } from "./local-request.js";
 
-export type SendError = (typeof FORWARD_ERRORS)[number];
+export type SendError = (typeof ATTEMPT_ERRORS)[number];
 
 /** The answer's first bytes that are kept (and recorded): 64 KiB, as the API keeps. */
 export const EXCERPT_BYTES = 64 * 1024;

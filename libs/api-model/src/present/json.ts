@@ -2,7 +2,8 @@ import { z } from "zod";
 import type { Endpoint, Event, Forward, Header } from "@whc/contracts";
 import {
   endpointResponseConfig,
-  forwardSettings,
+  destinationSettings,
+  type DestinationSettings,
   type Decryption,
   type EndpointJson,
   type EndpointResponseConfig,
@@ -51,17 +52,26 @@ export function endpointJson(e: Endpoint, ingestPublicUrl: string): EndpointJson
 }
 
 /** Unknown keys are ignored: settings written by a newer version still read. */
-const storedForward = z.object(forwardSettings.omit({ targetSecret: true }).shape);
+const storedDestination = z.object(destinationSettings.shape);
 
-/** The stored forward settings as the Endpoint shows them; validated when saved, so a bad one reads as none. */
-export function forwardViewOf(json: string, targetSecretSet: boolean): ForwardViewJson | undefined {
+/**
+ * A destination's settings as the catalog stores them (`forward_json`); they were validated
+ * when saved, so a bad one reads as none.
+ */
+export function destinationSettingsOf(json: string): DestinationSettings | undefined {
   if (!json) return undefined;
   try {
-    const parsed = storedForward.safeParse(JSON.parse(json));
-    return parsed.success ? { ...parsed.data, targetSecretSet } : undefined;
+    const parsed = storedDestination.safeParse(JSON.parse(json));
+    return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** The stored forward settings as the Endpoint shows them. */
+export function forwardViewOf(json: string, targetSecretSet: boolean): ForwardViewJson | undefined {
+  const settings = destinationSettingsOf(json);
+  return settings && { ...settings, targetSecretSet };
 }
 
 /** The stored response configuration; it was validated when saved, so a bad one reads as none. */

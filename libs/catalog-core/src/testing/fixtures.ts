@@ -1,5 +1,5 @@
 import { randomUUID, createHash } from "node:crypto";
-import type { EndpointRecord, ForwardAttemptRecord, NewEvent } from "../types.js";
+import type { EndpointRecord, AttemptRecord, NewEvent } from "../types.js";
 import { newId } from "../ids.js";
 
 export function keyHash(text: string): Uint8Array {
@@ -70,7 +70,7 @@ export function eventFixture(
 }
 
 /** An attempt as the outbox worker records it: a 500 with a sealed excerpt, unless overridden. */
-export function forwardAttemptFixture(n: number, overrides: Partial<ForwardAttemptRecord> = {}): ForwardAttemptRecord {
+export function forwardAttemptFixture(n: number, overrides: Partial<AttemptRecord> = {}): AttemptRecord {
   return {
     n,
     trigger: n === 1 ? "initial" : "retry",

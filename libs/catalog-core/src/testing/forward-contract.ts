@@ -1,9 +1,11 @@
 import { describe, it, expect } from "vitest";
 import type { CatalogStore } from "../ports.js";
-import type { AttemptTransition, EndpointRecord, EventRef, ForwardAttemptRecord, ForwardRecord, ForwardState, NewEvent, Stamp } from "../types.js";
+import type { EndpointRecord, AttemptRecord, DeliveryRecord, NewEvent, Stamp } from "../types.js";
 import type { Clock } from "../ids.js";
 import type { ContractContext } from "./endpoint-contract.js";
 import { eventFixture, forwardAttemptFixture, token } from "./fixtures.js";
+import type { DeliveryState } from "@whc/api-model";
+import type { AttemptTransition, EventRef } from "@whc/ports";
 
 const TARGET = "https://app.example.test/hooks";
 const CLAIM_MS = 30_000;
@@ -11,15 +13,15 @@ const CLAIM_MS = 30_000;
 const LATER = 4_000_000_000_000;
 
 const direct: AttemptTransition = { kind: "direct" };
-const worker = (owner: string, state: ForwardState, nextAttemptAt?: number): AttemptTransition => ({ kind: "worker", owner, state, nextAttemptAt });
+const worker = (owner: string, state: DeliveryState, nextAttemptAt?: number): AttemptTransition => ({ kind: "worker", owner, state, nextAttemptAt });
 
 /** An attempt with its bytes as plain arrays: stores hand back Uint8Array, Buffer or a view. */
-function plainAttempt(a: ForwardAttemptRecord) {
+function plainAttempt(a: AttemptRecord) {
   const { body, ...rest } = a;
   return { ...rest, body: body && { ciphertext: [...body.ciphertext], wrappedKey: [...body.wrappedKey], keyId: body.keyId } };
 }
 
-function plainForward(f: ForwardRecord | undefined) {
+function plainForward(f: DeliveryRecord | undefined) {
   return f && { ...f, attempts: f.attempts.map(plainAttempt) };
 }
 
@@ -45,7 +47,7 @@ export function forwardingContract(ctx: ContractContext): void {
 
   const forwardOf = async (ref: EventRef) => (await store().getEvent(ref.accountId, ref.endpointId, ref.eventId))?.forward;
   const claim = (owner: string, now: number, limit = 10, claimMs = CLAIM_MS) => store().claimDeliveries(owner, now, claimMs, limit);
-  const record = (ref: EventRef, attempt: ForwardAttemptRecord, transition: AttemptTransition) =>
+  const record = (ref: EventRef, attempt: AttemptRecord, transition: AttemptTransition) =>
     store().recordForwardAttempt(ref, attempt, transition);
 
   describe("forwarding: the relay outbox", () => {
@@ -84,7 +86,7 @@ export function forwardingContract(ctx: ContractContext): void {
     it("takes delivered, failed and exhausted deliveries out of the outbox", async () => {
       const { refs } = await captures("relay", "relay", "relay");
       expect((await claim("w1", LATER)).map((c) => c.attempt)).toEqual([1, 1, 1]);
-      const outcomes: [ForwardState, number][] = [
+      const outcomes: [DeliveryState, number][] = [
         ["delivered", 200],
         ["failed", 404],
         ["exhausted", 503],
@@ -277,7 +279,7 @@ export function forwardingContract(ctx: ContractContext): void {
           body: { ciphertext: new Uint8Array(70_000).fill(7), wrappedKey: new Uint8Array([1]), keyId: "k3" },
         }),
       ];
-      let last: ForwardRecord | undefined;
+      let last: DeliveryRecord | undefined;
       for (const a of attempts) last = await record(ref, a, direct);
       expect(await record(ref, forwardAttemptFixture(1, { status: 418 }), direct)).toMatchObject({ state: "delivered" });
       const expected = attempts.map(plainAttempt);
