@@ -54,7 +54,7 @@ export type CreateEndpointRequest = z.input<typeof createEndpointRequest>;
 
 /**
  * `PATCH /v1/endpoints/{id}` (docs/design.md §9): a field given replaces the stored one; `null`
- * removes `secret` or `response`. `slug` cannot change.
+ * removes `secret`, `response` or `forward`. `slug` cannot change.
  */
 export const updateEndpointRequest = z
   .strictObject({

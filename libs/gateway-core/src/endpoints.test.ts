@@ -13,7 +13,7 @@ afterAll(async () => {
 
 const UNKNOWN_ID = "01a20000-0000-7000-8000-000000000000";
 
-/** The error reply of DESIGN.md §3: the code's status and fixed message, details, requestId = X-Request-Id. */
+/** The error reply of docs/design.md §3: the code's status and fixed message, details, requestId = X-Request-Id. */
 function expectReply(err: ApiError, status: number, code: keyof typeof errorTable) {
   expect(err.status).toBe(status);
   expect(err.code).toBe(code);

@@ -626,7 +626,7 @@ describe("refusals", () => {
     expect(target.received).toHaveLength(2);
   });
 
-  it("checks in DESIGN.md's order: replay flag, target, egress lease, allowance", async () => {
+  it("checks in design §3's order: replay flag, target, egress lease, allowance", async () => {
     const h = await startReplay({ dailyLimit: 1, slotsPerOrigin: 1 });
     const enabled = await h.capture();
     const disabled = await h.capture({ endpoint: { replayFromApi: false } });

@@ -21,7 +21,7 @@ export interface ReplayServiceOptions {
 }
 
 /**
- * Operation 9, in the order DESIGN.md fixes: the endpoint's replay flag; the target (scheme,
+ * Operation 9, in the order design §3 fixes: the endpoint's replay flag; the target (scheme,
  * then every address its host resolves to); an egress lease (none: nothing sent, nothing
  * recorded, allowance untouched); one unit of the daily allowance (spent: lease released);
  * the request to the vetted address; the audit record; the lease released. The forwarding

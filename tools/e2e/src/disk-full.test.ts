@@ -90,7 +90,7 @@ async function capture(webhookUrl: string, body: string): Promise<Answer> {
   return { status: res.status, id: json.id, error: json.error, retryAfter: res.headers.get("retry-after") };
 }
 
-/** A refusal as DESIGN §4 says a storage outage is answered. */
+/** A refusal as design §4 says a storage outage is answered. */
 function expectOutage(a: Answer): void {
   expect({ status: a.status, error: a.error, retryAfter: a.retryAfter, id: a.id }).toEqual({
     status: 503,
