@@ -16,6 +16,9 @@ import {
 } from "@whc/contracts";
 import type { ApiKeyRecord, EndpointPatch, EndpointRecord, EventRecord, EventSummaryRecord, AttemptRecord, DeliveryRecord, NewEvent, SealedBody } from "./types.js";
 import type { AttemptTrigger } from "@whc/api-model";
+import { packSearchTokens } from "@whc/sealing";
+
+const NO_TOKENS = new Uint8Array(0);
 
 export function apiKeyToProto(key: ApiKeyRecord): ApiKey {
   return create(ApiKeySchema, {
@@ -123,7 +126,7 @@ export function newEventFromProto(e: Event): NewEvent {
         ? { ciphertext: e.body.ciphertext, wrappedKey: e.body.wrappedKey, keyId: e.body.keyId }
         : undefined,
     sealedRequest: e.sealedRequest && e.sealedRequest.ciphertext.length > 0 ? sealedFromProto(e.sealedRequest) : undefined,
-    searchTokens: e.searchTokens,
+    searchTokens: packSearchTokens(e.searchTokens),
     diagnosticJson: e.diagnosticJson,
     forwardedResponseJson: e.forwardedResponseJson,
     sequenceStatuses: e.sequenceStatuses,
@@ -132,10 +135,10 @@ export function newEventFromProto(e: Event): NewEvent {
 }
 
 /**
- * A capture in the lean append form. `searchTokens` are the packed tokens already split
- * (the service refuses a buffer that is no whole number of tokens).
+ * A capture in the lean append form. Its search tokens stay packed as they came (the service
+ * refuses a buffer that is no whole number of tokens); a store splits them where it needs to.
  */
-export function newEventFromCapture(c: CapturedEvent, searchTokens: Uint8Array[]): NewEvent {
+export function newEventFromCapture(c: CapturedEvent): NewEvent {
   const key = { wrappedKey: c.wrappedKey, keyId: c.keyId };
   return {
     accountId: c.accountId,
@@ -153,7 +156,7 @@ export function newEventFromCapture(c: CapturedEvent, searchTokens: Uint8Array[]
     originalSizeBytes: Number(c.originalSizeBytes),
     body: c.body === undefined ? undefined : { ciphertext: c.body, ...key },
     sealedRequest: c.sealedRequest.length > 0 ? { ciphertext: c.sealedRequest, ...key } : undefined,
-    searchTokens: c.body === undefined ? [] : searchTokens,
+    searchTokens: c.body === undefined ? NO_TOKENS : c.searchTokens,
     diagnosticJson: c.diagnosticJson,
     forwardedResponseJson: c.forwardedResponseJson,
     sequenceStatuses: c.sequenceStatuses,

@@ -10,7 +10,7 @@ import {
 } from "@whc/contracts";
 import { AppError, notFound, validationFailed } from "@whc/errors";
 import { timingSafeEqual } from "node:crypto";
-import { unpackSearchTokens } from "@whc/sealing";
+import { TOKEN_BYTES } from "@whc/sealing";
 import type { CatalogStore } from "./ports.js";
 import { type AppendResult, type Cursor } from "./types.js";
 import { newId, requireUuid } from "./ids.js";
@@ -185,9 +185,8 @@ function eventMethods(
         requireUuid("endpoint_id", c.endpointId);
         if (c.forwardScheduled && !c.forwardTarget) throw validationFailed("forward_target", "required");
         if ((c.body !== undefined || c.sealedRequest.length > 0) && (c.wrappedKey.length === 0 || !c.keyId)) throw validationFailed("wrapped_key", "required");
-        const tokens = unpackSearchTokens(c.searchTokens);
-        if (!tokens) throw validationFailed("search_tokens", "format");
-        return newEventFromCapture(c, tokens);
+        if (c.searchTokens.length % TOKEN_BYTES !== 0) throw validationFailed("search_tokens", "format");
+        return newEventFromCapture(c);
       });
       const appended = await store.appendEvents([...req.events.map(newEventFromProto), ...captures], now);
       return { events: appended.map(appendedToProto) };

@@ -116,7 +116,11 @@ export interface NewEvent {
   originalSizeBytes: number;
   /** Absent: only metadata was stored. */
   body?: SealedBody | undefined;
-  searchTokens: Uint8Array[];
+  /**
+   * The body's blind-index tokens, TOKEN_BYTES each, concatenated (packSearchTokens): packed
+   * by ingest once and split by the store only where it needs them one by one.
+   */
+  searchTokens: Uint8Array;
   diagnosticJson: string;
   forwardedResponseJson: string;
   /**

@@ -1,6 +1,7 @@
 import { Binary } from "mongodb";
 import { NEVER_FORWARDED, appendedDelivery, deliveryRecordOf, type ApiKeyRecord, type DeliveryProgress, type EndpointRecord, type EventRecord, type EventSummaryRecord, type AttemptRecord, type DeliveryRecord, type HeaderPair, type NewEvent, type ReplayAuditRecord, type Stamp } from "@whc/catalog-core";
 import type { DeliveryState } from "@whc/api-model";
+import { unpackSearchTokens } from "@whc/sealing";
 
 /**
  * Documents <-> domain records. Each record type has one table of fields below; reading a
@@ -145,6 +146,7 @@ export const auditDocs = new RecordDocs<ReplayAuditRecord>({
 });
 
 /** Search tokens as stored and queried: distinct, as binaries. */
+/** Distinct tokens, as the document's `tokens` array holds them (a query's, or a body's unpacked). */
 export function tokensOf(tokens: readonly Uint8Array[]): Binary[] {
   const seen = new Map<string, Binary>();
   for (const t of tokens) seen.set(Buffer.from(t).toString("hex"), bytes(t));
@@ -167,7 +169,7 @@ export function eventToDoc(e: NewEvent, s: Stamp, responseCode = e.responseCode)
   return {
     ...summaryDocs.write(summary),
     headers: headers.map(([n, v]) => [n, v]),
-    ...(body ? { body: { ciphertext: bytes(body.ciphertext), wrappedKey: bytes(body.wrappedKey) }, tokens: tokensOf(searchTokens) } : {}),
+    ...(body ? { body: { ciphertext: bytes(body.ciphertext), wrappedKey: bytes(body.wrappedKey) }, tokens: tokensOf(unpackSearchTokens(searchTokens) ?? []) } : {}),
     // The wrapped key is the body's when there is one: kept once.
     ...(sealedRequest
       ? { request: { ciphertext: bytes(sealedRequest.ciphertext), ...(body ? {} : { wrappedKey: bytes(sealedRequest.wrappedKey) }) } }

@@ -12,6 +12,7 @@ import {
 } from "@whc/catalog-core";
 import { bodyRows, deliveryUpdate, summaryRows } from "./rows.js";
 import { searchDocument } from "./search-terms.js";
+import { TOKEN_BYTES } from "@whc/sealing";
 import { createWriteLockWait } from "./write-lock.js";
 
 /**
@@ -146,7 +147,7 @@ export function createEventAppend(db: Database.Database): Pick<CatalogStore, "ap
       if (e.forward) stmt.setDelivery.run(...deliveryUpdate.values(appendedDelivery(e.forward, s.receivedAt)), seq);
       if (e.body !== undefined && e.searchTokens.length > 0) {
         stmt.insertSearch.run(seq, searchDocument(endpoint.key, e.searchTokens));
-        postings += e.searchTokens.length + 1;
+        postings += e.searchTokens.length / TOKEN_BYTES + 1;
       }
     }
     for (const e of endpoints.values()) if (e?.count) stmt.bumpEndpoint.run(e.count, e.lastAt, e.last, e.key);

@@ -1,4 +1,5 @@
 import Database from "better-sqlite3";
+import { packSearchTokens } from "@whc/sealing";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { NewEvent } from "@whc/catalog-core";
@@ -162,7 +163,7 @@ function createOldCatalog(file: string, version: 1 | 2 = 1): void {
     Buffer.from([1, 2, 3]),
     Buffer.from([9]),
   );
-  db.prepare("INSERT INTO event_search (rowid, terms) VALUES (?, ?)").run(lastInsertRowid, searchDocument(key, [token("legacy")]));
+  db.prepare("INSERT INTO event_search (rowid, terms) VALUES (?, ?)").run(lastInsertRowid, searchDocument(key, packSearchTokens([token("legacy")])));
   db.close();
 }
 
@@ -240,7 +241,7 @@ describe("embedded SQLite: a catalog created by version 1", () => {
       responseCode: 200,
       truncated: false,
       originalSizeBytes: 0,
-      searchTokens: [],
+      searchTokens: new Uint8Array(0),
       diagnosticJson: "{}",
       forwardedResponseJson: "{}",
       sequenceStatuses,
@@ -265,7 +266,7 @@ describe("embedded SQLite: a catalog created by version 1", () => {
     // As ingest appends them now: headers and path only inside the sealed request.
     const sealedFixture = eventFixture({ id: ENDPOINT_ID, accountId: "acct-1" }, { headers: [], path: "", sealedRequest });
     const withBody: NewEvent = { ...sealedFixture, body: { ...key, ciphertext: new Uint8Array([1]) } };
-    const metadataOnly: NewEvent = { ...sealedFixture, body: undefined, searchTokens: [] };
+    const metadataOnly: NewEvent = { ...sealedFixture, body: undefined, searchTokens: new Uint8Array(0) };
     try {
       const [a, b] = await store.appendEvents([withBody, metadataOnly], Date.now);
       const old = await store.getEvent("acct-1", ENDPOINT_ID, EVENT_ID);
@@ -315,7 +316,7 @@ describe("embedded SQLite: a catalog created by version 2", () => {
     responseCode: 200,
     truncated: false,
     originalSizeBytes: 0,
-    searchTokens: [],
+    searchTokens: new Uint8Array(0),
     diagnosticJson: "{}",
     forwardedResponseJson: "{}",
     forward: { target: "https://app.example.test/", scheduled: true },

@@ -1,5 +1,5 @@
 import { parentPort, workerData } from "node:worker_threads";
-import { unpackSearchTokens, type CatalogStore } from "@whc/catalog-core";
+import type { CatalogStore } from "@whc/catalog-core";
 import { openSqliteStore } from "./sqlite-store.js";
 import { toErrorMessage } from "./worker-errors.js";
 
@@ -7,7 +7,7 @@ import { toErrorMessage } from "./worker-errors.js";
  * The embedded store on its own thread: commits (and their fsyncs) and queries run here, off
  * the event loop that answers HTTP. Appends arrive with the clock readings of their events
  * (taken by the caller, whose clock tests may set) and are stamped here, inside their
- * transaction. Their search tokens come packed, one buffer per event, beside the events.
+ * transaction. Their search tokens come packed, one buffer per event.
  */
 interface Call {
   id: number;
@@ -23,13 +23,7 @@ parentPort!.on("message", async ({ id, method, args }: Call) => {
     if (method === "appendEvents") {
       const times = args[1] as number[];
       let i = 0;
-      const packed = args[2] as Uint8Array[];
-      const events = (args[0] as Parameters<CatalogStore["appendEvents"]>[0]).map((e, n) => ({
-        ...e,
-        // Packed by worker-store with packSearchTokens: always whole tokens.
-        searchTokens: unpackSearchTokens(packed[n] as Uint8Array)!,
-      }));
-      result = await store.appendEvents(events, () => times[i++] as number);
+      result = await store.appendEvents(args[0] as Parameters<CatalogStore["appendEvents"]>[0], () => times[i++] as number);
     } else {
       result = await (store[method] as (...a: unknown[]) => Promise<unknown>)(...args);
     }

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { AppError } from "@whc/errors";
-import { packSearchTokens, type CatalogStore, type NewEvent } from "@whc/catalog-core";
+import type { CatalogStore } from "@whc/catalog-core";
 import type * as Esbuild from "esbuild";
 import { fromErrorMessage, type ErrorMessage } from "./worker-errors.js";
 
@@ -108,14 +108,13 @@ export async function openSqliteStoreInWorker(options: { file: string }): Promis
     listEndpoints: (...a) => call("listEndpoints", ...a),
     deleteEndpoint: (...a) => call("deleteEndpoint", ...a),
     updateEndpoint: (...a) => call("updateEndpoint", ...a),
-    // Tokens travel packed in one buffer per event: cloning dozens of tiny typed arrays per
-    // event cost more than the store's own work on them.
+    // Tokens travel packed in one buffer per event, as they came from ingest: cloning dozens
+    // of tiny typed arrays per event cost more than the store's own work on them.
     appendEvents: (events, clock) =>
       call(
         "appendEvents",
-        events.map((e): NewEvent => ({ ...e, searchTokens: [] })),
+        events,
         events.map(() => clock()),
-        events.map((e) => packSearchTokens(e.searchTokens)),
       ),
     listEvents: (...a) => call("listEvents", ...a),
     getEvent: (...a) => call("getEvent", ...a),

@@ -7,7 +7,7 @@ import { CatalogService, CryptoService } from "@whc/contracts";
 import { createLogger } from "@whc/logging";
 import { createInMemoryTransport, createServiceClient, serveH2c } from "@whc/rpc";
 import { createEnvelopeSealer } from "@whc/sealing";
-import { startNatsServer, tempDir, waitFor, type NatsServer } from "@whc/testing";
+import { appendCaptures, startNatsServer, tempDir, waitFor, type NatsServer } from "@whc/testing";
 import { startTestSystem, type TestSystem } from "./testing/index.js";
 import { allInOneSpec } from "./specs.js";
 import { createBus, createCatalogNode, createCryptoNode, createLeases, createReplayNode, replayMetricsFallback } from "./nodes.js";
@@ -175,29 +175,15 @@ describe("replay nodes (distributed mode)", () => {
           endpoint: { accountId: "acct-a", slug: `relay-${Date.now()}`, displayName: "relay", operatingMode: "relay", status: "active", forwardJson: JSON.stringify({ url }) },
         });
         const ep = endpoint!;
-        const events = [];
-        for (let i = 0; i < n; i += 1) {
-          const body = Buffer.from(`{"i":${i}}`);
-          events.push({
-            accountId: "acct-a",
-            endpointId: ep.id,
-            method: "POST",
-            path: "",
-            headers: [{ name: "Content-Type", value: "application/json" }],
-            remoteIp: "203.0.113.5",
-            provider: "generic",
-            verification: "unverified",
-            responseCode: 200,
-            truncated: false,
-            originalSizeBytes: BigInt(body.length),
-            bodyStored: true,
-            body: await sealer.seal(ep.id, body),
-            forward: { state: "pending", target: url },
-            forwardScheduled: true,
-          });
-        }
-        const appended = await client.appendEvents({ events });
-        return appended.events.map((e) => ({ accountId: "acct-a", endpointId: ep.id, eventId: e.id }));
+        const inputs = Array.from({ length: n }, (_, i) => ({
+          accountId: "acct-a",
+          endpointId: ep.id,
+          body: `{"i":${i}}`,
+          forwardTarget: url,
+          forwardScheduled: true,
+        }));
+        const appended = await appendCaptures(client, sealer, inputs);
+        return appended.map((e) => ({ accountId: "acct-a", endpointId: ep.id, eventId: e.id }));
       },
       async close() {
         for (const r of replays) await r.closeable.close();

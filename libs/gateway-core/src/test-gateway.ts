@@ -11,8 +11,8 @@ import { create } from "@bufbuild/protobuf";
 import type { Client, ConnectRouter } from "@connectrpc/connect";
 import type Koa from "koa";
 import { ApiError, createApiClient, type ApiClient } from "@whc/api-model";
-import { eventSummaryJson } from "@whc/api-model/present";
-import { CatalogService, CryptoService, EventSchema, Health, ReplayService, type Event } from "@whc/contracts";
+import { capturedSummaryJson } from "@whc/api-model/present";
+import { CapturedEventSchema, CatalogService, CryptoService, Health, ReplayService } from "@whc/contracts";
 import { createCatalogService, type CatalogStore } from "@whc/catalog-core";
 import { openSqliteStore } from "@whc/catalog-sqlite";
 import { createCryptoService, createKeyRing } from "@whc/crypto-core";
@@ -23,7 +23,7 @@ import type { CaptureBus } from "@whc/ports";
 import { createReplayService } from "@whc/replay-core";
 import { createInMemoryTransport, createServiceClient, healthRoutes } from "@whc/rpc";
 import { createBlindIndexSource, createEnvelopeOpener, createEnvelopeSealer } from "@whc/sealing";
-import { tempDir } from "@whc/testing";
+import { appendCaptures, tempDir } from "@whc/testing";
 import { createGatewayApp } from "./app.js";
 import type { GatewayDeps, GatewayOptions } from "./deps.js";
 
@@ -176,42 +176,16 @@ function hookedCatalog(catalog: Client<typeof CatalogService>, hooks: TestGatewa
   };
 }
 
-function eventOf(accountId: string, endpointId: string, c: CaptureInput, bytes: Uint8Array | undefined): Event {
-  return create(EventSchema, {
-    accountId,
-    endpointId,
-    method: c.method ?? "POST",
-    path: c.path ?? "",
-    headers: (c.headers ?? [["Content-Type", "application/json"]]).map(([name, value]) => ({ name, value })),
-    remoteIp: "127.0.0.1",
-    canonicalEventType: c.canonicalEventType ?? "",
-    provider: c.provider ?? "generic",
-    verification: c.verification ?? "unverified",
-    responseCode: c.responseCode ?? 200,
-    originalSizeBytes: BigInt(bytes?.length ?? 0),
-    bodyStored: bytes !== undefined,
-  });
-}
-
-/** Ingest's part, done by hand: captures sealed and indexed, stored in one batch, announced. */
+/** Ingest's part, done as ingest does it (appendCaptures): captures sealed and indexed, stored in one batch, announced. */
 function createCaptureWriter(catalog: Client<typeof CatalogService>, crypto: Client<typeof CryptoService>, bus: CaptureBus) {
   const sealer = createEnvelopeSealer(crypto, { maxAgeMs: 60_000, maxUses: 1_000_000 });
   const blindIndex = createBlindIndexSource(crypto);
 
   async function append(acct: TestAccount, endpointId: string, captures: CaptureInput[]): Promise<AppendedCapture[]> {
     const index = await blindIndex();
-    const events: Event[] = [];
-    for (const c of captures) {
-      const bytes = typeof c.body === "string" ? Buffer.from(c.body, "utf8") : c.body;
-      const event = eventOf(acct.accountId, endpointId, c, bytes);
-      if (bytes !== undefined) {
-        event.body = { $typeName: "webhookcapture.catalog.v1.SealedBody", ...(await sealer.seal(endpointId, bytes)) };
-        event.searchTokens = index(bytes);
-      }
-      events.push(event);
-    }
-    const res = await catalog.appendEvents({ events });
-    return res.events.map((e) => {
+    const inputs = captures.map((c) => ({ ...c, accountId: acct.accountId, endpointId, remoteIp: "127.0.0.1" }));
+    const appended = await appendCaptures(catalog, sealer, inputs, { index });
+    return appended.map((e) => {
       if (e.endpointMissing) throw new Error(`endpoint ${endpointId} is missing`);
       const receivedAtMs = Number(e.receivedAtMs);
       return { id: e.id, receivedAtMs, receivedAt: new Date(receivedAtMs).toISOString() };
@@ -219,12 +193,8 @@ function createCaptureWriter(catalog: Client<typeof CatalogService>, crypto: Cli
   }
 
   function notify(acct: TestAccount, endpointId: string, appended: AppendedCapture[]): void {
-    for (const a of appended) {
-      const event = eventOf(acct.accountId, endpointId, {}, undefined);
-      event.id = a.id;
-      event.receivedAtMs = BigInt(a.receivedAtMs);
-      bus.publishCapture({ accountId: acct.accountId, endpointId, summary: eventSummaryJson(event) });
-    }
+    const capture = create(CapturedEventSchema, { accountId: acct.accountId, endpointId, method: "POST", provider: "generic", verification: "unverified", responseCode: 200 });
+    for (const a of appended) bus.publishCapture({ accountId: acct.accountId, endpointId, summary: capturedSummaryJson(capture, a) });
   }
 
   return { append, notify };

@@ -1,8 +1,7 @@
 import type { Client } from "@connectrpc/connect";
-import { encodeCapturedEvents, type CatalogService, type Event } from "@whc/contracts";
+import { encodeCapturedEvents, type CapturedEvent, type CatalogService } from "@whc/contracts";
 import type { Context } from "@opentelemetry/api";
 import { inBatchSpan, inContext, waitingContext } from "./tracing.js";
-import { capturedEventOf } from "./captured-event.js";
 
 /** A stored event's stamp, or `endpointMissing`: its endpoint was gone at the commit and nothing was stored. */
 export type Appended =
@@ -12,7 +11,7 @@ export type Appended =
 type Done = (err: unknown, appended?: Appended) => void;
 
 interface Pending {
-  event: Event;
+  capture: CapturedEvent;
   bytes: number;
   done: Done;
   /** The capture's trace context (tracing on only). */
@@ -85,7 +84,7 @@ export function createAppendBatcher(catalog: Client<typeof CatalogService>, opti
       res = await inBatchSpan(
         batch.map((p) => p.trace),
         () => {
-          const captures = batch.map((p) => capturedEventOf(p.event));
+          const captures = batch.map((p) => p.capture);
           return catalog.appendEvents(options.encodeCaptures ? { encodedCaptures: encodeCapturedEvents(captures) } : { captures });
         },
       );
@@ -132,17 +131,17 @@ export function createAppendBatcher(catalog: Client<typeof CatalogService>, opti
     setImmediate(flush);
   }
 
-  function appendThen(event: Event, done: Done): void {
+  function appendThen(capture: CapturedEvent, done: Done): void {
     const trace = waitingContext();
-    queue.push({ event, bytes: event.body?.ciphertext.length ?? 0, done: inContext(trace, done), trace });
+    queue.push({ capture, bytes: capture.body?.length ?? 0, done: inContext(trace, done), trace });
     schedule();
   }
 
   return {
     /** Calls back once the event's batch is durable (or failed). */
     appendThen,
-    append(event: Event): Promise<Appended> {
-      return new Promise<Appended>((resolve, reject) => appendThen(event, (err, a) => (err ? reject(err) : resolve(a as Appended))));
+    append(capture: CapturedEvent): Promise<Appended> {
+      return new Promise<Appended>((resolve, reject) => appendThen(capture, (err, a) => (err ? reject(err) : resolve(a as Appended))));
     },
     pending: () => queue.length,
   };

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Event } from "@whc/contracts";
-import type { CapturedRequest, SealedCapture } from "@whc/sealing";
+import type { CapturedEvent } from "@whc/contracts";
+import type { CapturedRequest } from "@whc/sealing";
 import type { IngestEndpoint } from "./endpoint-cache.js";
 import type { Reservation } from "./budget.js";
 import { originalSize, rawHeaderPairs, remoteIpOf, type ReadBody } from "./request.js";
@@ -23,17 +23,20 @@ export interface Capture {
   reservation?: Reservation;
 }
 
+const NONE = new Uint8Array(0);
+
 /**
- * The event a capture stores, judged (signature, provider, event type) on every byte that
- * arrived. Id and commit time are the catalog's to give. Its headers, sub-path and query are
- * not on the event: they are `request`, sealed with the body (withSealedCapture, ADR 0009).
+ * What a capture stores, judged (signature, provider, event type) on every byte that arrived,
+ * built once as the message the catalog appends (ADR 0011). Id and commit time are the
+ * catalog's to give. Its headers, sub-path and query are `request`, sealed with the body
+ * (withSealedParts, ADR 0009); `keepsBody` says whether a body is stored.
  */
 export function captureEvent(
   c: Capture,
   { endpoint, secret, previousSecret }: IngestEndpoint,
   body: ReadBody,
   options: { trustedProxies: ReadonlySet<string>; secretGraceMs: number; publicUrl: string },
-): { event: Event; request: CapturedRequest; diagnosis: CaptureDiagnosis } {
+): { capture: CapturedEvent; keepsBody: boolean; request: CapturedRequest; diagnosis: CaptureDiagnosis } {
   const { req } = c;
   const headers = rawHeaderPairs(req);
   const rotatedAt = endpoint.secretRotatedAtMs;
@@ -50,29 +53,29 @@ export function captureEvent(
     genericSignaturePrefix: endpoint.genericSignaturePrefix,
     nowMs: Date.now(),
   });
-  const storeBody = endpoint.operatingMode !== "metadata_only" && !body.overLimit;
-  const event: Event = {
-    $typeName: "webhookcapture.catalog.v1.Event",
-    id: "",
+  const keepsBody = endpoint.operatingMode !== "metadata_only" && !body.overLimit;
+  const capture: CapturedEvent = {
+    $typeName: "webhookcapture.catalog.v1.CapturedEvent",
     accountId: endpoint.accountId,
     endpointId: c.endpointId,
-    receivedAtMs: 0n,
     method: req.method ?? "GET",
-    path: "",
-    headers: [],
     remoteIp: remoteIpOf(req, options.trustedProxies),
     canonicalEventType: verified.canonicalEventType,
     provider: verified.provider,
     verification: verified.verification,
     verificationFailureReason: verified.failureReason,
     responseCode: body.overLimit ? 413 : 200,
-    truncated: storeBody && body.total > body.kept.length,
+    truncated: keepsBody && body.total > body.kept.length,
     originalSizeBytes: BigInt(originalSize(req, body)),
-    bodyStored: storeBody,
-    searchTokens: [],
+    wrappedKey: NONE,
+    keyId: "",
+    sealedRequest: NONE,
+    body: undefined,
+    searchTokens: NONE,
     diagnosticJson: "",
     forwardedResponseJson: "",
     sequenceStatuses: [],
+    forwardTarget: "",
     forwardScheduled: false,
   };
   const diagnosis: CaptureDiagnosis = {
@@ -80,7 +83,7 @@ export function captureEvent(
     contentType: bodyKind(req.headers["content-type"], body.whole),
     signature: verified.signature,
   };
-  return { event, request: { path: c.rest, headers }, diagnosis };
+  return { capture, keepsBody, request: { path: c.rest, headers }, diagnosis };
 }
 
 /** What ingest learned of a capture before answering it (design §12); the answer adds its source. */
@@ -88,14 +91,4 @@ export interface CaptureDiagnosis {
   bodySha256: string;
   contentType: ContentTypeDiagnosis;
   signature: VerifyResult["signature"];
-}
-
-/** The sealed request and forward target, and the body with its search tokens when one is stored. */
-export function withSealedCapture(event: Event, sealed: SealedCapture, searchTokens: Uint8Array[]): void {
-  event.sealedRequest = { $typeName: "webhookcapture.catalog.v1.SealedBody", ...sealed.request };
-  if (event.forward && sealed.forwardTarget) event.forward.target = sealed.forwardTarget;
-  if (sealed.body) {
-    event.body = { $typeName: "webhookcapture.catalog.v1.SealedBody", ...sealed.body };
-    event.searchTokens = searchTokens;
-  }
 }

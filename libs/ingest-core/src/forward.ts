@@ -1,5 +1,4 @@
-import { create } from "@bufbuild/protobuf";
-import { ForwardSchema, type Endpoint, type Event } from "@whc/contracts";
+import type { CapturedEvent, Endpoint } from "@whc/contracts";
 import { targetUrl, type DestinationSettings } from "@whc/api-model";
 import { destinationSettingsOf } from "@whc/api-model/present";
 
@@ -21,10 +20,10 @@ export function forwardingOf(endpoint: Endpoint): Forwarding | undefined {
 }
 
 /**
- * Marks the event for forwarding in its append: pending towards the target, and for relay
- * in the outbox (due at once) in the same transaction.
+ * Marks the capture for forwarding in its append: pending towards its target (sealed with the
+ * capture before it is sent), and for relay in the outbox (due at once) in the same transaction.
  */
-export function withForward(event: Event, forwarding: Forwarding, rest: string): void {
-  event.forward = create(ForwardSchema, { state: "pending", target: targetUrl(forwarding.settings, rest) });
-  event.forwardScheduled = forwarding.mode === "relay";
+export function withForward(capture: CapturedEvent, forwarding: Forwarding, rest: string): void {
+  capture.forwardTarget = targetUrl(forwarding.settings, rest);
+  capture.forwardScheduled = forwarding.mode === "relay";
 }

@@ -3,7 +3,7 @@ import http from "node:http";
 import net from "node:net";
 import type { AddressInfo } from "node:net";
 import { create } from "@bufbuild/protobuf";
-import { CatalogService, EventSchema } from "@whc/contracts";
+import { CatalogService, CapturedEventSchema } from "@whc/contracts";
 import { createCatalogService, type CatalogStore } from "@whc/catalog-core";
 import { openSqliteStore } from "@whc/catalog-sqlite";
 import { createLogger } from "@whc/logging";
@@ -121,7 +121,7 @@ async function slowCatalog(callMs: number) {
   });
   const routes = (router: Parameters<Parameters<typeof createInMemoryTransport>[0]>[0]) => router.service(CatalogService, createCatalogService(store));
   const catalog = createServiceClient(CatalogService, createInMemoryTransport(routes, createLogger("t", "silent"), 5000));
-  const event = () => create(EventSchema, { accountId: key.accountId, endpointId: endpoint.id, method: "POST" });
+  const event = () => create(CapturedEventSchema, { accountId: key.accountId, endpointId: endpoint.id, method: "POST" });
   return { store, endpoint, catalog, batches, event };
 }
 
@@ -198,7 +198,7 @@ describe("group commit", () => {
     for (const encodeCaptures of [true, false]) {
       const batcher = createAppendBatcher(recording, { maxEvents: 100, maxBytes: 1 << 20, encodeCaptures });
       const detail = { remoteIp: "203.0.113.9", canonicalEventType: "ünicode.event", diagnosticJson: '{"bodyIs":"json"}', responseCode: 202 };
-      const [a] = await Promise.all([0, 1].map(() => batcher.append(create(EventSchema, { ...event(), ...detail }))));
+      const [a] = await Promise.all([0, 1].map(() => batcher.append(create(CapturedEventSchema, { ...event(), ...detail }))));
       const got = await catalog.getEvent({ accountId: endpoint.accountId, endpointId: endpoint.id, eventId: a && "id" in a ? a.id : "" });
       stored.push({ ...got.event, id: "", receivedAtMs: 0n });
     }

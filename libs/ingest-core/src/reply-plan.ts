@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import type { Event } from "@whc/contracts";
+import type { CapturedEvent } from "@whc/contracts";
 import type { ResponseSource } from "@whc/api-model";
 import type { HeaderPair } from "@whc/signatures";
 import type { CaptureDiagnosis } from "./capture.js";
@@ -35,8 +35,8 @@ export function planReply(found: IngestEndpoint, req: ReplyRequest): ReplyPlan {
   return { source: plan.source, plan };
 }
 
-/** Records the plan on the event: the status it will be answered, or the sequence's statuses for the catalog to pick from. */
-export function recordPlan(event: Event, found: IngestEndpoint, reply: ReplyPlan, diagnosis: CaptureDiagnosis): void {
+/** Records the plan on the capture: the status it will be answered, or the sequence's statuses for the catalog to pick from. */
+export function recordPlan(event: CapturedEvent, found: IngestEndpoint, reply: ReplyPlan, diagnosis: CaptureDiagnosis): void {
   const config = found.response;
   if (reply.handshake) event.responseCode = reply.handshake.answer.status;
   else if (reply.plan.sequence) event.sequenceStatuses = reply.plan.sequence.map((entry) => entry.status ?? config?.status ?? 200);

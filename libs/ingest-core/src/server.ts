@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { randomUUID } from "node:crypto";
 import type { Client } from "@connectrpc/connect";
-import type { CatalogService, Event, Health } from "@whc/contracts";
+import type { CapturedEvent, CatalogService, Health } from "@whc/contracts";
 import { AppError } from "@whc/errors";
 import { requestContext, type Logger } from "@whc/logging";
-import { packRequest, type BlindIndexSource, type CaptureParts, type EnvelopeSealer } from "@whc/sealing";
-import { eventSummaryJson } from "@whc/api-model/present";
+import { packRequest, packSearchTokens, withSealedParts, type BlindIndexSource, type CaptureParts, type EnvelopeSealer } from "@whc/sealing";
+import { capturedSummaryJson } from "@whc/api-model/present";
 import type { CaptureBus } from "@whc/ports";
 import { isUuid } from "@whc/ids";
 import { discardBody, LINGER_MS, NOT_FOUND, reply } from "./answer.js";
@@ -14,7 +14,7 @@ import { createBurstCollector, createReleaseCollector } from "./collect.js";
 import type { Appended, AppendBatcher } from "./batcher.js";
 
 type Stored = Exclude<Appended, { endpointMissing: true }>;
-import { captureEvent, withSealedCapture, type Capture } from "./capture.js";
+import { captureEvent, type Capture } from "./capture.js";
 import { planReply, recordPlan, renderReply, sendAnswer, type ReplyPlan, type ReplyRequest } from "./reply-plan.js";
 import type { EndpointCache, IngestEndpoint } from "./endpoint-cache.js";
 import type { IngestMetrics } from "./metrics.js";
@@ -266,26 +266,27 @@ type Pending =
   | { found: IngestEndpoint; proxy: Forwarding };
 
 function captureBody(s: Surface, c: Capture, found: IngestEndpoint, body: ReadBody): void {
-  const { event, request: captured, diagnosis } = captureEvent(c, found, body, s.options);
+  const { capture, keepsBody, request: captured, diagnosis } = captureEvent(c, found, body, s.options);
   let pending: Pending | undefined;
   if (body.overLimit) {
     // Refused as too large: only metadata is stored (never forwarded), and ingest's own 413 is the answer.
-    event.diagnosticJson = JSON.stringify({ ...diagnosis, responseSource: "default" });
+    capture.diagnosticJson = JSON.stringify({ ...diagnosis, responseSource: "default" });
   } else if (found.forwarding?.mode === "proxy") {
     // The destination answers, not the endpoint's response configuration; what it answered
     // is the forward's attempt, recorded by replay after this commit.
-    withForward(event, found.forwarding, c.rest);
-    event.responseCode = 0;
-    event.diagnosticJson = JSON.stringify({ ...diagnosis, responseSource: "proxy" });
+    withForward(capture, found.forwarding, c.rest);
+    capture.responseCode = 0;
+    capture.diagnosticJson = JSON.stringify({ ...diagnosis, responseSource: "proxy" });
     pending = { found, proxy: found.forwarding };
   } else {
-    if (found.forwarding) withForward(event, found.forwarding, c.rest);
-    const request: ReplyRequest = { method: event.method, path: c.rest, headers: captured.headers, body: body.whole, eventType: event.canonicalEventType };
+    if (found.forwarding) withForward(capture, found.forwarding, c.rest);
+    const request: ReplyRequest = { method: capture.method, path: c.rest, headers: captured.headers, body: body.whole, eventType: capture.canonicalEventType };
     const reply = planReply(found, request);
-    recordPlan(event, found, reply, diagnosis);
+    recordPlan(capture, found, reply, diagnosis);
     pending = { found, reply, request };
   }
-  sealThenCommit(s, c, event, { request: packRequest(captured), body: event.bodyStored ? body.kept : undefined, forwardTarget: event.forward?.target }, pending);
+  const parts: CaptureParts = { request: packRequest(captured), body: keepsBody ? body.kept : undefined, forwardTarget: capture.forwardTarget || undefined };
+  sealThenCommit(s, c, capture, parts, pending);
 }
 
 /**
@@ -293,20 +294,20 @@ function captureBody(s: Surface, c: Capture, found: IngestEndpoint, body: ReadBo
  * forward target (it may carry the sub-path and query) under one data key, and indexes the
  * body's words; then commits.
  */
-function sealThenCommit(s: Surface, c: Capture, event: Event, parts: CaptureParts, pending: Pending | undefined): void {
+function sealThenCommit(s: Surface, c: Capture, capture: CapturedEvent, parts: CaptureParts, pending: Pending | undefined): void {
   const { sealer, blindIndex } = s.deps;
   const kept = parts.body;
   const sealed = sealer.sealCaptureNow(c.endpointId, parts);
   const indexer = kept === undefined ? noIndex : blindIndex.current();
   if (sealed && indexer) {
-    withSealedCapture(event, sealed, kept === undefined ? [] : indexer(kept));
-    return commit(s, c, event, pending);
+    withSealedParts(capture, sealed, kept === undefined ? NO_TOKENS : packSearchTokens(indexer(kept)));
+    return commit(s, c, capture, pending);
   }
   // A data key or the blind-index key is still to be fetched from the crypto service.
   Promise.all([sealed ?? sealer.sealCapture(c.endpointId, parts), indexer ?? blindIndex()]).then(
     ([done, index]) => {
-      withSealedCapture(event, done, kept === undefined ? [] : index(kept));
-      commit(s, c, event, pending);
+      withSealedParts(capture, done, kept === undefined ? NO_TOKENS : packSearchTokens(index(kept)));
+      commit(s, c, capture, pending);
     },
     (err: unknown) => failed(s, c, err),
   );
@@ -314,14 +315,15 @@ function sealThenCommit(s: Surface, c: Capture, event: Event, parts: CapturePart
 
 /** A metadata-only capture has no words to index: it waits for no blind-index key. */
 const noIndex = (): Uint8Array[] => [];
+const NO_TOKENS = new Uint8Array(0);
 
 /**
  * The sender is answered from the batch's callback, once the catalog has made it durable.
  * Without `pending` the body was over the inbound limit: only its metadata is stored, and 413.
  */
-function commit(s: Surface, c: Capture, event: Event, pending: Pending | undefined): void {
+function commit(s: Surface, c: Capture, capture: CapturedEvent, pending: Pending | undefined): void {
   const overLimit = pending === undefined;
-  s.deps.batcher.appendThen(event, (err, appended) => {
+  s.deps.batcher.appendThen(capture, (err, appended) => {
     if (err || !appended) return failed(s, c, err);
     if (appended.endpointMissing) {
       // Deleted after this capture found it (a cached lookup, or a delete racing the
@@ -332,24 +334,22 @@ function commit(s: Surface, c: Capture, event: Event, pending: Pending | undefin
       return;
     }
     // A sequence's status is the one the catalog stored for the capture's place in it.
-    event.responseCode = appended.responseCode || event.responseCode;
-    notify(s, event, appended);
-    answerStored(s, c, event, appended, pending);
+    capture.responseCode = appended.responseCode || capture.responseCode;
+    notify(s, capture, appended);
+    answerStored(s, c, capture, appended, pending);
   });
 }
 
-function notify(s: Surface, event: Event, appended: Exclude<Appended, { endpointMissing: true }>): void {
+function notify(s: Surface, capture: CapturedEvent, stored: Stored): void {
   try {
-    event.id = appended.id;
-    event.receivedAtMs = BigInt(appended.receivedAtMs);
-    s.deps.bus.publishCapture({ accountId: event.accountId, endpointId: event.endpointId, summary: eventSummaryJson(event) });
+    s.deps.bus.publishCapture({ accountId: capture.accountId, endpointId: capture.endpointId, summary: capturedSummaryJson(capture, stored) });
   } catch (e) {
     // Stored: the sender gets its 2xx whatever happens to the notification.
     s.logger.warn({ err: e }, "capture notification failed");
   }
 }
 
-function answerStored(s: Surface, c: Capture, event: Event, stored: Stored, pending: Pending | undefined): void {
+function answerStored(s: Surface, c: Capture, event: CapturedEvent, stored: Stored, pending: Pending | undefined): void {
   if (!pending) {
     s.metrics.answered("too_large");
     reply(c.res, 413, { ok: false, error: "payload_too_large", id: stored.id }, { connection: "close" });
@@ -382,7 +382,7 @@ function wakeOutbox(s: Surface): void {
  * attempt record), and the sender gets what the destination answered, or 502/504
  * forward_failed. The capture is stored whatever happens here.
  */
-function proxy(s: Surface, c: Capture, event: Event, stored: Stored, forwarding: Forwarding): void {
+function proxy(s: Surface, c: Capture, event: CapturedEvent, stored: Stored, forwarding: Forwarding): void {
   // The body is stored and no longer held here: the wait for the destination holds no budget.
   c.reservation?.release();
   const request = {
@@ -407,7 +407,7 @@ function proxy(s: Surface, c: Capture, event: Event, stored: Stored, forwarding:
  * status actually sent) and, for a failure, forward_failed as its responseSource. The sender
  * does not wait for that write; if it fails, the event keeps responseCode 0 and the log says so.
  */
-function answerProxied(s: Surface, c: Capture, event: Event, eventId: string, answer: ProxyAnswer): void {
+function answerProxied(s: Surface, c: Capture, event: CapturedEvent, eventId: string, answer: ProxyAnswer): void {
   const sent = sendProxyAnswer(c.res, answer);
   s.metrics.proxied(event.provider, event.verification, sent.failure === undefined ? "proxied" : "forward_failed");
   const ref = { accountId: event.accountId, endpointId: event.endpointId, eventId };

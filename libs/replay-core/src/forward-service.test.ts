@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { openCapture } from "@whc/sealing";
 import { Code, createClient } from "@connectrpc/connect";
 import { ReplayService, type Endpoint } from "@whc/contracts";
-import { expectFailure } from "@whc/testing";
+import { appendCaptures, expectFailure } from "@whc/testing";
 import { createReplayService } from "./service.js";
 import { runCleanups, serve, startBackends, startTarget, valuesOf, type Backends } from "./test-harness.js";
 
@@ -27,25 +28,7 @@ async function startService(options: { allowPrivateTargets?: boolean } = {}) {
 /** A captured event of an endpoint (not in the outbox: these attempts are direct). */
 async function captured(b: Backends, endpoint: Endpoint, path = "/sub?q=1") {
   const body = Buffer.from('{"id":"evt_1"}');
-  const { events } = await b.catalog.appendEvents({
-    events: [
-      {
-        accountId: endpoint.accountId,
-        endpointId: endpoint.id,
-        method: "POST",
-        path,
-        headers: [{ name: "Content-Type", value: "application/json" }],
-        remoteIp: "203.0.113.5",
-        provider: "generic",
-        verification: "unverified",
-        responseCode: 200,
-        truncated: false,
-        originalSizeBytes: BigInt(body.length),
-        bodyStored: true,
-        body: await b.sealer.seal(endpoint.id, body),
-      },
-    ],
-  });
+  const events = await appendCaptures(b.catalog, b.sealer, [{ accountId: endpoint.accountId, endpointId: endpoint.id, path, body }]);
   return { accountId: endpoint.accountId, endpointId: endpoint.id, eventId: events[0]!.id };
 }
 
@@ -66,7 +49,7 @@ describe("ForwardEvent", () => {
     expect(destination.received[0]!.url).toBe("/hooks/sub?q=1");
     expect(valuesOf(destination.received[0]!.headers, "x-whc-attempt")).toEqual(["1"]);
 
-    const { event } = await b.catalog.getEvent({ ...ref, markRead: false });
+    const { event } = await openCapture(b.deps.opener, (await b.catalog.getEvent({ ...ref, markRead: false })).event!);
     expect(event!.forward).toMatchObject({ state: "delivered", target: `${destination.url}/hooks/sub?q=1` });
     expect(event!.forward!.attempts.map((a) => [a.n, a.trigger, a.status])).toEqual([[1, "manual", 202]]);
     // A second manual attempt takes the next number.
@@ -83,7 +66,7 @@ describe("ForwardEvent", () => {
     const { attempt } = await replay.forwardEvent({ ...ref, trigger: "initial", maxResponseBytes: 1024 * 1024 });
     expect(attempt).toMatchObject({ trigger: "initial", status: 200, bodyTruncated: false });
     expect(Buffer.from(attempt!.body).equals(big)).toBe(true);
-    const { event } = await b.catalog.getEvent({ ...ref, markRead: false });
+    const { event } = await openCapture(b.deps.opener, (await b.catalog.getEvent({ ...ref, markRead: false })).event!);
     const recorded = event!.forward!.attempts[0]!;
     expect(recorded.bodyTruncated).toBe(true);
     const opened = await b.opener.open(ref.endpointId, recorded.body!);
@@ -123,7 +106,7 @@ describe("RecordClientAttempt", () => {
     });
     expect(attempt).toMatchObject({ n: 1, trigger: "cli", status: 200, error: "", state: "delivered", durationMs: 12n });
 
-    const { event } = await b.catalog.getEvent({ ...ref, markRead: false });
+    const { event } = await openCapture(b.deps.opener, (await b.catalog.getEvent({ ...ref, markRead: false })).event!);
     expect(event!.forward).toMatchObject({ state: "delivered", target: "http://localhost:3000/webhooks/sub?q=1" });
     const recorded = event!.forward!.attempts[0]!;
     expect(recorded).toMatchObject({ n: 1, trigger: "cli", status: 200, url: "http://localhost:3000/webhooks/sub?q=1", durationMs: 12n });

@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { openCapture } from "@whc/sealing";
+import { appendCaptures } from "@whc/testing";
 import type { Interceptor } from "@connectrpc/connect";
 import Stripe from "stripe";
 import type { Endpoint, Event } from "@whc/contracts";
@@ -26,27 +28,19 @@ interface RelayInput {
 async function relayCapture(b: Backends, endpoint: Endpoint, input: RelayInput = {}) {
   const body = input.body ?? Buffer.from('{"hello":"world"}');
   const settings = JSON.parse(endpoint.forwardJson) as { url: string };
-  const { events } = await b.catalog.appendEvents({
-    events: [
-      {
-        accountId: endpoint.accountId,
-        endpointId: endpoint.id,
-        method: input.method ?? "POST",
-        path: input.path ?? "",
-        headers: (input.headers ?? [["Content-Type", "application/json"]]).map(([name, value]) => ({ name, value })),
-        remoteIp: "203.0.113.5",
-        provider: input.provider ?? endpoint.provider,
-        verification: "unverified",
-        responseCode: 200,
-        truncated: false,
-        originalSizeBytes: BigInt(body.length),
-        bodyStored: true,
-        body: await b.sealer.seal(endpoint.id, body),
-        forward: { state: "pending", target: settings.url + (input.path ?? "") },
-        forwardScheduled: true,
-      },
-    ],
-  });
+  const events = await appendCaptures(b.catalog, b.sealer, [
+    {
+      accountId: endpoint.accountId,
+      endpointId: endpoint.id,
+      ...(input.method ? { method: input.method } : {}),
+      path: input.path ?? "",
+      ...(input.headers ? { headers: input.headers } : {}),
+      provider: input.provider ?? endpoint.provider,
+      body,
+      forwardTarget: settings.url + (input.path ?? ""),
+      forwardScheduled: true,
+    },
+  ]);
   return { accountId: endpoint.accountId, endpointId: endpoint.id, eventId: events[0]!.id };
 }
 
@@ -66,7 +60,9 @@ function startForwarder(b: Backends, options: Partial<ForwarderOptions> = {}, no
 
 type Ref = { accountId: string; endpointId: string; eventId: string };
 
-const eventOf = async (b: Backends, ref: Ref): Promise<Event> => (await b.catalog.getEvent({ ...ref, markRead: false })).event!;
+/** The stored event as a reader sees it: its request and its forward's URLs opened. */
+const eventOf = async (b: Backends, ref: Ref): Promise<Event> =>
+  (await openCapture(b.deps.opener, (await b.catalog.getEvent({ ...ref, markRead: false })).event!)).event;
 
 /** Waits until the delivery left `pending` (or `until` holds) and answers the event. */
 async function settled(b: Backends, ref: Ref, until: (e: Event) => boolean = (e) => e.forward?.state !== "pending") {
@@ -90,6 +86,32 @@ function statuses(...list: number[]) {
 }
 
 describe("the relay outbox worker", () => {
+  it("makes three catalog calls per attempt: the claim, LoadDelivery (event and destination in one call), the record", async () => {
+    const calls: string[] = [];
+    const counting: Interceptor = (next) => async (req) => {
+      calls.push(req.method.name);
+      return next(req);
+    };
+    const b = await startBackends({ catalogInterceptors: [counting] });
+    const destination = await statuses(500, 200);
+    const ep = await relayEndpoint(b, { url: `${destination.url}/hooks` });
+    const ref = await relayCapture(b, ep);
+    calls.length = 0;
+    const forwarder = startForwarder(b);
+    // Waited for without reading the catalog, so every call counted is the worker's; stop()
+    // returns once the attempts in flight are recorded.
+    await vi.waitFor(() => expect(destination.received).toHaveLength(2), { timeout: 15_000, interval: 20 });
+    await forwarder.stop();
+    const count = (method: string) => calls.filter((m) => m === method).length;
+    // Two attempts (500, then 200): each loaded once and recorded once; nothing else read.
+    expect(count("LoadDelivery")).toBe(2);
+    expect(count("RecordForwardAttempt")).toBe(2);
+    expect(calls.filter((m) => !["ClaimDeliveries", "LoadDelivery", "RecordForwardAttempt"].includes(m))).toEqual([]);
+    // Each attempt was handed out by a claim (claims that found nothing due are polls, not attempts).
+    expect(count("ClaimDeliveries")).toBeGreaterThanOrEqual(2);
+    expect((await settled(b, ref)).forward?.state).toBe("delivered");
+  });
+
   it("retries 500, 500 then delivers on 200: attempts 1, 2, 3 (initial, retry, retry), numbered and identified", async () => {
     const b = await startBackends();
     const destination = await statuses(500, 500, 200);

@@ -29,7 +29,7 @@ import { AppError } from "@whc/errors";
 import { createMemoryLeases } from "@whc/messaging";
 import { createPeerTransport, createServiceClient, serveH2c } from "@whc/rpc";
 import { createEnvelopeOpener, createEnvelopeSealer } from "@whc/sealing";
-import { expectFailure, tempDir } from "@whc/testing";
+import { appendCaptures, expectFailure, tempDir } from "@whc/testing";
 import { createReplayService, type ReplayServiceDeps, type ReplayServiceOptions } from "./service.js";
 import { logger, onCleanup, refusingPort, runCleanups, serve, startTarget, valuesOf } from "./test-harness.js";
 
@@ -132,25 +132,19 @@ async function startReplay(options: HarnessOptions = {}) {
       },
     });
     const body = input.body ?? Buffer.from('{"hello":"world"}');
-    const { events } = await catalog.appendEvents({
-      events: [
-        {
-          accountId,
-          endpointId: endpoint!.id,
-          method: input.method ?? "POST",
-          path: "/",
-          headers: (input.headers ?? [["Content-Type", "application/json"]]).map(([name, value]) => ({ name, value })),
-          remoteIp: "203.0.113.5",
-          provider: endpoint!.provider,
-          verification: "unverified",
-          responseCode: 200,
-          truncated: input.truncated ?? false,
-          originalSizeBytes: BigInt(body.length),
-          bodyStored: !input.metadataOnly,
-          ...(input.metadataOnly ? {} : { body: await sealer.seal(endpoint!.id, body) }),
-        },
-      ],
-    });
+    const events = await appendCaptures(catalog, sealer, [
+      {
+        accountId,
+        endpointId: endpoint!.id,
+        method: input.method ?? "POST",
+        path: "/",
+        headers: input.headers ?? [["Content-Type", "application/json"]],
+        provider: endpoint!.provider,
+        truncated: input.truncated ?? false,
+        originalSizeBytes: body.length,
+        body: input.metadataOnly ? undefined : body,
+      },
+    ]);
     return { accountId, endpointId: endpoint!.id, eventId: events[0]!.id };
   }
 

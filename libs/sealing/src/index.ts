@@ -11,3 +11,4 @@ export { createEnvelopeSealer, createEnvelopeOpener, createBlindIndexSource, sea
 export type { EnvelopeSealer, EnvelopeOpener, SealedBodyParts, SealedCapture, CaptureParts, SealedPart, SealerOptions, OpenResult, BlindIndexSource } from "./envelope.js";
 export { packRequest, unpackRequest, openCapture, sealUrlFor } from "./request-envelope.js";
 export type { CapturedRequest, CaptureDecryption, OpenedCapture, RequestHeaderPair } from "./request-envelope.js";
+export { withSealedParts } from "./capture.js";

@@ -3,6 +3,7 @@
 // cursor, a filtered page and a search, and the process RSS. Figures, not assertions.
 //   npx tsx --tsconfig tsconfig.base.json tools/bench/catalog/run.ts [events] [dataDir]
 import { randomBytes, createHash } from "node:crypto";
+import { packSearchTokens } from "@whc/sealing";
 import path from "node:path";
 import { rmSync, statSync, readdirSync } from "node:fs";
 import os from "node:os";
@@ -48,7 +49,7 @@ function event(accountId: string, endpointId: string, i: number): NewEvent {
     truncated: false,
     originalSizeBytes: 1500,
     body: i % 100 === 99 ? undefined : { ciphertext, wrappedKey: randomBytes(60), keyId: "k1" },
-    searchTokens: i % 100 === 99 ? [] : [...words].map((w) => tokens[w]!),
+    searchTokens: packSearchTokens(i % 100 === 99 ? [] : [...words].map((w) => tokens[w]!)),
     diagnosticJson: "{}",
     forwardedResponseJson: "{}",
   };

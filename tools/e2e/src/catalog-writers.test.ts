@@ -66,17 +66,17 @@ async function startWriters(store: "sqlite" | "mongodb"): Promise<Writers> {
 }
 
 /** A metadata-only capture: what is stored does not matter here, only its stamp. */
+/** A metadata-only capture in the form ingest appends (its size tells the captures apart; nothing here is sealed). */
 function capture(endpoint: Endpoint, n: number) {
   return {
     accountId: endpoint.accountId,
     endpointId: endpoint.id,
     method: "POST",
-    path: `/n/${n}`,
     remoteIp: "203.0.113.9",
     provider: "generic",
     verification: "unverified",
     responseCode: 200,
-    originalSizeBytes: 0n,
+    originalSizeBytes: BigInt(n),
     diagnosticJson: "{}",
     forwardedResponseJson: "{}",
   };
@@ -153,7 +153,7 @@ function writersSuite(store: "sqlite" | "mongodb"): void {
           for (const round of rounds) {
             const answers = await Promise.all(
               round.map(({ size, writer }) =>
-                writers.catalogs[writer]!.appendEvents({ events: Array.from({ length: size }, () => capture(endpoint!, n++)) }),
+                writers.catalogs[writer]!.appendEvents({ captures: Array.from({ length: size }, () => capture(endpoint!, n++)) }),
               ),
             );
             for (const { events } of answers) appended.push(...events.map((e) => e.id));
@@ -179,7 +179,7 @@ function writersSuite(store: "sqlite" | "mongodb"): void {
     });
     const answered = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
-        (i % 2 ? a! : b!).appendEvents({ events: [{ ...capture(endpoint!, i), sequenceStatuses: [500, 200] }] }),
+        (i % 2 ? a! : b!).appendEvents({ captures: [{ ...capture(endpoint!, i), sequenceStatuses: [500, 200] }] }),
       ),
     );
     const indexes = answered.map(({ events }) => Number(events[0]!.sequenceIndex)).sort((x, y) => x - y);

@@ -10,13 +10,13 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import type { EventDetailJson } from "@whc/api-model";
 import { createCatalogService } from "@whc/catalog-core";
 import { openSqliteStore } from "@whc/catalog-sqlite";
-import { CatalogService, CryptoService, EndpointSchema, EventSchema, type Event } from "@whc/contracts";
+import { CatalogService, CryptoService, EndpointSchema } from "@whc/contracts";
 import { createCryptoService, createKeyRing } from "@whc/crypto-core";
 import { generateApiKey, hashApiKey, keyPrefix } from "@whc/identity";
 import { createLogger } from "@whc/logging";
 import { createInMemoryTransport, createServiceClient } from "@whc/rpc";
-import { createEnvelopeSealer, packRequest } from "@whc/sealing";
-import { buildApps, startAllInOne, tempDir, type RunningProcess } from "@whc/testing";
+import { createEnvelopeSealer } from "@whc/sealing";
+import { appendCaptures, buildApps, startAllInOne, tempDir, type CaptureInput, type RunningProcess } from "@whc/testing";
 import { CLUSTER_KEY, startCluster, type Cluster } from "./cluster.js";
 
 /**
@@ -142,30 +142,20 @@ async function seedStore(dataDir: string, masterKey: Buffer, blindKey: Buffer, c
     const endpointId = endpoint!.id;
     let mark = "";
     for (let from = 0; from < count; from += 1000) {
-      const events: Event[] = [];
+      // Sealed and sent as ingest sends a capture (appendCaptures): the packed request and the body under one data key.
+      const inputs: CaptureInput[] = [];
       for (let n = from; n < Math.min(from + 1000, count); n++) {
-        const body = seededBody(n);
-        // Sealed as ingest seals a capture (ADR 0009): the packed request and the body under one data key.
-        const request = packRequest({ path: `/seed?n=${n}`, headers: [["content-type", "application/json"]] });
-        const sealed = await sealer.sealCapture(endpointId, { request, body });
-        events.push(
-          create(EventSchema, {
-            accountId: apiKey!.accountId,
-            endpointId,
-            method: "POST",
-            remoteIp: "127.0.0.1",
-            provider: "generic",
-            verification: "unverified",
-            responseCode: 200,
-            originalSizeBytes: BigInt(body.length),
-            bodyStored: true,
-            sealedRequest: { $typeName: "webhookcapture.catalog.v1.SealedBody", ...sealed.request },
-            body: { $typeName: "webhookcapture.catalog.v1.SealedBody", ...sealed.body! },
-          }),
-        );
+        inputs.push({
+          accountId: apiKey!.accountId,
+          endpointId,
+          path: `/seed?n=${n}`,
+          headers: [["content-type", "application/json"]],
+          remoteIp: "127.0.0.1",
+          body: seededBody(n),
+        });
       }
-      const appended = await catalog.appendEvents({ events });
-      const marked = appended.events[markAt - from];
+      const appended = await appendCaptures(catalog, sealer, inputs);
+      const marked = appended[markAt - from];
       if (marked) mark = new Date(Number(marked.receivedAtMs)).toISOString();
     }
     return { key, endpointId, mark };

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Endpoint, Event, Forward, Header } from "@whc/contracts";
+import type { CapturedEvent, Endpoint, Event, Forward, Header } from "@whc/contracts";
 import {
   endpointResponseConfig,
   destinationSettings,
@@ -109,6 +109,29 @@ export function eventSummaryJson(e: Event, options: { knownKeyIds?: ReadonlySet<
     decryption,
     ...(e.forward ? { forwardState: e.forward.state as EventSummaryJson["forwardState"] } : {}),
     ...(options.search ? { searchMatchedTruncated: e.truncated } : {}),
+  };
+}
+
+/**
+ * The summary of a capture just stored, as ingest notifies it (design §6): the same shape as
+ * eventSummaryJson gives for the stored event, from the message ingest appended and the stamp
+ * the catalog gave it. A capture is unread, and a forwarded one starts pending.
+ */
+export function capturedSummaryJson(c: CapturedEvent, stamp: { id: string; receivedAtMs: number }): EventSummaryJson {
+  return {
+    id: stamp.id,
+    endpointId: c.endpointId,
+    receivedAt: isoTime(stamp.receivedAtMs),
+    method: c.method,
+    ...(c.canonicalEventType ? { canonicalEventType: c.canonicalEventType } : {}),
+    provider: c.provider,
+    verification: c.verification,
+    ...(c.verificationFailureReason ? { verificationFailureReason: c.verificationFailureReason } : {}),
+    responseCode: c.responseCode,
+    truncated: c.truncated,
+    originalSizeBytes: Number(c.originalSizeBytes),
+    decryption: c.body === undefined ? "metadata_only" : "ok",
+    ...(c.forwardTarget ? { forwardState: "pending" } : {}),
   };
 }
 

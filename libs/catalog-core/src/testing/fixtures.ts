@@ -1,4 +1,5 @@
 import { randomUUID, createHash } from "node:crypto";
+import { packSearchTokens } from "@whc/sealing";
 import type { EndpointRecord, AttemptRecord, NewEvent } from "../types.js";
 import { newId } from "../ids.js";
 
@@ -62,7 +63,7 @@ export function eventFixture(
     truncated: false,
     originalSizeBytes: 10,
     body: { ciphertext: new Uint8Array([1, 2, 3, 0, 255]), wrappedKey: new Uint8Array([9, 9]), keyId: "k1" },
-    searchTokens: words.map(token),
+    searchTokens: packSearchTokens(words.map(token)),
     diagnosticJson: "{}",
     forwardedResponseJson: "{}",
     ...rest,
