@@ -21,7 +21,7 @@ import { forwardingRoutes } from "./routes/v1/forwarding.js";
 export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions, metrics = createMetrics()): Route[] {
   let document: Record<string, unknown> | undefined;
   const routes: Route[] = [
-    ...systemRoutes(deps, () => (document ??= buildOpenApiDocument(routes)), async () => {
+    ...systemRoutes(deps, () => (document ??= buildOpenApiDocument(routes, options)), async () => {
       const [own, extra] = await Promise.all([metrics.registry.metrics(), options.extraMetrics?.() ?? ""]);
       return { type: metrics.registry.contentType, text: extra ? `${own.trimEnd()}\n${extra}` : own };
     }),

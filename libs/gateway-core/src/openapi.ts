@@ -1,5 +1,7 @@
 import { z } from "zod";
 import {
+  captureAck,
+  captureRefusal,
   curlExport,
   endpoint,
   endpointList,
@@ -8,6 +10,7 @@ import {
   eventList,
   eventSummary,
   forwardAttempt,
+  forwardFailure,
   health,
   providerInfo,
   providerList,
@@ -16,6 +19,8 @@ import {
   replayResult,
 } from "@whc/api-model";
 import { errorTable } from "./errors-table.js";
+import { receivingPaths } from "./openapi-receiving.js";
+import { TAGS } from "./openapi-tags.js";
 import { pathParams, type Route } from "./route.js";
 import { RATE_LIMIT_HEADERS } from "./routes/v1/event-actions.js";
 import { createEndpointBody, updateEndpointBody } from "./routes/v1/endpoints.js";
@@ -23,40 +28,175 @@ import { redeliverBody } from "./routes/v1/forwarding.js";
 
 /**
  * The OpenAPI 3.1 document, generated from the route table and the zod schemas of
- * @whc/api-model that validate requests and type answers: one source for both.
+ * @whc/api-model that validate requests and type answers: one source for both. Each route
+ * entry carries its own summary, description and tags; what is said here once is what every
+ * operation shares (components, errors, path ids, the servers). docs/adr/0040.
  */
 type Json = Record<string, unknown>;
 
-/** Named components. Requests keep their `required` lists; so do error replies and extensions. */
-const REQUESTS = new Map<z.ZodType, string>([
-  [createEndpointBody, "CreateEndpointRequest"],
-  [updateEndpointBody, "UpdateEndpointRequest"],
-  [replayRequest, "ReplayRequest"],
-  [redeliverBody, "RedeliverRequest"],
-  [recordAttemptRequest, "RecordAttemptRequest"],
+/** A named component: its schema, what it is, and examples where one is cheap to keep true. */
+interface Component {
+  id: string;
+  description: string;
+  examples?: unknown[];
+}
+
+const EVENT_ID_EXAMPLE = "019a6b2e-5c3d-7e41-9a2b-3c4d5e6f7a8b";
+const ENDPOINT_ID_EXAMPLE = "019a6b2d-1f00-7c3a-8e5d-2a1b3c4d5e6f";
+
+/** Requests keep their `required` lists; so do error replies and extensions. */
+const REQUESTS = new Map<z.ZodType, Component>([
+  [
+    createEndpointBody,
+    {
+      id: "CreateEndpointRequest",
+      description: "The body of `POST /v1/endpoints`. Every field is optional; a field the API does not know is refused (`validation_failed`, `reason: unknown`).",
+      examples: [{ slug: "stripe-prod", displayName: "Stripe (production)", provider: "stripe", secret: "whsec_5f8a2c1e9b7d4f3a" }],
+    },
+  ],
+  [
+    updateEndpointBody,
+    {
+      id: "UpdateEndpointRequest",
+      description: "The body of `PATCH /v1/endpoints/{id}`: a field given replaces the stored one, `null` removes `secret`, `response` or `forward`, and `slug` cannot change.",
+      examples: [{ status: "paused" }],
+    },
+  ],
+  [
+    replayRequest,
+    {
+      id: "ReplayRequest",
+      description: "Where to send the event again, and whether to send it as captured (`exact`) or re-signed with `target_secret` (`resign`).",
+      examples: [{ target_url: "https://staging.example.com/webhooks/stripe", mode: "resign", target_secret: "whsec_staging" }],
+    },
+  ],
+  [redeliverBody, { id: "RedeliverRequest", description: "Redeliver takes no field: send no body, or `{}`." }],
+  [
+    recordAttemptRequest,
+    {
+      id: "RecordAttemptRequest",
+      description: "An attempt a client made itself: exactly one of `status` (the destination answered) and `error` (it did not).",
+    },
+  ],
 ]);
-const RESPONSES = new Map<z.ZodType, string>([
-  [endpoint, "Endpoint"],
-  [endpointList, "EndpointList"],
-  [eventSummary, "EventSummary"],
-  [eventList, "EventList"],
-  [eventDetail, "EventDetail"],
-  [curlExport, "CurlExport"],
-  [replayResult, "ReplayResult"],
-  [forwardAttempt, "ForwardAttempt"],
-  [errorReply, "ErrorReply"],
-  [health, "Health"],
-  [providerInfo, "ProviderInfo"],
-  [providerList, "ProviderList"],
+
+const RESPONSES = new Map<z.ZodType, Component>([
+  [
+    endpoint,
+    {
+      id: "Endpoint",
+      description: "A receiving endpoint: senders call its `webhookUrl`, and every request they send becomes one of its events.",
+      examples: [
+        {
+          id: ENDPOINT_ID_EXAMPLE,
+          slug: "stripe-prod",
+          displayName: "Stripe (production)",
+          webhookUrl: `https://hooks.example.com/h/${ENDPOINT_ID_EXAMPLE}`,
+          operatingMode: "capture",
+          status: "active",
+          replayFromDashboard: true,
+          replayFromApi: true,
+          provider: "stripe",
+          secretSet: true,
+          source: "api",
+          createdAt: "2026-11-26T09:30:00.000Z",
+          updatedAt: "2026-11-26T09:30:00.000Z",
+          eventCount: 42,
+          lastEventAt: "2026-11-26T10:02:17.412Z",
+          purgedEventCount: 0,
+        },
+      ],
+    },
+  ],
+  [endpointList, { id: "EndpointList", description: "The account's endpoints." }],
+  [
+    eventSummary,
+    {
+      id: "EventSummary",
+      description: "One captured request as lists show it: when it arrived, what it was, what the sender was answered, whether its signature verified.",
+    },
+  ],
+  [
+    eventList,
+    {
+      id: "EventList",
+      description:
+        "A page of events, newest first by (receivedAt, id). `nextBefore`/`nextBeforeId` page to older events (present only when there are some); " +
+        "`nextAfter`/`nextAfterId` poll for newer ones.",
+    },
+  ],
+  [
+    eventDetail,
+    {
+      id: "EventDetail",
+      description:
+        "One captured request whole: the summary's fields, its sub-path and query (`path`), headers, body (decrypted; absent unless `decryption` is `ok`), " +
+        "the sender's address, what ingest diagnosed and, for a forwarded event, its delivery record.",
+    },
+  ],
+  [curlExport, { id: "CurlExport", description: "A one-line bash command that sends the captured request again with curl, and how faithful it is." }],
+  [replayResult, { id: "ReplayResult", description: "What the replay target answered, or why it could not be reached." }],
+  [forwardAttempt, { id: "ForwardAttempt", description: "One attempt to deliver an event to its endpoint's forward destination, and what the destination answered." }],
+  [
+    errorReply,
+    {
+      id: "ErrorReply",
+      description:
+        "Every error of the gateway: a fixed `error` code and `message`, `details` naming the field and reason for `validation_failed` (`{}` otherwise), " +
+        "and the `requestId` also sent as `X-Request-Id`.",
+      examples: [
+        {
+          error: "validation_failed",
+          message: "The request is not valid.",
+          details: { field: "slug", reason: "pattern" },
+          requestId: "0b6f3c2e-8d4a-4f1b-9c7e-5a2d1e3f4b6c",
+        },
+      ],
+    },
+  ],
+  [
+    health,
+    {
+      id: "Health",
+      description: "Whether the service's dependencies answer: `ok` when every check needed is `ok`.",
+      examples: [{ status: "ok", checks: { catalog: "ok", crypto: "ok", replay: "ok", bus: "ok" } }],
+    },
+  ],
+  [providerInfo, { id: "ProviderInfo", description: "One signature scheme: what it signs, the headers it uses, its timestamp tolerance and the format of its secret." }],
+  [providerList, { id: "ProviderList", description: "The signature schemes endpoints can verify, in detection order." }],
+  [
+    captureAck,
+    {
+      id: "CaptureAck",
+      description: "Ingest's answer to a stored capture when the endpoint configures no other answer.",
+      examples: [{ ok: true, id: EVENT_ID_EXAMPLE }],
+    },
+  ],
+  [
+    captureRefusal,
+    {
+      id: "CaptureRefusal",
+      description: "Ingest's refusals. Nothing is stored, except for `payload_too_large`, whose metadata is stored under `id`.",
+      examples: [{ ok: false, error: "endpoint_paused", message: "This endpoint is paused." }],
+    },
+  ],
+  [
+    forwardFailure,
+    {
+      id: "ForwardFailure",
+      description: "What a `proxy` endpoint's sender gets when the destination could not be reached: the capture is stored all the same.",
+      examples: [{ error: "forward_failed", reason: "connection_refused" }],
+    },
+  ],
 ]);
 
 /** Interface 0.1.0's resources, in which no response field is marked required. */
 const INTERFACE_RESOURCES = new Set(["Endpoint", "EndpointList", "EventSummary", "EventList", "EventDetail", "CurlExport", "ReplayResult"]);
 
-const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
+export const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 
 function idOf(schema: z.ZodType): string {
-  const id = REQUESTS.get(schema) ?? RESPONSES.get(schema);
+  const id = (REQUESTS.get(schema) ?? RESPONSES.get(schema))?.id;
   if (!id) throw new Error("a route names a schema that is not a named component");
   return id;
 }
@@ -71,18 +211,22 @@ function withoutRequired(node: unknown): void {
 
 function components(): Record<string, Json> {
   const registry = z.registry<{ id: string }>();
-  for (const [schema, id] of [...REQUESTS, ...RESPONSES]) registry.add(schema, { id });
+  const all = [...REQUESTS, ...RESPONSES];
+  for (const [schema, { id }] of all) registry.add(schema, { id });
   const out = z.toJSONSchema(registry, {
     io: "input",
     target: "draft-2020-12",
     uri: (id) => `#/components/schemas/${id}`,
     unrepresentable: "any",
   }) as { schemas: Record<string, Json> };
-  const responseIds = new Set(RESPONSES.values());
-  for (const [id, schema] of Object.entries(out.schemas)) {
+  const responseIds = new Set([...RESPONSES.values()].map((c) => c.id));
+  for (const [, { id, description, examples }] of all) {
+    const schema = out.schemas[id]!;
     delete schema.$schema;
     delete schema.$id;
     delete schema.id;
+    schema.description = description;
+    if (examples) schema.examples = examples;
     if (!responseIds.has(id)) continue;
     if (INTERFACE_RESOURCES.has(id)) withoutRequired(schema);
     // Responses are closed too: a field the document does not name is a defect.
@@ -96,12 +240,34 @@ function queryParameters(schema: z.ZodType): Json[] {
   const json = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as { properties: Record<string, Json> };
   return Object.entries(json.properties).map(([name, s]) => {
     const { $schema: _ignored, description, ...clean } = s;
-    return { name, in: "query", required: false, schema: clean, description: description ?? "" };
+    return { name, in: "query", required: false, schema: clean, ...(description ? { description } : {}) };
+  });
+}
+
+/**
+ * Path ids, described by the collection they index (the segment before them): `{id}` in
+ * `/v1/endpoints/{id}` is an endpoint's. A new collection adds its line here.
+ */
+const PATH_IDS: Record<string, string> = {
+  endpoints:
+    "The endpoint's id: a UUID, in either case, as in the Endpoint's `id` (and at the end of its `webhookUrl`). " +
+    "Not a UUID: 400 `validation_failed`; no endpoint of the account has it: 404 `not_found`.",
+  events:
+    "The event's id: a UUID, as in the event list's `id` and in ingest's `{\"ok\":true,\"id\"}` answer. " +
+    "An id that is not one of this endpoint's events is 404 `not_found`.",
+};
+
+function pathParameters(path: string): Json[] {
+  const segments = path.split("/");
+  return pathParams(path).map((name) => {
+    const collection = segments[segments.indexOf(`{${name}}`) - 1] ?? "";
+    const description = PATH_IDS[collection];
+    return { name, in: "path", required: true, schema: { type: "string", format: "uuid" }, ...(description ? { description } : {}) };
   });
 }
 
 const requestIdHeader = {
-  description: "The request reference; equals `requestId` in an error reply.",
+  description: "The request reference, to quote when asking about a request; equals `requestId` in an error reply.",
   schema: { type: "string" },
 };
 
@@ -116,16 +282,23 @@ function errorResponse(description: string, headers: Json = {}): Json {
 /** Every authenticated route can answer these. */
 const COMMON_ERRORS = [401, 404, 405, 500, 503];
 
+/** `code`: its fixed message, for each code the status stands for. */
+function errorCodes(status: number): string {
+  const codes = new Map(Object.values(errorTable).filter((e) => e.status === status).map((e) => [e.code, e.message]));
+  return [...codes].map(([code, message]) => `\`${code}\`: ${message}`).join(" ");
+}
+
 function errors(statuses: number[]): Record<string, Json> {
   const out: Record<string, Json> = {};
   for (const status of [...new Set(statuses)].sort((a, b) => a - b)) {
-    const codes = [...new Set(Object.values(errorTable).filter((e) => e.status === status).map((e) => `\`${e.code}\``))];
     const headers: Json = {};
-    if (status === 401) headers["WWW-Authenticate"] = { schema: { type: "string" }, description: "Bearer" };
+    if (status === 401) headers["WWW-Authenticate"] = { schema: { type: "string" }, description: "`Bearer`: the scheme the API expects." };
     if (status === 405) headers.Allow = { schema: { type: "string" }, description: "The methods the path allows." };
-    if (status === 429) Object.assign(headers, RATE_LIMIT_HEADERS, { "Retry-After": { schema: { type: "integer" } } });
-    if (status === 503) headers["Retry-After"] = { schema: { type: "integer" }, description: "1 for egress capacity, else 5." };
-    out[String(status)] = errorResponse(`Error: ${codes.join(", ")}.`, headers);
+    if (status === 429) {
+      Object.assign(headers, RATE_LIMIT_HEADERS, { "Retry-After": { schema: { type: "integer" }, description: "Seconds until the allowance renews." } });
+    }
+    if (status === 503) headers["Retry-After"] = { schema: { type: "integer" }, description: "Seconds to wait: 1 for egress capacity, else 5." };
+    out[String(status)] = errorResponse(errorCodes(status), headers);
   }
   return out;
 }
@@ -148,6 +321,9 @@ function success(r: Route): Record<string, Json> {
 function operation(r: Route): Json {
   return {
     operationId: r.operationId,
+    summary: r.summary,
+    description: r.description,
+    tags: [...r.tags],
     ...(r.open ? { security: [] } : {}),
     ...(r.extension ? { "x-extension": true } : {}),
     ...(r.query || r.headers ? { parameters: [...(r.query ? queryParameters(r.query) : []), ...(r.headers ?? [])] } : {}),
@@ -164,31 +340,50 @@ function paths(routes: readonly Route[]): Record<string, Json> {
   const out: Record<string, Json> = {};
   for (const r of routes) {
     const item = (out[r.path] ??= {});
-    const params = pathParams(r.path);
-    if (params.length > 0) {
-      item.parameters = params.map((name) => ({ name, in: "path", required: true, schema: { type: "string", format: "uuid" } }));
-    }
+    const params = pathParameters(r.path);
+    if (params.length > 0) item.parameters = params;
     item[r.method.toLowerCase()] = operation(r);
   }
   return out;
 }
 
-export function buildOpenApiDocument(routes: readonly Route[], serverUrl?: string): Json {
+const DESCRIPTION = `Webhook Capture receives webhooks on named endpoints and keeps every request: list, search and long-poll them,
+read one whole with its diagnosis, export them, replay them to another URL, or forward them as they arrive.
+
+**Two surfaces.** This API (\`/v1\`) is how you manage endpoints and read events; it is served by the gateway.
+Webhook senders call an endpoint's \`webhookUrl\` instead, on the receiving surface served by ingest at its own
+address (the \`receiving\` operations, which name their own server).
+
+**Authentication.** Every \`/v1\` operation needs an API key: \`Authorization: Bearer whc_...\`. A missing, unknown
+or revoked key is 401 \`unauthorized\`. Health, metrics and this document need none.
+
+**Errors.** Every error is JSON: \`{"error": CODE, "message": TEXT, "details": {}, "requestId": ID}\`, one fixed
+message per code; \`validation_failed\` names the offending field (a dotted path into the body, or the query
+parameter) in \`details.field\`, and why in \`details.reason\`. An id of another account's resource is 404, exactly as
+an unknown one. Quote \`requestId\` (also the \`X-Request-Id\` header) when asking about a request.
+
+**Extensions.** Interface 0.1.0 is the contract; operations and fields marked \`x-extension: true\` go beyond it.`;
+
+export interface DocumentOptions {
+  /** WHC_INGEST_PUBLIC_URL: the server of the receiving operations. */
+  ingestPublicUrl: string;
+}
+
+/**
+ * The gateway's server is the relative URL `/`: resolved against the address the document
+ * was fetched from, it is right behind any proxy or TLS front without knowing its name.
+ */
+export function buildOpenApiDocument(routes: readonly Route[], options: DocumentOptions): Json {
   return {
     openapi: "3.1.0",
-    info: {
-      title: "Webhook Capture",
-      version: "0.1.0",
-      description:
-        "Capture inbound webhooks on named endpoints; list, search, tail, read, delete, export as cURL and replay them. " +
-        "Fields marked `x-extension: true` go beyond interface 0.1.0.",
-    },
-    ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
+    info: { title: "Webhook Capture", version: "0.1.0", description: DESCRIPTION },
+    servers: [{ url: "/", description: "The gateway that served this document (a relative URL, resolved against the document's own address)." }],
     security: [{ bearer: [] }],
+    tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
+    paths: { ...paths(routes), ...receivingPaths(options.ingestPublicUrl) },
     components: {
-      securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "An API key: `whc_` and 32+ letters and digits." } },
+      securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "An API key: `whc_` and 32 or more letters and digits." } },
       schemas: components(),
     },
-    paths: paths(routes),
   };
 }

@@ -4,6 +4,7 @@ import type { z } from "zod";
 import { uuid } from "@whc/api-model";
 import type { AuthState } from "./middleware/auth.js";
 import { readJsonObject } from "./middleware/json-body.js";
+import type { Tag } from "./openapi-tags.js";
 import { parseOrThrow } from "./validation.js";
 
 type Json = Record<string, unknown>;
@@ -28,6 +29,15 @@ export interface Route<Q extends z.ZodType | undefined = z.ZodType | undefined, 
   /** OpenAPI style: `/v1/endpoints/{id}`; every `{param}` is a UUID. */
   path: string;
   operationId: string;
+  /** One line naming what the operation does: tools list operations by it. */
+  summary: string;
+  /**
+   * What a user learns from (Markdown): what the operation does, what it needs, its notable
+   * errors. The document adds the error codes and the statuses; say when and why.
+   */
+  description: string;
+  /** Where tools group it; the first is its home. */
+  tags: readonly [Tag, ...Tag[]];
   /** Answered without credentials. */
   open?: boolean;
   /** Beyond interface 0.1.0. */

@@ -36,6 +36,9 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
       method: "GET",
       path: "/v1/endpoints",
       operationId: "listEndpoints",
+      summary: "List endpoints",
+      description: "Every endpoint of the account, each with its `webhookUrl`, settings and event counts.",
+      tags: ["endpoints"],
       success: { status: 200, schema: endpointList, description: "The account's endpoints." },
       errors: [],
       async handler(_ctx, { auth }) {
@@ -47,6 +50,17 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
       method: "POST",
       path: "/v1/endpoints",
       operationId: "createEndpoint",
+      summary: "Create an endpoint",
+      description:
+        "Creates an endpoint, ready to receive at once at the `webhookUrl` of the answer; `Location` names the new " +
+        "resource. Every field is optional: `slug` defaults to a random `ep-...`, `displayName` to the slug, " +
+        "`operatingMode` to `capture`, `status` to `active`, `provider` to `generic`. A `secret` turns on signature " +
+        "verification with the provider's scheme (write-only: the Endpoint shows `secretSet`). `relay` and `proxy` need " +
+        "`forward` settings, whose URL the egress guard vets now.\n\n" +
+        "Errors: 409 `slug_taken` when the account already has the slug; 400 `validation_failed` naming the field " +
+        "(`forward` with `reason: required` for a forwarding mode without settings), or `target_not_allowed` for a " +
+        "forward URL the egress guard refuses.",
+      tags: ["endpoints"],
       body: createEndpointBody,
       success: {
         status: 201,
@@ -93,6 +107,10 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
       method: "GET",
       path: "/v1/endpoints/{id}",
       operationId: "getEndpoint",
+      summary: "Get an endpoint",
+      description:
+        "One endpoint of the account, as the list shows it. Another account's endpoint is 404, exactly as an unknown one.",
+      tags: ["endpoints"],
       success: { status: 200, schema: endpoint, description: "The endpoint." },
       errors: [400],
       async handler(_ctx, { auth, params }) {
@@ -104,6 +122,18 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
       method: "PATCH",
       path: "/v1/endpoints/{id}",
       operationId: "updateEndpoint",
+      summary: "Update an endpoint",
+      description:
+        "Changes the fields given and answers the endpoint as updated; ingest applies the change within a second. A field " +
+        "given replaces the stored one; `null` removes `secret`, `response` or `forward` (new `forward` settings without " +
+        "`targetSecret` keep the stored one). A new `secret` leaves the previous one verifying for `WHC_SECRET_GRACE_S` " +
+        "(a day by default), so a provider that switches over gradually is never reported as failing; a `response` given " +
+        "restarts its sequence. `{\"status\": \"paused\"}` pauses the endpoint: ingest then answers its senders 503 and " +
+        "stores nothing.\n\n" +
+        "Errors: 400 `validation_failed` (`slug` given: `reason: immutable`; an unknown field: `reason: unknown`; `relay` " +
+        "or `proxy` left without `forward`: `field: forward`, `reason: required`), or `target_not_allowed` for a forward " +
+        "URL the egress guard refuses.",
+      tags: ["endpoints"],
       extension: true,
       body: updateEndpointBody,
       bodyRequired: true,
@@ -132,6 +162,11 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
       method: "DELETE",
       path: "/v1/endpoints/{id}",
       operationId: "deleteEndpoint",
+      summary: "Delete an endpoint",
+      description:
+        "Deletes the endpoint and every event it holds; its `webhookUrl` answers 404 from then on. A second delete is " +
+        "404.",
+      tags: ["endpoints"],
       success: { status: 204, description: "Deleted, with its events." },
       errors: [400],
       async handler(_ctx, { auth, params }) {

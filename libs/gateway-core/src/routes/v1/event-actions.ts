@@ -29,6 +29,13 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
       method: "GET",
       path: "/v1/endpoints/{endpointId}/events/{eventId}/curl",
       operationId: "exportCurl",
+      summary: "Export an event as a cURL command",
+      description:
+        "One line of bash that sends the captured request again to its `webhookUrl` (sub-path and query included) with " +
+        "its method, headers and body, quoted so that nothing in it can break out. Credentials and signature headers are " +
+        "masked (`[MASKED]`) unless `unmasked=true`; `headersMasked`, `bodyOmitted` and `byteIdentical` say how faithful " +
+        "the command is, and `warnings` says when the captured signature is already older than its provider accepts.",
+      tags: ["events"],
       query: curlQuery,
       success: { status: 200, schema: curlExport, description: "A single-line bash cURL command." },
       errors: [400],
@@ -56,6 +63,19 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
       method: "POST",
       path: "/v1/endpoints/{endpointId}/events/{eventId}/replay",
       operationId: "replayEvent",
+      summary: "Replay an event to a URL",
+      description:
+        "Sends the captured request to `target_url` and answers what the target said. `exact` (the default) sends the " +
+        "captured method, headers and body bytes; `resign` (the default when `target_secret` is given) recomputes the " +
+        "provider's signature headers with `target_secret` and a fresh timestamp, for a target that verifies them. " +
+        "Redirects are answers, never followed; `response_excerpt_base64` holds the first 4 KiB of the answer.\n\n" +
+        "The target must pass the SSRF guard (http or https; public addresses only, unless " +
+        "`WHC_REPLAY_ALLOW_PRIVATE_TARGETS`), and each replay spends one unit of the account's daily allowance (the " +
+        "`RateLimit-*` headers).\n\n" +
+        "Errors: 403 `replay_disabled` when the endpoint's `replayFromApi` is false; 400 `target_not_allowed` (nothing " +
+        "spent); 429 `replay_limit_exceeded`, with `Retry-After` at the next UTC midnight; 503 " +
+        "`egress_capacity_exhausted` when the target's origin has no free egress slot (nothing sent, nothing spent).",
+      tags: ["replay"],
       headers: [
         {
           name: CLIENT_HEADER,

@@ -109,6 +109,15 @@ export function exportRoute(deps: GatewayDeps): Route {
     method: "GET",
     path: "/v1/endpoints/{endpointId}/events/export",
     operationId: "exportEvents",
+    summary: "Export events as NDJSON",
+    description:
+      "Every matching event's full detail (the JSON `GET .../events/{eventId}` answers, bodies decrypted), one per " +
+      "line, **oldest first**, streamed: for backups and moving data (`whc events export` is its client). Takes the " +
+      "list's filters and cursors, not `limit` or `wait`. Reading does not set `readAt`.\n\n" +
+      "A refusal (400, 404, 503) comes before the first line, as a JSON error reply. A failure after it cannot change " +
+      "the status: the connection is closed without the chunked terminator, which HTTP clients report as an error; " +
+      "resume with `after`/`afterId` set to the last line's `receivedAt` and `id`.",
+    tags: ["events"],
     extension: true,
     query: exportEventsQuery,
     success: {

@@ -89,6 +89,17 @@ export function eventRoutes(deps: GatewayDeps, options: GatewayOptions): Route[]
       method: "GET",
       path: "/v1/endpoints/{endpointId}/events",
       operationId: "listEvents",
+      summary: "List an endpoint's events",
+      description:
+        "A page of the endpoint's events, newest first by (`receivedAt`, `id`). Filters combine: `from` and `to` on " +
+        "`receivedAt`, `eventType`, `provider`, `responseCode`, `status` (the signature verdict), `forwardState`, and " +
+        "`search`, which needs every word in the body (metadata-only events cannot match; they are counted in " +
+        "`searchExcludedMetadataOnlyCount`).\n\n" +
+        "Page to older events with `before`/`beforeId` set to the answer's `nextBefore`/`nextBeforeId`; poll for newer " +
+        "ones with `after`/`afterId` set to `nextAfter`/`nextAfterId`. With `wait`, an empty page is held up to that many " +
+        "seconds until a capture arrives: a long poll that tails the endpoint.\n\n" +
+        "Errors: 400 `validation_failed` for a bad or unknown query parameter, or a cursor half without its pair.",
+      tags: ["events"],
       query: listEventsQuery,
       success: { status: 200, schema: eventList, description: "Newest first by (receivedAt, id)." },
       errors: [400],
@@ -119,6 +130,14 @@ export function eventRoutes(deps: GatewayDeps, options: GatewayOptions): Route[]
       method: "GET",
       path: "/v1/endpoints/{endpointId}/events/{eventId}",
       operationId: "getEvent",
+      summary: "Get an event",
+      description:
+        "One captured request whole: its headers (names as sent, repeats grouped), sub-path and query (`path`), body " +
+        "decrypted (UTF-8 text, else base64: see `bodyEncoding`), the sender's address, what ingest diagnosed (the " +
+        "signature checks and the likely cause of a failure, the content type) and, for a forwarded event, its delivery " +
+        "attempts. The first read sets `readAt`. A body whose key has left the key ring reads as `decryption: \"failed\"` " +
+        "rather than failing the request.",
+      tags: ["events"],
       success: { status: 200, schema: eventDetail, description: "The event, body decrypted; sets readAt." },
       errors: [400],
       async handler(_ctx, { auth, params }) {
@@ -131,6 +150,11 @@ export function eventRoutes(deps: GatewayDeps, options: GatewayOptions): Route[]
       method: "DELETE",
       path: "/v1/endpoints/{endpointId}/events/{eventId}",
       operationId: "deleteEvent",
+      summary: "Delete an event",
+      description:
+        "Deletes the event with its body. Idempotent: 204 even when the event is already gone, as long as the endpoint " +
+        "exists.",
+      tags: ["events"],
       success: { status: 204, description: "Deleted (idempotent)." },
       errors: [400],
       async handler(_ctx, { auth, params }) {

@@ -24,6 +24,14 @@ export function forwardingRoutes(deps: GatewayDeps): Route[] {
       method: "POST",
       path: "/v1/endpoints/{endpointId}/events/{eventId}/redeliver",
       operationId: "redeliverEvent",
+      summary: "Redeliver an event to its forward destination",
+      description:
+        "Sends the event to the endpoint's `forward` destination now (trigger `manual`) and answers the attempt, also " +
+        "recorded in the event's `forwardedResponse`. A 2xx makes the delivery `delivered` and takes it out of the retry " +
+        "outbox; any other answer leaves a delivery waiting for a retry as it is, and otherwise marks it `failed`. Works " +
+        "on any endpoint with `forward` settings, `capture` ones included.\n\n" +
+        "Errors: 409 `forward_not_configured` when the endpoint has no `forward` settings.",
+      tags: ["forwarding"],
       extension: true,
       body: redeliverBody,
       success: {
@@ -47,6 +55,13 @@ export function forwardingRoutes(deps: GatewayDeps): Route[] {
       method: "POST",
       path: "/v1/endpoints/{endpointId}/events/{eventId}/attempts",
       operationId: "recordAttempt",
+      summary: "Record a delivery attempt a client made",
+      description:
+        "Records an attempt a client made itself as trigger `cli` in the event's `forwardedResponse`, moving the " +
+        "delivery's state as a redeliver does: `whc listen --forward-to` sends each capture to a local app and reports " +
+        "here what it answered. Give exactly one of `status` (the app answered) and `error` (it did not); the answer's " +
+        "body is kept up to 64 KiB.",
+      tags: ["forwarding"],
       extension: true,
       body: recordAttemptRequest,
       bodyRequired: true,

@@ -1,0 +1,28 @@
+/**
+ * The OpenAPI document's tags, in the order tools list them, each described once here. Every
+ * operation names at least one (a route entry's `tags`); a name not listed here does not
+ * compile.
+ */
+export const TAGS = {
+  endpoints:
+    "Endpoints receive webhooks. Each has a `webhookUrl` on the receiving surface; create one per sender or environment, " +
+    "set a `secret` to have signatures verified, a `response` to choose what senders are answered, and `forward` " +
+    "settings to pass captures on (`operatingMode` `relay` or `proxy`).",
+  events:
+    "Events are the captured requests of one endpoint, newest first: list, filter, search and long-poll them, read one " +
+    "with its headers, decrypted body and diagnosis, export them as NDJSON or one as a cURL command, delete them.",
+  replay:
+    "Replay sends one captured event again to a target URL of your choice, exactly as captured or re-signed with the " +
+    "target's secret. Replays go through the SSRF guard and count against the account's daily allowance.",
+  forwarding:
+    "Forwarding is what `relay` and `proxy` endpoints do with each capture: these operations send an event " +
+    "to the endpoint's destination again now, or record an attempt a client made itself (`whc listen --forward-to`).",
+  system:
+    "Health, metrics, the provider list and this document: what operators, probes and client generators read. " +
+    "Health, metrics and this document need no API key.",
+  receiving:
+    "The receiving surface: what webhook senders call. It is served by ingest at `WHC_INGEST_PUBLIC_URL`, not by the " +
+    "gateway (these operations name their own server), takes any method and needs no API key.",
+} as const;
+
+export type Tag = keyof typeof TAGS;
