@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { FORWARD_ERRORS } from "./values.js";
+import { ATTEMPT_ERRORS } from "./values.js";
 import { uuid } from "./common.js";
 
 /*
@@ -29,7 +29,7 @@ export type CaptureRefusalJson = z.infer<typeof captureRefusal>;
 /** What a proxy endpoint's sender gets when the destination could not be reached (design §11). */
 export const forwardFailure = z.object({
   error: z.literal("forward_failed"),
-  reason: z.enum([...FORWARD_ERRORS, "response_too_large", "service_unavailable"]).meta({
+  reason: z.enum([...ATTEMPT_ERRORS, "response_too_large", "service_unavailable"]).meta({
     description:
       "Why: an attempt `error` (`timeout` is answered 504), `response_too_large` (the answer passed the inbound body limit) " +
       "or `service_unavailable` (the replay service could not be reached).",
