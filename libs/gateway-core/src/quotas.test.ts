@@ -159,4 +159,35 @@ describe("the key's wait long polls (WHC_QUOTA_WAITS_PER_KEY)", () => {
       await Promise.all(polls);
     }
   });
+
+  it("makes the client's follow() wait Retry-After and go on, instead of ending", async () => {
+    const own = await t.account();
+    const ep = await own.api.endpoints.create({});
+    const held = Array.from({ length: WAITS }, () => new AbortController());
+    const polls = held.map((c) => call(own.key, "GET", `/v1/endpoints/${ep.id}/events?wait=30`, undefined, c.signal).catch(() => undefined));
+    const stop = new AbortController();
+    const retries: { code: string; quota: unknown; delayMs: number }[] = [];
+    try {
+      await waitFor(() => t.captureSubscribers() >= WAITS || undefined, { what: "the held polls" });
+      const follow = own.api.follow(ep.id, {
+        signal: stop.signal,
+        waitSeconds: 5,
+        onRetry: (err, delayMs) => {
+          retries.push({ code: err.code, quota: err.details.quota, delayMs });
+          // Throttled once: the held polls end, and a capture arrives.
+          for (const c of held) c.abort();
+        },
+      })[Symbol.asyncIterator]();
+      const next = follow.next();
+      await waitFor(() => retries.length > 0 || undefined, { what: "the throttled poll" });
+      const [appended] = await t.append(own, ep.id, [{ body: "after the wait" }]);
+      t.notify(own, ep.id, [appended!]);
+      expect((await next).value).toMatchObject({ id: appended!.id });
+      expect(retries[0]).toEqual({ code: "quota_exceeded", quota: "waits", delayMs: 1000 });
+    } finally {
+      stop.abort();
+      for (const c of held) c.abort();
+      await Promise.all(polls);
+    }
+  });
 });
