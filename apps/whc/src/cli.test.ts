@@ -5,8 +5,6 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { promisify } from "node:util";
 import path from "node:path";
-import { endpointFixture } from "@whc/catalog-core/testing";
-import { openSqliteStore } from "@whc/catalog-sqlite";
 import { hashApiKey } from "@whc/identity";
 import { buildApps, freePort, startNode, tempDir, waitFor, type RunningProcess } from "@whc/testing";
 
@@ -241,7 +239,9 @@ describe("whc", () => {
 
   it("lists every endpoint over as many pages as it takes, and finds one by slug or id past the first page", async () => {
     await useNewKey("many-endpoints");
-    // Made in the catalog beside the server (as `whc keys` reaches it), not one API call each.
+    // Made in the catalog beside the server (as `whc keys` reaches it), not one API call each;
+    // imported here as keys.ts imports the store: only when needed.
+    const [{ openSqliteStore }, { endpointFixture }] = await Promise.all([import("@whc/catalog-sqlite"), import("@whc/catalog-core/testing")]);
     const store = openSqliteStore({ file: path.join(dir.path, "catalog.db") });
     const ids: string[] = [];
     try {
