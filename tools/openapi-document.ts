@@ -17,7 +17,7 @@ const unwired: GatewayDeps = new Proxy(function unwired() {}, {
 }) as unknown as GatewayDeps;
 
 const { ingestPublicUrl } = loadConfig({ ingestPublicUrl: settings.ingestPublicUrl }, process.env);
-const options = { ingestPublicUrl, replayDailyLimit: 0, waitPollMs: 0 };
+const options = { ingestPublicUrl, replayDailyLimit: 0, waitPollMs: 0, quotas: { apiRps: 0, waitsPerKey: 0 } };
 const text = `${JSON.stringify(buildOpenApiDocument(gatewayRoutes(unwired, options), options), null, 2)}\n`;
 const file = process.argv[2];
 if (file) writeFileSync(file, text);

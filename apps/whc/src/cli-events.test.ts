@@ -174,7 +174,7 @@ describe("whc events export", () => {
   it("exits 4 when the export is cut short, keeping only whole lines and saying where to resume", async () => {
     const lines = [0, 1].map((n) => JSON.stringify({ id: `00000000-0000-4000-8000-00000000000${n}`, receivedAt: `2026-01-01T00:00:0${n}.000Z` }));
     const gateway = http.createServer((req, res) => {
-      if (req.url === "/v1/endpoints") {
+      if (new URL(req.url ?? "/", "http://x").pathname === "/v1/endpoints") {
         res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ items: [{ ...endpoint, slug: "cut" }] }));
         return;
       }

@@ -4,6 +4,8 @@ import { writeFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { promisify } from "node:util";
+import path from "node:path";
+import { hashApiKey } from "@whc/identity";
 import { buildApps, freePort, startNode, tempDir, waitFor, type RunningProcess } from "@whc/testing";
 
 const run = promisify(execFile);
@@ -234,6 +236,30 @@ describe("whc", () => {
     expect(await cli("endpoints", "delete", "rotating")).toBe(`deleted rotating (${created.id}) and its events\n`);
     expect(await cli("endpoints", "list")).not.toContain("rotating");
   });
+
+  it("lists every endpoint over as many pages as it takes, and finds one by slug or id past the first page", async () => {
+    await useNewKey("many-endpoints");
+    // Made in the catalog beside the server (as `whc keys` reaches it), not one API call each;
+    // imported here as keys.ts imports the store: only when needed.
+    const [{ openSqliteStore }, { endpointFixture }] = await Promise.all([import("@whc/catalog-sqlite"), import("@whc/catalog-core/testing")]);
+    const store = openSqliteStore({ file: path.join(dir.path, "catalog.db") });
+    const ids: string[] = [];
+    try {
+      const { accountId } = (await store.findApiKeyByHash(hashApiKey(env.WHC_API_KEY!)))!;
+      for (let i = 0; i < 520; i += 1) ids.push((await store.createEndpoint(endpointFixture(accountId, { slug: `bulk-${i}` }))).id);
+    } finally {
+      await store.close();
+    }
+    const listed = JSON.parse(await cli("--json", "endpoints", "list")) as { id: string }[];
+    expect(listed.map((e) => e.id)).toEqual([...ids].sort());
+    expect((await cli("endpoints", "list")).split("\n").filter((l) => l.includes("bulk-"))).toHaveLength(520);
+    // The last ones sit on the second page of 500: found by slug and by id in every command.
+    expect((JSON.parse(await cli("--json", "endpoints", "get", "bulk-519")) as { id: string }).id).toBe(ids[519]);
+    expect((JSON.parse(await cli("--json", "endpoints", "get", ids[510]!)) as { slug: string }).slug).toBe("bulk-510");
+    expect(await cli("endpoints", "update", "bulk-515", "--pause")).toContain("updated bulk-515");
+    expect(JSON.parse(await cli("events", "list", "bulk-518", "--json"))).toEqual({ items: [] });
+    expect((await cliFailure("endpoints", "get", "bulk-520")).code).toBe(2);
+  }, 60_000);
 
   it("reports API errors with their code and request id", async () => {
     env.WHC_API_KEY = `whc_${"z".repeat(40)}`;

@@ -1,7 +1,7 @@
-import type { CreateEndpointRequest, EndpointJson, EndpointListJson, UpdateEndpointRequest } from "./endpoints.js";
+import type { CreateEndpointRequest, EndpointJson, EndpointListJson, ListEndpointsQueryText, UpdateEndpointRequest } from "./endpoints.js";
 import { NDJSON_MEDIA_TYPE, type EventDetailJson, type EventListJson, type EventSummaryJson, type ExportEventsQueryText, type ListEventsQueryText } from "./events.js";
 import type { CurlExportJson, ReplayRequest, ReplayResultJson } from "./event-actions.js";
-import { CLIENT_HEADER } from "./values.js";
+import { CLIENT_HEADER, ENDPOINT_PAGE_MAX } from "./values.js";
 import type { ProviderListJson } from "./providers.js";
 import type { ForwardAttemptJson, RecordAttemptRequest } from "./forwarding.js";
 
@@ -33,6 +33,15 @@ export class ApiError extends Error {
   /** Worth retrying: no answer, or the service said it is unavailable for now. */
   get transient(): boolean {
     return this.status === 0 || this.status === 502 || this.status === 503 || this.status === 504;
+  }
+  /**
+   * Milliseconds the key must wait after a refusal of its request rate or of one `wait` too
+   * many (429 quota_exceeded with Retry-After); undefined for every other answer.
+   */
+  get throttledForMs(): number | undefined {
+    if (this.status !== 429 || this.code !== "quota_exceeded") return undefined;
+    const seconds = Number(this.headers?.get("retry-after"));
+    return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : undefined;
   }
 }
 
@@ -179,8 +188,34 @@ export function createApiClient(options: ApiClientOptions) {
     return json as T;
   }
 
+  const endpointPage = (query: ListEndpointsQueryText = {}, signal?: AbortSignal) =>
+    request<EndpointListJson>("GET", "/v1/endpoints", { query, signal });
+
+  /** Every page of the account's endpoints in turn, by id ascending, following `nextAfter`. */
+  async function* endpointPages(o: { limit?: number; signal?: AbortSignal } = {}): AsyncGenerator<EndpointListJson, void, undefined> {
+    let after: string | undefined;
+    do {
+      const page = await endpointPage({ limit: String(o.limit ?? ENDPOINT_PAGE_MAX), ...(after ? { after } : {}) }, o.signal);
+      yield page;
+      after = page.nextAfter;
+    } while (after);
+  }
+
   const endpoints = {
-    list: (signal?: AbortSignal) => request<EndpointListJson>("GET", "/v1/endpoints", { signal }),
+    /**
+     * The first page of the account's endpoints (up to 100, the server's default page): what
+     * this call answered before the list was paged. `all()` or `pages()` reach every endpoint.
+     */
+    list: (signal?: AbortSignal) => endpointPage({}, signal),
+    /** One page: `limit` (1-500) endpoints after the id `after`; `nextAfter` when more follow. */
+    page: endpointPage,
+    pages: endpointPages,
+    /** Every endpoint of the account, by id ascending, in as many calls as it takes (500 per call). */
+    all: async (signal?: AbortSignal): Promise<EndpointJson[]> => {
+      const items: EndpointJson[] = [];
+      for await (const page of endpointPages(signal ? { signal } : {})) items.push(...page.items);
+      return items;
+    },
     create: (body: CreateEndpointRequest) => request<EndpointJson>("POST", "/v1/endpoints", { body }),
     get: (id: string) => request<EndpointJson>("GET", `/v1/endpoints/${seg(id)}`),
     update: (id: string, body: UpdateEndpointRequest) => request<EndpointJson>("PATCH", `/v1/endpoints/${seg(id)}`, { body }),
@@ -224,7 +259,8 @@ export function createApiClient(options: ApiClientOptions) {
   /**
    * New captures of an endpoint, oldest first, each once, for as long as the caller iterates:
    * long polls with the `after` cursor, and pauses (doubling, up to `backoff.maxMs`) while the
-   * API is unreachable or unavailable. Other errors end the iteration by throwing.
+   * API is unreachable or unavailable, and for Retry-After when the key is throttled (its
+   * request rate or its `wait` polls). Other errors end the iteration by throwing.
    */
   async function* follow(endpointId: string, o: FollowOptions = {}): AsyncGenerator<EventSummaryJson, void, undefined> {
     const waitSeconds = o.waitSeconds ?? FOLLOW_DEFAULTS.waitSeconds;
@@ -250,14 +286,16 @@ export function createApiClient(options: ApiClientOptions) {
         delay = backoff.initialMs;
       } catch (err) {
         if (o.signal?.aborted) return;
-        if (!ApiError.is(err) || !err.transient) throw err;
-        o.onRetry?.(err, delay);
+        if (!ApiError.is(err) || !(err.transient || err.throttledForMs !== undefined)) throw err;
+        // A throttled key waits what the gateway asked; an unavailable API, the backoff.
+        const pauseMs = err.throttledForMs ?? delay;
+        o.onRetry?.(err, pauseMs);
         try {
-          await sleep(delay, o.signal);
+          await sleep(pauseMs, o.signal);
         } catch {
           return;
         }
-        delay = Math.min(delay * 2, backoff.maxMs);
+        if (err.throttledForMs === undefined) delay = Math.min(delay * 2, backoff.maxMs);
         continue;
       }
       if (page.nextAfter && page.nextAfterId) cursor = { at: page.nextAfter, id: page.nextAfterId };

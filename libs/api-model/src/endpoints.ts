@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ENDPOINT_STATUSES, OPERATING_MODES, SLUG_PATTERN } from "./values.js";
+import { ENDPOINT_PAGE_DEFAULT, ENDPOINT_PAGE_MAX, ENDPOINT_STATUSES, OPERATING_MODES, SLUG_PATTERN } from "./values.js";
 import { dateTime, extension, headerName, providerName, uuid } from "./common.js";
 import { endpointResponseConfig } from "./responses.js";
 import { forwardSettings, forwardView } from "./forwarding.js";
@@ -31,8 +31,33 @@ export const endpoint = z.object({
 });
 export type EndpointJson = z.infer<typeof endpoint>;
 
-export const endpointList = z.object({ items: z.array(endpoint) });
+export const endpointList = z.object({
+  items: z.array(endpoint),
+  nextAfter: uuid
+    .optional()
+    .meta({ ...extension, description: "The last id of this page, present only when more endpoints follow: the next page's `after`." }),
+});
 export type EndpointListJson = z.infer<typeof endpointList>;
+
+/**
+ * `GET /v1/endpoints`'s query (design §14): pages by id ascending. Other parameters are
+ * ignored, as they were before paging.
+ */
+export const listEndpointsQuery = z.object({
+  limit: z
+    .string()
+    .regex(/^\d{1,4}$/)
+    .transform(Number)
+    .pipe(z.number().int().min(1).max(ENDPOINT_PAGE_MAX))
+    .optional()
+    .meta({ ...extension, description: `Page size, 1-${ENDPOINT_PAGE_MAX}, default ${ENDPOINT_PAGE_DEFAULT}.` }),
+  after: uuid.optional().meta({
+    ...extension,
+    description: "Cursor: the endpoints whose ids follow this endpoint id (the previous page's `nextAfter`; it need not exist any more).",
+  }),
+});
+/** What a client sends: every parameter as text. */
+export type ListEndpointsQueryText = z.input<typeof listEndpointsQuery>;
 
 /** Operation 2's body. Unknown fields are refused (`reason: unknown`). */
 export const createEndpointRequest = z.strictObject({

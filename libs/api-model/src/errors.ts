@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { FIELD_REASONS, HEALTH_CHECKS } from "./values.js";
+import { FIELD_REASONS, HEALTH_CHECKS, QUOTA_NAMES } from "./values.js";
 import { extension } from "./common.js";
 
 
@@ -7,7 +7,12 @@ import { extension } from "./common.js";
 export const errorReply = z.object({
   error: z.string(),
   message: z.string(),
-  details: z.object({ field: z.string().optional(), reason: z.enum(FIELD_REASONS).optional() }),
+  details: z.object({
+    field: z.string().optional(),
+    reason: z.enum(FIELD_REASONS).optional(),
+    quota: z.enum(QUOTA_NAMES).optional().meta({ ...extension, description: "quota_exceeded: the quota that is spent." }),
+    limit: z.int().optional().meta({ ...extension, description: "quota_exceeded (endpoints, waits): the quota's size." }),
+  }),
   requestId: z.string(),
 });
 export type ErrorReplyJson = z.infer<typeof errorReply>;

@@ -20,6 +20,13 @@ export const REPLAY_RESULTS = ["delivered", "rejected", "network_error"] as cons
 /** The header a browser client sends so that `replayFromDashboard` applies instead of `replayFromApi`. */
 export const CLIENT_HEADER = "X-Whc-Client";
 
+/** The quotas a 429 `quota_exceeded` names in `details.quota` (docs/api.md, "Quotas"). */
+export const QUOTA_NAMES = ["endpoints", "api_rate", "waits"] as const;
+export type QuotaName = (typeof QUOTA_NAMES)[number];
+/** `GET /v1/endpoints`: the page size when none is given, and the largest one. */
+export const ENDPOINT_PAGE_DEFAULT = 100;
+export const ENDPOINT_PAGE_MAX = 500;
+
 export const FIELD_REASONS = ["required", "type", "pattern", "length", "range", "format", "unknown", "immutable"] as const;
 export const HEALTH_CHECKS = ["ok", "down"] as const;
 

@@ -3,6 +3,8 @@ export type * from "./types.js";
 export { createCatalogService } from "./service.js";
 export type { CatalogServiceOptions } from "./service.js";
 export { nextStamp } from "./ids.js";
+export { endpointQuotaExceeded } from "./quotas.js";
+export { MAX_ENDPOINT_PAGE } from "./service.js";
 export type { Clock } from "./ids.js";
 export { translatingErrors } from "./translating-errors.js";
 export { tracedStore } from "./traced-store.js";

@@ -1,4 +1,4 @@
-import type { ApiKeyRecord, AppendResult, EndpointPatch, EndpointRecord, EventPage, EventQuery, EventRecord, NewEndpoint, NewEvent, ReplayAuditRecord, ReplayCharge, DeliveryClaim, AttemptRecord, DeliveryRecord, OutboxStats } from "./types.js";
+import type { ApiKeyRecord, AppendResult, EndpointPatch, EndpointPage, EndpointRecord, EventPage, EventQuery, EventRecord, NewEndpoint, NewEvent, ReplayAuditRecord, ReplayCharge, DeliveryClaim, AttemptRecord, DeliveryRecord, OutboxStats } from "./types.js";
 import type { Clock } from "./ids.js";
 import type { AttemptTransition, EventRef } from "@whc/ports";
 
@@ -16,11 +16,21 @@ export interface CatalogStore {
   revokeApiKey(keyId: string, now: number): Promise<ApiKeyRecord | undefined>;
   countActiveApiKeys(): Promise<number>;
 
-  /** Throws AppError `slug_taken` when the account already has the slug. */
-  createEndpoint(endpoint: NewEndpoint): Promise<EndpointRecord>;
+  /**
+   * Throws AppError `slug_taken` when the account already has the slug. With `quota`: throws
+   * `quota_exceeded` (endpointQuotaExceeded) when the account already has `quota` endpoints,
+   * decided in the insert's transaction so that concurrent creates, from any number of
+   * catalog processes, never leave it with more (ADR 0036).
+   */
+  createEndpoint(endpoint: NewEndpoint, quota?: number): Promise<EndpointRecord>;
   /** Without accountId: an internal lookup by id alone. */
   getEndpoint(endpointId: string, accountId?: string): Promise<EndpointRecord | undefined>;
-  listEndpoints(accountId: string): Promise<EndpointRecord[]>;
+  /**
+   * The account's endpoints by id ascending (ids are UUIDv7: creation order); with `page`, at
+   * most `page.limit` of them with ids greater than `page.after`, at a cost that grows with
+   * the limit, not with the account's number of endpoints (an index on account and id).
+   */
+  listEndpoints(accountId: string, page?: EndpointPage): Promise<EndpointRecord[]>;
   /** Removes the endpoint and its events; false when it was not there. */
   deleteEndpoint(accountId: string, endpointId: string): Promise<boolean>;
   /**

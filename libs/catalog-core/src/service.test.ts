@@ -7,7 +7,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { CapturedEventSchema, CatalogService, encodeCapturedEvents, GetEndpointRequestSchema, type CapturedEvent, type Endpoint, type Event } from "@whc/contracts";
 // The service is tested over a real store (a test-only cycle, allowed in eslint.config.js).
 import { openSqliteStore } from "@whc/catalog-sqlite";
-import { AppError } from "@whc/errors";
+import { AppError, fromConnectError } from "@whc/errors";
 import { uuidV7Time } from "@whc/ids";
 import { createLogger } from "@whc/logging";
 import { serveH2c, serverInterceptor } from "@whc/rpc";
@@ -29,7 +29,7 @@ const UNKNOWN_ID = "01890000-0000-7000-8000-000000000000";
 const hashOf = (text: string) => createHash("sha256").update(text).digest();
 const token = (word: string) => createHash("sha256").update(`token:${word}`).digest().subarray(0, 8);
 
-async function startCatalog() {
+async function startCatalog(options: { endpointQuota?: number } = {}) {
   const dir = tempDir("whc-catalog-service-");
   const store = openSqliteStore({ file: path.join(dir.path, "catalog.db") });
   cleanups.push(async () => {
@@ -38,7 +38,7 @@ async function startCatalog() {
   });
   // A clock the tests move: creation times, commit stamps, readAt and revokedAt come from it.
   const clock = { now: 1_800_000_000_000 };
-  const service = createCatalogService(store, { now: () => clock.now });
+  const service = createCatalogService(store, { now: () => clock.now, ...options });
   const transport = createRouterTransport((router) => router.service(CatalogService, service), {
     router: { interceptors: [serverInterceptor(logger)] },
   });
@@ -156,6 +156,38 @@ describe("endpoints", () => {
     expect((await catalog.listEndpoints({ accountId: a })).endpoints.map((e) => e.id).sort()).toEqual([a1.id, a2.id].sort());
     expect((await catalog.listEndpoints({ accountId: b })).endpoints.map((e) => e.id)).toEqual([b1.id]);
     expect((await catalog.listEndpoints({ accountId: await account(catalog) })).endpoints).toEqual([]);
+  });
+
+  it("pages an account's endpoints by id, saying whether more follow; limit 0 lists them all", async () => {
+    const { catalog } = await startCatalog();
+    const accountId = await account(catalog);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i += 1) ids.push((await endpointOf(catalog, accountId)).id);
+    const first = await catalog.listEndpoints({ accountId, limit: 2 });
+    expect({ ids: first.endpoints.map((e) => e.id), more: first.hasMore }).toEqual({ ids: ids.slice(0, 2), more: true });
+    const second = await catalog.listEndpoints({ accountId, limit: 2, after: ids[1]!.toUpperCase() });
+    expect({ ids: second.endpoints.map((e) => e.id), more: second.hasMore }).toEqual({ ids: ids.slice(2, 4), more: true });
+    const last = await catalog.listEndpoints({ accountId, limit: 2, after: ids[3]! });
+    expect({ ids: last.endpoints.map((e) => e.id), more: last.hasMore }).toEqual({ ids: ids.slice(4), more: false });
+    const exact = await catalog.listEndpoints({ accountId, limit: 5 });
+    expect(exact.hasMore).toBe(false);
+    expect((await catalog.listEndpoints({ accountId })).endpoints.map((e) => e.id)).toEqual(ids);
+    await expectFailure(catalog.listEndpoints({ accountId, limit: 2, after: "nope" }), Code.InvalidArgument, "validation_failed", {
+      field: "after",
+      fieldReason: "format",
+    });
+    await expectFailure(catalog.listEndpoints({ accountId, limit: -1 }), Code.InvalidArgument, "validation_failed", { field: "limit", fieldReason: "range" });
+  });
+
+  it("refuses a create past the endpoint quota with quota_exceeded, naming the quota and its limit", async () => {
+    const { catalog } = await startCatalog({ endpointQuota: 2 });
+    const accountId = await account(catalog);
+    await endpointOf(catalog, accountId);
+    await endpointOf(catalog, accountId);
+    const err = await expectFailure(catalog.createEndpoint({ endpoint: endpointInit(accountId) }), Code.ResourceExhausted, "quota_exceeded");
+    const { meta } = fromConnectError(err);
+    expect({ quota: meta.quota, limit: String(meta.limit) }).toEqual({ quota: "endpoints", limit: "2" });
+    expect((await endpointOf(catalog, await account(catalog))).id).toBeTruthy();
   });
 
   it("answers another account's endpoint exactly as an unknown one: not_found", async () => {

@@ -58,7 +58,12 @@ function sameKey(a: { wrappedKey: Uint8Array; keyId: string }, b: { wrappedKey: 
 
 export interface CatalogServiceOptions {
   now?: () => number;
+  /** Endpoints an account may have (WHC_QUOTA_ENDPOINTS); unset: no limit. */
+  endpointQuota?: number;
 }
+
+/** The largest page of endpoints one call answers (the gateway asks for at most 500). */
+export const MAX_ENDPOINT_PAGE = 1000;
 
 type CatalogMethods<K extends keyof ServiceImpl<typeof CatalogService>> = Pick<ServiceImpl<typeof CatalogService>, K>;
 
@@ -104,18 +109,22 @@ function apiKeyMethods(
 function endpointMethods(
   store: CatalogStore,
   now: () => number,
+  endpointQuota: number | undefined,
 ): CatalogMethods<"createEndpoint" | "getEndpoint" | "listEndpoints" | "updateEndpoint" | "deleteEndpoint"> {
   return {
     async createEndpoint(req) {
       if (!req.endpoint) throw validationFailed("endpoint", "required");
       if (!req.endpoint.accountId) throw validationFailed("account_id", "required");
       const at = now();
-      const created = await store.createEndpoint({
-        ...endpointFromProto(req.endpoint),
-        id: newId(),
-        createdAt: at,
-        updatedAt: at,
-      });
+      const created = await store.createEndpoint(
+        {
+          ...endpointFromProto(req.endpoint),
+          id: newId(),
+          createdAt: at,
+          updatedAt: at,
+        },
+        endpointQuota,
+      );
       return { endpoint: endpointToProto(created) };
     },
 
@@ -126,9 +135,14 @@ function endpointMethods(
       return { endpoint: endpointToProto(endpoint, req.includeSealedSecret) };
     },
 
+    // One more than asked tells whether more follow.
     async listEndpoints(req) {
-      const endpoints = await store.listEndpoints(req.accountId);
-      return { endpoints: endpoints.map((e) => endpointToProto(e)) };
+      if (req.after) requireUuid("after", req.after);
+      if (req.limit < 0) throw validationFailed("limit", "range");
+      if (req.limit === 0) return { endpoints: (await store.listEndpoints(req.accountId)).map((e) => endpointToProto(e)), hasMore: false };
+      const limit = Math.min(req.limit, MAX_ENDPOINT_PAGE);
+      const found = await store.listEndpoints(req.accountId, { after: req.after.toLowerCase() || undefined, limit: limit + 1 });
+      return { endpoints: found.slice(0, limit).map((e) => endpointToProto(e)), hasMore: found.length > limit };
     },
 
     async updateEndpoint(req) {
@@ -286,7 +300,7 @@ export function createCatalogService(
   const now = options.now ?? Date.now;
   return {
     ...apiKeyMethods(store, now),
-    ...endpointMethods(store, now),
+    ...endpointMethods(store, now, options.endpointQuota),
     ...eventMethods(store, now),
     ...replayMethods(store, now),
     ...forwardMethods(store, now),

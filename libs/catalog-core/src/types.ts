@@ -51,6 +51,12 @@ export interface EndpointRecord {
   sealedTargetSecret?: Uint8Array | undefined;
 }
 
+/** A page of an account's endpoints: ids strictly greater than `after` (any id, even a deleted one's). */
+export interface EndpointPage {
+  after?: string | undefined;
+  limit: number;
+}
+
 /**
  * What createEndpoint takes: the record without what the store keeps or defaults. A new
  * endpoint starts its sequence at 0 and, without responseJson, answers the default.

@@ -66,7 +66,12 @@ async function ensureIndexes(c: CatalogCollections): Promise<void> {
   await Promise.all([
     c.accounts.createIndexes([{ key: { name: 1 }, unique: true }]),
     c.keys.createIndexes([{ key: { keyHash: 1 }, unique: true }, { key: { accountName: 1, createdAt: 1 } }]),
-    c.endpoints.createIndexes([{ key: { accountId: 1, slug: 1 }, unique: true }, { key: { accountId: 1, createdAt: 1 } }]),
+    c.endpoints.createIndexes([
+      { key: { accountId: 1, slug: 1 }, unique: true },
+      { key: { accountId: 1, createdAt: 1 } },
+      // Pages of an account's endpoints by id, and the count of the endpoint quota (ADR 0036).
+      { key: { accountId: 1, _id: 1 }, name: "account_page" },
+    ]),
     c.events.createIndexes([
       { key: { endpointId: 1, receivedAt: -1, _id: -1 }, name: "page" },
       { key: { endpointId: 1, tokens: 1, receivedAt: -1, _id: -1 }, name: "search" },

@@ -55,6 +55,26 @@ export function pageFilter(q: EventQuery, tokens?: readonly unknown[], ...extra:
   return and.length ? { ...filter, $and: and } : filter;
 }
 
+/** Endpoints by id ascending: what pages of an account's endpoints are sorted by. */
+export const BY_ID = { _id: 1 } as const;
+
+/**
+ * An account's endpoints with ids greater than `after` (any id, a deleted endpoint's too);
+ * without it, all of them. With BY_ID and a limit, it walks the index { accountId, _id }.
+ */
+export function endpointPageFilter(accountId: string, after?: string): Doc {
+  return after === undefined ? { accountId } : { accountId, _id: { $gt: after } };
+}
+
+/**
+ * The write a create under the endpoint quota makes first, in its transaction (ADR 0036): it
+ * moves the account's document, so two creates of one account that overlap conflict and
+ * MongoDB runs the later one again, and its count then sees the other's endpoint.
+ */
+export function endpointQuotaGuard(accountId: string): { filter: Doc; update: Doc } {
+  return { filter: { _id: accountId }, update: { $inc: { endpointCreates: 1 } } };
+}
+
 /** Metadata-only events a search leaves out (counted, not paged). */
 export function excludedFilter(q: EventQuery): Doc {
   return { ...baseFilter(q), bodyStored: false };

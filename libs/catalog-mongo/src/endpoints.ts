@@ -1,23 +1,47 @@
-import { forwardPrecondition, forwardRequired, newEndpointRecord, type CatalogStore } from "@whc/catalog-core";
+import { endpointQuotaExceeded, forwardPrecondition, forwardRequired, newEndpointRecord, type CatalogStore } from "@whc/catalog-core";
 import type { CatalogCollections, InTransaction } from "./connection.js";
-import { endpointOfAccount, endpointPatchUpdate, forwardPreconditionFilter } from "./documents.js";
-import { endpointDocs } from "./records.js";
+import { BY_ID, endpointOfAccount, endpointPageFilter, endpointPatchUpdate, endpointQuotaGuard, forwardPreconditionFilter } from "./documents.js";
+import { endpointDocs, type AnyDoc } from "./records.js";
 
 export type EndpointMethods = Pick<
   CatalogStore,
   "createEndpoint" | "getEndpoint" | "listEndpoints" | "deleteEndpoint" | "updateEndpoint"
 >;
 
-/** Endpoints; deleting one deletes its events with it; an update is one atomic pipeline update. */
+/**
+ * Endpoints; deleting one deletes its events with it; an update is one atomic pipeline update.
+ * A create under the quota counts and inserts in one transaction that first moves the
+ * account's document (endpointQuotaGuard, ADR 0036); within one process creates also take
+ * turns, which is what keeps the quota on a standalone server (no transactions: one catalog
+ * process, docs/operations.md).
+ */
 export function createEndpoints(
-  { endpoints, events }: Pick<CatalogCollections, "endpoints" | "events">,
+  { accounts, endpoints, events }: Pick<CatalogCollections, "accounts" | "endpoints" | "events">,
   inTransaction: InTransaction,
 ): EndpointMethods {
+  let createChain: Promise<unknown> = Promise.resolve();
+
+  async function createUnderQuota(doc: AnyDoc, quota: number): Promise<void> {
+    await inTransaction(async (session) => {
+      const guard = endpointQuotaGuard(doc.accountId as string);
+      await accounts.updateOne(guard.filter, guard.update, { session });
+      const count = await endpoints.countDocuments(endpointPageFilter(doc.accountId as string), { session, limit: quota });
+      if (count >= quota) throw endpointQuotaExceeded(quota);
+      await endpoints.insertOne(doc, { session });
+    });
+  }
+
   return {
     // A duplicate slug fails the unique (accountId, slug) index: errors.ts names it.
-    async createEndpoint(endpoint) {
+    async createEndpoint(endpoint, quota) {
       const doc = endpointDocs.write(newEndpointRecord(endpoint));
-      await endpoints.insertOne(doc);
+      if (quota === undefined) {
+        await endpoints.insertOne(doc);
+      } else {
+        const run = createChain.then(() => createUnderQuota(doc, quota));
+        createChain = run.catch(() => undefined);
+        await run;
+      }
       return endpointDocs.read(doc);
     },
 
@@ -26,8 +50,9 @@ export function createEndpoints(
       return d ? endpointDocs.read(d) : undefined;
     },
 
-    async listEndpoints(accountId) {
-      const docs = await endpoints.find({ accountId }).sort({ createdAt: 1, _id: 1 }).toArray();
+    async listEndpoints(accountId, page) {
+      const found = endpoints.find(endpointPageFilter(accountId, page?.after)).sort(BY_ID);
+      const docs = await (page ? found.limit(page.limit) : found).toArray();
       return docs.map((d) => endpointDocs.read(d));
     },
 

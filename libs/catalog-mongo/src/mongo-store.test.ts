@@ -13,6 +13,9 @@ describe.skipIf(!uri)("MongoDB store", () => {
       db = mongoTestDatabase(uri!);
       return openMongoStore({ uri: uri!, dbName: db.name, writeConcern: "1" });
     },
+    async another() {
+      return openMongoStore({ uri: uri!, dbName: db!.name, writeConcern: "1" });
+    },
     async cleanup() {
       await db?.drop();
     },

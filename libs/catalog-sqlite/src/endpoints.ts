@@ -2,6 +2,7 @@ import type Database from "better-sqlite3";
 import {
   PATCHED_FIELDS,
   applyEndpointPatch,
+  endpointQuotaExceeded,
   forwardPrecondition,
   forwardRequired,
   meetsForwardPrecondition,
@@ -9,6 +10,7 @@ import {
   type CatalogStore,
   type EndpointPatch,
   type EndpointRecord,
+  type NewEndpoint,
 } from "@whc/catalog-core";
 import { endpointRows, type Row } from "./rows.js";
 
@@ -30,7 +32,11 @@ export function createEndpoints(db: Database.Database): EndpointMethods {
     update: db.prepare(patched.sql),
     byId: db.prepare("SELECT * FROM endpoints WHERE id = ?"),
     ofAccount: db.prepare("SELECT * FROM endpoints WHERE id = ? AND account_id = ?"),
-    list: db.prepare("SELECT * FROM endpoints WHERE account_id = ? ORDER BY created_at, id"),
+    // Both walk the index endpoints_account (account_id, id): a page reads `limit` rows.
+    list: db.prepare("SELECT * FROM endpoints WHERE account_id = ? ORDER BY id"),
+    page: db.prepare("SELECT * FROM endpoints WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?"),
+    // Counts no further than the quota: the cost of a create stays bounded by it.
+    countUpTo: db.prepare("SELECT COUNT(*) AS n FROM (SELECT 1 FROM endpoints WHERE account_id = ? LIMIT ?)"),
     delete: db.prepare("DELETE FROM endpoints WHERE id = ? AND account_id = ?"),
     deleteSearch: db.prepare("DELETE FROM event_search WHERE rowid IN (SELECT seq FROM events WHERE endpoint_id = ?)"),
     deleteBodies: db.prepare("DELETE FROM event_bodies WHERE seq IN (SELECT seq FROM events WHERE endpoint_id = ?)"),
@@ -48,6 +54,16 @@ export function createEndpoints(db: Database.Database): EndpointMethods {
     return true;
   });
 
+  // IMMEDIATE: the count and the insert happen under the write lock, so no other create, from
+  // this process or another one sharing the file, lands between them (ADR 0036).
+  const createTx = db.transaction((endpoint: NewEndpoint, quota: number | undefined) => {
+    if (quota !== undefined && (stmt.countUpTo.get(endpoint.accountId, quota) as { n: number }).n >= quota) {
+      throw endpointQuotaExceeded(quota);
+    }
+    stmt.insert.run(endpointRows.values(newEndpointRecord(endpoint)));
+    return endpointRows.read(stmt.byId.get(endpoint.id) as Row);
+  });
+
   const updateTx = db.transaction((accountId: string, endpointId: string, patch: EndpointPatch, now: number) => {
     const row = stmt.ofAccount.get(endpointId, accountId) as Row | undefined;
     if (!row) return undefined;
@@ -61,9 +77,8 @@ export function createEndpoints(db: Database.Database): EndpointMethods {
 
   return {
     // A duplicate slug fails the UNIQUE (account_id, slug) constraint: errors.ts names it.
-    async createEndpoint(endpoint) {
-      stmt.insert.run(endpointRows.values(newEndpointRecord(endpoint)));
-      return endpointRows.read(stmt.byId.get(endpoint.id) as Row);
+    async createEndpoint(endpoint, quota) {
+      return createTx.immediate(endpoint, quota);
     },
 
     async getEndpoint(endpointId, accountId) {
@@ -71,8 +86,9 @@ export function createEndpoints(db: Database.Database): EndpointMethods {
       return row ? endpointRows.read(row) : undefined;
     },
 
-    async listEndpoints(accountId) {
-      return (stmt.list.all(accountId) as Row[]).map((row) => endpointRows.read(row));
+    async listEndpoints(accountId, page) {
+      const rows = page ? stmt.page.all(accountId, page.after ?? "", page.limit) : stmt.list.all(accountId);
+      return (rows as Row[]).map((row) => endpointRows.read(row));
     },
 
     async deleteEndpoint(accountId, endpointId) {

@@ -96,6 +96,8 @@ CREATE TABLE IF NOT EXISTS endpoints (
 ${columnsSql("endpoints")},
   UNIQUE (account_id, slug)
 );
+-- Pages of an account's endpoints by id, and the count of the endpoint quota (ADR 0036).
+CREATE INDEX IF NOT EXISTS endpoints_account ON endpoints (account_id, id);
 
 CREATE TABLE IF NOT EXISTS events (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -6,6 +6,7 @@ import path from "node:path";
 import { statSync } from "node:fs";
 import { schemaSql } from "./schema.js";
 import { openSqliteStore } from "./sqlite-store.js";
+import { openSqliteStoreInWorker } from "./worker-store.js";
 
 let dir: ReturnType<typeof tempDir> | undefined;
 
@@ -16,6 +17,10 @@ catalogStoreContract("embedded SQLite", {
   },
   async reopen() {
     return openSqliteStore({ file: path.join(dir!.path, "catalog.db") });
+  },
+  // On its own thread: the two stores' transactions really run at the same time.
+  async another() {
+    return openSqliteStoreInWorker({ file: path.join(dir!.path, "catalog.db") });
   },
   async cleanup() {
     dir?.remove();

@@ -17,6 +17,9 @@ catalogStoreContract("embedded SQLite on a worker thread", {
   async reopen() {
     return openSqliteStoreInWorker({ file: path.join(dir!.path, "catalog.db") });
   },
+  async another() {
+    return openSqliteStoreInWorker({ file: path.join(dir!.path, "catalog.db") });
+  },
   async cleanup() {
     dir?.remove();
   },

@@ -2,11 +2,14 @@ import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import fc from "fast-check";
 import { hashApiKey } from "@whc/identity";
 import { openSqliteStore } from "@whc/catalog-sqlite";
-import { startTestSystem, type TestSystem } from "./testing/index.js";
+import { waitFor } from "@whc/testing";
+import { KEY_A, startTestSystem, type TestSystem } from "./testing/index.js";
 
 let t: TestSystem;
+let openApi: Record<string, any>;
 beforeAll(async () => {
   t = await startTestSystem();
+  openApi = (await (await fetch(`${t.gatewayUrl}/v1/openapi.json`)).json()) as Record<string, any>;
 });
 afterAll(async () => {
   await t.stop();
@@ -14,23 +17,48 @@ afterAll(async () => {
 
 const UUID = "01a20000-0000-7000-8000-000000000000";
 
+/** The route template a concrete path is an instance of: `/v1/endpoints/{endpointId}/events/{eventId}`. */
+function template(path: string, endpointId: string, eventId: string): string {
+  const t = path.split("?")[0]!.replaceAll(eventId, "{eventId}").replaceAll(endpointId, "{endpointId}");
+  // The endpoint's own operations name its id {id}.
+  return t === "/v1/endpoints/{endpointId}" ? "/v1/endpoints/{id}" : t;
+}
+
+/** Every documented operation whose path holds an endpoint or event id. */
+function idRoutes(): Set<string> {
+  const out = new Set<string>();
+  for (const [path, item] of Object.entries(openApi.paths as Record<string, Record<string, unknown>>)) {
+    if (!path.includes("{")) continue;
+    for (const method of Object.keys(item)) if (method !== "parameters") out.add(`${method.toUpperCase()} ${path}`);
+  }
+  return out;
+}
+
 describe("tenant isolation", () => {
   it("answers every operation on another account's ids with the same 404 as an unknown id, and changes nothing", async () => {
     const ep = (await t.a.post("/v1/endpoints", { slug: "private" })).body as { id: string; webhookUrl: string };
     const { id: ev } = (await (await fetch(ep.webhookUrl, { method: "POST", body: "mine" })).json()) as { id: string };
     const before = await t.a.get(`/v1/endpoints/${ep.id}`);
 
+    // Every route that takes an endpoint or event id (the route table check below keeps it so).
     const cases: [string, string, unknown?][] = [
       ["GET", `/v1/endpoints/${ep.id}`],
+      ["PATCH", `/v1/endpoints/${ep.id}`, { displayName: "Taken over", status: "paused" }],
       ["DELETE", `/v1/endpoints/${ep.id}`],
       ["GET", `/v1/endpoints/${ep.id}/events`],
       ["GET", `/v1/endpoints/${ep.id}/events?search=mine&wait=0`],
+      ["GET", `/v1/endpoints/${ep.id}/events?wait=1`],
+      ["GET", `/v1/endpoints/${ep.id}/events/export`],
+      ["GET", `/v1/endpoints/${ep.id}/events/export?search=mine`],
       ["GET", `/v1/endpoints/${ep.id}/events/${ev}`],
       ["GET", `/v1/endpoints/${ep.id}/events/${ev}/curl`],
       ["GET", `/v1/endpoints/${ep.id}/events/${ev}/curl?unmasked=true`],
       ["POST", `/v1/endpoints/${ep.id}/events/${ev}/replay`, { target_url: "https://example.test/" }],
+      ["POST", `/v1/endpoints/${ep.id}/events/${ev}/redeliver`, {}],
+      ["POST", `/v1/endpoints/${ep.id}/events/${ev}/attempts`, { url: "http://127.0.0.1:9/hook", status: 200, durationMs: 5 }],
       ["DELETE", `/v1/endpoints/${ep.id}/events/${ev}`],
     ];
+    expect(new Set(cases.map(([method, path]) => `${method} ${template(path, ep.id, ev)}`))).toEqual(idRoutes());
     for (const [method, path, json] of cases) {
       const foreign = await t.b.call(method, path, json === undefined ? {} : { json });
       const unknown = await t.b.call(method, path.replaceAll(ep.id, UUID).replaceAll(ev, UUID), json === undefined ? {} : { json });
@@ -44,6 +72,85 @@ describe("tenant isolation", () => {
     expect(after.body).toEqual(before.body);
     const detail = await t.a.get(`/v1/endpoints/${ep.id}/events/${ev}`);
     expect(detail.body.body).toBe("mine");
+    expect(detail.body.forwardedResponse).toEqual({});
+    // The owner's list still pages to it.
+    expect((await t.a.get(`/v1/endpoints?limit=500`)).body.items.map((e: { id: string }) => e.id)).toContain(ep.id);
+  });
+});
+
+describe("quotas: one tenant's use leaves another served", () => {
+  // A system of its own with small quotas: 5 calls a second per key (bursts of 10), 3 endpoints
+  // per account, 1 wait long poll per key. Each account's calls here stay within its burst
+  // except where a test spends it on purpose (the rate test, last).
+  let q: TestSystem;
+  beforeAll(async () => {
+    q = await startTestSystem({ WHC_QUOTA_API_RPS: "5", WHC_QUOTA_ENDPOINTS: "3", WHC_QUOTA_WAITS_PER_KEY: "1" });
+  });
+  afterAll(async () => {
+    await q.stop();
+  });
+
+  it("refuses tenant A's create past its endpoint quota and lets tenant B create", async () => {
+    for (let i = 0; i < 3; i += 1) expect((await q.a.post("/v1/endpoints", { slug: `a-${i}` })).status).toBe(201);
+    const refused = await q.a.post("/v1/endpoints", { slug: "a-3" });
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ error: "quota_exceeded", details: { quota: "endpoints", limit: 3 } });
+    expect(refused.headers.get("retry-after")).toBeNull();
+    expect((await q.b.post("/v1/endpoints", { slug: "b-0" })).status).toBe(201);
+  });
+
+  it("refuses tenant A's second concurrent wait and lets tenant B wait", async () => {
+    const [aEndpoint] = (await q.a.get("/v1/endpoints")).body.items as { id: string }[];
+    const held = new AbortController();
+    const poll = fetch(`${q.gatewayUrl}/v1/endpoints/${aEndpoint!.id}/events?wait=30`, {
+      headers: { authorization: `Bearer ${KEY_A}` },
+      signal: held.signal,
+    }).catch(() => undefined);
+    try {
+      const refused = await waitFor(
+        async () => {
+          const r = await q.a.get(`/v1/endpoints/${aEndpoint!.id}/events?wait=1`);
+          return r.status === 429 ? r : undefined;
+        },
+        { what: "A's second wait refused" },
+      );
+      expect(refused.body).toMatchObject({ error: "quota_exceeded", details: { quota: "waits", limit: 1 } });
+      expect(refused.headers.get("retry-after")).toBe("1");
+      const [bEndpoint] = (await q.b.get("/v1/endpoints")).body.items as { id: string }[];
+      const bWait = await q.b.get(`/v1/endpoints/${bEndpoint!.id}/events?wait=1`);
+      expect(bWait.status).toBe(200);
+    } finally {
+      held.abort();
+      await poll;
+    }
+  });
+
+  it("throttles tenant A past its request rate while tenant B's calls, on every kind of route, are answered", async () => {
+    const bEndpoint = ((await q.b.get("/v1/endpoints")).body.items as { id: string }[])[0]!;
+    const bEvent = (await (await fetch(`${q.ingestUrl}/h/${bEndpoint.id}`, { method: "POST", body: "b's" })).json()) as { id: string };
+    const bCalls: [string, string, unknown?][] = [
+      ["GET", `/v1/endpoints/${bEndpoint.id}/events/${bEvent.id}`],
+      ["GET", `/v1/endpoints/${bEndpoint.id}/events/${bEvent.id}/curl`],
+      ["GET", `/v1/endpoints/${bEndpoint.id}/events?limit=5`],
+      ["PATCH", `/v1/endpoints/${bEndpoint.id}`, { displayName: "B still here" }],
+    ];
+    const started = Date.now();
+    const [aAnswers, bAnswers] = await Promise.all([
+      Promise.all(Array.from({ length: 40 }, () => q.a.get("/v1/endpoints"))),
+      Promise.all(bCalls.map(([method, path, json]) => q.b.call(method, path, json === undefined ? {} : { json }))),
+    ]);
+    const elapsedS = (Date.now() - started) / 1000;
+    expect(bAnswers.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    const refused = aAnswers.filter((r) => r.status === 429);
+    // A token bucket admits at most its burst plus the rate for the time that passed.
+    expect(aAnswers.length - refused.length).toBeLessThanOrEqual(10 + Math.ceil(5 * elapsedS));
+    expect(refused.length).toBeGreaterThan(0);
+    for (const r of refused) {
+      expect(r.body).toMatchObject({ error: "quota_exceeded", details: { quota: "api_rate" } });
+      expect(Number(r.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      expect(r.headers.get("ratelimit-limit")).toBe("5");
+      expect(r.headers.get("ratelimit-remaining")).toBe("0");
+    }
   });
 });
 

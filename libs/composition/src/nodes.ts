@@ -61,7 +61,7 @@ export async function openCatalogStore(config: ConfigOf<typeof catalogSpec>, thr
 /** The catalog: its store, its RPC routes, bootstrap keys, and the retention purge. */
 export async function createCatalogNode(config: ConfigOf<typeof catalogSpec>, logger: Logger, thread: EmbeddedStoreThread = "own-thread") {
   const store = tracedStore(await openCatalogStore(config, thread));
-  const service = createCatalogService(store);
+  const service = createCatalogService(store, { endpointQuota: config.quotaEndpoints });
   const routes: Routes = (router) => {
     router.service(CatalogService, service);
     healthRoutes({ "": () => store.ping(), [CatalogService.typeName]: () => store.ping() })(router);
@@ -324,6 +324,7 @@ export function createGatewayNode(
       ingestPublicUrl: config.ingestPublicUrl,
       replayDailyLimit: config.replayDailyLimit,
       waitPollMs: 1000,
+      quotas: { apiRps: config.quotaApiRps, waitsPerKey: config.quotaWaitsPerKey },
       shutdownSignal: shutdown.signal,
       dashboardDir: path.resolve(config.dashboardDir),
       ...(extraMetrics ? { extraMetrics } : {}),

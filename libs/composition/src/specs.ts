@@ -9,6 +9,7 @@ export const catalogSpec = {
   mongodbWriteConcern: s.mongodbWriteConcern,
   bootstrapApiKeys: s.bootstrapApiKeys,
   retentionDays: s.retentionDays,
+  quotaEndpoints: s.quotaEndpoints,
   logLevel: s.logLevel,
 };
 
@@ -49,6 +50,8 @@ export const gatewaySpec = {
   natsUrl: s.natsUrl,
   ingestPublicUrl: s.ingestPublicUrl,
   replayDailyLimit: s.replayDailyLimit,
+  quotaApiRps: s.quotaApiRps,
+  quotaWaitsPerKey: s.quotaWaitsPerKey,
   dashboardDir: s.dashboardDir,
   dataKeyTtlS: s.dataKeyTtlS,
   rpcTimeoutMs: s.rpcTimeoutMs,

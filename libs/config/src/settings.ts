@@ -57,6 +57,27 @@ export const settings = {
     "base64 32-byte key of the search blind index (unset: generated under WHC_DATA_DIR)",
   ),
   replayDailyLimit: intSetting("WHC_REPLAY_DAILY_LIMIT", "replays per account per UTC day", 1000, 0, 100_000_000),
+  quotaEndpoints: intSetting(
+    "WHC_QUOTA_ENDPOINTS",
+    "endpoints per account; a create past it gets 429 quota_exceeded",
+    1000,
+    1,
+    10_000_000,
+  ),
+  quotaApiRps: intSetting(
+    "WHC_QUOTA_API_RPS",
+    "API requests per second per key, in each gateway process (burst: twice as many)",
+    50,
+    1,
+    1_000_000,
+  ),
+  quotaWaitsPerKey: intSetting(
+    "WHC_QUOTA_WAITS_PER_KEY",
+    "concurrent wait long polls per key, in each gateway process",
+    20,
+    1,
+    100_000,
+  ),
   replayAllowPrivateTargets: boolSetting(
     "WHC_REPLAY_ALLOW_PRIVATE_TARGETS",
     "allow replays to private, loopback and link-local addresses",

@@ -20,6 +20,7 @@ export type ErrorReason =
   | "target_not_allowed"
   | "forward_not_configured"
   | "replay_limit_exceeded"
+  | "quota_exceeded"
   | "egress_capacity_exhausted"
   | "service_unavailable"
   | "timeout"

@@ -17,6 +17,7 @@ const codeOfReason: Record<ErrorReason, Code> = {
   target_not_allowed: Code.InvalidArgument,
   forward_not_configured: Code.FailedPrecondition,
   replay_limit_exceeded: Code.ResourceExhausted,
+  quota_exceeded: Code.ResourceExhausted,
   egress_capacity_exhausted: Code.ResourceExhausted,
   service_unavailable: Code.Unavailable,
   timeout: Code.DeadlineExceeded,

@@ -4,7 +4,8 @@ import { AppError } from "@whc/errors";
 import type { GatewayDeps, GatewayOptions } from "./deps.js";
 import { requestId } from "./middleware/request-id.js";
 import { errorHandler } from "./middleware/errors.js";
-import { authenticate } from "./middleware/auth.js";
+import { authenticate, type AuthState } from "./middleware/auth.js";
+import { createKeyRateLimiter } from "./key-quotas.js";
 import { accessLog } from "./middleware/access-log.js";
 import { tracing } from "./middleware/tracing.js";
 import { createMetrics } from "./middleware/metrics.js";
@@ -33,7 +34,7 @@ export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions, metric
   return routes;
 }
 
-/** The /v1 REST surface: request id, trace span, access log, metrics, errors, auth, then the routes. */
+/** The /v1 REST surface: request id, trace span, access log, metrics, errors, auth and the key's rate, then the routes. */
 export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true;
@@ -45,15 +46,20 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions): Ko
   mountRoutes(router, routes);
   const openPaths = new Set(routes.filter((r) => r.open).map((r) => r.path));
   const auth = authenticate(deps.catalog);
+  const rate = createKeyRateLimiter(options.quotas.apiRps, undefined, options.quotas.now);
 
   app.use(requestId());
   app.use(tracing());
   app.use(accessLog(deps.logger));
   app.use(metrics.middleware);
   app.use(errorHandler(deps.logger));
+  // A refused key is never counted: the rate is taken once the key is known (ADR 0035).
   app.use(async function authUnlessOpen(ctx, next) {
     if (openPaths.has(ctx.path) || !(ctx.path === "/v1" || ctx.path.startsWith("/v1/"))) return next();
-    return auth(ctx, next);
+    return auth(ctx, () => {
+      rate.take((ctx.state.auth as AuthState).keyId);
+      return next();
+    });
   });
   if (options.dashboardDir) app.use(dashboard(options.dashboardDir));
   app.use(router.routes());

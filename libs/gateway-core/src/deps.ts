@@ -20,6 +20,11 @@ export interface GatewayOptions {
   replayDailyLimit: number;
   /** Re-query interval of `wait` when the bus is down (and the safety net when it is up). */
   waitPollMs: number;
+  /**
+   * Per API key, counted in this process (ADR 0035): requests per second (WHC_QUOTA_API_RPS,
+   * bursts of twice as many) and `wait` long polls held at once (WHC_QUOTA_WAITS_PER_KEY).
+   */
+  quotas: { apiRps: number; waitsPerKey: number; /** The rate's clock (tests stop it); default Date.now. */ now?: () => number };
   /** Aborted at shutdown: held long polls answer at once so the drain is quick. */
   shutdownSignal?: AbortSignal;
   /** The built dashboard (index.html and assets/), served at `/` without credentials. */

@@ -23,6 +23,11 @@ export const errorTable: Record<ErrorReason, { status: number; code: string; mes
     code: "replay_limit_exceeded",
     message: "The daily replay limit of the account has been reached.",
   },
+  quota_exceeded: {
+    status: 429,
+    code: "quota_exceeded",
+    message: "A quota of the account or of the API key is spent; details.quota names it.",
+  },
   egress_capacity_exhausted: {
     status: 503,
     code: "egress_capacity_exhausted",

@@ -3,3 +3,4 @@ export type { GatewayDeps, GatewayOptions } from "./deps.js";
 export { errorTable } from "./errors-table.js";
 export { buildOpenApiDocument } from "./openapi.js";
 export type { Route } from "./route.js";
+export { createKeyRateLimiter, createKeySlots } from "./key-quotas.js";

@@ -22,7 +22,6 @@ import { errorTable } from "./errors-table.js";
 import { receivingPaths } from "./openapi-receiving.js";
 import { TAGS } from "./openapi-tags.js";
 import { pathParams, type Route } from "./route.js";
-import { RATE_LIMIT_HEADERS } from "./routes/v1/event-actions.js";
 import { createEndpointBody, updateEndpointBody } from "./routes/v1/endpoints.js";
 import { redeliverBody } from "./routes/v1/forwarding.js";
 
@@ -279,8 +278,23 @@ function errorResponse(description: string, headers: Json = {}): Json {
   };
 }
 
-/** Every authenticated route can answer these. */
-const COMMON_ERRORS = [401, 404, 405, 500, 503];
+/** Every authenticated route can answer these (429: the key's request rate, ADR 0035). */
+const COMMON_ERRORS = [401, 404, 405, 429, 500, 503];
+
+/** What a 429 carries, whichever refusal it is (docs/api.md, "Quotas"). */
+const TOO_MANY_HEADERS: Json = {
+  "Retry-After": {
+    schema: { type: "integer" },
+    description:
+      "Seconds to wait: to the next UTC midnight (replay_limit_exceeded); at least 1 (quota_exceeded api_rate and waits); absent for the endpoint quota.",
+  },
+  "RateLimit-Limit": {
+    schema: { type: "integer" },
+    description: "replay_limit_exceeded: the account's daily replay allowance; quota_exceeded (api_rate): the key's requests per second.",
+  },
+  "RateLimit-Remaining": { schema: { type: "integer" }, description: "0 (with RateLimit-Limit)." },
+  "RateLimit-Reset": { schema: { type: "integer" }, description: "Seconds until requests are admitted again (with RateLimit-Limit)." },
+};
 
 /** `code`: its fixed message, for each code the status stands for. */
 function errorCodes(status: number): string {
@@ -294,9 +308,7 @@ function errors(statuses: number[]): Record<string, Json> {
     const headers: Json = {};
     if (status === 401) headers["WWW-Authenticate"] = { schema: { type: "string" }, description: "`Bearer`: the scheme the API expects." };
     if (status === 405) headers.Allow = { schema: { type: "string" }, description: "The methods the path allows." };
-    if (status === 429) {
-      Object.assign(headers, RATE_LIMIT_HEADERS, { "Retry-After": { schema: { type: "integer" }, description: "Seconds until the allowance renews." } });
-    }
+    if (status === 429) Object.assign(headers, TOO_MANY_HEADERS);
     if (status === 503) headers["Retry-After"] = { schema: { type: "integer" }, description: "Seconds to wait: 1 for egress capacity, else 5." };
     out[String(status)] = errorResponse(errorCodes(status), headers);
   }

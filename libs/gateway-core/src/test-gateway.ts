@@ -63,6 +63,17 @@ export interface TestGatewayOptions {
   egressSlotsPerOrigin?: number;
   /** WHC_REPLAY_ALLOW_PRIVATE_TARGETS (default true: the tests' targets are on loopback). */
   allowPrivateTargets?: boolean;
+  /**
+   * WHC_QUOTA_API_RPS (default here 10,000, so that tests making many calls with one key are
+   * not throttled; the tests of the limit set their own).
+   */
+  apiRps?: number;
+  /** The clock of the request rate (default Date.now): a test that stops it counts exactly. */
+  now?: () => number;
+  /** WHC_QUOTA_WAITS_PER_KEY (default 20). */
+  waitsPerKey?: number;
+  /** WHC_QUOTA_ENDPOINTS (default: none). */
+  endpointQuota?: number;
 }
 
 export interface TestGateway {
@@ -117,7 +128,7 @@ function createServices(dir: string, opts: TestGatewayOptions, logger: Logger) {
   const transport = (routes: Routes) => createInMemoryTransport(routes, logger, RPC_TIMEOUT_MS);
 
   const catalogTransport = transport((router) => {
-    router.service(CatalogService, createCatalogService(store));
+    router.service(CatalogService, createCatalogService(store, opts.endpointQuota === undefined ? {} : { endpointQuota: opts.endpointQuota }));
     healthRoutes({ "": () => store.ping() })(router);
   });
   const cryptoTransport = transport((router) => {
@@ -232,6 +243,7 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     ingestPublicUrl: "http://127.0.0.1:9",
     replayDailyLimit: opts.replayDailyLimit ?? 1000,
     waitPollMs: opts.waitPollMs ?? 1000,
+    quotas: { apiRps: opts.apiRps ?? 10_000, waitsPerKey: opts.waitsPerKey ?? 20, ...(opts.now ? { now: opts.now } : {}) },
     shutdownSignal: shutdown.signal,
   };
   const app = createGatewayApp(deps, options);

@@ -131,6 +131,8 @@ async function allInOne() {
     WHC_HOST: "127.0.0.1",
     WHC_DATA_DIR: dataDir,
     WHC_BOOTSTRAP_API_KEYS: `bench:${KEY}`,
+    // One key reads the whole run back: the per-key rate (ADR 0035) is not what this measures.
+    WHC_QUOTA_API_RPS: "1000000",
     WHC_GATEWAY_PORT: gateway,
     WHC_INGEST_PORT: ingest,
     WHC_INGEST_PUBLIC_URL: `http://127.0.0.1:${ingest}`,
@@ -158,6 +160,8 @@ async function deployment({ aio, catalogs: catalogCount, ingests: ingestCount },
     WHC_DATA_DIR: dataDir,
     WHC_NATS_URL: natsUrl,
     WHC_BOOTSTRAP_API_KEYS: `bench:${KEY}`,
+    // One key reads the whole run back: the per-key rate (ADR 0035) is not what this measures.
+    WHC_QUOTA_API_RPS: "1000000",
     WHC_CRYPTO_PORT: ports.crypto,
     WHC_REPLAY_PORT: ports.replay,
     WHC_GATEWAY_PORT: ports.gateway,

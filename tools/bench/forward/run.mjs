@@ -57,6 +57,8 @@ const child = spawn(process.execPath, [...nodeArgs, path.join(root, "dist/all-in
     WHC_INGEST_PORT: String(ing),
     WHC_INGEST_PUBLIC_URL: `http://127.0.0.1:${ing}`,
     WHC_BOOTSTRAP_API_KEYS: `bench:${KEY}`,
+    // One key reads the whole run back: the per-key rate (ADR 0035) is not what this measures.
+    WHC_QUOTA_API_RPS: "1000000",
     WHC_REPLAY_ALLOW_PRIVATE_TARGETS: "true",
     WHC_EGRESS_SLOTS_PER_ORIGIN: "64",
     WHC_LOG_LEVEL: "info",

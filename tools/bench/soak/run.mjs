@@ -34,6 +34,8 @@ const server = spawn(process.execPath, [path.join(root, "dist/all-in-one/main.js
     WHC_INGEST_PORT: String(ing),
     WHC_INGEST_PUBLIC_URL: `http://127.0.0.1:${ing}`,
     WHC_BOOTSTRAP_API_KEYS: `soak:${KEY}`,
+    // One key makes every call of the soak: the per-key rate (ADR 0035) is not what this measures.
+    WHC_QUOTA_API_RPS: "1000000",
     WHC_REPLAY_ALLOW_PRIVATE_TARGETS: "true",
     WHC_REPLAY_DAILY_LIMIT: "100000000",
     WHC_LOG_LEVEL: "error",

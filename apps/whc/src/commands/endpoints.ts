@@ -145,14 +145,17 @@ function changeLines(body: UpdateEndpointRequest, e: EndpointJson): string[] {
 export function endpointCommands(program: Command, ctx: () => Context): void {
   const endpoints = program.command("endpoints").description("receiving endpoints");
 
-  endpoints.command("list").action(async () => {
-    const { out, api } = ctx();
-    const client = api();
-    const res = await out.busy("listing", () => client.endpoints.list());
-    out.result(res.items, () =>
-      table([["ID", "SLUG", "EVENTS", "STATUS", "WEBHOOK URL"], ...res.items.map((e) => [e.id, e.slug, String(e.eventCount), e.status, e.webhookUrl])]),
-    );
-  });
+  endpoints
+    .command("list")
+    .description("every endpoint of the account, oldest first (all pages)")
+    .action(async () => {
+      const { out, api } = ctx();
+      const client = api();
+      const items = await out.busy("listing", () => client.endpoints.all());
+      out.result(items, () =>
+        table([["ID", "SLUG", "EVENTS", "STATUS", "WEBHOOK URL"], ...items.map((e) => [e.id, e.slug, String(e.eventCount), e.status, e.webhookUrl])]),
+      );
+    });
 
   endpoints
     .command("get")

@@ -6,6 +6,7 @@ import type { EndpointRecord, EventQuery } from "../types.js";
 import { endpointUpdateContract, responseSequenceContract, type ContractContext } from "./endpoint-contract.js";
 import { endpointFixture, eventFixture, keyHash, token } from "./fixtures.js";
 import { forwardingContract } from "./forward-contract.js";
+import { endpointListContract, endpointQuotaContract } from "./endpoint-list-contract.js";
 
 export interface ContractOptions {
   open: () => Promise<CatalogStore>;
@@ -16,6 +17,11 @@ export interface ContractOptions {
   reopen?: () => Promise<CatalogStore>;
   /** Removes whatever `open` created (files, databases). */
   cleanup?: () => Promise<void>;
+  /**
+   * Opens a second store on what `open` last created, beside the first, as another catalog
+   * process would: the tests of concurrent writers through two stores run only where it is given.
+   */
+  another?: () => Promise<CatalogStore>;
 }
 
 /**
@@ -149,6 +155,8 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
       });
     });
 
+    endpointListContract(context);
+    endpointQuotaContract(context, options.another);
     endpointUpdateContract(context);
     responseSequenceContract(context);
     forwardingContract(context);

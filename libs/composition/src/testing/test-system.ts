@@ -20,7 +20,8 @@ export interface TestSystem {
 
 /**
  * The all-in-one system on free loopback ports with two accounts, for tests over real HTTP.
- * Its logs go nowhere unless a test passes a logger to read them.
+ * Its logs go nowhere unless a test passes a logger to read them. Each key may make 10,000
+ * calls a second unless `env` sets WHC_QUOTA_API_RPS.
  */
 export async function startTestSystem(env: Record<string, string> = {}, logger?: Logger): Promise<TestSystem> {
   const dir = tempDir("whc-system-");
@@ -33,6 +34,8 @@ export async function startTestSystem(env: Record<string, string> = {}, logger?:
     WHC_DATA_DIR: dir.path,
     WHC_BOOTSTRAP_API_KEYS: `acct-a:${KEY_A},acct-b:${KEY_B}`,
     WHC_LOG_LEVEL: "silent",
+    // Tests make many calls with one key at once; the tests of the rate set their own.
+    WHC_QUOTA_API_RPS: "10000",
     ...env,
   });
   const system = await startAllInOne(config, logger ?? createLogger("test", "silent"));

@@ -10,6 +10,24 @@ export interface ErrorReply {
   requestId: string;
 }
 
+/**
+ * A spent quota (docs/api.md, "Quotas"): `details.quota` names it and, for the endpoint and
+ * `wait` quotas, `details.limit` gives its size; the API rate carries its figures in the
+ * RateLimit-* headers instead. Meta values may arrive as text from another process.
+ */
+function writeQuota(ctx: Context, err: AppError, details: Record<string, unknown>): void {
+  const { quota, limit, retryAfter } = err.meta;
+  details.quota = String(quota ?? "");
+  if (quota === "api_rate") {
+    ctx.set("RateLimit-Limit", String(limit ?? 0));
+    ctx.set("RateLimit-Remaining", "0");
+    ctx.set("RateLimit-Reset", String(err.meta.reset ?? retryAfter ?? 1));
+  } else if (limit !== undefined) {
+    details.limit = Number(limit);
+  }
+  if (retryAfter !== undefined) ctx.set("Retry-After", String(retryAfter));
+}
+
 /** Writes the one error reply shape; also used outside the chain (e.g. 404 fall-through). */
 export function writeError(ctx: Context, err: AppError): void {
   const entry = errorTable[err.reason] ?? errorTable.internal_error;
@@ -18,6 +36,7 @@ export function writeError(ctx: Context, err: AppError): void {
     if (err.field) details.field = err.field;
     if (err.fieldReason) details.reason = err.fieldReason;
   }
+  if (err.reason === "quota_exceeded") writeQuota(ctx, err, details);
   const body: ErrorReply = { error: entry.code, message: entry.message, details, requestId: ctx.state.requestId as string };
   ctx.status = entry.status;
   ctx.body = body;

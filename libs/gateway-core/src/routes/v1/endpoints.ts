@@ -2,7 +2,15 @@ import { create } from "@bufbuild/protobuf";
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { EndpointPatchSchema, EndpointSchema } from "@whc/contracts";
-import { createEndpointRequest, endpoint, endpointList, extension, updateEndpointRequest } from "@whc/api-model";
+import {
+  ENDPOINT_PAGE_DEFAULT,
+  createEndpointRequest,
+  endpoint,
+  endpointList,
+  extension,
+  listEndpointsQuery,
+  updateEndpointRequest,
+} from "@whc/api-model";
 import { endpointJson } from "@whc/api-model/present";
 import { PROVIDER_NAMES } from "@whc/signatures";
 import type { GatewayDeps, GatewayOptions } from "../../deps.js";
@@ -37,13 +45,20 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
       path: "/v1/endpoints",
       operationId: "listEndpoints",
       summary: "List endpoints",
-      description: "Every endpoint of the account, each with its `webhookUrl`, settings and event counts.",
+      description: "The account's endpoints, each with its `webhookUrl`, settings and event counts, by id ascending (creation order), `limit` at a time (default 100); `nextAfter` names where the next page starts, present only when more follow.",
       tags: ["endpoints"],
-      success: { status: 200, schema: endpointList, description: "The account's endpoints." },
-      errors: [],
-      async handler(_ctx, { auth }) {
-        const res = await catalog.listEndpoints({ accountId: auth.accountId });
-        return { items: res.endpoints.map(present) };
+      query: listEndpointsQuery,
+      success: {
+        status: 200,
+        schema: endpointList,
+        description: "The account's endpoints by id ascending (creation order), `limit` at a time; `nextAfter` when more follow.",
+      },
+      errors: [400],
+      async handler(_ctx, { auth, query }) {
+        const limit = query.limit ?? ENDPOINT_PAGE_DEFAULT;
+        const res = await catalog.listEndpoints({ accountId: auth.accountId, after: query.after?.toLowerCase() ?? "", limit });
+        const last = res.endpoints.at(-1);
+        return { items: res.endpoints.map(present), ...(res.hasMore && last ? { nextAfter: last.id } : {}) };
       },
     }),
     route({
@@ -68,7 +83,7 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
         description: "Created.",
         headers: { Location: { schema: { type: "string" } } },
       },
-      errors: [400, 409, 413, 415],
+      errors: [400, 409, 413, 415, 429],
       async handler(ctx, { auth, body }) {
         const slug = body.slug ?? randomSlug();
         const { forward } = body;

@@ -6,7 +6,7 @@ import type { GatewayDeps, GatewayOptions } from "../../deps.js";
 import { route, type Route } from "../../route.js";
 import { staleSignatureWarning } from "./warnings.js";
 
-export const RATE_LIMIT_HEADERS = {
+const RATE_LIMIT_HEADERS = {
   "RateLimit-Limit": { description: "The account's daily replay allowance.", schema: { type: "integer" } },
   "RateLimit-Remaining": { description: "Replays left today (UTC).", schema: { type: "integer" } },
   "RateLimit-Reset": { description: "Seconds to the next UTC midnight.", schema: { type: "integer" } },

@@ -8,6 +8,7 @@ import { route, type Route } from "../../route.js";
 import { openEventDetail } from "./event-detail.js";
 import { exportRoute } from "./event-export.js";
 import { listEventsRequest, ms, searchTokensOf } from "./event-query.js";
+import { createKeySlots } from "../../key-quotas.js";
 
 /**
  * The master key ids crypto still holds, cached; unknown (undefined) while crypto is down.
@@ -48,6 +49,7 @@ function pause(ctx: Context, waitMs: number, arm: (wake: () => void) => void, sh
 export function eventRoutes(deps: GatewayDeps, options: GatewayOptions): Route[] {
   const { catalog, bus } = deps;
   const knownKeyIds = createKeyIdsCache(deps.crypto);
+  const waits = createKeySlots("waits", options.quotas.waitsPerKey);
 
   const queryPage = (accountId: string, endpointId: string, q: ListEventsQuery, tokens: Uint8Array[] | undefined) =>
     catalog.listEvents(listEventsRequest(accountId, endpointId, q, tokens, q.limit ?? 50));
@@ -107,7 +109,15 @@ export function eventRoutes(deps: GatewayDeps, options: GatewayOptions): Route[]
         const endpointId = params.endpointId!;
         const tokens = await searchTokensOf(deps, q.search);
         const searching = tokens !== undefined;
-        const page = await waitForPage(ctx, auth.accountId, endpointId, q, tokens);
+        // A long poll holds one of the key's `wait` slots for as long as it is held (ADR 0035).
+        const holds = (q.wait ?? 0) > 0;
+        if (holds) waits.acquire(auth.keyId);
+        let page: ListEventsResponse;
+        try {
+          page = await waitForPage(ctx, auth.accountId, endpointId, q, tokens);
+        } finally {
+          if (holds) waits.release(auth.keyId);
+        }
         const keyIds = await knownKeyIds();
         const items = page.events.map((e) => eventSummaryJson(e, { knownKeyIds: keyIds, search: searching }));
         const newest: Event | undefined = page.events[0];
