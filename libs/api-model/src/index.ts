@@ -12,5 +12,6 @@ export * from "./errors.js";
 export * from "./providers.js";
 export * from "./responses.js";
 export * from "./forwarding.js";
+export * from "./headers.js";
 export * from "./problems.js";
 export * from "./client.js";
