@@ -53,7 +53,7 @@ function heading(ctx: AppContext, ep: EndpointJson): HTMLElement {
       "div",
       { class: "url-row" },
       h("code", { class: "url mono", "data-testid": "webhook-url", title: "This endpoint's webhook URL: any method, sub-path and query" }, ep.webhookUrl),
-      copyButton("Copy URL", () => ep.webhookUrl, "copy-url", "Copy the webhook URL"),
+      copyButton("Copy URL", () => ep.webhookUrl, "copy-url", "Copy URL of the webhook"),
     ),
   );
 }

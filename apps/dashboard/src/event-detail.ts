@@ -91,7 +91,7 @@ function actions(ctx: AppContext, v: EventView): HTMLElement {
     ctx.emit("event-deleted", { endpointId: v.endpoint.id, eventId: v.detail.id });
     ctx.navigate({ endpointId: v.endpoint.id, query: v.route.query }, { replace: true });
   });
-  return h("div", { class: "row actions" }, replay, copyButton("Copy link", () => location.href, "copy-link", "Copy a link to this event"), remove, dialog);
+  return h("div", { class: "row actions" }, replay, copyButton("Copy link", () => location.href, "copy-link", "Copy link to this event"), remove, dialog);
 }
 
 /** The event pane: a summary with its actions, the event's tabs, and the tab shown. */

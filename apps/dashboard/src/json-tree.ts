@@ -59,7 +59,7 @@ function entries(value: object): [string | number, unknown][] {
 }
 
 function childList(value: object, path: string, depth: number, o: Options): HTMLUListElement {
-  const list = h("ul", { class: "j-children", role: "group" });
+  const list = h("ul", { class: "j-children" });
   const all = entries(value);
   const more = (from: number) => {
     for (const [k, v] of all.slice(from, from + CHUNK)) list.append(node(k, v, childPath(path, k), depth + 1, o));
