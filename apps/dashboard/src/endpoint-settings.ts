@@ -121,7 +121,7 @@ function editForm(ctx: AppContext, ep: EndpointJson, save: (body: UpdateEndpoint
       problem,
     ),
     section("Forwarding", f.forward.element),
-    h("div", { class: "row sticky-actions" }, h("button", { type: "submit", class: "btn primary", "data-testid": "save-endpoint" }, "Save changes"), outcome),
+    h("div", { class: "row form-actions" }, h("button", { type: "submit", class: "btn primary", "data-testid": "save-endpoint" }, "Save changes"), outcome),
   );
   form.addEventListener("submit", async (e) => {
     e.preventDefault();

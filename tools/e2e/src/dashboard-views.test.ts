@@ -150,25 +150,28 @@ async function logIn(page: Page): Promise<void> {
  * scrolls inside its pane), so it does not count.
  */
 async function overflow(page: Page): Promise<string[]> {
-  return page.evaluate(() => {
-    const width = innerWidth;
-    const found: string[] = [];
-    const scrollWidth = document.scrollingElement!.scrollWidth;
-    if (scrollWidth > width) found.push(`the page scrolls sideways: ${scrollWidth} > ${width}`);
-    for (const el of document.querySelectorAll("body *")) {
-      const r = el.getBoundingClientRect();
-      if (r.width === 0 || r.height === 0 || r.right <= width + 0.5 || getComputedStyle(el).visibility === "hidden") continue;
-      let clipped = false;
-      for (let a = el.parentElement; a; a = a.parentElement) {
-        if (getComputedStyle(a).overflowX === "visible") continue;
-        clipped = a.getBoundingClientRect().right <= width + 0.5;
-        break;
-      }
-      if (!clipped) found.push(`${el.tagName.toLowerCase()}.${el.className} [${(el as HTMLElement).dataset.testid ?? ""}] ends at ${Math.round(r.right)}`);
-    }
-    return found;
-  });
+  return page.evaluate(OVERFLOW);
 }
+
+/** Runs in the page (this project's type check has no DOM): the finding of `overflow`. */
+const OVERFLOW = `(() => {
+  const width = innerWidth;
+  const found = [];
+  const scrollWidth = document.scrollingElement.scrollWidth;
+  if (scrollWidth > width) found.push("the page scrolls sideways: " + scrollWidth + " > " + width);
+  for (const el of document.querySelectorAll("body *")) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0 || r.right <= width + 0.5 || getComputedStyle(el).visibility === "hidden") continue;
+    let clipped = false;
+    for (let a = el.parentElement; a; a = a.parentElement) {
+      if (getComputedStyle(a).overflowX === "visible") continue;
+      clipped = a.getBoundingClientRect().right <= width + 0.5;
+      break;
+    }
+    if (!clipped) found.push(el.tagName.toLowerCase() + "." + el.className + " [" + (el.dataset.testid || "") + "] ends at " + Math.round(r.right));
+  }
+  return found;
+})()`;
 
 interface AxeViolation {
   id: string;
@@ -180,10 +183,7 @@ interface AxeViolation {
 /** axe-core's serious and critical violations (injected over the debugging protocol, which the page's policy does not govern). */
 async function axeViolations(page: Page): Promise<string[]> {
   await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(ctx: Document, o: object): Promise<{ violations: AxeViolation[] }> } }).axe;
-    return (await axe.run(document, { resultTypes: ["violations"] })).violations;
-  });
+  const violations = await page.evaluate<AxeViolation[]>(`axe.run(document, { resultTypes: ["violations"] }).then((r) => r.violations)`);
   return violations
     .filter((v) => v.impact === "serious" || v.impact === "critical")
     .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).slice(0, 3).join(", ")})`);
@@ -328,7 +328,7 @@ describe("links to a view", () => {
     try {
       await page.goto(link);
       await page.getByTestId("api-key").waitFor();
-      expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+      expect(await page.evaluate("sessionStorage.length")).toBe(0);
       await logIn(page);
       const shows = async () => {
         await page.locator(`[data-testid="detail"][data-event-id="${seeded.jsonEvent}"]`).waitFor();
@@ -387,6 +387,25 @@ describe("links to a view", () => {
   });
 });
 
+describe("an event's actions", () => {
+  it("deletes an event from its detail: gone from the list and from the API", async () => {
+    const id = await capture(seeded.single.webhookUrl, { method: "POST", body: '{"delete":"me"}' });
+    const { context, page } = await freshPage(1366);
+    try {
+      await page.goto(`${gatewayUrl}/#/endpoints/${seeded.single.id}/events/${id}`);
+      await logIn(page);
+      await page.locator(`[data-testid="detail"][data-event-id="${id}"]`).waitFor();
+      page.once("dialog", (d) => void d.accept());
+      await page.getByTestId("delete-event").click();
+      await expect.poll(() => page.url()).toBe(`${gatewayUrl}/#/endpoints/${seeded.single.id}`);
+      await expect.poll(() => page.locator(`[data-event-id="${id}"]`).count()).toBe(0);
+      await expect(api.events.get(seeded.single.id, id)).rejects.toMatchObject({ status: 404 });
+    } finally {
+      await context.close();
+    }
+  });
+});
+
 describe("the keyboard", () => {
   it("moves with j and k, opens with Enter, and goes to the search with /", async () => {
     const { context, page } = await freshPage(1366);
@@ -394,7 +413,7 @@ describe("the keyboard", () => {
       await page.goto(`${gatewayUrl}/#/endpoints/${seeded.main.id}`);
       await logIn(page);
       await expect.poll(() => page.getByTestId("event-row").count()).toBe(13);
-      const ids = await page.getByTestId("event-row").evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.eventId!));
+      const ids = await page.getByTestId("event-row").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-event-id")!));
       const cursor = () => page.locator("tr.cursor").getAttribute("data-event-id");
       await page.keyboard.press("j");
       expect(await cursor()).toBe(ids[0]);
@@ -403,7 +422,7 @@ describe("the keyboard", () => {
       expect(await cursor()).toBe(ids[2]);
       await page.keyboard.press("k");
       expect(await cursor()).toBe(ids[1]);
-      expect(await page.evaluate(() => document.activeElement?.closest("tr")?.dataset.eventId)).toBe(ids[1]);
+      expect(await page.evaluate('document.activeElement.closest("tr").dataset.eventId')).toBe(ids[1]);
       await page.keyboard.press("Enter");
       await page.locator(`[data-testid="detail"][data-event-id="${ids[1]}"]`).waitFor();
       expect(page.url()).toContain(`/events/${ids[1]}`);
@@ -411,7 +430,7 @@ describe("the keyboard", () => {
       expect(await cursor()).toBe(ids[2]);
 
       await page.keyboard.press("/");
-      expect(await page.evaluate(() => (document.activeElement as HTMLElement).dataset.testid)).toBe("search");
+      expect(await page.evaluate("document.activeElement.dataset.testid")).toBe("search");
       // Typed into the search, j and k are letters.
       await page.keyboard.type("jk");
       expect(await page.getByTestId("search").inputValue()).toBe("jk");
