@@ -2,6 +2,7 @@ import type { EndpointJson } from "@whc/api-model";
 import { clear, h } from "./dom.js";
 import type { EndpointList } from "./endpoints.js";
 import { mountEndpointView } from "./endpoint-view.js";
+import { endpointOverview } from "./endpoint-overview.js";
 import { mountEventDetail } from "./event-detail.js";
 import { PAGES } from "./routes.js";
 import type { Route } from "./router.js";
@@ -22,15 +23,6 @@ interface Slot {
 
 function placeholder(title: string, text: string, ...extra: HTMLElement[]): Mounted {
   return { element: h("div", { class: "placeholder" }, h("h2", {}, title), h("p", {}, text), ...extra) };
-}
-
-function home(ctx: AppContext): Mounted {
-  if (ctx.endpoints.items().length) return placeholder("Choose an endpoint", "Its captures show here, live, as they arrive.");
-  return placeholder(
-    "Create your first endpoint",
-    "An endpoint gives you a URL that captures every request sent to it: headers, body, signature verdict.",
-    h("a", { class: "btn primary", href: ctx.href({ page: "new" }) }, "New endpoint"),
-  );
 }
 
 function noEvent(): Mounted {
@@ -95,7 +87,8 @@ export function createPanes(ctx: AppContext, list: EndpointList): Panes {
         page ? page.mount(ctx, route) : placeholder("Nothing here", "This address names no view of the dashboard.", h("a", { href: "#/" }, "All endpoints")),
       );
     } else {
-      mainSlot = put(main, mainSlot, `home:${ctx.endpoints.items().length > 0}`, route, () => home(ctx));
+      // Drawn again for each visit: the counts move.
+      mainSlot = put(main, mainSlot, `home:${Date.now()}`, route, () => endpointOverview(ctx));
     }
     detailSlot = put(detail, detailSlot, "none", route, noEvent);
     layout(route.endpointId || route.page ? 1 : 0, true);
