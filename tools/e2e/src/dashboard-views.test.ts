@@ -310,6 +310,22 @@ describe("the dashboard's views at 1366 and 390 px", () => {
     }, 180_000);
   }
 
+  it("lets nothing overflow at 360 px either", async () => {
+    const { context, page } = await freshPage(360);
+    try {
+      await page.goto(`${gatewayUrl}/`);
+      await logIn(page);
+      for (const view of VIEWS) {
+        await page.goto(`${gatewayUrl}/${view.hash()}`);
+        await view.ready(page);
+        expect(await overflow(page), `${view.name} at 360 px`).toEqual([]);
+        await view.after?.(page);
+      }
+    } finally {
+      await context.close();
+    }
+  }, 120_000);
+
   it("has a favicon the gateway serves", async () => {
     const { context, page } = await freshPage(1366);
     await page.goto(`${gatewayUrl}/`);
@@ -388,6 +404,47 @@ describe("links to a view", () => {
 });
 
 describe("an event's actions", () => {
+  it("folds and unfolds the JSON tree, and copies a node's path", async () => {
+    const { context, page } = await freshPage(1366);
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: gatewayUrl });
+    try {
+      await page.goto(`${gatewayUrl}/#/endpoints/${seeded.main.id}/events/${seeded.jsonEvent}`);
+      await logIn(page);
+      const login = page.locator('[data-path=".pull_request.user.login"]');
+      await login.waitFor();
+      await page.getByTestId("collapse-all").click();
+      expect(await login.isVisible()).toBe(false);
+      await page.locator(".j-tree > li > .j-line > .j-toggle").click();
+      await page.locator('[data-path=".pull_request"] > .j-line > .j-toggle').click();
+      expect(await page.locator('[data-path=".pull_request.labels"]').isVisible()).toBe(true);
+      expect(await login.isVisible()).toBe(false);
+      await page.getByTestId("expand-all").click();
+      await login.hover();
+      await login.getByRole("button", { name: /Copy path/ }).click();
+      expect(await page.evaluate("navigator.clipboard.readText()")).toBe(".pull_request.user.login");
+      await page.locator('[data-path=".pull_request.labels[1]"]').getByRole("button", { name: /Copy path/ }).click();
+      expect(await page.evaluate("navigator.clipboard.readText()")).toBe(".pull_request.labels[1]");
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("deletes an endpoint from its settings: gone from the list and from the API", async () => {
+    const doomed = await api.endpoints.create({ slug: "doomed", displayName: "Doomed" });
+    const { context, page } = await freshPage(1366);
+    try {
+      await page.goto(`${gatewayUrl}/#/endpoints/${doomed.id}/settings`);
+      await logIn(page);
+      page.once("dialog", (d) => void d.accept());
+      await page.getByTestId("delete-endpoint").click();
+      await page.getByTestId("endpoint-doomed").waitFor({ state: "detached" });
+      await expect.poll(() => page.url()).toBe(`${gatewayUrl}/#/`);
+      await expect(api.endpoints.get(doomed.id)).rejects.toMatchObject({ status: 404 });
+    } finally {
+      await context.close();
+    }
+  });
+
   it("deletes an event from its detail: gone from the list and from the API", async () => {
     const id = await capture(seeded.single.webhookUrl, { method: "POST", body: '{"delete":"me"}' });
     const { context, page } = await freshPage(1366);
