@@ -93,6 +93,8 @@ export function mountEndpointView(ctx: AppContext, endpoint: EndpointJson, route
     clear(strip, tabStrip(ctx, ep, tab, current));
   };
   renderHead();
+  // The provider's label comes with GET /v1/providers, maybe after the first drawing.
+  void ctx.providersLoaded().then(renderHead);
   const offUpdated = ctx.on("endpoint-updated", (updated) => {
     if (updated.id !== ep.id) return;
     ep = updated;

@@ -35,6 +35,8 @@ function keyboard(table: () => HTMLTableSectionElement, search: HTMLInputElement
       if (e.key === "Escape" && e.target === search) search.blur();
       return;
     }
+    // The list is hidden (a phone showing the event): its keys are not for now.
+    if (!search.offsetParent) return;
     if (e.key === "/") {
       e.preventDefault();
       search.focus();
