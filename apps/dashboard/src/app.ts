@@ -1,90 +1,115 @@
-import { createApiClient, type EndpointJson, type ProviderInfoJson } from "@whc/api-model";
+import { createApiClient, type ProviderInfoJson } from "@whc/api-model";
 import { createBanner } from "./banner.js";
 import { clear, h } from "./dom.js";
-import { createEndpointSettings } from "./endpoint-settings.js";
-import { createEndpointsPane } from "./endpoints.js";
-import { createDetailPane } from "./event-detail.js";
-import { createEventsPane } from "./events-list.js";
+import { createEndpointStore } from "./endpoint-store.js";
+import { createEndpointList } from "./endpoints.js";
+import { relativeTime } from "./format.js";
 import { keyStore } from "./key-store.js";
 import { renderLogin } from "./login.js";
+import { logo } from "./logo.js";
+import { createPanes } from "./panes.js";
+import { formatRoute, parseRoute } from "./router.js";
+import type { AppContext, AppEvents } from "./views.js";
 
-/** Wires the panes: selecting an endpoint shows its events, opening an event shows its detail. */
-export function startApp(root: HTMLElement): void {
+/** Builds the context every view gets: the client, the banner, the endpoint list, the address, the events. */
+type Context = AppContext & { setProviders(p: readonly ProviderInfoJson[]): void };
+
+function createContext(onUnauthorized: () => void): Context {
   // The page's own origin: the gateway serves both the page and /v1.
   const client = createApiClient({ baseUrl: "", apiKey: () => keyStore.get() });
-  const banner = createBanner(() => showLogin());
+  const banner = createBanner(onUnauthorized);
+  const bus = new EventTarget();
   let providers: readonly ProviderInfoJson[] = [];
-  const detail = createDetailPane({
+  let loaded: (p: readonly ProviderInfoJson[]) => void = () => {};
+  const providersLoaded = new Promise<readonly ProviderInfoJson[]>((resolve) => (loaded = resolve));
+  const ctx: Context = {
     client,
     banner,
-    onOpened: (d) => events.opened(d),
-    providerLabel: (name) => providers.find((p) => p.name === name)?.label,
-  });
-  const settings = createEndpointSettings({
-    client,
-    banner,
-    onUpdated: (ep) => {
-      events.refresh(ep);
-      void endpoints.load();
+    endpoints: createEndpointStore(client, banner),
+    providers: () => providers,
+    providersLoaded: () => providersLoaded,
+    setProviders(p) {
+      providers = p;
+      loaded(p);
     },
-  });
-  const events = createEventsPane({
-    client,
-    banner,
-    settings: settings.element,
-    onOpen: (ep, id) => void detail.open(ep, id),
-    onCaptured: () => void endpoints.load(),
-  });
-  const endpoints = createEndpointsPane({
-    client,
-    banner,
-    onSelect: select,
-    onDeleted: (id) => {
-      if (id === selected) deselect();
+    href: (route) => formatRoute(route),
+    navigate(route, options = {}) {
+      const hash = formatRoute(route);
+      if (hash === location.hash || (hash === "#/" && location.hash === "")) return;
+      if (options.replace) history.replaceState(null, "", hash);
+      else history.pushState(null, "", hash);
+      dispatchEvent(new HashChangeEvent("hashchange"));
     },
-  });
-  let selected: string | undefined;
+    emit<K extends keyof AppEvents>(type: K, detail: AppEvents[K]) {
+      bus.dispatchEvent(new CustomEvent(type, { detail }));
+    },
+    on<K extends keyof AppEvents>(type: K, listener: (detail: AppEvents[K]) => void) {
+      const wrapped = (e: Event) => listener((e as CustomEvent<AppEvents[K]>).detail);
+      bus.addEventListener(type, wrapped);
+      return () => bus.removeEventListener(type, wrapped);
+    },
+  };
+  return ctx;
+}
 
-  function select(ep: EndpointJson): void {
-    selected = ep.id;
-    endpoints.highlight(ep.id);
-    detail.clear();
-    settings.show(ep);
-    events.show(ep);
-  }
-
-  function deselect(): void {
-    selected = undefined;
-    endpoints.highlight(undefined);
-    events.leave();
-    settings.clear();
-    detail.clear();
-  }
+/** The page: the key form until a key works, then the header and the panes, following the address. */
+export function startApp(root: HTMLElement): void {
+  let stopRouting: (() => void) | undefined;
+  /** Counts the key forms shown: a start-up that met one (an unknown key) stops there. */
+  let logins = 0;
+  const ctx = createContext(() => showLogin());
 
   function showLogin(): void {
-    deselect();
-    renderLogin(root, banner, (key) => {
+    logins += 1;
+    stopRouting?.();
+    stopRouting = undefined;
+    renderLogin(root, ctx.banner, (key) => {
       keyStore.set(key);
       void showApp();
     });
   }
 
-  /** One list for both pickers (the create form's and the edit form's) and the diagnosis's labels. */
   async function loadProviders(): Promise<void> {
-    const res = await banner.guarded(() => client.providers.list());
-    if (!res) return;
-    providers = res.items;
-    endpoints.setProviders(res.items);
-    settings.setProviders(res.items);
+    const res = await ctx.banner.guarded(() => ctx.client.providers.list());
+    ctx.setProviders(res?.items ?? []);
+  }
+
+  function header(): HTMLElement {
+    const forget = h("button", { type: "button", class: "btn ghost", "data-testid": "forget-key", onclick: () => (keyStore.clear(), showLogin()) }, "Forget key");
+    return h(
+      "header",
+      { class: "topbar" },
+      h("a", { class: "brand", href: "#/", "aria-label": "Webhook Capture: all endpoints" }, logo(), h("span", { class: "brand-name" }, "Webhook Capture")),
+      h("span", { class: "spacer" }),
+      h("a", { class: "btn primary small", href: "#/new", "aria-label": "New endpoint", "data-testid": "new-endpoint" }, "New", h("span", { class: "hide-narrow" }, " endpoint")),
+      forget,
+    );
   }
 
   async function showApp(): Promise<void> {
     if (!keyStore.get()) return showLogin();
-    const forget = h("button", { type: "button", class: "link", "data-testid": "forget-key", onclick: () => (keyStore.clear(), showLogin()) }, "Forget key");
-    clear(root, h("header", {}, h("h1", {}, "Webhook Capture"), forget), banner.element, h("main", {}, endpoints.element, events.element, detail.element));
-    // One call at a time: an unknown key answers the first, and the login form is shown once.
-    if (await endpoints.load()) await loadProviders();
+    // The list is the first call: an unknown key answers it, and the key form is shown once.
+    // Unreachable or failing otherwise: the shell still comes, with the banner saying why.
+    const before = logins;
+    await ctx.endpoints.load();
+    if (logins !== before) return;
+    void loadProviders();
+    const list = createEndpointList(ctx);
+    const panes = createPanes(ctx, list);
+    clear(root, h("a", { class: "skip", href: "#main-pane", onclick: (e) => (e.preventDefault(), panes.focusMain()) }, "Skip to content"), header(), ctx.banner.element, panes.element);
+    const route = () => void panes.show(parseRoute(location.hash));
+    addEventListener("hashchange", route);
+    stopRouting = () => {
+      removeEventListener("hashchange", route);
+      panes.dispose();
+      list.dispose();
+    };
+    route();
   }
 
+  // "3 min ago" stays true while the page is open.
+  setInterval(() => {
+    for (const t of document.querySelectorAll<HTMLElement>("time[data-relative]")) t.textContent = relativeTime(t.dataset.relative!);
+  }, 15_000);
   void showApp();
 }

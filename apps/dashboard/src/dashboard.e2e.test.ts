@@ -35,18 +35,26 @@ async function captureStatus(url: string): Promise<number> {
 
 async function openEndpoint(slug: string) {
   await page.reload();
-  await page.getByTestId(`endpoint-${slug}`).getByRole("button").first().click();
+  await page.getByTestId(`endpoint-${slug}`).getByRole("link").click();
   await page.getByTestId("status-switch").waitFor();
 }
 
-/** Opens one event of the endpoint shown, by its id, and waits for its diagnosis. */
+/** Opens one event of the endpoint shown, by its id, on its diagnosis tab. */
 async function openEvent(id: string) {
   const row = page.locator(`[data-testid="event-row"][data-event-id="${id}"]`);
   await row.waitFor({ timeout: 5000 });
-  await row.getByRole("button").click();
+  await row.getByRole("link").click();
   // The pane keeps the previous event until this one has loaded: wait for this one.
   await page.locator(`[data-testid="detail"][data-event-id="${id}"]`).waitFor({ timeout: 5000 });
+  await page.getByTestId("event-tab-diagnosis").click();
   await page.getByTestId("diagnosis").waitFor();
+}
+
+/** Opens an endpoint's settings tab. */
+async function openSettings(slug: string) {
+  await openEndpoint(slug);
+  await page.getByTestId("tab-settings").click();
+  await page.getByTestId("save-endpoint").waitFor();
 }
 
 /** A Stripe capture of `payload`, signed by Stripe's own library with `secret`; its event id. */
@@ -126,7 +134,7 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     await shot("1-login-error");
     await page.getByTestId("api-key").fill(KEY);
     await page.getByTestId("use-key").click();
-    await page.getByTestId("create-endpoint").waitFor();
+    await page.getByTestId("new-endpoint").waitFor();
     expect(page.url()).not.toContain(KEY);
     expect(await page.evaluate(() => sessionStorage.getItem("whc.apiKey"))).toBe(KEY);
   });
@@ -134,6 +142,7 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
   it("offers the providers the API lists, by label, in the create form", async () => {
     const { items } = await createApiClient({ baseUrl: gatewayUrl, apiKey: KEY }).providers.list();
     expect(items.map((p) => p.name)).toContain("github");
+    await page.getByTestId("new-endpoint").click();
     const options = page.getByTestId("new-provider").locator("option");
     await expect.poll(() => options.count()).toBe(items.length);
     const shown = await options.evaluateAll((els) => els.map((o) => ({ name: (o as HTMLOptionElement).value, label: o.textContent })));
@@ -150,7 +159,10 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     await page.getByTestId("no-events").waitFor();
     await expect.poll(() => page.getByTestId("live").textContent()).toContain("live");
     await shot("2-endpoint-empty");
-    const webhookUrl = (await row.getByTestId("webhook-url").textContent())!;
+    const webhookUrl = (await page.getByTestId("webhook-url").textContent())!;
+    // The empty endpoint says how to send it a first request, with its own URL.
+    expect(await page.getByTestId("snippet-curl").textContent()).toContain(webhookUrl);
+    expect(await page.getByTestId("snippet-whc").textContent()).toContain("whc events tail dash-e2e");
 
     const sentAt = Date.now();
     await run("curl", [
@@ -167,15 +179,18 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
   });
 
   it("opens the event: verdict, headers, pretty body, raw and hex views", async () => {
-    await page.getByTestId("event-row").first().getByRole("button").click();
+    await page.getByTestId("event-row").first().getByRole("link").click();
     await page.getByTestId("body").waitFor();
     expect(await page.getByTestId("verification").textContent()).toContain("unverified");
+    expect(await page.getByTestId("path").textContent()).toBe("/push?ref=main");
+    expect(await page.getByTestId("body").textContent()).toContain('"number": 42');
+    await page.getByTestId("event-tab-headers").click();
     expect(await page.getByTestId("headers").textContent()).toContain("X-GitHub-Event");
     expect(await page.getByTestId("headers").textContent()).not.toContain("sender-secret-token");
     await page.getByTestId("reveal-headers").click();
     expect(await page.getByTestId("headers").textContent()).toContain("sender-secret-token");
-    expect(await page.getByTestId("body").textContent()).toContain('"number": 42');
     await shot("4-event-detail");
+    await page.getByTestId("event-tab-body").click();
     await page.getByTestId("view-hex").click();
     expect(await page.getByTestId("body").textContent()).toMatch(/^00000000 {2}7b 22 61 63/);
     await page.getByTestId("view-raw").click();
@@ -183,6 +198,7 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
   });
 
   it("copies the event as a masked cURL command", async () => {
+    await page.getByTestId("event-tab-curl").click();
     await page.getByTestId("copy-curl").click();
     await expect.poll(() => page.getByTestId("curl-command").textContent()).toContain("curl ");
     const command = (await page.getByTestId("curl-command").textContent())!;
@@ -194,6 +210,7 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
   });
 
   it("replays to a local server and shows the outcome", async () => {
+    await page.getByTestId("open-replay").click();
     await page.getByTestId("replay-url").fill(targetUrl);
     await page.getByTestId("replay").click();
     await expect.poll(() => page.getByTestId("replay-outcome").textContent()).toContain("delivered");
@@ -216,8 +233,9 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     const ep = await api.endpoints.create({ slug: "no-dash-replay", replayFromDashboard: false });
     await fetch(ep.webhookUrl, { method: "POST", body: "{}" });
     await page.reload();
-    await page.getByTestId("endpoint-no-dash-replay").getByRole("button").first().click();
-    await page.getByTestId("event-row").first().getByRole("button").click();
+    await page.getByTestId("endpoint-no-dash-replay").getByRole("link").click();
+    await page.getByTestId("event-row").first().getByRole("link").click();
+    await page.getByTestId("open-replay").click();
     await page.getByTestId("replay-disabled").waitFor();
     expect(await page.getByTestId("replay").isDisabled()).toBe(true);
     await shot("8-replay-disabled");
@@ -228,8 +246,9 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     const ep = await api.endpoints.create({ slug: "dash-only-replay", replayFromApi: false });
     await fetch(ep.webhookUrl, { method: "POST", body: '{"only":"dashboard"}' });
     await page.reload();
-    await page.getByTestId("endpoint-dash-only-replay").getByRole("button").first().click();
-    await page.getByTestId("event-row").first().getByRole("button").click();
+    await page.getByTestId("endpoint-dash-only-replay").getByRole("link").click();
+    await page.getByTestId("event-row").first().getByRole("link").click();
+    await page.getByTestId("open-replay").click();
     await page.getByTestId("replay-url").fill(targetUrl);
     await page.getByTestId("replay").click();
     await expect.poll(() => page.getByTestId("replay-outcome").textContent()).toContain("delivered");
@@ -244,7 +263,7 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     // Over WHC_MAX_INBOUND_BODY_BYTES: answered 413, kept as metadata only.
     await fetch(ep.webhookUrl, { method: "POST", body: "flamingo ".repeat(20_000) }).catch(() => undefined);
     await page.reload();
-    await page.getByTestId("endpoint-searchable").getByRole("button").first().click();
+    await page.getByTestId("endpoint-searchable").getByRole("link").click();
     await expect.poll(() => page.getByTestId("event-row").count()).toBe(3);
     await page.getByTestId("search").fill("FLAMINGO");
     await page.getByTestId("apply-filters").click();
@@ -271,7 +290,7 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     await page.getByTestId("status-switch").click();
     await expect.poll(() => page.getByTestId("endpoint-status").textContent()).toBe("active");
     await expect.poll(() => captureStatus(ep.webhookUrl), { timeout: 5000, interval: 200 }).toBe(200);
-    // The list's badge goes as it came: when the list is refreshed, not with the switch's answer.
+    // The list's badge follows the switch's answer.
     await page.getByTestId("endpoint-switchable").getByTestId("paused").waitFor({ state: "detached" });
     expect(await page.getByTestId("endpoint-switchable").getByTestId("paused").count()).toBe(0);
   });
@@ -279,8 +298,7 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
   it("edits the response JSON: a bad one is refused with its field path, a good one answers the captures", async () => {
     const api = createApiClient({ baseUrl: gatewayUrl, apiKey: KEY });
     const ep = await api.endpoints.create({ slug: "answering" });
-    await openEndpoint("answering");
-    await page.getByTestId("edit-toggle").click();
+    await openSettings("answering");
     expect(await page.getByTestId("edit-response").inputValue()).toBe("");
 
     await page.getByTestId("edit-response").fill('{"rules": [{"match": {"method": "POST"}, "status": 99}]}');
@@ -350,8 +368,7 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
   it("renames, changes the provider and rotates the secret through the edit form", async () => {
     const api = createApiClient({ baseUrl: gatewayUrl, apiKey: KEY });
     const ep = await api.endpoints.create({ slug: "editable", displayName: "Before" });
-    await openEndpoint("editable");
-    await page.getByTestId("edit-toggle").click();
+    await openSettings("editable");
     expect(await page.getByTestId("secret-state").textContent()).toContain("no secret");
     expect(await page.getByTestId("edit-provider").inputValue()).toBe("generic");
 
@@ -363,7 +380,7 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     const saved = await api.endpoints.get(ep.id);
     expect(saved).toMatchObject({ displayName: "After", provider: "stripe", secretSet: true });
     expect(await page.getByTestId("edit-secret").inputValue()).toBe("");
-    expect(await page.getByTestId("events").locator("h2").textContent()).toContain("After");
+    expect(await page.getByTestId("endpoint-title").textContent()).toContain("After");
     expect(await page.getByTestId("endpoint-editable").textContent()).toContain("After");
 
     await page.getByTestId("edit-secret").fill("whsec_second");

@@ -1,34 +1,21 @@
-import type { ApiClient, EndpointJson, EndpointResponseConfig, ProviderInfoJson, UpdateEndpointRequest } from "@whc/api-model";
-import type { Banner } from "./banner.js";
+import type { EndpointJson, EndpointResponseConfig, UpdateEndpointRequest } from "@whc/api-model";
 import { clear, h } from "./dom.js";
-import { time } from "./format.js";
+import { exactTime, relativeTime } from "./format.js";
 import { forwardFields, type ForwardFields } from "./forward-settings.js";
 import { fillProviders } from "./providers.js";
 import type { checkResponse, ResponseCheck } from "./response-check.js";
+import type { AppContext, EndpointTab, Mounted } from "./views.js";
 
-export interface EndpointSettings {
-  readonly element: HTMLElement;
-  /** Shows the switch and the edit form for `endpoint`, filled with its current values. */
-  show(endpoint: EndpointJson): void;
-  clear(): void;
-  /** The providers the API knows, for the form's picker. */
-  setProviders(items: readonly ProviderInfoJson[]): void;
-}
-
-interface Deps {
-  client: ApiClient;
-  banner: Banner;
-  /** The endpoint as the API answered an update. */
-  onUpdated(endpoint: EndpointJson): void;
-}
-
-// The schemas come with zod; the chunk is fetched when an endpoint is first shown, not with the page.
+// The schemas come with zod; the chunk is fetched when the settings are first shown, not with the page.
 let checker: Promise<typeof checkResponse> | undefined;
 function loadChecker(): Promise<typeof checkResponse> {
-  checker ??= import("./response-check.js").then((m) => m.checkResponse, (err: unknown) => {
-    checker = undefined;
-    throw err;
-  });
+  checker ??= import("./response-check.js").then(
+    (m) => m.checkResponse,
+    (err: unknown) => {
+      checker = undefined;
+      throw err;
+    },
+  );
   return checker;
 }
 
@@ -47,25 +34,7 @@ function canonical(value: unknown): string {
 
 function secretState(ep: EndpointJson): string {
   if (!ep.secretSet) return "no secret: signatures are not checked";
-  return ep.secretRotatedAt ? `secret set, rotated ${time(ep.secretRotatedAt)}` : "secret set";
-}
-
-type Update = (body: UpdateEndpointRequest) => Promise<boolean>;
-
-/** Paused endpoints refuse captures (503); the switch PATCHes `status` and shows it. */
-function statusSwitch(ep: EndpointJson, update: Update): HTMLElement {
-  const toggle = h("input", { type: "checkbox", role: "switch", "data-testid": "status-switch", checked: ep.status === "active" });
-  toggle.addEventListener("change", async () => {
-    toggle.disabled = true;
-    if (!(await update({ status: toggle.checked ? "active" : "paused" }))) toggle.checked = !toggle.checked;
-    toggle.disabled = false;
-  });
-  return h(
-    "label",
-    { class: `switch ${ep.status}`, title: ep.status === "paused" ? "Captures are refused with 503" : "Captures are accepted" },
-    toggle,
-    h("span", { "data-testid": "endpoint-status" }, ep.status),
-  );
+  return ep.secretRotatedAt ? `secret set, rotated ${relativeTime(ep.secretRotatedAt)} (${exactTime(ep.secretRotatedAt)})` : "secret set";
 }
 
 interface Fields {
@@ -73,6 +42,9 @@ interface Fields {
   provider: HTMLSelectElement;
   secret: HTMLInputElement;
   removeSecret: HTMLInputElement;
+  signatureHeader: HTMLInputElement;
+  replayFromDashboard: HTMLInputElement;
+  replayFromApi: HTMLInputElement;
   response: HTMLTextAreaElement;
   forward: ForwardFields;
 }
@@ -80,58 +52,76 @@ interface Fields {
 /** Only what differs from `ep`: every field given replaces the stored one, and a response given restarts its sequence. */
 function changes(ep: EndpointJson, f: Fields, response: EndpointResponseConfig | null): UpdateEndpointRequest {
   const changedResponse = canonical(response ?? undefined) !== canonical(ep.response);
+  const header = f.signatureHeader.value.trim();
   return {
     ...(f.name.value !== ep.displayName ? { displayName: f.name.value } : {}),
     ...(f.provider.value && f.provider.value !== ep.provider ? { provider: f.provider.value } : {}),
     ...(f.secret.value ? { secret: f.secret.value } : f.removeSecret.checked ? { secret: null } : {}),
+    ...(header && header !== (ep.genericSignatureHeader ?? "") ? { genericSignatureHeader: header } : {}),
+    ...(f.replayFromDashboard.checked !== ep.replayFromDashboard ? { replayFromDashboard: f.replayFromDashboard.checked } : {}),
+    ...(f.replayFromApi.checked !== ep.replayFromApi ? { replayFromApi: f.replayFromApi.checked } : {}),
     ...(changedResponse ? { response } : {}),
     ...f.forward.changes(ep),
   };
 }
 
-interface FormOptions {
-  ep: EndpointJson;
-  /** What a save is compared with: the switch may have changed the endpoint since the form was filled. */
-  current(): EndpointJson;
-  provider: HTMLSelectElement;
-  update: Update;
-  /** Open, saying it was saved: the form refilled after its own save. */
-  saved: boolean;
+function field(label: string, control: HTMLElement, hint?: string | HTMLElement): HTMLElement {
+  return h("label", { class: "field" }, h("span", { class: "label" }, label), control, typeof hint === "string" ? h("span", { class: "hint" }, hint) : (hint ?? null));
 }
 
-function editForm({ ep, current, provider, update, saved }: FormOptions): HTMLElement {
-  const f: Fields = {
+function check(control: HTMLInputElement, text: string): HTMLElement {
+  return h("label", { class: "check" }, control, h("span", {}, text));
+}
+
+function fieldsOf(ctx: AppContext, ep: EndpointJson): Fields {
+  const provider = h("select", { name: "provider", "data-testid": "edit-provider" });
+  const items = ctx.providers().length ? ctx.providers() : [{ name: ep.provider, label: ep.provider, signs: "", signatureHeaders: [], secretFormat: { description: "" } }];
+  fillProviders(provider, items, ep.provider);
+  void ctx.providersLoaded().then((loaded) => loaded.length && fillProviders(provider, loaded, provider.value || ep.provider));
+  return {
     name: h("input", { name: "displayName", required: true, maxlength: "100", value: ep.displayName, "data-testid": "edit-name" }),
     provider,
-    secret: h("input", { type: "password", autocomplete: "new-password", placeholder: "new signing secret (rotates it)", "data-testid": "edit-secret" }),
+    secret: h("input", { type: "password", autocomplete: "new-password", maxlength: "1024", placeholder: "new signing secret (rotates it)", "data-testid": "edit-secret" }),
     removeSecret: h("input", { type: "checkbox", "data-testid": "edit-remove-secret", disabled: !ep.secretSet }),
+    signatureHeader: h("input", { maxlength: "100", placeholder: "e.g. X-Signature", value: ep.genericSignatureHeader ?? "", "data-testid": "edit-signature-header" }),
+    replayFromDashboard: h("input", { type: "checkbox", checked: ep.replayFromDashboard, "data-testid": "edit-replay-dashboard" }),
+    replayFromApi: h("input", { type: "checkbox", checked: ep.replayFromApi, "data-testid": "edit-replay-api" }),
     response: h(
       "textarea",
-      { class: "json", rows: "8", spellcheck: "false", placeholder: '{"status": 202, "body": "ok"}', "data-testid": "edit-response" },
+      { class: "json mono", rows: "8", spellcheck: "false", placeholder: '{"status": 202, "body": "ok"}', "data-testid": "edit-response" },
       ep.response ? JSON.stringify(ep.response, null, 2) : "",
     ),
     forward: forwardFields(ep),
   };
+}
+
+function section(title: string, ...children: (HTMLElement | null)[]): HTMLElement {
+  return h("fieldset", { class: "section" }, h("legend", {}, title), ...children);
+}
+
+function editForm(ctx: AppContext, ep: EndpointJson, save: (body: UpdateEndpointRequest) => Promise<void>, saved: boolean): HTMLFormElement {
+  const f = fieldsOf(ctx, ep);
   const problem = h("p", { class: "problem", role: "alert", "data-testid": "response-problem", hidden: true });
-  const outcome = h("span", { class: "hint", "data-testid": "edit-outcome" }, saved ? "Saved." : "");
+  const outcome = h("span", { class: "hint", role: "status", "data-testid": "edit-outcome" }, saved ? "Saved." : "");
   const form = h(
     "form",
-    { class: "edit" },
-    h("label", { class: "field" }, "Display name", f.name),
-    h("label", { class: "field" }, "Provider", f.provider),
-    h("label", { class: "field" }, "Signing secret", f.secret),
-    h("p", { class: "hint", "data-testid": "secret-state" }, secretState(ep), ". After a rotation the previous secret keeps verifying for a grace period."),
-    h("label", { class: "hint" }, f.removeSecret, " remove the secret"),
-    f.forward.element,
-    h(
-      "label",
-      { class: "field" },
-      "Response",
-      h("span", { class: "hint" }, "What the endpoint answers (status, headers, body, delayMs, rules, sequence, handshakes), as JSON. Empty: 200 with the event id."),
-      f.response,
+    { class: "edit form", "data-testid": "edit-endpoint", "aria-label": "Endpoint settings" },
+    section(
+      "General",
+      field("Display name", f.name),
+      field("Provider", f.provider, "Whose signature scheme verifies the captures."),
+      field("Signing secret", f.secret, h("span", { class: "hint", "data-testid": "secret-state" }, secretState(ep), ". After a rotation the previous secret keeps verifying for a grace period.")),
+      check(f.removeSecret, "Remove the secret"),
+      field("Signature header (generic provider)", f.signatureHeader, "The header a generic sender signs in; masked like credentials."),
     ),
-    problem,
-    h("div", { class: "row" }, h("button", { type: "submit", "data-testid": "save-endpoint" }, "Save"), outcome),
+    section("Replay", check(f.replayFromDashboard, "Allow replay from the dashboard"), check(f.replayFromApi, "Allow replay from the API")),
+    section(
+      "Answer",
+      field("Response", f.response, "What the endpoint answers (status, headers, body, delayMs, rules, sequence, handshakes), as JSON. Empty: 200 with the event id."),
+      problem,
+    ),
+    section("Forwarding", f.forward.element),
+    h("div", { class: "row form-actions" }, h("button", { type: "submit", class: "btn primary", "data-testid": "save-endpoint" }, "Save changes"), outcome),
   );
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
@@ -139,65 +129,42 @@ function editForm({ ep, current, provider, update, saved }: FormOptions): HTMLEl
     const response = await readResponse(f.response.value).catch((err: unknown) => ({ ok: false as const, problem: `the checker did not load (${(err as Error).message})` }));
     problem.hidden = response.ok;
     if (!response.ok) return void (problem.textContent = `Response not saved: ${response.problem}`);
-    const body = changes(current(), f, response.value);
+    const body = changes(ctx.endpoints.items().find((x) => x.id === ep.id) ?? ep, f, response.value);
     if (Object.keys(body).length === 0) return void (outcome.textContent = "Nothing changed.");
-    await update(body);
+    await save(body);
   });
-  return h("details", { class: "settings-edit", "data-testid": "edit-endpoint", open: saved }, h("summary", { "data-testid": "edit-toggle" }, "Edit endpoint"), form);
+  return form;
 }
 
-/** The endpoint view's controls: pause or resume, and the edit form. */
-export function createEndpointSettings({ client, banner, onUpdated }: Deps): EndpointSettings {
-  const toggleSlot = h("div");
-  const formSlot = h("div");
-  const element = h("div", { class: "settings", "data-testid": "endpoint-settings" }, toggleSlot, formSlot);
-  const provider = h("select", { name: "provider", "data-testid": "edit-provider" });
-  let providers: readonly ProviderInfoJson[] = [];
-  let shown: EndpointJson | undefined;
-
-  /** PATCHes the shown endpoint; the switch always shows the answer, the form only after its own save (not to lose typing). */
-  async function update(body: UpdateEndpointRequest, refillForm: boolean): Promise<boolean> {
-    const ep = shown;
-    if (!ep) return false;
-    const updated = await banner.guarded(() => client.endpoints.update(ep.id, body));
-    if (!updated) return false;
-    // Another endpoint may have been selected while the call ran.
-    if (shown?.id === updated.id) {
-      shown = updated;
-      renderSwitch(updated);
-      if (refillForm) renderForm(updated, true);
-    }
-    onUpdated(updated);
-    return true;
-  }
-
-  function renderSwitch(ep: EndpointJson): void {
-    clear(toggleSlot, statusSwitch(ep, (body) => update(body, false)));
-  }
-
-  function renderForm(ep: EndpointJson, saved: boolean): void {
-    // The current provider stays chosen even before the list came (or when it did not).
-    const items = providers.length ? providers : [{ name: ep.provider, label: ep.provider, signs: "", signatureHeaders: [], secretFormat: { description: "" } }];
-    fillProviders(provider, items, ep.provider);
-    clear(formSlot, editForm({ ep, current: () => shown ?? ep, provider, update: (body) => update(body, true), saved }));
-  }
-
-  return {
-    element,
-    show(ep) {
-      shown = ep;
-      void loadChecker().catch(() => undefined);
-      renderSwitch(ep);
-      renderForm(ep, false);
-    },
-    clear() {
-      shown = undefined;
-      clear(toggleSlot);
-      clear(formSlot);
-    },
-    setProviders(items) {
-      providers = items;
-      if (shown) fillProviders(provider, items, provider.value || shown.provider);
-    },
-  };
+function dangerZone(ctx: AppContext, ep: EndpointJson): HTMLElement {
+  const remove = h("button", { type: "button", class: "btn danger", "data-testid": "delete-endpoint" }, "Delete endpoint");
+  remove.addEventListener("click", async () => {
+    if (!confirm(`Delete ${ep.slug} and all its events?`)) return;
+    const deleted = await ctx.banner.guarded(async () => (await ctx.client.endpoints.delete(ep.id), true));
+    if (!deleted) return;
+    ctx.endpoints.remove(ep.id);
+    ctx.navigate({}, { replace: true });
+  });
+  return section("Danger zone", h("p", { class: "hint" }, "Deleting the endpoint deletes all its events; senders then get 404."), remove);
 }
+
+/** The endpoint's settings: name, provider, secret, replay, answer, forwarding; and delete. */
+function mountSettings(ctx: AppContext, endpoint: EndpointJson): Mounted {
+  const slot = h("div");
+  const element = h("div", { class: "settings", "data-testid": "endpoint-settings" }, slot, dangerZone(ctx, endpoint));
+  void loadChecker().catch(() => undefined);
+
+  async function save(body: UpdateEndpointRequest): Promise<void> {
+    const updated = await ctx.banner.guarded(() => ctx.client.endpoints.update(endpoint.id, body));
+    if (!updated) return;
+    ctx.endpoints.put(updated);
+    ctx.emit("endpoint-updated", updated);
+    // Refilled after its own save (secrets emptied, states new); not on other changes, not to lose typing.
+    clear(slot, editForm(ctx, updated, save, true));
+  }
+
+  clear(slot, editForm(ctx, endpoint, save, false));
+  return { element };
+}
+
+export const settingsTab: EndpointTab = { segment: "settings", label: "Settings", mount: mountSettings };

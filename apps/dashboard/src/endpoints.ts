@@ -1,111 +1,77 @@
-import type { ApiClient, CreateEndpointRequest, EndpointJson, ProviderInfoJson } from "@whc/api-model";
-import type { Banner } from "./banner.js";
-import { copyButton } from "./copy.js";
+import type { EndpointJson } from "@whc/api-model";
 import { clear, h } from "./dom.js";
-import { fillProviders } from "./providers.js";
+import { plural, relativeTime, exactTime } from "./format.js";
+import type { AppContext } from "./views.js";
 
-export interface EndpointsPane {
+export interface EndpointList {
   readonly element: HTMLElement;
-  /** Fetches the list again (e.g. for new event counts); false when that failed. */
-  load(): Promise<boolean>;
-  /** Fills the create form's provider picker with the providers the API knows. */
-  setProviders(items: readonly ProviderInfoJson[]): void;
-  /** Marks the selected endpoint (undefined: none). */
-  highlight(id: string | undefined): void;
+  /** Marks the endpoint the address shows (undefined: none). */
+  select(id: string | undefined): void;
+  dispose(): void;
 }
 
-interface Deps {
-  client: ApiClient;
-  banner: Banner;
-  onSelect(endpoint: EndpointJson): void;
-  onDeleted(id: string): void;
+function item(ctx: AppContext, ep: EndpointJson, selected: boolean): HTMLElement {
+  return h(
+    "li",
+    { "data-testid": `endpoint-${ep.slug}`, class: selected ? "selected" : "" },
+    h(
+      "a",
+      { class: "endpoint-link", href: ctx.href({ endpointId: ep.id }), "aria-current": selected ? "page" : undefined },
+      h("span", { class: "endpoint-name" }, ep.displayName, ep.status === "paused" ? h("span", { class: "pill warn", "data-testid": "paused", title: "Captures are refused with 503" }, "paused") : null),
+      h(
+        "span",
+        { class: "endpoint-meta" },
+        h("span", { class: "mono" }, ep.slug),
+        h("span", { "data-testid": "event-count" }, plural(ep.eventCount, "event")),
+        ep.lastEventAt ? h("time", { datetime: ep.lastEventAt, title: exactTime(ep.lastEventAt), "data-relative": ep.lastEventAt }, relativeTime(ep.lastEventAt)) : null,
+      ),
+    ),
+  );
 }
 
-/** The endpoint list, each with its webhook URL and a delete button, and the create form. */
-export function createEndpointsPane({ client, banner, onSelect, onDeleted }: Deps): EndpointsPane {
-  let endpoints: EndpointJson[] = [];
+/** The sidebar: every endpoint with its count and last capture, a filter when there are many. */
+export function createEndpointList(ctx: AppContext): EndpointList {
   let selectedId: string | undefined;
-  const list = h("ul", { class: "list" });
-  const providers = h("select", { name: "provider", "data-testid": "new-provider" });
-  const form = createForm(providers, async (body) => {
-    const created = await banner.guarded(() => client.endpoints.create(body));
-    if (!created) return false;
-    await load();
-    onSelect(created);
-    return true;
-  });
-  const element = h("section", { class: "pane endpoints", "data-testid": "endpoints" }, h("h2", {}, "Endpoints"), list, form);
+  const filter = h("input", { type: "search", id: "endpoint-filter", placeholder: "Filter endpoints", "data-testid": "endpoint-filter", autocomplete: "off" });
+  const list = h("ul", { class: "endpoint-list" });
+  const count = h("span", { class: "count" });
+  const element = h(
+    "nav",
+    { class: "endpoints", "aria-labelledby": "endpoints-title", "data-testid": "endpoints" },
+    h("div", { class: "pane-head" }, h("h2", { id: "endpoints-title" }, "Endpoints ", count)),
+    h("label", { class: "visually-hidden", for: "endpoint-filter" }, "Filter endpoints by name or slug"),
+    filter,
+    list,
+  );
 
-  async function remove(ep: EndpointJson): Promise<void> {
-    if (!confirm(`Delete ${ep.slug} and all its events?`)) return;
-    const deleted = await banner.guarded(async () => {
-      await client.endpoints.delete(ep.id);
-      return true;
-    });
-    if (deleted) onDeleted(ep.id);
-    await load();
-  }
-
-  function row(ep: EndpointJson): HTMLElement {
-    return h(
-      "li",
-      { class: ep.id === selectedId ? "selected" : "", "data-testid": `endpoint-${ep.slug}` },
-      h(
-        "button",
-        { type: "button", class: "link", onclick: () => onSelect(ep) },
-        h("strong", {}, ep.displayName),
-        h("small", {}, ` ${ep.slug} · ${ep.eventCount} events `),
-        ep.status === "paused" ? h("span", { class: "badge warn", "data-testid": "paused", title: "Captures are refused with 503" }, "paused") : null,
-      ),
-      h(
-        "div",
-        { class: "row" },
-        h("code", { class: "url", "data-testid": "webhook-url" }, ep.webhookUrl),
-        copyButton("Copy URL", () => ep.webhookUrl, "copy-url"),
-        h("button", { type: "button", class: "danger", "data-testid": "delete-endpoint", onclick: () => void remove(ep) }, "Delete"),
-      ),
+  function render(): void {
+    const all = ctx.endpoints.items();
+    const words = filter.value.trim().toLowerCase();
+    const shown = words ? all.filter((ep) => `${ep.displayName} ${ep.slug}`.toLowerCase().includes(words)) : all;
+    count.textContent = String(all.length);
+    filter.hidden = all.length < 8 && !words;
+    clear(
+      list,
+      ...shown.map((ep) => item(ctx, ep, ep.id === selectedId)),
+      all.length && !shown.length ? h("li", { class: "empty" }, "No endpoint matches.") : null,
+      all.length ? null : h("li", { class: "empty" }, "No endpoints yet."),
     );
   }
 
-  function render(): void {
-    clear(list, ...endpoints.map(row));
-  }
-
-  async function load(): Promise<boolean> {
-    const res = await banner.guarded(() => client.endpoints.list());
-    if (!res) return false;
-    endpoints = res.items;
-    render();
-    return true;
-  }
-
-  function setProviders(items: readonly ProviderInfoJson[]): void {
-    fillProviders(providers, items);
-  }
-
-  function highlight(id: string | undefined): void {
-    selectedId = id;
-    render();
-  }
-
-  return { element, load, setProviders, highlight };
-}
-
-/** `submit` resolves true when the endpoint was created; the form is then emptied. */
-function createForm(provider: HTMLSelectElement, submit: (body: CreateEndpointRequest) => Promise<boolean>): HTMLFormElement {
-  const slug = h("input", { name: "slug", placeholder: "slug (optional)", "data-testid": "new-slug" });
-  const name = h("input", { name: "displayName", placeholder: "display name (optional)", "data-testid": "new-name" });
-  const secret = h("input", { name: "secret", type: "password", placeholder: "signing secret (optional)", "data-testid": "new-secret" });
-  const form = h("form", { class: "create" }, h("h3", {}, "New endpoint"), slug, name, provider, secret, h("button", { type: "submit", "data-testid": "create-endpoint" }, "Create"));
-  form.addEventListener("submit", async (e) => {
-    e.preventDefault();
-    const body: CreateEndpointRequest = {
-      ...(provider.value ? { provider: provider.value } : {}),
-      ...(slug.value ? { slug: slug.value } : {}),
-      ...(name.value ? { displayName: name.value } : {}),
-      ...(secret.value ? { secret: secret.value } : {}),
-    };
-    if (await submit(body)) form.reset();
-  });
-  return form;
+  filter.addEventListener("input", render);
+  const unsubscribe = ctx.endpoints.subscribe(render);
+  const offCaptured = ctx.on("captured", () => void ctx.endpoints.load());
+  render();
+  return {
+    element,
+    select(id) {
+      if (id === selectedId) return;
+      selectedId = id;
+      render();
+    },
+    dispose() {
+      unsubscribe();
+      offCaptured();
+    },
+  };
 }

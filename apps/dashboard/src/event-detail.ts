@@ -1,125 +1,152 @@
-import type { ApiClient, EndpointJson, EventDetailJson } from "@whc/api-model";
-import type { Banner } from "./banner.js";
-import { curlExport } from "./curl-export.js";
-import { diagnosisElement } from "./diagnosis.js";
+import type { EndpointJson, EventDetailJson } from "@whc/api-model";
+import { copyButton } from "./copy.js";
+import { likelyCauseTitle, readDiagnostic } from "./diagnosis.js";
 import { clear, h } from "./dom.js";
-import { bytesOf, hexDump, prettyJson, size, time } from "./format.js";
-import { forwardingElement } from "./forwarding.js";
-import { replayForm } from "./replay.js";
+import { statusClass } from "./event-row.js";
+import { exactTime, relativeTime, size } from "./format.js";
+import { replayDialog } from "./replay.js";
+import { EVENT_TABS } from "./routes.js";
+import { formatRoute, type Route } from "./router.js";
+import type { AppContext, EventTab, EventView, Mounted } from "./views.js";
 
-export interface DetailPane {
-  readonly element: HTMLElement;
-  open(endpoint: EndpointJson, eventId: string): Promise<void>;
-  clear(): void;
+function tabOf(route: Route): EventTab {
+  return EVENT_TABS.find((t) => t.segment === route.eventTab) ?? EVENT_TABS[0]!;
 }
 
-type BodyView = "pretty" | "raw" | "hex";
-const VIEWS: readonly BodyView[] = ["pretty", "raw", "hex"];
-const MASKED = /^(authorization|proxy-authorization|cookie|set-cookie)$|token|secret|signature|api-key|apikey|hmac/i;
-
-function facts(d: EventDetailJson): HTMLElement {
+/** A failed signature says so above the tabs, with its likely cause and a way to the diagnosis. */
+function failedStrip(ctx: AppContext, v: EventView): HTMLElement | null {
+  if (v.detail.verification !== "failed") return null;
+  const cause = readDiagnostic(v.detail.diagnostic).signature?.likelyCause;
   return h(
-    "dl",
-    { class: "facts" },
-    h("dt", {}, "Received"), h("dd", {}, time(d.receivedAt)),
-    h("dt", {}, "From"), h("dd", {}, d.remoteIp),
-    h("dt", {}, "Path"), h("dd", { "data-testid": "path" }, d.path || "(none: the webhook URL itself)"),
-    h("dt", {}, "Provider"), h("dd", {}, d.provider),
-    h("dt", {}, "Verification"), h("dd", { "data-testid": "verification" }, d.verification, d.verificationFailureReason ? ` (${d.verificationFailureReason})` : ""),
-    h("dt", {}, "Answered"), h("dd", {}, String(d.responseCode)),
-    h("dt", {}, "Size"), h("dd", {}, size(d.originalSizeBytes), d.truncated ? h("span", { class: "badge warn", "data-testid": "truncated" }, " stored truncated") : ""),
+    "p",
+    { class: "alert", "data-testid": "failed-strip" },
+    h("strong", {}, "Signature failed"),
+    cause ? `: ${likelyCauseTitle(cause)}. ` : ". ",
+    h("a", { href: ctx.href({ ...v.route, eventTab: "diagnosis" }) }, "See the diagnosis"),
   );
 }
 
-/** The headers, credentials hidden until asked for (as in the cURL export), and the button that shows them. */
-function headers(d: EventDetailJson): HTMLElement[] {
-  const secretCells: [HTMLElement, string][] = [];
-  const table = h(
-    "table",
-    { class: "headers", "data-testid": "headers" },
-    ...Object.entries(d.headers).flatMap(([name, values]) =>
-      values.map((v) => {
-        const masked = MASKED.test(name);
-        const cell = h("td", {}, masked ? "[MASKED]" : v);
-        if (masked) secretCells.push([cell, v]);
-        return h("tr", {}, h("th", {}, name), cell);
-      }),
+function summary(ctx: AppContext, v: EventView, actions: HTMLElement): HTMLElement {
+  const d = v.detail;
+  return h(
+    "header",
+    { class: "event-head" },
+    h(
+      "div",
+      { class: "title-row" },
+      h("a", { class: "back", href: ctx.href({ endpointId: v.endpoint.id, query: v.route.query }), "data-testid": "back-events" }, "← Events"),
+      h("h2", { class: "event-title" }, h("span", { class: "method" }, d.method), " ", h("span", { class: "mono path", "data-testid": "path", title: d.path || "the webhook URL itself" }, d.path || "/")),
+    ),
+    h(
+      "div",
+      { class: "chips" },
+      h("span", { class: "chip mono", title: "event type" }, d.canonicalEventType ?? "no event type"),
+      h("span", { class: `pill ${d.verification}`, "data-testid": "verification", title: d.verificationFailureReason ?? "" }, d.verification, d.verificationFailureReason ? ` (${d.verificationFailureReason})` : ""),
+      h("span", { class: `status-code ${statusClass(d.responseCode)}`, title: "what the endpoint answered" }, String(d.responseCode)),
+      h("span", { class: "chip" }, size(d.originalSizeBytes)),
+      d.truncated ? h("span", { class: "pill warn", "data-testid": "truncated" }, "stored truncated") : null,
+      d.forwardState ? h("span", { class: `pill forward ${d.forwardState}` }, `→ ${d.forwardState}`) : null,
+    ),
+    h(
+      "p",
+      { class: "meta" },
+      h("time", { datetime: d.receivedAt, title: exactTime(d.receivedAt), "data-relative": d.receivedAt }, relativeTime(d.receivedAt)),
+      h("span", { class: "mono" }, exactTime(d.receivedAt)),
+      h("span", {}, `from ${d.remoteIp}`),
+      h("span", {}, ctx.providers().find((p) => p.name === d.provider)?.label ?? d.provider),
+    ),
+    actions,
+    failedStrip(ctx, v),
+  );
+}
+
+function tabStrip(ctx: AppContext, v: EventView, active: EventTab): HTMLElement {
+  return h(
+    "nav",
+    { class: "tabs", "aria-label": "Event views" },
+    ...EVENT_TABS.map((t) =>
+      h(
+        "a",
+        {
+          href: ctx.href({ ...v.route, eventTab: t === EVENT_TABS[0] ? "" : t.segment }),
+          class: t === active ? "tab active" : "tab",
+          "aria-current": t === active ? "page" : undefined,
+          "data-testid": `event-tab-${t.segment}`,
+        },
+        t.label(v.detail),
+      ),
     ),
   );
-  if (!secretCells.length) return [table];
-  const reveal = h("button", {
-    type: "button",
-    class: "link",
-    "data-testid": "reveal-headers",
-    onclick: () => secretCells.forEach(([cell, value]) => (cell.textContent = value)),
-  }, "Show masked values");
-  return [table, reveal];
 }
 
-function bodyView(d: EventDetailJson, view: BodyView): HTMLElement {
-  if (d.body === undefined) {
-    return h("p", { class: "empty" }, d.decryption === "metadata_only" ? "Metadata only: the body was not stored." : "The body cannot be decrypted.");
+/** Replay (a dialog), copy the link, delete. */
+function actions(ctx: AppContext, v: EventView): HTMLElement {
+  const dialog = replayDialog(ctx, v.endpoint, v.detail.id);
+  const replay = h("button", { type: "button", class: "btn primary small", "data-testid": "open-replay", onclick: () => dialog.showModal() }, "Replay…");
+  const remove = h("button", { type: "button", class: "btn danger small", "data-testid": "delete-event" }, "Delete");
+  remove.addEventListener("click", async () => {
+    if (!confirm("Delete this event? Its body and headers are gone for good.")) return;
+    const done = await ctx.banner.guarded(async () => (await ctx.client.events.delete(v.endpoint.id, v.detail.id), true));
+    if (!done) return;
+    ctx.emit("event-deleted", { endpointId: v.endpoint.id, eventId: v.detail.id });
+    ctx.navigate({ endpointId: v.endpoint.id, query: v.route.query }, { replace: true });
+  });
+  return h("div", { class: "row actions" }, replay, copyButton("Copy link", () => location.href, "copy-link", "Copy link to this event"), remove, dialog);
+}
+
+/** The event pane: a summary with its actions, the event's tabs, and the tab shown. */
+export function mountEventDetail(ctx: AppContext, endpoint: EndpointJson, first: Route): Mounted {
+  const element = h("article", { class: "event-detail", "data-testid": "detail", "aria-busy": "true" }, h("p", { class: "hint" }, "Loading…"));
+  let ep = endpoint;
+  let route = first;
+  let detail: EventDetailJson | undefined;
+  let loading: string | undefined;
+  const content = h("div", { class: "tab-body" });
+  const strip = h("div");
+
+  const view = (): EventView => ({ endpoint: ep, detail: detail!, route, reload: () => load(detail!.id) });
+
+  function renderTab(): void {
+    if (!detail) return;
+    const tab = tabOf(route);
+    clear(strip, tabStrip(ctx, view(), tab));
+    clear(content, tab.render(ctx, view()));
   }
-  let text: string;
-  if (view === "hex" || (view === "pretty" && d.bodyEncoding === "base64")) text = hexDump(bytesOf(d.body, d.bodyEncoding));
-  else if (view === "pretty") text = prettyJson(d.body) ?? d.body;
-  else text = d.body;
-  return h("pre", { class: "body", "data-testid": "body" }, text);
-}
 
-/** The body with its pretty, raw and hex tabs; a tab swaps only the body. */
-function body(d: EventDetailJson): HTMLElement[] {
-  const tabs = h("div", { class: "tabs" });
-  const content = h("div");
-  const show = (view: BodyView) => {
-    clear(tabs, ...VIEWS.map((v) => h("button", { type: "button", class: v === view ? "active" : "", "data-testid": `view-${v}`, onclick: () => show(v) }, v)));
-    clear(content, bodyView(d, view));
-  };
-  show("pretty");
-  return [tabs, content];
-}
+  function render(): void {
+    if (!detail) return;
+    clear(element, summary(ctx, view(), actions(ctx, view())), strip, content);
+    renderTab();
+  }
 
-export interface DetailPaneOptions {
-  client: ApiClient;
-  banner: Banner;
-  onOpened(detail: EventDetailJson): void;
-  /** A provider's label ("Stripe") for the diagnosis; undefined shows its name. */
-  providerLabel(name: string): string | undefined;
-}
-
-/** One event: its diagnosis, facts, forwarding, headers, body, copy as cURL and replay. */
-export function createDetailPane({ client, banner, onOpened, providerLabel }: DetailPaneOptions): DetailPane {
-  const element = h("section", { class: "pane detail", "data-testid": "detail" });
-  let shown: string | undefined;
-
-  async function open(endpoint: EndpointJson, eventId: string): Promise<void> {
-    shown = eventId;
-    const d = await banner.guarded(() => client.events.get(endpoint.id, eventId));
-    if (!d || shown !== eventId) return;
+  async function load(eventId: string): Promise<void> {
+    loading = eventId;
+    element.setAttribute("aria-busy", "true");
+    const d = await ctx.banner.guarded(() => ctx.client.events.get(ep.id, eventId));
+    if (loading !== eventId) return;
+    element.setAttribute("aria-busy", "false");
+    if (!d) return void (detail || clear(element, h("p", { class: "empty" }, "This event could not be read.")));
+    detail = d;
     // Which event the pane shows, once it shows it (the previous one stays until then).
     element.dataset.eventId = eventId;
-    onOpened(d);
-    clear(
-      element,
-      h("h2", {}, `${d.method} · ${d.canonicalEventType ?? "event"}`),
-      diagnosisElement(d.diagnostic, { responseCode: d.responseCode, providerLabel }),
-      facts(d),
-      forwardingElement({ client, banner, endpoint, detail: d, refresh: () => open(endpoint, eventId) }),
-      h("h3", {}, "Headers"),
-      ...headers(d),
-      h("h3", {}, "Body"),
-      ...body(d),
-      curlExport(client, banner, endpoint.id, d.id),
-      replayForm(client, banner, endpoint, d.id),
-    );
+    ctx.emit("event-opened", d);
+    render();
   }
 
+  const off = ctx.on("endpoint-updated", (updated) => {
+    if (updated.id !== ep.id) return;
+    ep = updated;
+    render();
+  });
+  void load(first.eventId!);
   return {
     element,
-    open,
-    clear() {
-      shown = undefined;
-      clear(element);
+    update(next) {
+      const previous = route;
+      route = next;
+      if (next.eventId !== previous.eventId) void load(next.eventId!);
+      else if (formatRoute(next) !== formatRoute(previous)) render();
     },
+    dispose: off,
   };
 }

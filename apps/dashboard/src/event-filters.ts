@@ -11,7 +11,27 @@ export interface Filters {
 
 const FORWARD_STATE_FILTERS = [...DELIVERY_STATES, "none"] as const;
 
-export const NO_FILTERS: Filters = { search: "", status: "", eventType: "", forwardState: "" };
+/** The filters' names in the address (`?q=refund&status=failed&type=invoice.paid&forward=failed`). */
+const PARAMS = { search: "q", status: "status", eventType: "type", forwardState: "forward" } as const satisfies Record<keyof Filters, string>;
+
+/** The filters a link names; a value that is not one of the choices is left out. */
+export function filtersOf(query: Readonly<Record<string, string>>): Filters {
+  return {
+    search: query[PARAMS.search] ?? "",
+    status: VERIFICATIONS.find((v) => v === query[PARAMS.status]) ?? "",
+    eventType: query[PARAMS.eventType] ?? "",
+    forwardState: FORWARD_STATE_FILTERS.find((v) => v === query[PARAMS.forwardState]) ?? "",
+  };
+}
+
+/** The address's query for `f`: every filter, empty ones as "" (removed when applied). */
+export function queryOf(f: Filters): Record<string, string> {
+  return { [PARAMS.search]: f.search.trim(), [PARAMS.status]: f.status, [PARAMS.eventType]: f.eventType.trim(), [PARAMS.forwardState]: f.forwardState };
+}
+
+export function anyFilter(f: Filters): boolean {
+  return Object.keys(filterQuery(f)).length > 0;
+}
 
 /** The list's query parameters for `filters`; also what `follow` filters new captures by. */
 export function filterQuery(f: Filters): NonNullable<FollowOptions["filters"]> {
@@ -23,23 +43,39 @@ export function filterQuery(f: Filters): NonNullable<FollowOptions["filters"]> {
   };
 }
 
+export interface FilterForm {
+  readonly element: HTMLFormElement;
+  readonly search: HTMLInputElement;
+  /** Shows `f` (the address's filters) without applying anything. */
+  show(f: Filters): void;
+}
+
+function labelled(id: string, text: string, control: HTMLElement): HTMLElement[] {
+  control.id = id;
+  return [h("label", { class: "visually-hidden", for: id }, text), control];
+}
+
 /** Body search, verdict, event type and forward state; `onApply` gets them when the form is submitted. */
-export function createFilterForm(onApply: (filters: Filters) => void): HTMLFormElement {
-  const search = h("input", { type: "search", placeholder: "search bodies", "data-testid": "search" });
-  const status = h(
-    "select",
-    { "data-testid": "filter-status" },
-    ...["", ...VERIFICATIONS].map((v) => h("option", { value: v }, v || "any verdict")),
-  );
-  const eventType = h("input", { placeholder: "event type", "data-testid": "filter-type" });
+export function createFilterForm(onApply: (filters: Filters) => void): FilterForm {
+  const search = h("input", { type: "search", placeholder: "Search bodies  ( / )", "data-testid": "search", autocomplete: "off", maxlength: "500" });
+  const status = h("select", { "data-testid": "filter-status" }, ...["", ...VERIFICATIONS].map((v) => h("option", { value: v }, v || "Any verdict")));
+  const eventType = h("input", { placeholder: "Event type", "data-testid": "filter-type", autocomplete: "off", maxlength: "200" });
   const forwardState = h(
     "select",
     { "data-testid": "filter-forward" },
-    ...["", ...FORWARD_STATE_FILTERS].map((v) => h("option", { value: v }, v ? `forward: ${v}` : "any forward state")),
+    ...["", ...FORWARD_STATE_FILTERS].map((v) => h("option", { value: v }, v ? `Forward: ${v}` : "Any forward state")),
   );
-  const apply = h("button", { type: "submit", "data-testid": "apply-filters" }, "Apply");
-  const form = h("form", { class: "filters" }, search, status, eventType, forwardState, apply);
-  form.addEventListener("submit", (e) => {
+  const apply = h("button", { type: "submit", class: "btn", "data-testid": "apply-filters" }, "Apply");
+  const element = h(
+    "form",
+    { class: "filters", role: "search", "aria-label": "Filter events" },
+    h("span", { class: "search-box" }, ...labelled("filter-search", "Search event bodies", search)),
+    ...labelled("filter-status-select", "Signature verdict", status),
+    ...labelled("filter-type-input", "Event type", eventType),
+    ...labelled("filter-forward-select", "Forward state", forwardState),
+    apply,
+  );
+  element.addEventListener("submit", (e) => {
     e.preventDefault();
     onApply({
       search: search.value,
@@ -48,5 +84,14 @@ export function createFilterForm(onApply: (filters: Filters) => void): HTMLFormE
       forwardState: FORWARD_STATE_FILTERS.find((v) => v === forwardState.value) ?? "",
     });
   });
-  return form;
+  return {
+    element,
+    search,
+    show(f) {
+      search.value = f.search;
+      status.value = f.status;
+      eventType.value = f.eventType;
+      forwardState.value = f.forwardState;
+    },
+  };
 }

@@ -42,14 +42,14 @@ export function forwardFields(ep: EndpointJson): ForwardFields {
   const settings = h(
     "fieldset",
     { class: "forward", "data-testid": "forward-settings" },
-    h("legend", {}, "Forward to"),
-    h("label", { class: "field" }, "Destination URL", url),
-    h("label", { class: "hint" }, keepPath, " append the capture's sub-path and query"),
-    h("label", { class: "field" }, "Timeout per attempt (ms)", timeoutMs),
-    h("label", { class: "field" }, "Attempts before giving up (relay)", maxAttempts),
-    h("label", { class: "field" }, "Target secret", secret),
+    h("legend", { class: "visually-hidden" }, "Forward to"),
+    h("label", { class: "field" }, h("span", { class: "label" }, "Destination URL"), url),
+    h("label", { class: "check" }, keepPath, h("span", {}, "Append the capture's sub-path and query")),
+    h("label", { class: "field" }, h("span", { class: "label" }, "Timeout per attempt (ms)"), timeoutMs),
+    h("label", { class: "field" }, h("span", { class: "label" }, "Attempts before giving up (relay)"), maxAttempts),
+    h("label", { class: "field" }, h("span", { class: "label" }, "Target secret"), secret),
     h("p", { class: "hint", "data-testid": "forward-secret-state" }, targetSecretState(ep)),
-    h("label", { class: "hint" }, removeSecret, " remove the target secret"),
+    h("label", { class: "check" }, removeSecret, h("span", {}, "Remove the target secret")),
   );
   const hint = h("span", { class: "hint" });
   const showMode = () => {
@@ -62,7 +62,7 @@ export function forwardFields(ep: EndpointJson): ForwardFields {
   showMode();
 
   return {
-    element: h("div", { class: "forward-fields" }, h("label", { class: "field" }, "Operating mode", mode, hint), settings),
+    element: h("div", { class: "forward-fields" }, h("label", { class: "field" }, h("span", { class: "label" }, "Operating mode"), mode, hint), settings),
     changes(current) {
       const chosen = OPERATING_MODES.find((m) => m === mode.value) ?? current.operatingMode;
       const out: Pick<UpdateEndpointRequest, "operatingMode" | "forward"> = chosen !== current.operatingMode ? { operatingMode: chosen } : {};

@@ -1,7 +1,7 @@
-import type { ApiClient, EndpointJson, EventDetailJson, ForwardAttemptJson, ForwardedResponseJson } from "@whc/api-model";
-import type { Banner } from "./banner.js";
+import type { EventDetailJson, ForwardAttemptJson, ForwardedResponseJson } from "@whc/api-model";
 import { h } from "./dom.js";
-import { bytesOf, hexDump, size, time } from "./format.js";
+import { bytesOf, clockTime, duration, exactTime, hexDump, plural, relativeTime, size } from "./format.js";
+import type { AppContext, EventTab, EventView } from "./views.js";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
@@ -23,17 +23,19 @@ function excerptText(a: ForwardAttemptJson): string {
   return a.bodyTruncated ? `${text}\n… (first ${size(bytes.length)} kept)` : text;
 }
 
-function answerOf(a: ForwardAttemptJson): string {
+export function answerOf(a: ForwardAttemptJson): string {
   return a.error ?? (a.status === null ? "no answer" : `HTTP ${a.status}`);
 }
 
-/** One attempt: its line, and what the destination answered when opened. */
+const okAttempt = (a: ForwardAttemptJson) => a.status !== null && a.status >= 200 && a.status < 300;
+
+/** One attempt on the timeline: its line, and what the destination answered when opened. */
 function attemptElement(a: ForwardAttemptJson): HTMLElement {
-  const ok = a.status !== null && a.status >= 200 && a.status < 300;
-  const headers = Object.entries(a.headers).flatMap(([name, values]) => values.map((v) => h("tr", {}, h("th", {}, name), h("td", {}, v))));
+  const ok = okAttempt(a);
+  const headers = Object.entries(a.headers).flatMap(([name, values]) => values.map((v) => h("tr", {}, h("th", { scope: "row", class: "mono" }, name), h("td", { class: "mono" }, v))));
   return h(
     "li",
-    { "data-testid": "forward-attempt", "data-n": String(a.n) },
+    { class: ok ? "ok" : "bad", "data-testid": "forward-attempt", "data-n": String(a.n) },
     h(
       "details",
       {},
@@ -41,63 +43,67 @@ function attemptElement(a: ForwardAttemptJson): HTMLElement {
         "summary",
         { class: "attempt-line" },
         h("span", { class: "attempt-n" }, `#${a.n}`),
-        h("span", { class: "badge" }, a.trigger),
-        h("span", { class: "time" }, time(a.at)),
-        h("span", { class: `badge ${ok ? "verified" : "failed"}`, "data-testid": "attempt-answer" }, answerOf(a)),
-        h("span", { class: "size" }, `${a.durationMs} ms`),
+        h("span", { class: "pill" }, a.trigger),
+        h("span", { class: `pill ${ok ? "verified" : "failed"}`, "data-testid": "attempt-answer" }, answerOf(a)),
+        h("span", { class: "muted" }, duration(a.durationMs)),
+        h("time", { datetime: a.at, title: exactTime(a.at), class: "muted" }, clockTime(a.at)),
       ),
-      h("p", { class: "url" }, a.url),
-      headers.length ? h("table", { class: "headers", "data-testid": "attempt-headers" }, ...headers) : null,
-      a.bodyBase64 ? h("pre", { "data-testid": "attempt-body" }, excerptText(a)) : h("p", { class: "empty" }, "No body."),
+      h("p", { class: "url mono" }, a.url),
+      headers.length ? h("div", { class: "table-scroll" }, h("table", { class: "kv", "data-testid": "attempt-headers" }, h("caption", { class: "visually-hidden" }, "Answer headers"), h("tbody", {}, ...headers))) : null,
+      a.bodyBase64 ? h("pre", { class: "code wrap", "data-testid": "attempt-body" }, excerptText(a)) : h("p", { class: "empty" }, "No body."),
     ),
   );
 }
 
-export interface ForwardingOptions {
-  client: ApiClient;
-  banner: Banner;
-  endpoint: EndpointJson;
-  detail: EventDetailJson;
-  /** After a redelivery: show the event again, with its new attempt. */
-  refresh(): Promise<void>;
+function facts(delivery: ForwardedResponseJson): HTMLElement {
+  return h(
+    "dl",
+    { class: "facts" },
+    h("dt", {}, "State"),
+    h("dd", {}, h("span", { class: `pill forward ${delivery.state}`, "data-testid": "forward-state" }, delivery.state)),
+    h("dt", {}, "Target"),
+    h("dd", { class: "url mono" }, delivery.target),
+    h("dt", {}, "Attempts"),
+    h("dd", {}, plural(delivery.attempts.length, "attempt")),
+    delivery.nextAttemptAt ? h("dt", {}, "Next attempt") : null,
+    delivery.nextAttemptAt ? h("dd", { "data-testid": "next-attempt" }, h("time", { datetime: delivery.nextAttemptAt, title: exactTime(delivery.nextAttemptAt) }, relativeTime(delivery.nextAttemptAt))) : null,
+  );
 }
 
 /**
- * The event's forwarding (design §11): state, destination, next attempt, every attempt with
- * what it got back, and Redeliver. Nothing for an event never forwarded by an endpoint that
- * does not forward.
+ * The event's forwarding (design §11): state, destination, next attempt, every attempt on a
+ * timeline with what it got back, and Redeliver.
  */
-export function forwardingElement({ client, banner, endpoint, detail, refresh }: ForwardingOptions): HTMLElement | null {
+function renderDeliveries(ctx: AppContext, v: EventView): HTMLElement {
+  const { endpoint, detail } = v;
   const delivery = deliveryOf(detail);
-  if (!delivery && !endpoint.forward) return null;
-  const outcome = h("span", { class: "hint", "data-testid": "redeliver-outcome" });
-  const button = h("button", { type: "button", "data-testid": "redeliver", disabled: !endpoint.forward }, "Redeliver");
+  const outcome = h("span", { class: "hint", role: "status", "data-testid": "redeliver-outcome" });
+  const button = h("button", { type: "button", class: "btn", "data-testid": "redeliver", disabled: !endpoint.forward }, "Redeliver now");
   button.addEventListener("click", async () => {
     button.disabled = true;
     outcome.textContent = "Sending…";
-    const attempt = await banner.guarded(() => client.events.redeliver(endpoint.id, detail.id));
-    outcome.textContent = attempt ? `#${attempt.n}: ${answerOf(attempt)} in ${attempt.durationMs} ms` : "";
+    const attempt = await ctx.banner.guarded(() => ctx.client.events.redeliver(endpoint.id, detail.id));
+    outcome.textContent = attempt ? `#${attempt.n}: ${answerOf(attempt)} in ${duration(attempt.durationMs)}` : "";
     button.disabled = false;
-    if (attempt) await refresh();
+    if (attempt) await v.reload();
   });
-  const facts = delivery
-    ? h(
-        "dl",
-        { class: "facts" },
-        h("dt", {}, "State"), h("dd", {}, h("span", { class: `badge forward ${delivery.state}`, "data-testid": "forward-state" }, delivery.state)),
-        h("dt", {}, "Target"), h("dd", { class: "url" }, delivery.target),
-        delivery.nextAttemptAt ? h("dt", {}, "Next attempt") : null,
-        delivery.nextAttemptAt ? h("dd", { "data-testid": "next-attempt" }, time(delivery.nextAttemptAt)) : null,
-      )
-    : h("p", { class: "empty", "data-testid": "not-forwarded" }, "Not forwarded yet.");
-  const attempts = delivery?.attempts.length ? h("ol", { class: "list attempts", "data-testid": "forward-attempts" }, ...delivery.attempts.map(attemptElement)) : null;
   return h(
     "section",
-    { class: "forwarding", "data-testid": "forwarding" },
-    h("h3", {}, "Forwarding"),
-    facts,
-    attempts,
+    { class: "forwarding", "data-testid": "forwarding", "aria-label": "Deliveries" },
+    delivery ? facts(delivery) : h("p", { class: "empty", "data-testid": "not-forwarded" }, endpoint.forward ? "Not forwarded yet." : "Never forwarded."),
+    delivery?.attempts.length ? h("ol", { class: "timeline", "data-testid": "forward-attempts" }, ...delivery.attempts.map(attemptElement)) : null,
     h("div", { class: "row" }, button, outcome),
-    endpoint.forward ? null : h("p", { class: "hint" }, "The endpoint forwards nowhere now: set a destination to redeliver."),
+    endpoint.forward
+      ? null
+      : h("p", { class: "hint" }, "The endpoint forwards nowhere now: ", h("a", { href: ctx.href({ endpointId: endpoint.id, tab: "settings" }) }, "set a destination"), " (relay or proxy) to deliver and redeliver."),
   );
 }
+
+export const deliveriesTab: EventTab = {
+  segment: "deliveries",
+  label: (d) => {
+    const n = deliveryOf(d)?.attempts.length;
+    return n ? `Deliveries ${n}` : "Deliveries";
+  },
+  render: renderDeliveries,
+};

@@ -1,21 +1,25 @@
 import type { Banner } from "./banner.js";
 import { clear, h } from "./dom.js";
+import { logo } from "./logo.js";
 
-/** The key form; `onKey` gets what was pasted, trimmed. */
+/** The key form; `onKey` gets what was pasted, trimmed. The address (a shared link) is left as it is. */
 export function renderLogin(root: HTMLElement, banner: Banner, onKey: (key: string) => void): void {
-  const input = h("input", { type: "password", placeholder: "whc_…", "aria-label": "API key", "data-testid": "api-key", autocomplete: "off" });
+  const input = h("input", { id: "api-key", type: "password", placeholder: "whc_…", "data-testid": "api-key", autocomplete: "off", required: true });
+  const linked = location.hash.length > 2;
   const form = h(
     "form",
-    { class: "login" },
-    h("h1", {}, "Webhook Capture"),
-    h("p", {}, "Paste an API key. It is kept in this tab's session storage only, never in a URL."),
-    input,
-    h("button", { type: "submit", "data-testid": "use-key" }, "Use key"),
+    { class: "login card", "aria-labelledby": "login-title" },
+    h("h1", { id: "login-title" }, logo(), "Webhook Capture"),
+    h("p", {}, linked ? "Enter an API key to open the linked view." : "Enter an API key to see your endpoints and their captures."),
+    h("label", { for: "api-key", class: "field" }, "API key", input),
+    h("p", { class: "hint" }, "Kept in this tab's session storage until the browser session ends; never in the address, so links are safe to share."),
+    h("button", { type: "submit", class: "btn primary", "data-testid": "use-key" }, "Continue"),
   );
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     const key = input.value.trim();
     if (key) onKey(key);
   });
-  clear(root, banner.element, form);
+  clear(root, h("main", { class: "login-page" }, banner.element, form));
+  input.focus();
 }

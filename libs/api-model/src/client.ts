@@ -1,7 +1,7 @@
 import type { CreateEndpointRequest, EndpointJson, EndpointListJson, ListEndpointsQueryText, UpdateEndpointRequest } from "./endpoints.js";
-import { NDJSON_MEDIA_TYPE, type EventDetailJson, type EventListJson, type EventSummaryJson, type ExportEventsQueryText, type ListEventsQueryText } from "./events.js";
+import type { EventDetailJson, EventListJson, EventSummaryJson, ExportEventsQueryText, ListEventsQueryText } from "./events.js";
 import type { CurlExportJson, ReplayRequest, ReplayResultJson } from "./event-actions.js";
-import { CLIENT_HEADER, ENDPOINT_PAGE_MAX } from "./values.js";
+import { CLIENT_HEADER, ENDPOINT_PAGE_MAX, NDJSON_MEDIA_TYPE } from "./values.js";
 import type { ProviderListJson } from "./providers.js";
 import type { ForwardAttemptJson, RecordAttemptRequest } from "./forwarding.js";
 

@@ -131,5 +131,3 @@ export const exportEventsQuery = z.strictObject({ ...cursorFields, ...filterFiel
 export type ExportEventsQueryText = z.input<typeof exportEventsQuery>;
 export type ExportEventsQuery = z.output<typeof exportEventsQuery>;
 
-/** The export's media type: one event detail (operation 6's JSON) per line. */
-export const NDJSON_MEDIA_TYPE = "application/x-ndjson";

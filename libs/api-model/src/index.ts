@@ -13,5 +13,6 @@ export * from "./providers.js";
 export * from "./responses.js";
 export * from "./forwarding.js";
 export * from "./receiving.js";
+export * from "./headers.js";
 export * from "./problems.js";
 export * from "./client.js";

@@ -17,6 +17,9 @@ export const BODY_ENCODINGS = ["utf8", "base64"] as const;
 
 export const REPLAY_MODES = ["exact", "resign"] as const;
 export const REPLAY_RESULTS = ["delivered", "rejected", "network_error"] as const;
+/** The export's media type: one event detail (operation 6's JSON) per line. Here, with the
+ * values, so that the client (and the page that bundles it) needs no schema module. */
+export const NDJSON_MEDIA_TYPE = "application/x-ndjson";
 /** The header a browser client sends so that `replayFromDashboard` applies instead of `replayFromApi`. */
 export const CLIENT_HEADER = "X-Whc-Client";
 

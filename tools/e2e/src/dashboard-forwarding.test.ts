@@ -36,15 +36,18 @@ async function shot(name: string) {
 
 async function openEndpoint(slug: string) {
   await page.reload();
-  await page.getByTestId(`endpoint-${slug}`).getByRole("button").first().click();
+  await page.getByTestId(`endpoint-${slug}`).getByRole("link").click();
   await page.getByTestId("status-switch").waitFor();
 }
 
+/** Opens one event of the endpoint shown on its deliveries tab. */
 async function openEvent(id: string) {
   const row = page.locator(`[data-testid="event-row"][data-event-id="${id}"]`);
   await row.waitFor({ timeout: 5000 });
-  await row.getByRole("button").click();
+  await row.getByRole("link").click();
   await page.locator(`[data-testid="detail"][data-event-id="${id}"]`).waitFor({ timeout: 5000 });
+  await page.getByTestId("event-tab-deliveries").click();
+  await page.getByTestId("forwarding").waitFor();
 }
 
 async function deliveryOf(endpointId: string, eventId: string): Promise<ForwardedResponseJson | undefined> {
@@ -93,7 +96,7 @@ beforeAll(async () => {
   await page.goto(gatewayUrl);
   await page.getByTestId("api-key").fill(KEY);
   await page.getByTestId("use-key").click();
-  await page.getByTestId("create-endpoint").waitFor();
+  await page.getByTestId("new-endpoint").waitFor();
 });
 
 afterAll(async () => {
@@ -107,7 +110,7 @@ describe("forwarding in the dashboard", () => {
   it("makes an endpoint a relay through the edit form; the target secret is write-only", async () => {
     const ep = await api.endpoints.create({ slug: "to-relay" });
     await openEndpoint("to-relay");
-    await page.getByTestId("edit-toggle").click();
+    await page.getByTestId("tab-settings").click();
     expect(await page.getByTestId("forward-settings").isHidden()).toBe(true);
 
     await page.getByTestId("edit-mode").selectOption("relay");
