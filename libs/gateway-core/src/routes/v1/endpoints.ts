@@ -34,33 +34,38 @@ export const updateEndpointBody = updateEndpointRequest.extend({
   provider: z.enum(PROVIDER_NAMES).optional(),
 });
 
+/** Operation 1, paged (design §14). */
+function listEndpointsRoute(catalog: GatewayDeps["catalog"], present: (e: Parameters<typeof endpointJson>[0]) => ReturnType<typeof endpointJson>): Route {
+  return route({
+    method: "GET",
+    path: "/v1/endpoints",
+    operationId: "listEndpoints",
+    summary: "List endpoints",
+    description: "The account's endpoints, each with its `webhookUrl`, settings and event counts, by id ascending (creation order), `limit` at a time (default 100); `nextAfter` names where the next page starts, present only when more follow.",
+    tags: ["endpoints"],
+    query: listEndpointsQuery,
+    success: {
+      status: 200,
+      schema: endpointList,
+      description: "The account's endpoints by id ascending (creation order), `limit` at a time; `nextAfter` when more follow.",
+    },
+    errors: [400],
+    async handler(_ctx, { auth, query }) {
+      const limit = query.limit ?? ENDPOINT_PAGE_DEFAULT;
+      const res = await catalog.listEndpoints({ accountId: auth.accountId, after: query.after?.toLowerCase() ?? "", limit });
+      const last = res.endpoints.at(-1);
+      return { items: res.endpoints.map(present), ...(res.hasMore && last ? { nextAfter: last.id } : {}) };
+    },
+  });
+}
+
 /** Operations 1-4 and the endpoint update (extension). */
 export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Route[] {
   const { catalog, crypto, bus } = deps;
   const present = (e: Parameters<typeof endpointJson>[0]) => endpointJson(e, options.ingestPublicUrl);
 
   return [
-    route({
-      method: "GET",
-      path: "/v1/endpoints",
-      operationId: "listEndpoints",
-      summary: "List endpoints",
-      description: "The account's endpoints, each with its `webhookUrl`, settings and event counts, by id ascending (creation order), `limit` at a time (default 100); `nextAfter` names where the next page starts, present only when more follow.",
-      tags: ["endpoints"],
-      query: listEndpointsQuery,
-      success: {
-        status: 200,
-        schema: endpointList,
-        description: "The account's endpoints by id ascending (creation order), `limit` at a time; `nextAfter` when more follow.",
-      },
-      errors: [400],
-      async handler(_ctx, { auth, query }) {
-        const limit = query.limit ?? ENDPOINT_PAGE_DEFAULT;
-        const res = await catalog.listEndpoints({ accountId: auth.accountId, after: query.after?.toLowerCase() ?? "", limit });
-        const last = res.endpoints.at(-1);
-        return { items: res.endpoints.map(present), ...(res.hasMore && last ? { nextAfter: last.id } : {}) };
-      },
-    }),
+    listEndpointsRoute(catalog, present),
     route({
       method: "POST",
       path: "/v1/endpoints",
