@@ -1,10 +1,24 @@
-import { VERIFICATIONS, type BodyIs, type CheckName, type HandshakeName, type LikelyCause, type ResponseSource, type Warning } from "@whc/api-model";
+import {
+  BODY_KINDS as BODY_KIND_NAMES,
+  CHECK_NAMES,
+  HANDSHAKE_NAMES,
+  LIKELY_CAUSES,
+  MATCHED_SECRETS,
+  RESPONSE_SOURCES,
+  VERIFICATIONS,
+  type BodyIs,
+  type CheckName,
+  type DiagnosticView,
+  type HandshakeName,
+  type LikelyCause,
+  type ResponseSource,
+  type Warning,
+} from "@whc/api-model";
 import { h } from "./dom.js";
 
 /**
- * An event's `diagnostic` (design §12) as a person reads it. /v1 types the object as an open
- * record and older events carry only some fields, so it is read field by field: a field of the
- * wrong type counts as absent, and nothing absent is ever shown.
+ * An event's `diagnostic` (design §12) as a person reads it. Older events carry only some of
+ * its fields, so it is read field by field (readDiagnostic).
  */
 
 /** Each likelyCause of design §12, and the title a person reads first. */
@@ -54,32 +68,20 @@ const BODY_KINDS: Readonly<Record<string, string>> = { json: "JSON", form: "form
 
 type Verdict = (typeof VERIFICATIONS)[number];
 
-export interface SignatureDiagnostic {
-  provider?: string;
-  header?: string;
-  verdict?: Verdict;
-  likelyCause?: string;
-  explanation?: string;
-  skewSeconds?: number;
-  toleranceSeconds?: number;
-  matchedSecret?: string;
-  checks?: { name: string; ok: boolean }[];
-}
-
-export interface Diagnostic {
-  bodySha256?: string;
-  contentType?: { declared?: string; bodyIs?: string; mismatch?: boolean };
-  signature?: SignatureDiagnostic;
-  handshake?: string;
-  responseSource?: string;
-}
+/** The /v1 `diagnostic` (@whc/api-model's zod schema `diagnostic`), as its type. */
+export type Diagnostic = DiagnosticView;
+export type SignatureDiagnostic = NonNullable<DiagnosticView["signature"]>;
 
 type Fields = Readonly<Record<string, unknown>>;
 
-const text = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
+const text = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+/** A text worth showing: an empty one says nothing. */
+const shown = (v: string | undefined): string | undefined => (v === "" ? undefined : v);
 const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
+const bool = (v: unknown): boolean | undefined => (typeof v === "boolean" ? v : undefined);
 const fields = (v: unknown): Fields | undefined => (typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Fields) : undefined);
-const verdictOf = (v: unknown): Verdict | undefined => VERIFICATIONS.find((known) => known === v);
+/** A value of one of the schema's closed lists, else absent. */
+const oneOf = <T extends string>(list: readonly T[], v: unknown): T | undefined => list.find((known) => known === v);
 
 /** Keeps only the defined values, so that a read object has no key for what was absent. */
 function defined<T extends object>(o: T): T {
@@ -90,38 +92,44 @@ function readChecks(v: unknown): SignatureDiagnostic["checks"] {
   if (!Array.isArray(v)) return undefined;
   const checks = v.flatMap((c) => {
     const f = fields(c);
-    const name = text(f?.name);
+    const name = oneOf(CHECK_NAMES, f?.name);
     return name !== undefined && typeof f?.ok === "boolean" ? [{ name, ok: f.ok }] : [];
   });
-  return checks.length ? checks : undefined;
+  return checks.length > 0 || v.length === 0 ? checks : undefined;
 }
 
 function readSignature(s: Fields): SignatureDiagnostic {
   return defined({
     provider: text(s.provider),
     header: text(s.header),
-    verdict: verdictOf(s.verdict),
-    likelyCause: text(s.likelyCause),
+    verdict: oneOf(VERIFICATIONS, s.verdict),
+    likelyCause: oneOf(LIKELY_CAUSES, s.likelyCause),
     explanation: text(s.explanation),
     skewSeconds: num(s.skewSeconds),
     toleranceSeconds: num(s.toleranceSeconds),
-    matchedSecret: text(s.matchedSecret),
+    matchedSecret: oneOf(MATCHED_SECRETS, s.matchedSecret),
     checks: readChecks(s.checks),
   });
 }
 
-/** The typed diagnostic of an event detail's open `diagnostic` record. */
+/**
+ * An event detail's `diagnostic` read as the /v1 schema types it, without loading zod into the
+ * page's first chunk (ADR 0020): a field the schema would refuse (wrong type, a value outside
+ * its list) counts as absent, and nothing absent is ever shown. diagnosis.test.ts holds this
+ * reader to the schema: what the schema accepts reads the same.
+ */
 export function readDiagnostic(raw: Fields): Diagnostic {
   const signature = fields(raw.signature);
   const contentType = fields(raw.contentType);
+  const declared = contentType?.declared === null ? null : text(contentType?.declared);
   return defined({
     bodySha256: text(raw.bodySha256),
     contentType: contentType
-      ? defined({ declared: text(contentType.declared), bodyIs: text(contentType.bodyIs), mismatch: typeof contentType.mismatch === "boolean" ? contentType.mismatch : undefined })
+      ? defined({ declared, bodyIs: oneOf(BODY_KIND_NAMES, contentType.bodyIs), mismatch: bool(contentType.mismatch) })
       : undefined,
     signature: signature ? readSignature(signature) : undefined,
-    handshake: text(raw.handshake),
-    responseSource: text(raw.responseSource),
+    handshake: oneOf(HANDSHAKE_NAMES, raw.handshake),
+    responseSource: oneOf(RESPONSE_SOURCES, raw.responseSource),
   });
 }
 
@@ -158,8 +166,8 @@ export function likelyCauseTitle(cause: string): string {
 function cause(s: SignatureDiagnostic): DiagnosisView["cause"] {
   // "none" on a verified or unchecked capture is not news; on a failed one it says we looked.
   if (s.verdict !== "failed" && (s.likelyCause === undefined || s.likelyCause === "none")) return undefined;
-  if (s.likelyCause === undefined && s.explanation === undefined) return undefined;
-  return defined({ title: s.likelyCause === undefined ? "Why it failed" : likelyCauseTitle(s.likelyCause), explanation: s.explanation });
+  if (s.likelyCause === undefined && !s.explanation) return undefined;
+  return defined({ title: s.likelyCause === undefined ? "Why it failed" : likelyCauseTitle(s.likelyCause), explanation: shown(s.explanation) });
 }
 
 function skew(s: SignatureDiagnostic, provider: string | undefined): string | undefined {
@@ -179,15 +187,15 @@ function answer(d: Diagnostic, code: number | undefined): string | undefined {
 
 function contentType(c: Diagnostic["contentType"]): string | undefined {
   if (c?.mismatch !== true) return undefined;
-  const declared = c.declared === undefined ? "no Content-Type declared" : `declared ${c.declared}`;
+  const declared = !c.declared ? "no Content-Type declared" : `declared ${c.declared}`;
   return c.bodyIs === undefined ? `${declared}, which the body does not match` : `${declared}, body is ${BODY_KINDS[c.bodyIs] ?? c.bodyIs}`;
 }
 
 /** The diagnosis in words: the mapping of design §12's fields, apart from any DOM. */
 export function describeDiagnosis(d: Diagnostic, ctx: DiagnosisContext = {}): DiagnosisView {
   const s = d.signature ?? {};
-  const provider = s.provider === undefined ? undefined : (ctx.providerLabel?.(s.provider) ?? s.provider);
-  const source = [provider, s.header === undefined ? undefined : `read from ${s.header}`].filter((p) => p !== undefined).join(" · ");
+  const provider = shown(s.provider) === undefined ? undefined : (ctx.providerLabel?.(s.provider as string) ?? s.provider);
+  const source = [provider, shown(s.header) === undefined ? undefined : `read from ${s.header}`].filter((p) => p !== undefined).join(" · ");
   return defined({
     verdict: s.verdict,
     source: source || undefined,
@@ -197,7 +205,7 @@ export function describeDiagnosis(d: Diagnostic, ctx: DiagnosisContext = {}): Di
     checks: (s.checks ?? []).map((c) => ({ label: CHECK_LABELS[c.name] ?? words(c.name), ok: c.ok })),
     answer: answer(d, ctx.responseCode),
     contentType: contentType(d.contentType),
-    bodySha256: d.bodySha256,
+    bodySha256: shown(d.bodySha256),
   });
 }
 

@@ -1,4 +1,4 @@
-import { isForwardingMode, OPERATING_MODES, type EndpointJson, type ForwardSettingsInput, type UpdateEndpointRequest } from "@whc/api-model";
+import { DESTINATION_DEFAULTS as DEFAULTS, isForwardingMode, OPERATING_MODES, type EndpointJson, type ForwardSettingsInput, type UpdateEndpointRequest } from "@whc/api-model";
 import { h } from "./dom.js";
 
 /** The operating mode and, for relay and proxy, where captures are forwarded (design §11). */
@@ -15,7 +15,6 @@ const MODE_HINTS: Record<(typeof OPERATING_MODES)[number], string> = {
   proxy: "store, forward at once and answer the sender with the destination's answer",
 };
 
-const DEFAULTS = { keepPath: true, timeoutMs: 10_000, maxAttempts: 6 };
 
 
 function targetSecretState(ep: EndpointJson): string {

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { BODY_ENCODINGS, DECRYPTIONS, DELIVERY_STATES, VERIFICATIONS } from "./values.js";
 import { dateTime, extension, uuid } from "./common.js";
 import { forwardedResponse } from "./forwarding.js";
+import { diagnostic } from "./diagnostic.js";
 
 
 const summaryFields = {
@@ -47,7 +48,7 @@ export const eventDetail = z.object({
   remoteIp: z.string(),
   body: z.string().optional(),
   bodyEncoding: z.enum(BODY_ENCODINGS).optional(),
-  diagnostic: z.record(z.string(), z.unknown()),
+  diagnostic,
   forwardedResponse: z.union([forwardedResponse, z.strictObject({})]).describe("{} until the event is forwarded (design §11)."),
 });
 export type EventDetailJson = z.infer<typeof eventDetail>;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ATTEMPT_ERRORS, DELIVERY_STATES, ATTEMPT_TRIGGERS } from "./values.js";
+import { ATTEMPT_ERRORS, DELIVERY_STATES, ATTEMPT_TRIGGERS, DESTINATION_DEFAULTS } from "./values.js";
 import { dateTime, extension } from "./common.js";
 
 /**
@@ -9,9 +9,9 @@ import { dateTime, extension } from "./common.js";
  */
 export const destinationSettings = z.strictObject({
   url: z.string().min(1).max(2048).describe("The destination (http or https); vetted by the egress guard when saved and at every send."),
-  keepPath: z.boolean().default(true).describe("Append the capture's sub-path and query to url."),
-  timeoutMs: z.int().min(100).max(60_000).default(10_000).describe("Deadline of one attempt."),
-  maxAttempts: z.int().min(1).max(20).default(6).describe("relay: attempts before the delivery is exhausted."),
+  keepPath: z.boolean().default(DESTINATION_DEFAULTS.keepPath).describe("Append the capture's sub-path and query to url."),
+  timeoutMs: z.int().min(100).max(60_000).default(DESTINATION_DEFAULTS.timeoutMs).describe("Deadline of one attempt."),
+  maxAttempts: z.int().min(1).max(20).default(DESTINATION_DEFAULTS.maxAttempts).describe("relay: attempts before the delivery is exhausted."),
 });
 /** A destination's settings as stored and read: defaults filled, no secret. */
 export type DestinationSettings = z.output<typeof destinationSettings>;

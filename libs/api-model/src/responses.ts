@@ -13,8 +13,6 @@ export const MAX_RESPONSE_HEADERS = 32;
 export const MAX_RESPONSE_DELAY_MS = 30_000;
 export const MAX_RULES = 50;
 export const MAX_SEQUENCE = 50;
-export const RESPONSE_SOURCES = ["default", "rule", "sequence", "handshake", "proxy", "forward_failed"] as const;
-export type ResponseSource = (typeof RESPONSE_SOURCES)[number];
 
 const utf8Length = (text: string) => new TextEncoder().encode(text).length;
 

@@ -48,6 +48,12 @@ export const LIKELY_CAUSES = [
   "url_mismatch",
 ] as const;
 export type LikelyCause = (typeof LIKELY_CAUSES)[number];
+/** Why a capture got the answer it got (design §10, §11): `diagnostic.responseSource`. */
+export const RESPONSE_SOURCES = ["default", "rule", "sequence", "handshake", "proxy", "forward_failed"] as const;
+export type ResponseSource = (typeof RESPONSE_SOURCES)[number];
+/** Which secret verified a signature: after a rotation the previous one may, for a grace period. */
+export const MATCHED_SECRETS = ["current", "previous", "none"] as const;
+export type MatchedSecret = (typeof MATCHED_SECRETS)[number];
 export const CHECK_NAMES = ["header_present", "header_well_formed", "signature_matches", "timestamp_fresh"] as const;
 export type CheckName = (typeof CHECK_NAMES)[number];
 export const BODY_KINDS = ["json", "form", "text", "binary", "empty"] as const;
@@ -68,6 +74,8 @@ export type HandshakeName = (typeof HANDSHAKE_NAMES)[number];
  * Forwarding (design §11; the words are ADR 0014's): a delivery is one event's way to its
  * destination, made of attempts. The one list of each; every layer derives its types from these.
  */
+/** What a destination's settings default to (the /v1 schema's defaults; the dashboard's form starts from them). */
+export const DESTINATION_DEFAULTS = { keepPath: true, timeoutMs: 10_000, maxAttempts: 6 } as const;
 export const DELIVERY_STATES = ["pending", "delivered", "failed", "exhausted"] as const;
 export type DeliveryState = (typeof DELIVERY_STATES)[number];
 /** What started an attempt: the outbox's first and later tries, redeliver, or `whc listen`. */

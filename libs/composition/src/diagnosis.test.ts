@@ -2,6 +2,7 @@ import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import Stripe from "stripe";
 import twilio from "twilio";
 import { createHash } from "node:crypto";
+import { diagnosticWritten } from "@whc/api-model";
 import { startTestSystem, type TestSystem } from "./testing/index.js";
 
 /** An event's diagnostic, as a user reads it (design §12), end to end through ingest and the gateway. */
@@ -26,7 +27,10 @@ async function send(ep: { id: string; webhookUrl: string }, body: string, signat
   const res = await fetch(ep.webhookUrl, { method: "POST", headers: { "content-type": "application/json", "stripe-signature": signature }, body });
   expect(res.status).toBe(200);
   const { id } = (await res.json()) as { id: string };
-  return (await t.a.get(`/v1/endpoints/${ep.id}/events/${id}`)).body as { id: string; diagnostic: Record<string, any>; verification: string };
+  const detail = (await t.a.get(`/v1/endpoints/${ep.id}/events/${id}`)).body as { id: string; diagnostic: Record<string, any>; verification: string };
+  // Every diagnostic ingest writes has the /v1 schema's written shape (every part present, values from its lists).
+  expect(diagnosticWritten.safeParse(detail.diagnostic).error).toBeUndefined();
+  return detail;
 }
 
 const event = { id: "evt_1", object: "event", type: "invoice.paid", data: { object: { id: "in_1", amount_paid: 900 } } };

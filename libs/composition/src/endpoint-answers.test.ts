@@ -1,4 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
+import { diagnosticWritten } from "@whc/api-model";
 import { createHmac } from "node:crypto";
 import Stripe from "stripe";
 import { startTestSystem, type TestSystem } from "./testing/index.js";
@@ -29,7 +30,10 @@ const patch = (id: string, json: unknown) => t.a.call("PATCH", `/v1/endpoints/${
 async function detail(ep: Ep, eventId: string) {
   const res = await t.a.get(`/v1/endpoints/${ep.id}/events/${eventId}`);
   expect(res.status).toBe(200);
-  return res.body as { responseCode: number; verification: string; diagnostic: Record<string, any> };
+  const body = res.body as { responseCode: number; verification: string; diagnostic: Record<string, any> };
+  // Rules, sequences, handshakes and proxies: each diagnostic has the /v1 schema's written shape.
+  expect(diagnosticWritten.safeParse(body.diagnostic).error).toBeUndefined();
+  return body;
 }
 
 /** The id of the newest capture: an answer other than the default does not carry it. */

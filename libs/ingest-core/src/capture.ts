@@ -5,8 +5,9 @@ import type { IngestEndpoint } from "./endpoint-cache.js";
 import type { Reservation } from "./budget.js";
 import { originalSize, rawHeaderPairs, remoteIpOf, type ReadBody } from "./request.js";
 import { hash } from "node:crypto";
-import { bodyKind, type ContentTypeDiagnosis } from "@whc/signatures";
-import { verifyCapture, type VerifyResult } from "./verify.js";
+import { bodyKind } from "@whc/signatures";
+import type { DiagnosticJson, HandshakeName, ResponseSource } from "@whc/api-model";
+import { verifyCapture } from "./verify.js";
 
 /** One capture in progress. */
 export interface Capture {
@@ -86,9 +87,11 @@ export function captureEvent(
   return { capture, keepsBody, request: { path: c.rest, headers }, diagnosis };
 }
 
-/** What ingest learned of a capture before answering it (design §12); the answer adds its source. */
-export interface CaptureDiagnosis {
-  bodySha256: string;
-  contentType: ContentTypeDiagnosis;
-  signature: VerifyResult["signature"];
+/** What ingest learned of a capture before answering it (design §12); the answer adds its source (diagnosticJson). */
+export type CaptureDiagnosis = Pick<DiagnosticJson, "bodySha256" | "contentType" | "signature">;
+
+/** The stored `diagnostic`: what was learned, how the capture was answered and why. */
+export function diagnosticJson(diagnosis: CaptureDiagnosis, responseSource: ResponseSource, handshake?: HandshakeName): string {
+  const written: DiagnosticJson = { ...diagnosis, ...(handshake ? { handshake } : {}), responseSource };
+  return JSON.stringify(written);
 }

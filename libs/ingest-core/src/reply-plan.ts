@@ -2,7 +2,7 @@ import type { ServerResponse } from "node:http";
 import type { CapturedEvent } from "@whc/contracts";
 import type { ResponseSource } from "@whc/api-model";
 import type { HeaderPair } from "@whc/signatures";
-import type { CaptureDiagnosis } from "./capture.js";
+import { diagnosticJson, type CaptureDiagnosis } from "./capture.js";
 import type { IngestEndpoint } from "./endpoint-cache.js";
 import type { RenderedAnswer } from "./respond/answer-types.js";
 import { findHandshake, type HandshakeName } from "./respond/handshakes.js";
@@ -41,11 +41,7 @@ export function recordPlan(event: CapturedEvent, found: IngestEndpoint, reply: R
   if (reply.handshake) event.responseCode = reply.handshake.answer.status;
   else if (reply.plan.sequence) event.sequenceStatuses = reply.plan.sequence.map((entry) => entry.status ?? config?.status ?? 200);
   else event.responseCode = reply.plan.answer?.status ?? config?.status ?? 200;
-  event.diagnosticJson = JSON.stringify({
-    ...diagnosis,
-    ...(reply.handshake ? { handshake: reply.handshake.name } : {}),
-    responseSource: reply.source,
-  });
+  event.diagnosticJson = diagnosticJson(diagnosis, reply.source, reply.handshake?.name);
 }
 
 /** The answer itself, once the commit gave the event its id, time and (for a sequence) its place. */

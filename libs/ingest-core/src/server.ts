@@ -14,7 +14,7 @@ import { createBurstCollector, createReleaseCollector } from "./collect.js";
 import type { Appended, AppendBatcher } from "./batcher.js";
 
 type Stored = Exclude<Appended, { endpointMissing: true }>;
-import { captureEvent, type Capture } from "./capture.js";
+import { captureEvent, diagnosticJson, type Capture } from "./capture.js";
 import { planReply, recordPlan, renderReply, sendAnswer, type ReplyPlan, type ReplyRequest } from "./reply-plan.js";
 import type { EndpointCache, IngestEndpoint } from "./endpoint-cache.js";
 import type { IngestMetrics } from "./metrics.js";
@@ -270,13 +270,13 @@ function captureBody(s: Surface, c: Capture, found: IngestEndpoint, body: ReadBo
   let pending: Pending | undefined;
   if (body.overLimit) {
     // Refused as too large: only metadata is stored (never forwarded), and ingest's own 413 is the answer.
-    capture.diagnosticJson = JSON.stringify({ ...diagnosis, responseSource: "default" });
+    capture.diagnosticJson = diagnosticJson(diagnosis, "default");
   } else if (found.forwarding?.mode === "proxy") {
     // The destination answers, not the endpoint's response configuration; what it answered
     // is the forward's attempt, recorded by replay after this commit.
     withForward(capture, found.forwarding, c.rest);
     capture.responseCode = 0;
-    capture.diagnosticJson = JSON.stringify({ ...diagnosis, responseSource: "proxy" });
+    capture.diagnosticJson = diagnosticJson(diagnosis, "proxy");
     pending = { found, proxy: found.forwarding };
   } else {
     if (found.forwarding) withForward(capture, found.forwarding, c.rest);

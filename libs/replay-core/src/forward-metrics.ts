@@ -1,7 +1,7 @@
 import { Counter, Gauge, Registry } from "prom-client";
+import { ATTEMPT_TRIGGERS } from "@whc/api-model";
 import { ATTEMPT_OUTCOMES, type AttemptOutcomeLabel } from "./forward-policy.js";
 
-const TRIGGERS = ["initial", "retry", "manual", "cli"] as const;
 const FINAL_STATES = ["delivered", "failed", "exhausted"] as const;
 
 export interface OutboxFigures {
@@ -71,7 +71,7 @@ export function createForwardMetrics(outbox: () => Promise<OutboxFigures>, now: 
 
   // Every series exists from the start, at 0, so rates over them are defined at once.
   const attemptChildren = new Map<string, ReturnType<typeof attempts.labels>>();
-  for (const trigger of TRIGGERS) {
+  for (const trigger of ATTEMPT_TRIGGERS) {
     for (const outcome of ATTEMPT_OUTCOMES) {
       const child = attempts.labels(trigger, outcome);
       child.inc(0);

@@ -1,16 +1,11 @@
 import { isUtf8 } from "node:buffer";
 
 /** What a body looks like from its bytes, whatever its Content-Type says (design §12). */
-import { BODY_KINDS, type BodyIs } from "@whc/api-model";
+import { BODY_KINDS, type BodyIs, type ContentTypeDiagnosticJson } from "@whc/api-model";
 export { BODY_KINDS, type BodyIs };
 
-export interface ContentTypeDiagnosis {
-  /** The declared media type, lower-cased and without parameters; null when none was sent. */
-  declared: string | null;
-  bodyIs: BodyIs;
-  /** The declared type promises JSON, a form or text and the body is something else. */
-  mismatch: boolean;
-}
+/** The `contentType` object of an event's diagnostic, as /v1 defines it. */
+export type ContentTypeDiagnosis = ContentTypeDiagnosticJson;
 
 /** Only this much of the start of a body is read to tell form, text and binary apart. */
 const SNIFF_BYTES = 64 * 1024;

@@ -7,10 +7,9 @@ import { providers, providerScheme, type Provider } from "./registry.js";
 import type { ProviderScheme, SchemeVerifyInput, SignatureOptions, VerifyCheck, VerifyOutcome } from "./scheme.js";
 
 /** Why a signature failed, most specific first; `none` when nothing failed (design §12). */
-import { LIKELY_CAUSES, type LikelyCause } from "@whc/api-model";
-export { LIKELY_CAUSES, type LikelyCause };
+import { LIKELY_CAUSES, type LikelyCause, type MatchedSecret, type SignatureDiagnosticJson } from "@whc/api-model";
+export { LIKELY_CAUSES, type LikelyCause, type MatchedSecret };
 
-export type MatchedSecret = "current" | "previous" | "none";
 export type SignatureVerdict = "verified" | "failed" | "unverified";
 
 /** The plain check as ingest made it: the outcome of the secret that matched, else the current secret's. */
@@ -40,20 +39,8 @@ export interface DiagnoseInput extends SignatureOptions {
   plain?: PlainVerification | undefined;
 }
 
-/** The `signature` object of an event's diagnostic (design §12). */
-export interface SignatureDiagnosis {
-  provider: string;
-  header: string;
-  verdict: SignatureVerdict;
-  likelyCause: LikelyCause;
-  /** One sentence a person can act on. */
-  explanation: string;
-  /** Now minus the signed timestamp, positive when the signature is old; timed schemes only. */
-  skewSeconds?: number;
-  toleranceSeconds?: number;
-  matchedSecret: MatchedSecret;
-  checks: VerifyCheck[];
-}
+/** The `signature` object of an event's diagnostic (design §12), as /v1 defines it. */
+export type SignatureDiagnosis = SignatureDiagnosticJson;
 
 interface Finding {
   likelyCause: LikelyCause;

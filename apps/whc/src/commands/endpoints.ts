@@ -7,8 +7,8 @@ import { oneOf, table } from "../output.js";
 import { readResponseOption } from "../response-option.js";
 import { describeEndpoint, forwardText } from "../views.js";
 
-/** Where relay and proxy endpoints forward (design §11). */
-interface ForwardOptions {
+/** The command-line flags that make a destination's settings (design §11). */
+interface ForwardFlags {
   mode?: string;
   forwardTo?: string;
   forwardTimeoutMs?: number;
@@ -17,7 +17,7 @@ interface ForwardOptions {
   targetSecret?: string;
 }
 
-interface CreateOptions extends ForwardOptions {
+interface CreateOptions extends ForwardFlags {
   slug?: string;
   name?: string;
   provider?: string;
@@ -25,7 +25,7 @@ interface CreateOptions extends ForwardOptions {
   metadataOnly?: boolean;
 }
 
-interface UpdateOptions extends ForwardOptions {
+interface UpdateOptions extends ForwardFlags {
   /** false for `--no-forward`. */
   forward?: false;
   name?: string;
@@ -41,7 +41,7 @@ interface UpdateOptions extends ForwardOptions {
 }
 
 /** The `forward` object from --forward-to and its companions; undefined without --forward-to. */
-function forwardSettingsOf(opts: ForwardOptions): ForwardSettingsInput | undefined {
+function forwardSettingsOf(opts: ForwardFlags): ForwardSettingsInput | undefined {
   if (opts.forwardTo === undefined) {
     const orphan = [opts.forwardTimeoutMs, opts.forwardMaxAttempts, opts.keepPath, opts.targetSecret].some((v) => v !== undefined);
     if (orphan) throw new Error("--forward-timeout-ms, --forward-max-attempts, --keep-path and --target-secret go with --forward-to");
@@ -57,7 +57,7 @@ function forwardSettingsOf(opts: ForwardOptions): ForwardSettingsInput | undefin
 }
 
 /** --forward-to alone means relay: the mode that forwards without changing what senders get. */
-function modeOf(opts: ForwardOptions & { metadataOnly?: boolean }): string | undefined {
+function modeOf(opts: ForwardFlags & { metadataOnly?: boolean }): string | undefined {
   if (opts.metadataOnly) return "metadata_only";
   return opts.mode ?? (opts.forwardTo !== undefined ? "relay" : undefined);
 }

@@ -1,17 +1,12 @@
 import type { Event } from "@whc/contracts";
-import type { Warning } from "@whc/api-model";
+import { diagnostic, type DiagnosticView, type Warning } from "@whc/api-model";
 
-interface SignatureFacts {
-  provider?: string;
-  skewSeconds?: number;
-  toleranceSeconds?: number;
-}
-
-function signatureOf(event: Event): SignatureFacts | undefined {
+/** The stored diagnostic's signature part, read with the /v1 schema; undefined when there is none to read. */
+function signatureOf(event: Event): DiagnosticView["signature"] {
   if (!event.diagnosticJson) return undefined;
   try {
-    const signature = (JSON.parse(event.diagnosticJson) as { signature?: SignatureFacts }).signature;
-    return typeof signature === "object" && signature !== null ? signature : undefined;
+    const parsed = diagnostic.safeParse(JSON.parse(event.diagnosticJson));
+    return parsed.success ? parsed.data.signature : undefined;
   } catch {
     return undefined;
   }
