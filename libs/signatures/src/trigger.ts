@@ -14,6 +14,12 @@ export interface TriggerInput {
   /** The URL the request is sent to: Twilio, Square and HubSpot sign it. */
   url: string;
   nowMs?: number;
+  /**
+   * Verify what was signed with the same secret before handing it out: true where the secret is
+   * the one the receiver verifies with (an endpoint's). A private key given to sign for Discord or
+   * SendGrid does not verify as itself, so a caller signing with one leaves this off.
+   */
+  verifyWithSecret?: boolean;
 }
 
 export interface TriggerRequest {
@@ -30,8 +36,8 @@ export type TriggerResult =
   | { ok: false; reason: "unknown_event_type"; known: string[] }
   | { ok: false; reason: "bad_set"; refused: SetRefusal }
   /**
-   * What was signed does not verify with the same secret: a secret that only verifies (Discord's
-   * and SendGrid's public keys) cannot make the provider's signature.
+   * With verifyWithSecret, what was signed does not verify with the same secret: a secret that
+   * only verifies (Discord's and SendGrid's public keys) cannot make the provider's signature.
    */
   | { ok: false; reason: "cannot_sign" };
 
@@ -50,9 +56,7 @@ function signed(provider: Provider, headers: HeaderPair[], body: Buffer, secret:
 
 /**
  * A sample of the provider's event, with `set` written into it and signed as the provider signs
- * with `secret` at `nowMs` (fresh ids and timestamps each time), ready to send to `url`. When a
- * secret is given, the request is verified with it before it is handed out, so what is sent is
- * what the receiver's own verification accepts.
+ * with `secret` at `nowMs` (fresh ids and timestamps each time), ready to send to `url`.
  */
 export function buildTrigger(input: TriggerInput): TriggerResult {
   const { provider, eventType, secret, url } = input;
@@ -70,7 +74,7 @@ export function buildTrigger(input: TriggerInput): TriggerResult {
   const body = sampleBodyBytes(bodyValue);
   const base: HeaderPair[] = [["Content-Type", built.contentType], ...built.headers];
   const headers = secret ? signed(provider, base, body, secret, url, nowMs) : base;
-  if (secret) {
+  if (secret && input.verifyWithSecret) {
     const outcome = verifySignature({ provider, headers, body, secret, url, nowMs });
     if (outcome.verification !== "verified") return { ok: false, reason: "cannot_sign" };
   }
