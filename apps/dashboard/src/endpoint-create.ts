@@ -16,7 +16,7 @@ export const createEndpointPage: PageView = {
     const name = h("input", { name: "displayName", maxlength: "100", autocomplete: "off", placeholder: "e.g. Stripe (live)", "data-testid": "new-name" });
     const provider = h("select", { name: "provider", "data-testid": "new-provider" });
     const secret = h("input", { name: "secret", type: "password", autocomplete: "new-password", maxlength: "1024", "data-testid": "new-secret" });
-    const fill = () => fillProviders(provider, ctx.providers().length ? ctx.providers() : [{ name: "generic", label: "Generic", signs: "", signatureHeaders: [], secretFormat: { description: "" } }], provider.value || "generic");
+    const fill = () => fillProviders(provider, ctx.providers().length ? ctx.providers() : [{ name: "generic", label: "Generic", signs: "", signatureHeaders: [], secretFormat: { description: "" }, sampleEventTypes: [] }], provider.value || "generic");
     fill();
     // The providers may still be on their way when the page opens from a link.
     void ctx.providersLoaded().then(fill);

@@ -75,7 +75,7 @@ function check(control: HTMLInputElement, text: string): HTMLElement {
 
 function fieldsOf(ctx: AppContext, ep: EndpointJson): Fields {
   const provider = h("select", { name: "provider", "data-testid": "edit-provider" });
-  const items = ctx.providers().length ? ctx.providers() : [{ name: ep.provider, label: ep.provider, signs: "", signatureHeaders: [], secretFormat: { description: "" } }];
+  const items = ctx.providers().length ? ctx.providers() : [{ name: ep.provider, label: ep.provider, signs: "", signatureHeaders: [], secretFormat: { description: "" }, sampleEventTypes: [] }];
   fillProviders(provider, items, ep.provider);
   void ctx.providersLoaded().then((loaded) => loaded.length && fillProviders(provider, loaded, provider.value || ep.provider));
   return {

@@ -4,6 +4,7 @@ import { endpointCommands } from "./commands/endpoints.js";
 import { eventCommands } from "./commands/events.js";
 import { keyCommands } from "./commands/keys.js";
 import { listenCommand } from "./commands/listen.js";
+import { triggerCommand } from "./commands/trigger.js";
 import { contextOf } from "./context.js";
 import { exitCodeOf, exitCodesHelp } from "./exit-codes.js";
 
@@ -23,6 +24,7 @@ export function buildCli(env: NodeJS.ProcessEnv): Command {
   endpointCommands(program, ctx);
   eventCommands(program, ctx);
   listenCommand(program, ctx);
+  triggerCommand(program, ctx);
   return program;
 }
 

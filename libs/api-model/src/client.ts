@@ -2,7 +2,7 @@ import type { CreateEndpointRequest, EndpointJson, EndpointListJson, ListEndpoin
 import type { EventDetailJson, EventListJson, EventSummaryJson, ExportEventsQueryText, ListEventsQueryText } from "./events.js";
 import type { CurlExportJson, ReplayRequest, ReplayResultJson } from "./event-actions.js";
 import { CLIENT_HEADER, ENDPOINT_PAGE_MAX, NDJSON_MEDIA_TYPE } from "./values.js";
-import type { ProviderListJson } from "./providers.js";
+import type { ProviderListJson, TriggerRequestJson, TriggerResultJson } from "./providers.js";
 import type { ForwardAttemptJson, RecordAttemptRequest } from "./forwarding.js";
 
 /**
@@ -202,6 +202,9 @@ export function createApiClient(options: ApiClientOptions) {
   }
 
   const endpoints = {
+    /** Sends a sample of the endpoint's provider, signed with its secret, to its webhookUrl (design §19). */
+    trigger: (endpointId: string, body: TriggerRequestJson) =>
+      request<TriggerResultJson>("POST", `/v1/endpoints/${seg(endpointId)}/trigger`, { body }),
     /**
      * The first page of the account's endpoints (up to 100, the server's default page): what
      * this call answered before the list was paged. `all()` or `pages()` reach every endpoint.

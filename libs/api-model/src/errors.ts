@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { FIELD_REASONS, HEALTH_CHECKS, QUOTA_NAMES } from "./values.js";
+import { FIELD_REASONS, HEALTH_CHECKS, QUOTA_NAMES, TRIGGER_UNAVAILABLE_CAUSES } from "./values.js";
 import { extension } from "./common.js";
 
 
@@ -12,6 +12,15 @@ export const errorReply = z.object({
     reason: z.enum(FIELD_REASONS).optional(),
     quota: z.enum(QUOTA_NAMES).optional().meta({ ...extension, description: "quota_exceeded: the quota that is spent." }),
     limit: z.int().optional().meta({ ...extension, description: "quota_exceeded (endpoints, waits): the quota's size." }),
+    allowed: z
+      .array(z.string())
+      .optional()
+      .meta({ ...extension, description: "validation_failed on a value outside a list (a trigger's eventType): the values accepted." }),
+    cause: z
+      .enum(TRIGGER_UNAVAILABLE_CAUSES)
+      .optional()
+      .meta({ ...extension, description: "trigger_unavailable: why the endpoint cannot be triggered." }),
+    status: z.int().optional().meta({ ...extension, description: "trigger_unavailable (not_captured): the status ingest answered." }),
   }),
   requestId: z.string(),
 });

@@ -33,6 +33,14 @@ export const ENDPOINT_PAGE_MAX = 500;
 export const FIELD_REASONS = ["required", "type", "pattern", "length", "range", "format", "unknown", "immutable"] as const;
 export const HEALTH_CHECKS = ["ok", "down"] as const;
 
+/**
+ * Why `POST /v1/endpoints/{id}/trigger` cannot send a sample (`trigger_unavailable`): the
+ * provider has none (generic), the endpoint's secret only verifies (a Discord or SendGrid public
+ * key), or ingest answered without storing it (paused, refused).
+ */
+export const TRIGGER_UNAVAILABLE_CAUSES = ["no_samples", "public_key_secret", "not_captured"] as const;
+export type TriggerUnavailableCause = (typeof TRIGGER_UNAVAILABLE_CAUSES)[number];
+
 /** The diagnostic of an event (design §12): the lists a client maps to words. */
 export const LIKELY_CAUSES = [
   "none",

@@ -26,6 +26,13 @@ export interface AllInOne {
   close(): Promise<void>;
 }
 
+/** Where this process reaches a listener of its own bound to `host` (a wildcard: loopback). */
+function listenerUrl(host: string, port: number): string {
+  if (host === "0.0.0.0" || host === "") return `http://127.0.0.1:${port}`;
+  if (host === "::") return `http://[::1]:${port}`;
+  return host.includes(":") ? `http://[${host}]:${port}` : `http://${host}:${port}`;
+}
+
 /**
  * Every service in one process: internal calls go through Connect's in-memory transport
  * (same services, same interceptors), the catalog is the embedded store, and notifications
@@ -47,7 +54,10 @@ export async function startAllInOne(config: ConfigOf<typeof allInOneSpec>, logge
   // docs/performance.md, "Ingest's batches"). Captures go to the catalog as messages: the
   // in-memory transport encodes nothing.
   const ingest = await createIngestNode(config, ingestPeers, bus, logger, { batchLingerMs: 0, encodeCaptures: false }).serve(config.ingestPort, config.host);
-  const gateway = await createGatewayNode(config, peers, bus, logger, replay.metrics).serve(config.gatewayPort, config.host);
+  const gateway = await createGatewayNode(config, peers, bus, logger, replay.metrics, listenerUrl(config.host, ingest.port)).serve(
+    config.gatewayPort,
+    config.host,
+  );
   // The outbox worker stops (its attempts recorded) before the bus and the catalog close.
   const closeables: Closeable[] = [gateway, ingest, replay.closeable, bus, catalog.closeable];
   return {

@@ -302,7 +302,10 @@ export function createGatewayNode(
   logger: Logger,
   /** Prometheus text of services running in the same process, appended to /metrics. */
   extraMetrics?: () => Promise<string>,
+  /** The all-in-one process's own ingest listener, where triggered samples go unless WHC_INGEST_INTERNAL_URL says otherwise. */
+  ownIngestUrl?: string,
 ) {
+  const ingestUrl = config.ingestInternalUrl ?? ownIngestUrl;
   const crypto = createClient(CryptoService, peers.crypto);
   const shutdown = new AbortController();
   const app = createGatewayApp(
@@ -322,6 +325,7 @@ export function createGatewayNode(
     },
     {
       ingestPublicUrl: config.ingestPublicUrl,
+      ...(ingestUrl ? { ingestUrl } : {}),
       replayDailyLimit: config.replayDailyLimit,
       waitPollMs: 1000,
       quotas: { apiRps: config.quotaApiRps, waitsPerKey: config.quotaWaitsPerKey },

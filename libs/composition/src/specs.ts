@@ -49,6 +49,7 @@ export const gatewaySpec = {
   replayUrl: s.replayUrl,
   natsUrl: s.natsUrl,
   ingestPublicUrl: s.ingestPublicUrl,
+  ingestInternalUrl: s.ingestInternalUrl,
   replayDailyLimit: s.replayDailyLimit,
   quotaApiRps: s.quotaApiRps,
   quotaWaitsPerKey: s.quotaWaitsPerKey,

@@ -35,6 +35,12 @@ export const settings = {
     "http://localhost:8081",
     ["http:", "https:"],
   ),
+  ingestInternalUrl: urlSetting(
+    "WHC_INGEST_INTERNAL_URL",
+    "where the gateway reaches ingest to deliver triggered samples (unset: the all-in-one process's own listener, else WHC_INGEST_PUBLIC_URL)",
+    undefined,
+    ["http:", "https:"],
+  ),
   dataDir: dirSetting("WHC_DATA_DIR", "directory of the embedded store and generated keys", "./data"),
   mongodbUri: mongoUriSetting("WHC_MONGODB_URI", "set: the catalog uses MongoDB instead of the embedded store"),
   mongodbWriteConcern: writeConcernSetting("WHC_MONGODB_WRITE_CONCERN", "MongoDB write concern w: majority or a number", "majority"),

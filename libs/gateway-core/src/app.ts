@@ -17,6 +17,7 @@ import { endpointRoutes } from "./routes/v1/endpoints.js";
 import { eventRoutes } from "./routes/v1/events.js";
 import { eventActionRoutes } from "./routes/v1/event-actions.js";
 import { forwardingRoutes } from "./routes/v1/forwarding.js";
+import { triggerRoutes } from "./routes/v1/trigger.js";
 
 /** Every operation the gateway answers: the router and the OpenAPI document are both made from it. */
 export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions, metrics = createMetrics()): Route[] {
@@ -30,6 +31,7 @@ export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions, metric
     ...eventRoutes(deps, options),
     ...eventActionRoutes(deps, options),
     ...forwardingRoutes(deps),
+    ...triggerRoutes(deps, options),
   ];
   return routes;
 }

@@ -17,6 +17,13 @@ export interface GatewayDeps {
 
 export interface GatewayOptions {
   ingestPublicUrl: string;
+  /**
+   * Where this gateway reaches ingest itself to deliver triggered samples (ADR 0055): the
+   * all-in-one process's own listener, or WHC_INGEST_INTERNAL_URL; ingestPublicUrl when absent.
+   */
+  ingestUrl?: string;
+  /** How long a trigger waits for ingest's answer; 35 s by default (a configured answer may wait 30 s). */
+  triggerTimeoutMs?: number;
   replayDailyLimit: number;
   /** Re-query interval of `wait` when the bus is down (and the safety net when it is up). */
   waitPollMs: number;

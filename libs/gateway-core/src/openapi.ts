@@ -17,6 +17,8 @@ import {
   recordAttemptRequest,
   replayRequest,
   replayResult,
+  triggerRequest,
+  triggerResult,
 } from "@whc/api-model";
 import { errorTable } from "./errors-table.js";
 import { receivingPaths } from "./openapi-receiving.js";
@@ -163,6 +165,15 @@ const RESPONSES = new Map<z.ZodType, Component>([
   ],
   [providerInfo, { id: "ProviderInfo", description: "One signature scheme: what it signs, the headers it uses, its timestamp tolerance and the format of its secret." }],
   [providerList, { id: "ProviderList", description: "The signature schemes endpoints can verify, in detection order." }],
+  [
+    triggerRequest,
+    {
+      id: "TriggerRequest",
+      description: "Which sample of the endpoint's provider to send (`GET /v1/providers`, `sampleEventTypes`), and the fields to set in it.",
+      examples: [{ eventType: "invoice.paid", set: { "data.object.amount_paid": 500 } }],
+    },
+  ],
+  [triggerResult, { id: "TriggerResult", description: "The event the triggered sample was captured as." }],
   [
     captureAck,
     {

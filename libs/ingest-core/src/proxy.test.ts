@@ -115,7 +115,7 @@ describe("sending a proxied answer", () => {
   afterEach(() => servers.splice(0).forEach((s) => s.close()));
 
   async function through(answer: ProxyAnswer) {
-    const server = http.createServer((_req, res) => void sendProxyAnswer(res, answer));
+    const server = http.createServer((_req, res) => void sendProxyAnswer(res, answer, "0193b0a4-0000-7000-8000-000000000001"));
     servers.push(server);
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);

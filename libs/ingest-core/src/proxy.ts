@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { Client } from "@connectrpc/connect";
 import type { AttemptResult, ReplayService } from "@whc/contracts";
-import { ATTEMPT_ERRORS, HOP_BY_HOP_HEADERS, forwardSettings } from "@whc/api-model";
+import { ATTEMPT_ERRORS, EVENT_ID_HEADER, HOP_BY_HOP_HEADERS, forwardSettings } from "@whc/api-model";
 import { AppError } from "@whc/errors";
 
 /** What ingest asks of the replay service. */
@@ -92,14 +92,14 @@ export function passedHeaders(pairs: readonly [string, string][]): [string, stri
  * Writes the answer with its own Content-Length. A header Node refuses to send (the
  * destination's, not ours to repair) turns the answer into 502 protocol_error.
  */
-export function sendProxyAnswer(res: ServerResponse, answer: ProxyAnswer): ProxyAnswer {
+export function sendProxyAnswer(res: ServerResponse, answer: ProxyAnswer, eventId: string): ProxyAnswer {
   const bodyless = NO_CONTENT.has(answer.status);
   const framing = bodyless ? [] : ["content-length", String(answer.body.length)];
   try {
-    res.writeHead(answer.status, [...answer.headers.flat(), ...framing]);
+    res.writeHead(answer.status, [...answer.headers.flat(), EVENT_ID_HEADER, eventId, ...framing]);
   } catch {
     if (res.headersSent) return answer;
-    return sendProxyAnswer(res, forwardFailed("protocol_error"));
+    return sendProxyAnswer(res, forwardFailed("protocol_error"), eventId);
   }
   res.end(bodyless ? undefined : answer.body);
   return answer;

@@ -1,6 +1,6 @@
 import type { ServerResponse } from "node:http";
 import type { CapturedEvent } from "@whc/contracts";
-import type { ResponseSource } from "@whc/api-model";
+import { EVENT_ID_HEADER, type ResponseSource } from "@whc/api-model";
 import type { HeaderPair } from "@whc/signatures";
 import { diagnosticJson, type CaptureDiagnosis } from "./capture.js";
 import type { IngestEndpoint } from "./endpoint-cache.js";
@@ -61,10 +61,10 @@ export function renderReply(
 export function sendAnswer(res: ServerResponse, answer: RenderedAnswer, eventId: string): boolean {
   const body = answer.body;
   try {
-    res.writeHead(answer.status, [...answer.headers.flat(), "content-length", String(body.length)]);
+    res.writeHead(answer.status, [...answer.headers.flat(), EVENT_ID_HEADER, eventId, "content-length", String(body.length)]);
   } catch {
     const fallback = builtInAnswer(eventId);
-    res.writeHead(fallback.status, [...fallback.headers.flat(), "content-length", String(fallback.body.length)]);
+    res.writeHead(fallback.status, [...fallback.headers.flat(), EVENT_ID_HEADER, eventId, "content-length", String(fallback.body.length)]);
     res.end(fallback.body);
     return false;
   }

@@ -408,7 +408,7 @@ function proxy(s: Surface, c: Capture, event: CapturedEvent, stored: Stored, for
  * does not wait for that write; if it fails, the event keeps responseCode 0 and the log says so.
  */
 function answerProxied(s: Surface, c: Capture, event: CapturedEvent, eventId: string, answer: ProxyAnswer): void {
-  const sent = sendProxyAnswer(c.res, answer);
+  const sent = sendProxyAnswer(c.res, answer, eventId);
   s.metrics.proxied(event.provider, event.verification, sent.failure === undefined ? "proxied" : "forward_failed");
   const ref = { accountId: event.accountId, endpointId: event.endpointId, eventId };
   s.deps.catalog.recordProxyAnswer({ ...ref, responseCode: sent.status, forwardFailed: sent.failure !== undefined }).catch((err: unknown) => {

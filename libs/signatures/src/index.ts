@@ -1,4 +1,4 @@
-export { providers, PROVIDER_NAMES, PROVIDERS, DETECTION_ORDER, providerScheme, providerCatalog } from "./registry.js";
+export { providers, PROVIDER_NAMES, PROVIDERS, DETECTION_ORDER, providerScheme, providerCatalog, providerSamples } from "./registry.js";
 export { providersDoc } from "./providers-doc.js";
 export type { Provider, ProviderCatalogEntry } from "./registry.js";
 export type { ProviderScheme, CheckName, VerifyCheck, SecretFormat, SignatureOptions, SchemeVerifyInput, SchemeSignInput } from "./scheme.js";
@@ -17,3 +17,8 @@ export { bodyKind, BODY_KINDS } from "./content-type.js";
 export type { BodyIs, ContentTypeDiagnosis } from "./content-type.js";
 export { diagnoseSignature, verifyWithSecrets, LIKELY_CAUSES } from "./diagnose.js";
 export type { DiagnoseInput, SignatureDiagnosis, LikelyCause, MatchedSecret, SignatureVerdict, PlainVerification } from "./diagnose.js";
+export { buildTrigger, sampleEventTypes } from "./trigger.js";
+export type { TriggerInput, TriggerRequest, TriggerResult } from "./trigger.js";
+export { SET_LIMITS } from "./sample-set.js";
+export type { SetRefusal } from "./sample-set.js";
+export type { JsonValue, Sample, SampleBody, SampleContext, SampleRequest, ProviderSamples } from "./sample.js";

@@ -15,6 +15,7 @@ export function providersDoc(): string {
       p.signatureHeaders.map((h) => `\`${h}\``).join(", ") || "-",
       p.toleranceS === undefined ? "-" : `${p.toleranceS} s`,
       cell(p.secretFormat.description) + (p.secretFormat.example ? ` (e.g. \`${cell(p.secretFormat.example)}\`)` : ""),
+      p.sampleEventTypes.map((t) => `\`${cell(t)}\``).join(", ") || "-",
     ].join(" | "),
   );
   return [
@@ -24,9 +25,11 @@ export function providersDoc(): string {
     "a test fails when this page and the registry disagree. `GET /v1/providers` lists the same.",
     "Set an endpoint's `provider` to one of these names and its `secret` as the last column says; a",
     "`generic` endpoint takes the provider from the capture's headers when they name one.",
+    "The last column lists the sample events `POST /v1/endpoints/{id}/trigger` and `whc trigger` send",
+    "(signed with the endpoint's secret as the provider signs; docs/api.md, docs/cli.md).",
     "",
-    "| name | provider | signs | headers | tolerance | secret |",
-    "|---|---|---|---|---|---|",
+    "| name | provider | signs | headers | tolerance | secret | sample events |",
+    "|---|---|---|---|---|---|---|",
     ...rows.map((r) => `| ${r} |`),
     "",
   ].join("\n");

@@ -27,6 +27,35 @@ import { sentry } from "./providers/sentry.js";
 import { vercel } from "./providers/vercel.js";
 import { woocommerce } from "./providers/woocommerce.js";
 import { typeform } from "./providers/typeform.js";
+import { stripeSamples } from "./providers/stripe-samples.js";
+import { metaSamples } from "./providers/meta-samples.js";
+import { githubSamples } from "./providers/github-samples.js";
+import { gitlabSamples } from "./providers/gitlab-samples.js";
+import { bitbucketSamples } from "./providers/bitbucket-samples.js";
+import { linearSamples } from "./providers/linear-samples.js";
+import { intercomSamples } from "./providers/intercom-samples.js";
+import { typeformSamples } from "./providers/typeform-samples.js";
+import { calendlySamples } from "./providers/calendly-samples.js";
+import { hubspotSamples } from "./providers/hubspot-samples.js";
+import { slackSamples } from "./providers/slack-samples.js";
+import { shopifySamples } from "./providers/shopify-samples.js";
+import { zoomSamples } from "./providers/zoom-samples.js";
+import { twitchSamples } from "./providers/twitch-samples.js";
+import { vercelSamples } from "./providers/vercel-samples.js";
+import { sentrySamples } from "./providers/sentry-samples.js";
+import { lemonSqueezySamples } from "./providers/lemon-squeezy-samples.js";
+import { woocommerceSamples } from "./providers/woocommerce-samples.js";
+import { coinbaseCommerceSamples } from "./providers/coinbase-commerce-samples.js";
+import { twilioSamples } from "./providers/twilio-samples.js";
+import { clerkSamples } from "./providers/clerk-samples.js";
+import { resendSamples } from "./providers/resend-samples.js";
+import { squareSamples } from "./providers/square-samples.js";
+import { paddleSamples } from "./providers/paddle-samples.js";
+import { discordSamples } from "./providers/discord-samples.js";
+import { sendgridSamples } from "./providers/sendgrid-samples.js";
+import { mailgunSamples } from "./providers/mailgun-samples.js";
+import { standardWebhooksSamples } from "./providers/standard-webhooks-samples.js";
+import type { ProviderSamples } from "./sample.js";
 import type { ProviderScheme, SecretFormat } from "./scheme.js";
 
 /**
@@ -70,6 +99,42 @@ export const providers = Object.freeze({
 
 export type Provider = keyof typeof providers;
 
+/**
+ * Every provider's sample events (`POST /v1/endpoints/{id}/trigger`, `whc trigger`), each in
+ * providers/<name>-samples.ts beside its scheme. Generic has none: it has no payload of its own.
+ */
+export const providerSamples = Object.freeze({
+  generic: { samples: [] } as ProviderSamples,
+  stripe: stripeSamples,
+  meta: metaSamples,
+  github: githubSamples,
+  gitlab: gitlabSamples,
+  bitbucket: bitbucketSamples,
+  linear: linearSamples,
+  intercom: intercomSamples,
+  typeform: typeformSamples,
+  calendly: calendlySamples,
+  hubspot: hubspotSamples,
+  slack: slackSamples,
+  shopify: shopifySamples,
+  zoom: zoomSamples,
+  twitch: twitchSamples,
+  vercel: vercelSamples,
+  sentry: sentrySamples,
+  lemon_squeezy: lemonSqueezySamples,
+  woocommerce: woocommerceSamples,
+  coinbase_commerce: coinbaseCommerceSamples,
+  twilio: twilioSamples,
+  clerk: clerkSamples,
+  resend: resendSamples,
+  square: squareSamples,
+  paddle: paddleSamples,
+  discord: discordSamples,
+  sendgrid: sendgridSamples,
+  mailgun: mailgunSamples,
+  standard_webhooks: standardWebhooksSamples,
+} satisfies Record<Provider, ProviderSamples>);
+
 /** Registry order; a non-empty tuple, so `z.enum(PROVIDER_NAMES)` accepts it. */
 // Object.keys is typed string[]; these are the literal keys above, and generic makes it non-empty.
 export const PROVIDER_NAMES = Object.freeze(Object.keys(providers)) as readonly [Provider, ...Provider[]];
@@ -97,6 +162,8 @@ export interface ProviderCatalogEntry {
   /** Absent, not null, when the scheme signs no timestamp, as optional fields are in the /v1 JSON. */
   toleranceS?: number;
   secretFormat: SecretFormat;
+  /** The event types `trigger` can send for it, in its samples' order; [] for generic. */
+  sampleEventTypes: string[];
 }
 
 export function providerCatalog(): ProviderCatalogEntry[] {
@@ -109,6 +176,7 @@ export function providerCatalog(): ProviderCatalogEntry[] {
       signatureHeaders: [...scheme.signatureHeaders],
       ...(scheme.toleranceS === undefined ? {} : { toleranceS: scheme.toleranceS }),
       secretFormat: { ...scheme.secretFormat },
+      sampleEventTypes: providerSamples[name].samples.map((s) => s.eventType),
     };
   });
 }

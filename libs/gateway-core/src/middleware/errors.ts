@@ -35,6 +35,11 @@ export function writeError(ctx: Context, err: AppError): void {
   if (err.reason === "validation_failed") {
     if (err.field) details.field = err.field;
     if (err.fieldReason) details.reason = err.fieldReason;
+    if (err.meta.allowed !== undefined) details.allowed = String(err.meta.allowed).split("\n");
+  }
+  if (err.reason === "trigger_unavailable") {
+    details.cause = err.meta.cause;
+    if (err.meta.status !== undefined) details.status = Number(err.meta.status);
   }
   if (err.reason === "quota_exceeded") writeQuota(ctx, err, details);
   const body: ErrorReply = { error: entry.code, message: entry.message, details, requestId: ctx.state.requestId as string };

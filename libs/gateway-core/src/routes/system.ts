@@ -23,6 +23,7 @@ function providers(): ProviderListJson {
       signatureHeaders: [...p.signatureHeaders],
       ...(p.toleranceS !== undefined ? { toleranceSeconds: p.toleranceS } : {}),
       secretFormat: { ...p.secretFormat },
+      sampleEventTypes: [...p.sampleEventTypes],
     })),
   };
 }
@@ -112,7 +113,8 @@ export function systemRoutes(deps: GatewayDeps, document: () => Record<string, u
       description:
         "The signature schemes endpoints can verify, in the order detection tries them: each one's `name` (the value of " +
         "an endpoint's `provider`), what it signs, its signature headers, its timestamp tolerance and the format of its " +
-        "secret, with an example. The create and update operations accept exactly these names.",
+        "secret, with an example, and the sample events `POST /v1/endpoints/{id}/trigger` can send for it " +
+        "(`sampleEventTypes`). The create and update operations accept exactly these names.",
       tags: ["system"],
       extension: true,
       success: { status: 200, schema: providerList, description: "The signature schemes endpoints can verify, and how to set each one's secret." },
