@@ -11,6 +11,7 @@ import {
   health,
   providerInfo,
   providerList,
+  readiness,
   recordAttemptRequest,
   replayRequest,
   replayResult,
@@ -46,6 +47,7 @@ const RESPONSES = new Map<z.ZodType, string>([
   [forwardAttempt, "ForwardAttempt"],
   [errorReply, "ErrorReply"],
   [health, "Health"],
+  [readiness, "Readiness"],
   [providerInfo, "ProviderInfo"],
   [providerList, "ProviderList"],
 ]);

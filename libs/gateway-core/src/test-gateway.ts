@@ -21,7 +21,7 @@ import { createLogger, type Logger } from "@whc/logging";
 import { createMemoryBus, createMemoryLeases } from "@whc/messaging";
 import type { CaptureBus } from "@whc/ports";
 import { createReplayService } from "@whc/replay-core";
-import { createInMemoryTransport, createServiceClient, healthRoutes } from "@whc/rpc";
+import { createInMemoryTransport, createReadiness, createServiceClient, healthRoutes, peerServing } from "@whc/rpc";
 import { createBlindIndexSource, createEnvelopeOpener, createEnvelopeSealer } from "@whc/sealing";
 import { tempDir } from "@whc/testing";
 import { createGatewayApp } from "./app.js";
@@ -252,6 +252,11 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     crypto,
     replay: services.replay,
     health: services.health,
+    readiness: createReadiness({
+      catalog: peerServing(services.health.catalog, ""),
+      crypto: peerServing(services.health.crypto, ""),
+      replay: peerServing(services.health.replay, ""),
+    }),
     opener: createEnvelopeOpener(crypto, { maxAgeMs: 60_000, maxEntries: 100 }),
     blindIndex: createBlindIndexSource(crypto),
     bus,

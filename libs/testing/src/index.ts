@@ -17,3 +17,5 @@ export type { MongoTestDatabase } from "./external-services.js";
 export { startOtlpReceiver, decodeOtlpJson } from "./otlp-receiver.js";
 export type { OtlpReceiver, ReceivedSpan, SpanKindName } from "./otlp-receiver.js";
 export { filesUnder, needlesIn, needlesInFiles } from "./files.js";
+export { makeTestCertificates, OPENSSL_BIN } from "./certificates.js";
+export type { TestCertificate } from "./certificates.js";

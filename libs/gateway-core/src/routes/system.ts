@@ -1,6 +1,6 @@
 import type { Client } from "@connectrpc/connect";
 import type { Health } from "@whc/contracts";
-import { health, providerList, type HealthJson, type ProviderListJson } from "@whc/api-model";
+import { health, providerList, readiness, type HealthJson, type ProviderListJson, type ReadinessJson } from "@whc/api-model";
 import { providerCatalog } from "@whc/signatures";
 import type { GatewayDeps } from "../deps.js";
 import { route, type Route } from "../route.js";
@@ -27,8 +27,11 @@ function providers(): ProviderListJson {
   };
 }
 
-/** Health, metrics, the OpenAPI document and the provider list. */
-export function systemRoutes(deps: GatewayDeps, document: () => Record<string, unknown>, metrics: () => Promise<{ type: string; text: string }>): Route[] {
+/**
+ * Health, readiness, the OpenAPI document and the provider list. Metrics are not here: the
+ * process serves them on its internal metrics port.
+ */
+export function systemRoutes(deps: GatewayDeps, document: () => Record<string, unknown>): Route[] {
   const providerList_ = providers();
   return [
     route({
@@ -63,16 +66,22 @@ export function systemRoutes(deps: GatewayDeps, document: () => Record<string, u
     }),
     route({
       method: "GET",
-      path: "/metrics",
-      operationId: "metrics",
+      path: "/readyz",
+      operationId: "readiness",
       open: true,
       extension: true,
-      success: { status: 200, contentType: "text/plain", description: "Prometheus metrics of the gateway." },
+      success: { status: 200, schema: readiness, description: "Every dependency answers: catalog, crypto, replay and, in a distributed deployment, NATS." },
       errors: [],
-      async handler(ctx) {
-        const { type, text } = await metrics();
-        ctx.type = type;
-        return text;
+      otherResponses: {
+        "503": {
+          description: "A dependency does not answer; `failing` names it.",
+          content: { "application/json": { schema: { $ref: "#/components/schemas/Readiness" } } },
+        },
+      },
+      async handler(ctx): Promise<ReadinessJson> {
+        const report = await deps.readiness.check();
+        ctx.status = report.status === "ok" ? 200 : 503;
+        return report;
       },
     }),
     route({
