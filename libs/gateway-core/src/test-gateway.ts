@@ -118,11 +118,11 @@ function createServices(dir: string, opts: TestGatewayOptions, logger: Logger) {
 
   const catalogTransport = transport((router) => {
     router.service(CatalogService, createCatalogService(store));
-    healthRoutes({ "": () => store.ping() })(router);
+    healthRoutes({ "": () => store.ping(), [CatalogService.typeName]: () => store.ping() })(router);
   });
   const cryptoTransport = transport((router) => {
     router.service(CryptoService, createCryptoService(ring));
-    healthRoutes({ "": () => true })(router);
+    healthRoutes({ "": () => true, [CryptoService.typeName]: () => true })(router);
   });
   const catalog = createServiceClient(CatalogService, catalogTransport);
   const crypto = createServiceClient(CryptoService, cryptoTransport);
@@ -145,7 +145,7 @@ function createServices(dir: string, opts: TestGatewayOptions, logger: Logger) {
         maxExcerptBytes: 4096,
       }),
     );
-    healthRoutes({ "": () => true })(router);
+    healthRoutes({ "": () => true, [ReplayService.typeName]: () => true })(router);
   });
 
   return {
@@ -253,9 +253,9 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     replay: services.replay,
     health: services.health,
     readiness: createReadiness({
-      catalog: peerServing(services.health.catalog, ""),
-      crypto: peerServing(services.health.crypto, ""),
-      replay: peerServing(services.health.replay, ""),
+      catalog: peerServing(services.health.catalog, CatalogService.typeName),
+      crypto: peerServing(services.health.crypto, CryptoService.typeName),
+      replay: peerServing(services.health.replay, ReplayService.typeName),
     }),
     opener: createEnvelopeOpener(crypto, { maxAgeMs: 60_000, maxEntries: 100 }),
     blindIndex: createBlindIndexSource(crypto),

@@ -1,13 +1,17 @@
 import type { Client } from "@connectrpc/connect";
-import type { Health } from "@whc/contracts";
+import { CatalogService, CryptoService, ReplayService, type Health } from "@whc/contracts";
 import { health, providerList, readiness, type HealthJson, type ProviderListJson, type ReadinessJson } from "@whc/api-model";
 import { providerCatalog } from "@whc/signatures";
 import type { GatewayDeps } from "../deps.js";
 import { route, type Route } from "../route.js";
 
-async function serving(client: Client<typeof Health>): Promise<boolean> {
+/**
+ * Whether a peer's service answers: asked by its own name, not as `""`, which is the peer's
+ * readiness, its own dependencies included (replay's NATS), which /readyz names by itself.
+ */
+async function serving(client: Client<typeof Health>, service: string): Promise<boolean> {
   try {
-    return (await client.check({ service: "" }, { timeoutMs: 2000 })).status === 1;
+    return (await client.check({ service }, { timeoutMs: 2000 })).status === 1;
   } catch {
     return false;
   }
@@ -47,9 +51,9 @@ export function systemRoutes(deps: GatewayDeps, document: () => Record<string, u
       },
       async handler(ctx): Promise<HealthJson> {
         const [catalog, crypto, replay] = await Promise.all([
-          serving(deps.health.catalog),
-          serving(deps.health.crypto),
-          serving(deps.health.replay),
+          serving(deps.health.catalog, CatalogService.typeName),
+          serving(deps.health.crypto, CryptoService.typeName),
+          serving(deps.health.replay, ReplayService.typeName),
         ]);
         const ok = catalog && crypto && replay;
         ctx.status = ok ? 200 : 503;
