@@ -1,7 +1,7 @@
 import path from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { ConnectError, createClient, type Code } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { CatalogService, CryptoService, Health, ReplayService } from "@whc/contracts";
 import { WORKSPACE_ROOT } from "@whc/testing";
