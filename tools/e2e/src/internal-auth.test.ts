@@ -168,6 +168,24 @@ describe("a distributed service started without WHC_INTERNAL_TOKEN", () => {
   });
 });
 
+describe("whc keys against a distributed catalog", () => {
+  it("calls it with WHC_INTERNAL_TOKEN from the environment, and says which variable is missing without it", async () => {
+    const { whc } = buildApps("whc");
+    const run = async (env: Record<string, string>) => {
+      const proc = startNode(whc!, { WHC_CATALOG_URL: cluster.internalUrls.catalog, ...env }, ["keys", "list", "--json"]);
+      const code = await new Promise<number | null>((resolve) => proc.child.once("exit", resolve));
+      return { code, output: proc.output() };
+    };
+    const listed = await run({ WHC_INTERNAL_TOKEN: cluster.credentials.token });
+    expect(listed.code, listed.output).toBe(0);
+    expect(JSON.parse(listed.output).length).toBeGreaterThan(0);
+    const refused = await run({});
+    expect(refused.code).toBe(1);
+    expect(refused.output).toContain("WHC_INTERNAL_TOKEN must be set");
+    expect((await run({ WHC_INTERNAL_TOKEN: WRONG })).code).toBe(4);
+  });
+});
+
 describe("the distributed services' data files", () => {
   it("are private: the catalog and its -wal and -shm, and crypto's key ring, 0600", () => {
     const dataDir = cluster.env.WHC_DATA_DIR!;
