@@ -1,7 +1,12 @@
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
+import { loadConfig } from "@whc/config";
+import { CatalogService, Health, HealthCheckResponse_ServingStatus as Status } from "@whc/contracts";
 import { createLogger } from "@whc/logging";
-import { startNatsServer, waitFor, type NatsServer } from "@whc/testing";
+import { createInMemoryTransport, createServiceClient, watchDependencies } from "@whc/rpc";
+import { startNatsServer, tempDir, waitFor, type NatsServer } from "@whc/testing";
 import { startTestSystem, type TestSystem } from "./testing/index.js";
+import { createCatalogNode } from "./nodes.js";
+import { catalogSpec } from "./specs.js";
 
 /**
  * The all-in-one process's readiness when it is given NATS (WHC_NATS_URL): /readyz on both
@@ -45,5 +50,26 @@ describe("all-in-one readiness with NATS", () => {
       await nats.resume();
     }
     await waitFor(async () => (await readyz(t.ingestUrl)).status === 200 || undefined, { what: "ready again", timeoutMs: 20_000 });
+  });
+});
+
+describe("the catalog's gRPC health", () => {
+  it("is NOT_SERVING under both names once its store is gone, and the catalog warns naming it", async () => {
+    const dir = tempDir("whc-catalog-health-");
+    const warnings: Record<string, unknown>[] = [];
+    const logger = createLogger("catalog", "info", { write: (line: string) => void warnings.push(JSON.parse(line) as Record<string, unknown>) });
+    const catalog = await createCatalogNode(loadConfig(catalogSpec, { WHC_DATA_DIR: dir.path }), logger, "this-thread");
+    const health = createServiceClient(Health, createInMemoryTransport(catalog.routes, logger, 5000));
+    const watch = watchDependencies(catalog.readiness, logger, 50);
+    try {
+      for (const service of ["", CatalogService.typeName]) expect((await health.check({ service })).status).toBe(Status.SERVING);
+      await catalog.store.close();
+      for (const service of ["", CatalogService.typeName]) expect((await health.check({ service })).status).toBe(Status.NOT_SERVING);
+      await waitFor(() => warnings.some((l) => l.msg === "dependency down: store") || undefined, { what: "a warning" });
+    } finally {
+      await watch.close();
+      await catalog.closeable.close();
+      dir.remove();
+    }
   });
 });
