@@ -50,7 +50,12 @@ async function startWriters(store: "sqlite" | "mongodb"): Promise<Writers> {
   };
   const ports = [await freePort(), await freePort()];
   const procs = ports.map((port) => startNode(main!, { ...env, WHC_CATALOG_PORT: String(port) }));
-  await Promise.all(procs.map((p) => p.waitForOutput(/catalog ready/)));
+  await Promise.all(procs.map((p) => p.waitForOutput(/catalog ready/))).catch(async (err: unknown) => {
+    // Nothing left running when the start fails.
+    await Promise.all(procs.map((p) => p.stop("SIGKILL")));
+    dir.remove();
+    throw err;
+  });
   return {
     catalogs: ports.map((port) => catalogClient(`http://127.0.0.1:${port}`)),
     procs,

@@ -105,9 +105,18 @@ export async function startCluster(extraEnv: Record<string, string> = {}, option
     procs[s] = startNode(mains[s]!, { ...env, WHC_METRICS_PORT: String(metricsPorts[s]) });
     await procs[s].waitForOutput(new RegExp(`${s} ready`));
   };
-  await Promise.all(SERVICES.map(start));
-  await waitFor(async () => (await fetch(`${gatewayUrl}/healthz`)).status === 200 || undefined, { what: "gateway health" });
-  await waitFor(async () => (await fetch(`${ingestUrl}/healthz`)).status === 200 || undefined, { what: "ingest health" });
+  try {
+    await Promise.all(SERVICES.map(start));
+    await waitFor(async () => (await fetch(`${gatewayUrl}/healthz`)).status === 200 || undefined, { what: "gateway health" });
+    await waitFor(async () => (await fetch(`${ingestUrl}/healthz`)).status === 200 || undefined, { what: "ingest health" });
+  } catch (err) {
+    // A start that fails leaves nothing running: no test would ever stop what it started.
+    await Promise.all(Object.values(procs).map((p) => p.stop("SIGKILL")));
+    await nats.stop();
+    await mongo?.drop();
+    dir.remove();
+    throw err;
+  }
   const doc = (await (await fetch(`${gatewayUrl}/v1/openapi.json`)).json()) as Record<string, unknown>;
   return {
     nats,
