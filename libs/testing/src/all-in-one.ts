@@ -30,6 +30,12 @@ export async function startAllInOne(main: string, dataDir: string, env: Record<s
     ...env,
   };
   const proc = startNode(main, fullEnv);
-  await waitFor(async () => (await fetch(`${gatewayUrl}/healthz`).catch(() => undefined))?.ok || undefined, { what: "the all-in-one gateway" });
+  try {
+    await waitFor(async () => (await fetch(`${gatewayUrl}/healthz`).catch(() => undefined))?.ok || undefined, { what: "the all-in-one gateway" });
+  } catch (err) {
+    // Nothing left running when the start fails.
+    await proc.stop("SIGKILL");
+    throw err;
+  }
   return { proc, env: fullEnv, gatewayUrl, ingestUrl, metricsUrl: `http://127.0.0.1:${fullEnv.WHC_METRICS_PORT}` };
 }
