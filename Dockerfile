@@ -22,7 +22,8 @@ WORKDIR /app
 COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/dist dist
 COPY package.json ./
-RUN mkdir -p /data && chown node:node /data
+# The data directory holds keys: private to the service's user (a new named volume copies this mode).
+RUN mkdir -p /data && chown node:node /data && chmod 0700 /data
 USER node
 VOLUME ["/data"]
 # The service to run is the command's argument, e.g. `dist/gateway/main.js`.

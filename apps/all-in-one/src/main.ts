@@ -8,8 +8,8 @@ runMain("webhook-capture", async () => {
   const logger = createLogger("all-in-one", config.logLevel);
   const tracing = startTracing("all-in-one", process.env);
   const system = await startAllInOne(config, logger);
-  const { gateway, ingest, firstKey } = system;
-  logger.info({ gatewayPort: gateway.port, ingestPort: ingest.port, dataDir: config.dataDir }, "webhook-capture ready");
+  const { gateway, ingest, metrics, firstKey } = system;
+  logger.info({ gatewayPort: gateway.port, ingestPort: ingest.port, metricsPort: metrics?.port, dataDir: config.dataDir }, "webhook-capture ready");
   if (firstKey) {
     process.stdout.write(
       `\nFirst start: created account "default" with API key\n\n    ${firstKey}\n\n` +

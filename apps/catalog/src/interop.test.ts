@@ -7,6 +7,7 @@ import { CapturedEventsSchema } from "@whc/contracts";
 import { buildApps, freePort, startNode, tempDir, WORKSPACE_ROOT, type RunningProcess } from "@whc/testing";
 
 const KEY = `whc_${"k".repeat(40)}`;
+const TOKEN = "interop-internal-token-0123456789abcdef";
 let proc: RunningProcess;
 let dir: ReturnType<typeof tempDir>;
 let address: string;
@@ -22,10 +23,15 @@ function load(file: string) {
   return grpc.loadPackageDefinition(def);
 }
 
-function unary<Res>(client: grpc.Client, method: string, request: object): Promise<Res> {
+/** A unary call carrying the deployment's internal token as gRPC metadata (`authorization: Bearer ...`), unless `token` is null. */
+function unary<Res>(client: grpc.Client, method: string, request: object, token: string | null = TOKEN): Promise<Res> {
+  const metadata = new grpc.Metadata();
+  if (token !== null) metadata.set("authorization", `Bearer ${token}`);
   return new Promise((resolve, reject) => {
-    (client as unknown as Record<string, (req: object, cb: (err: grpc.ServiceError | null, res: Res) => void) => void>)[method]!(request, (err, res) =>
-      err ? reject(err) : resolve(res),
+    (client as unknown as Record<string, (req: object, md: grpc.Metadata, cb: (err: grpc.ServiceError | null, res: Res) => void) => void>)[method]!(
+      request,
+      metadata,
+      (err, res) => (err ? reject(err) : resolve(res)),
     );
   });
 }
@@ -37,8 +43,8 @@ beforeAll(async () => {
   address = `127.0.0.1:${port}`;
   proc = startNode(catalog!, {
     WHC_CATALOG_PORT: String(port),
-    WHC_HOST: "127.0.0.1",
     WHC_DATA_DIR: dir.path,
+    WHC_INTERNAL_TOKEN: TOKEN,
     WHC_BOOTSTRAP_API_KEYS: `interop:${KEY}`,
   });
   await proc.waitForOutput(/catalog ready/);
@@ -50,19 +56,23 @@ afterAll(async () => {
 });
 
 describe("a plain @grpc/grpc-js client", () => {
-  it("calls the standard health check", async () => {
+  it("calls the standard health check, without the internal token", async () => {
     const pkg = load("grpc/health/v1/health.proto") as any;
     const client = new pkg.grpc.health.v1.Health(address, grpc.credentials.createInsecure());
-    const res = await unary<{ status: string }>(client, "check", { service: "" });
+    const res = await unary<{ status: string }>(client, "check", { service: "" }, null);
     expect(res.status).toBe("SERVING");
     const named = await unary<{ status: string }>(client, "check", { service: "webhookcapture.catalog.v1.CatalogService" });
     expect(named.status).toBe("SERVING");
     client.close();
   });
 
-  it("calls catalog RPCs and gets gRPC status codes for errors", async () => {
+  it("calls catalog RPCs with the token as metadata and gets gRPC status codes for errors; UNAUTHENTICATED without it", async () => {
     const pkg = load("webhookcapture/catalog/v1/catalog.proto") as any;
     const client = new pkg.webhookcapture.catalog.v1.CatalogService(address, grpc.credentials.createInsecure());
+    for (const token of [null, "wrong-token-of-the-right-length-000000"]) {
+      const refused = await unary(client, "listApiKeys", {}, token).catch((e: grpc.ServiceError) => e);
+      expect((refused as grpc.ServiceError).code).toBe(grpc.status.UNAUTHENTICATED);
+    }
     const keys = await unary<{ keys: { accountName: string; prefix: string }[] }>(client, "listApiKeys", {});
     expect(keys.keys.map((k) => k.accountName)).toContain("interop");
     const missing = await unary(client, "getEndpoint", { endpointId: "01a20000-0000-7000-8000-000000000000" }).catch(

@@ -17,7 +17,9 @@ describe("ingest start-up", () => {
   it("stops on a malformed OpenTelemetry endpoint with one line naming it", async () => {
     const dir = tempDir();
     try {
-      const { code, lines } = await startWithBadConfig("ingest", "OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318", dir.path);
+      const { code, lines } = await startWithBadConfig("ingest", "OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318", dir.path, {
+        WHC_INTERNAL_TOKEN: "t".repeat(32),
+      });
       expect(code).toBe(1);
       expect(lines).toEqual(["ingest: configuration error: OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL"]);
     } finally {

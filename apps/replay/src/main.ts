@@ -1,21 +1,20 @@
 import { loadConfig } from "@whc/config";
 import { createLogger } from "@whc/logging";
 import { startTracing } from "@whc/telemetry";
-import { createPeerTransport, serveH2c } from "@whc/rpc";
-import { createBus, createLeases, createReplayNode, replayMetricsFallback, replaySpec, runMain } from "@whc/composition";
+import { watchDependencies } from "@whc/rpc";
+import { createBus, createLeases, createReplayNode, internalCredentials, peerSpec, peersOf, replaySpec, runMain, serveInternal, serveMetrics } from "@whc/composition";
 
 runMain("replay", async () => {
-  const config = loadConfig(replaySpec, process.env);
+  const config = loadConfig({ ...replaySpec, ...peerSpec }, process.env);
+  const credentials = internalCredentials(config);
+  const peers = peersOf(config, credentials);
   const logger = createLogger("replay", config.logLevel);
   const tracing = startTracing("replay", process.env);
-  const peers = {
-    catalog: createPeerTransport(config.catalogUrl, config.rpcTimeoutMs),
-    crypto: createPeerTransport(config.cryptoUrl, config.rpcTimeoutMs),
-  };
   const bus = createBus(config.natsUrl, "whc-replay", logger);
   const replay = createReplayNode(config, peers, createLeases(config, "whc-replay", logger), bus, logger);
-  const fallback = replayMetricsFallback(replay.metrics, logger);
-  const server = await serveH2c({ routes: replay.routes, port: config.replayPort, host: config.host, logger, fallback });
-  logger.info({ port: server.port, owner: replay.forwarder.owner }, "replay ready");
-  return { logger, closeables: [server, replay.closeable, bus, tracing] };
+  const server = await serveInternal(replay.routes, config.replayPort, config, credentials, logger);
+  const metrics = await serveMetrics(config, [replay.registry], logger);
+  const watch = watchDependencies(replay.readiness, logger, config.dependencyCheckMs);
+  logger.info({ port: server.port, host: config.internalHost, metricsPort: metrics?.port, tls: Boolean(credentials.tls), owner: replay.forwarder.owner }, "replay ready");
+  return { logger, closeables: [watch, server, ...(metrics ? [metrics] : []), replay.closeable, bus, tracing] };
 });

@@ -2,7 +2,8 @@ import path from "node:path";
 import type { Client } from "@connectrpc/connect";
 import { CatalogService } from "@whc/contracts";
 import { createLogger } from "@whc/logging";
-import { createInMemoryTransport, createPeerTransport, createServiceClient } from "@whc/rpc";
+import { ConfigError, loadConfig, settings } from "@whc/config";
+import { checkInternalUrl, createInMemoryTransport, createPeerTransport, createServiceClient, loadInternalCredentials } from "@whc/rpc";
 import { CliError } from "./exit-codes.js";
 
 type CatalogClient = Client<typeof CatalogService>;
@@ -29,13 +30,39 @@ async function openEmbeddedCatalog(dataDir: string): Promise<{ catalog: CatalogC
 }
 
 /**
- * Key management is not part of /v1: the CLI talks to the catalog itself, over h2c when
+ * A distributed catalog asks for the deployment's internal credentials, as every service
+ * does: WHC_INTERNAL_TOKEN and, with mutual TLS, WHC_INTERNAL_TLS_CERT, _KEY and _CA, read from
+ * the environment only (a token on the command line would show in `ps`).
+ */
+function catalogTransport(catalogUrl: string) {
+  try {
+    const credentials = loadInternalCredentials(
+      loadConfig(
+        {
+          internalToken: settings.internalToken,
+          internalTlsCert: settings.internalTlsCert,
+          internalTlsKey: settings.internalTlsKey,
+          internalTlsCa: settings.internalTlsCa,
+        },
+        process.env,
+      ),
+    );
+    checkInternalUrl("--catalog-url (WHC_CATALOG_URL)", catalogUrl, credentials);
+    return createPeerTransport(catalogUrl, 10_000, credentials);
+  } catch (err) {
+    if (ConfigError.is(err)) throw new CliError(`${err.message} (whc keys with --catalog-url calls the catalog as the services do)`);
+    throw err;
+  }
+}
+
+/**
+ * Key management is not part of /v1: the CLI talks to the catalog itself, over HTTP/2 when
  * WHC_CATALOG_URL names one (distributed), or by opening the embedded store in WHC_DATA_DIR
  * (all-in-one; SQLite in WAL mode lets it share the file with a running server).
  */
 export async function openCatalog(options: { catalogUrl?: string; dataDir: string }): Promise<{ catalog: CatalogClient; close(): Promise<void> }> {
   if (options.catalogUrl) {
-    return { catalog: createServiceClient(CatalogService, createPeerTransport(options.catalogUrl, 10_000)), close: async () => {} };
+    return { catalog: createServiceClient(CatalogService, catalogTransport(options.catalogUrl)), close: async () => {} };
   }
   return openEmbeddedCatalog(options.dataDir);
 }

@@ -32,3 +32,16 @@ export const health = z
   .object({ status: z.enum(["ok", "unavailable"]), checks: z.record(z.string(), z.enum(HEALTH_CHECKS)) })
   .meta({ ...extension });
 export type HealthJson = z.infer<typeof health>;
+
+/**
+ * `GET /readyz` (gateway and ingest): every dependency by name (`catalog`, `crypto`,
+ * `replay`, `nats`) and the names of those down, in `failing`.
+ */
+export const readiness = z
+  .object({
+    status: z.enum(["ok", "unavailable"]),
+    checks: z.record(z.string(), z.enum(HEALTH_CHECKS)),
+    failing: z.array(z.string()),
+  })
+  .meta({ ...extension });
+export type ReadinessJson = z.infer<typeof readiness>;

@@ -682,7 +682,7 @@ describe("replay allowance and audit", () => {
 describe("served on a real HTTP/2 server on port 0", () => {
   it("answers over gRPC, errors carrying their reason", async () => {
     const { service } = await startCatalog();
-    const server = await serveH2c({ routes: (r) => r.service(CatalogService, service), port: 0, host: "127.0.0.1", logger });
+    const server = await serveH2c({ routes: (r) => r.service(CatalogService, service), port: 0, host: "127.0.0.1", logger, credentials: undefined });
     cleanups.push(() => server.close());
     const catalog = createClient(CatalogService, createGrpcTransport({ baseUrl: `http://127.0.0.1:${server.port}` }));
     const accountId = await account(catalog);

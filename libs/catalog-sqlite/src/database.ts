@@ -1,6 +1,6 @@
 import Database from "better-sqlite3";
-import { mkdirSync } from "node:fs";
 import path from "node:path";
+import { ensurePrivateDir, ensurePrivateFile } from "@whc/config";
 import { addMissingColumns, addedIndexesSql, schemaSql, SCHEMA_VERSION } from "./schema.js";
 import { BUSY_TIMEOUT_MS, createWriteLockWait } from "./write-lock.js";
 
@@ -9,10 +9,16 @@ const PAGE_SIZE = 16384;
 
 /**
  * Opens (creating if needed) the catalog file: WAL mode with synchronous=FULL, so a committed
- * batch survives a crash of the process or the machine before any sender is answered.
+ * batch survives a crash of the process or the machine before any sender is answered. The
+ * file is made 0600 in a 0700 directory before SQLite opens it: SQLite gives its -wal and
+ * -shm files the mode of the database file.
  */
 export function openCatalogDatabase(file: string): Database.Database {
-  if (file !== ":memory:") mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  if (file !== ":memory:") {
+    ensurePrivateDir(path.dirname(path.resolve(file)));
+    ensurePrivateFile(file);
+    for (const companion of [`${file}-wal`, `${file}-shm`]) ensurePrivateFile(companion, { mustExist: false });
+  }
   const db = new Database(file);
   // First: several catalog processes may open (and migrate) one file at once; each waits for
   // the others' locks instead of failing with SQLITE_BUSY.

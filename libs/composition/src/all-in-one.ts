@@ -2,7 +2,7 @@ import { createServiceClient as createClient } from "@whc/rpc";
 import { CatalogService } from "@whc/contracts";
 import type { ConfigOf } from "@whc/config";
 import type { Logger } from "@whc/logging";
-import { createInMemoryTransport } from "@whc/rpc";
+import { createInMemoryTransport, watchDependencies } from "@whc/rpc";
 import { ensureFirstKey } from "@whc/identity";
 import { replayDeadlineMs } from "@whc/ingest-core";
 import type { allInOneSpec } from "./specs.js";
@@ -16,10 +16,13 @@ import {
   createReplayNode,
 } from "./nodes.js";
 import type { Closeable, HttpServer } from "./process.js";
+import { serveMetrics } from "./metrics-port.js";
 
 export interface AllInOne {
   gateway: Closeable & { port: number };
   ingest: HttpServer;
+  /** GET /metrics of every service in the process, on WHC_INTERNAL_HOST; none when WHC_METRICS_PORT is 0. */
+  metrics: (Closeable & { port: number }) | undefined;
   /** The key created on a first start with no key at all, to be shown once. */
   firstKey: string | undefined;
   closeables: Closeable[];
@@ -53,16 +56,19 @@ export async function startAllInOne(config: ConfigOf<typeof allInOneSpec>, logge
   // merging the two groups of senders into one left one of them idle (7-20 % fewer captures/s,
   // docs/performance.md, "Ingest's batches"). Captures go to the catalog as messages: the
   // in-memory transport encodes nothing.
-  const ingest = await createIngestNode(config, ingestPeers, bus, logger, { batchLingerMs: 0, encodeCaptures: false }).serve(config.ingestPort, config.host);
-  const gateway = await createGatewayNode(config, peers, bus, logger, replay.metrics, listenerUrl(config.host, ingest.port)).serve(
-    config.gatewayPort,
-    config.host,
-  );
+  const ingestNode = createIngestNode(config, ingestPeers, bus, logger, { batchLingerMs: 0, encodeCaptures: false });
+  const ingest = await ingestNode.serve(config.ingestPort, config.host);
+  const gatewayNode = createGatewayNode(config, peers, bus, logger, listenerUrl(config.host, ingest.port));
+  const metrics = await serveMetrics(config, [gatewayNode.registry, ingestNode.registry, replay.registry], logger);
+  const gateway = await gatewayNode.serve(config.gatewayPort, config.host);
+  // The gateway's dependencies are every one of the process's (the store behind the catalog, NATS when set).
+  const watch = watchDependencies(gatewayNode.readiness, logger, config.dependencyCheckMs);
   // The outbox worker stops (its attempts recorded) before the bus and the catalog close.
-  const closeables: Closeable[] = [gateway, ingest, replay.closeable, bus, catalog.closeable];
+  const closeables: Closeable[] = [watch, gateway, ingest, ...(metrics ? [metrics] : []), replay.closeable, bus, catalog.closeable];
   return {
     gateway,
     ingest,
+    metrics,
     firstKey,
     closeables,
     async close() {

@@ -7,14 +7,15 @@ import { CatalogService, CryptoService } from "@whc/contracts";
 import { createLogger } from "@whc/logging";
 import { createInMemoryTransport, createServiceClient, serveH2c } from "@whc/rpc";
 import { createEnvelopeSealer } from "@whc/sealing";
-import { appendCaptures, startNatsServer, tempDir, waitFor, type NatsServer } from "@whc/testing";
+import { appendCaptures, freePort, startNatsServer, tempDir, waitFor, type NatsServer } from "@whc/testing";
 import { startTestSystem, type TestSystem } from "./testing/index.js";
 import { allInOneSpec } from "./specs.js";
-import { createBus, createCatalogNode, createCryptoNode, createLeases, createReplayNode, replayMetricsFallback } from "./nodes.js";
+import { createBus, createCatalogNode, createCryptoNode, createLeases, createReplayNode } from "./nodes.js";
+import { serveMetrics } from "./metrics-port.js";
 
 /**
  * The replay node's forwarding as composed: the outbox worker the all-in-one process starts
- * with its settings, the replay process's /metrics, and two replay nodes sharing one catalog
+ * with its settings, the replay process's metrics, and two replay nodes sharing one catalog
  * over NATS (bus wake-ups and egress leases).
  */
 
@@ -95,8 +96,8 @@ describe("the all-in-one process", () => {
       expect(again.body).toMatchObject({ n: 4, trigger: "manual", status: 200 });
       expect(dest.seen[3]?.headers["x-whc-attempt"]).toBe("4");
 
-      // The all-in-one gateway's /metrics carries the forward series of the replay beside it.
-      const metrics = await (await fetch(`${t.gatewayUrl}/metrics`)).text();
+      // The all-in-one process's metrics port carries the forward series of the replay in it.
+      const metrics = await (await fetch(`${t.metricsUrl}/metrics`)).text();
       expect(metrics).toContain('whc_forward_attempts_total{trigger="initial",outcome="rejected"} 1');
       expect(metrics).toContain('whc_forward_attempts_total{trigger="retry",outcome="delivered"} 1');
       expect(metrics).toContain('whc_forward_attempts_total{trigger="manual",outcome="delivered"} 1');
@@ -243,23 +244,24 @@ describe("replay nodes (distributed mode)", () => {
     }
   });
 
-  it("serves GET /metrics on the replay server, over h2c and HTTP/1.1: the forward series and the process's own", async () => {
+  it("serves the forward series and the process's own on the metrics port, and no /metrics on the replay server's", async () => {
     const nodes = await startNodes(1);
     const replay = nodes.replays[0]!;
-    const server = await serveH2c({ routes: replay.routes, port: 0, host: "127.0.0.1", logger, fallback: replayMetricsFallback(replay.metrics, logger) });
+    const server = await serveH2c({ routes: replay.routes, port: 0, host: "127.0.0.1", logger, credentials: undefined });
+    const metricsPort = await serveMetrics({ metricsPort: await freePort(), internalHost: "127.0.0.1" }, [replay.registry], logger);
     try {
-      const metrics = await h2Get(server.port, "/metrics");
-      expect(metrics.status).toBe(200);
-      expect(metrics.type).toContain("text/plain");
-      expect(metrics.text).toContain('whc_forward_attempts_total{trigger="initial",outcome="delivered"} 0');
-      expect(metrics.text).toContain("whc_forward_outbox_pending 0");
-      expect(metrics.text).toContain("process_cpu_user_seconds_total");
-      expect((await h2Get(server.port, "/elsewhere")).status).toBe(404);
-      // What Prometheus and curl do: plain HTTP/1.1 to the same port.
-      const scraped = await fetch(`http://127.0.0.1:${server.port}/metrics`);
+      const scraped = await fetch(`http://127.0.0.1:${metricsPort!.port}/metrics`);
       expect(scraped.status).toBe(200);
-      expect(await scraped.text()).toContain("whc_forward_attempts_total");
+      expect(scraped.headers.get("content-type")).toContain("text/plain");
+      const text = await scraped.text();
+      expect(text).toContain('whc_forward_attempts_total{trigger="initial",outcome="delivered"} 0');
+      expect(text).toContain("whc_forward_outbox_pending 0");
+      expect(text).toContain("process_cpu_user_seconds_total");
+      expect((await fetch(`http://127.0.0.1:${metricsPort!.port}/elsewhere`)).status).toBe(404);
+      expect((await h2Get(server.port, "/metrics")).status).toBe(404);
+      expect((await fetch(`http://127.0.0.1:${server.port}/metrics`)).status).toBe(404);
     } finally {
+      await metricsPort?.close();
       await server.close();
       await nodes.close();
     }

@@ -236,12 +236,25 @@ describe("robustness", () => {
 });
 
 describe("operations surface", () => {
-  it("serves Prometheus metrics by route template", async () => {
+  it("serves Prometheus metrics by route template on the metrics port, and none on the public ports", async () => {
     await t.a.get("/v1/endpoints");
-    const text = await (await fetch(`${t.gatewayUrl}/metrics`)).text();
+    const text = await (await fetch(`${t.metricsUrl}/metrics`)).text();
     expect(text).toMatch(/whc_http_requests_total\{method="GET",route="\/v1\/endpoints",status="200"\} \d+/);
     expect(text).toContain("whc_http_request_duration_seconds_bucket");
     expect(text).not.toMatch(/route="\/v1\/endpoints\/[0-9a-f]{8}-/);
+    // One process, one set of process series, none named like a counter without being one.
+    expect(text.match(/^# TYPE process_cpu_user_seconds_total counter$/gm)).toHaveLength(1);
+    expect(text).not.toMatch(/^# TYPE \S+_total gauge$/m);
+    expect((await fetch(`${t.gatewayUrl}/metrics`)).status).toBe(404);
+    expect((await fetch(`${t.ingestUrl}/metrics`)).status).toBe(404);
+  });
+
+  it("answers /readyz on both public ports: 200 with every dependency by name", async () => {
+    for (const url of [t.gatewayUrl, t.ingestUrl]) {
+      const res = await fetch(`${url}/readyz`);
+      expect(res.status, url).toBe(200);
+      expect(await res.json()).toEqual({ status: "ok", checks: { catalog: "ok", crypto: "ok", replay: "ok" }, failing: [] });
+    }
   });
 
   it("serves the OpenAPI document without credentials, numbered 0.1.0", async () => {

@@ -36,7 +36,7 @@ function raw(url: string, head: string, parts: Buffer[], options: { waitFor100?:
 }
 
 async function metric(series: string): Promise<number> {
-  const text = await (await fetch(`${t.ingestUrl}/metrics`)).text();
+  const text = await (await fetch(`${t.metricsUrl}/metrics`)).text();
   return Number(new RegExp(`^${series.replace(/[{}"]/g, "\\$&")} (\\S+)$`, "m").exec(text)?.[1]);
 }
 

@@ -225,7 +225,7 @@ describe("the receiving surface", () => {
 
   it("counts at /metrics what senders were answered, verdicts and batch sizes", async () => {
     const scrape = async () => {
-      const res = await fetch(`${t.ingestUrl}/metrics`);
+      const res = await fetch(`${t.metricsUrl}/metrics`);
       expect(res.headers.get("content-type")).toMatch(/^text\/plain/);
       const text = await res.text();
       // Every outcome is listed from the start, at 0 if it has not happened (none hung up here).

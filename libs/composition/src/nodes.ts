@@ -2,11 +2,18 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import path from "node:path";
 import type { ConnectRouter, Transport } from "@connectrpc/connect";
 
-import type { ConfigOf } from "@whc/config";
+import { ensurePrivateDir, type ConfigOf } from "@whc/config";
 import { CatalogService, CryptoService, Health, ReplayService } from "@whc/contracts";
 import type { Logger } from "@whc/logging";
-import { healthRoutes, createInMemoryTransport, createServiceClient as createClient, type ServeOptions } from "@whc/rpc";
-import { Registry, collectDefaultMetrics } from "prom-client";
+import {
+  createInMemoryTransport,
+  createReadiness,
+  createServiceClient as createClient,
+  healthRoutes,
+  peerServing,
+  type DependencyCheck,
+  type Readiness,
+} from "@whc/rpc";
 import { createCatalogService, tracedStore, type CatalogStore } from "@whc/catalog-core";
 import { openSqliteStore, openSqliteStoreInWorker } from "@whc/catalog-sqlite";
 import { openMongoStore } from "@whc/catalog-mongo";
@@ -22,7 +29,7 @@ import {
   INGEST_MAX_HEADER_BYTES,
   traceCaptures,
 } from "@whc/ingest-core";
-import { createGatewayApp } from "@whc/gateway-core";
+import { createGatewayApp, createGatewayMetrics } from "@whc/gateway-core";
 import { ensureBootstrapKeys } from "@whc/identity";
 import {
   createMemoryBus,
@@ -58,10 +65,24 @@ export async function openCatalogStore(config: ConfigOf<typeof catalogSpec>, thr
   return thread === "this-thread" ? openSqliteStore({ file }) : openSqliteStoreInWorker({ file });
 }
 
+/**
+ * The data directory holds keys and captures: created 0700 (files 0600, see @whc/config); one
+ * that already exists is left as it is, with a warning when others may read it.
+ */
+function privateDataDir(dataDir: string, logger: Logger): void {
+  const { openedTo } = ensurePrivateDir(dataDir);
+  if (openedTo !== 0) {
+    logger.warn({ dataDir, mode: `0${(0o700 | openedTo).toString(8)}` }, "the data directory is readable by other users: chmod 700 it");
+  }
+}
+
 /** The catalog: its store, its RPC routes, bootstrap keys, and the retention purge. */
 export async function createCatalogNode(config: ConfigOf<typeof catalogSpec>, logger: Logger, thread: EmbeddedStoreThread = "own-thread") {
+  if (!config.mongodbUri) privateDataDir(config.dataDir, logger);
   const store = tracedStore(await openCatalogStore(config, thread));
   const service = createCatalogService(store, { endpointQuota: config.quotaEndpoints });
+  // Its one dependency is its store; gRPC health answers it truthfully, under both names.
+  const readiness = createReadiness({ store: () => store.ping() });
   const routes: Routes = (router) => {
     router.service(CatalogService, service);
     healthRoutes({ "": () => store.ping(), [CatalogService.typeName]: () => store.ping() })(router);
@@ -87,6 +108,7 @@ export async function createCatalogNode(config: ConfigOf<typeof catalogSpec>, lo
   return {
     routes,
     store,
+    readiness,
     client: local,
     closeable: {
       async close() {
@@ -100,6 +122,7 @@ export async function createCatalogNode(config: ConfigOf<typeof catalogSpec>, lo
 
 /** The crypto service over the key ring from WHC_MASTER_KEYS or the data directory. */
 export function createCryptoNode(config: ConfigOf<typeof cryptoSpec>, logger: Logger) {
+  if (config.masterKeys.length === 0 || !config.blindIndexKey) privateDataDir(config.dataDir, logger);
   const { ring, generated } = loadKeyRing({
     masterKeys: config.masterKeys,
     blindIndexKey: config.blindIndexKey,
@@ -139,6 +162,11 @@ export function createReplayNode(
 ) {
   const crypto = createClient(CryptoService, peers.crypto);
   const catalog = createClient(CatalogService, peers.catalog);
+  const readiness = createReadiness({
+    catalog: peerServing(createClient(Health, peers.catalog), CatalogService.typeName),
+    crypto: peerServing(createClient(Health, peers.crypto), CryptoService.typeName),
+    ...(config.natsUrl ? { nats: () => leases.connected() && bus.connected() } : {}),
+  });
   const metrics = createForwardMetrics(async () => {
     const stats = await catalog.getOutboxStats({});
     return { pending: Number(stats.pending), oldestDueAt: stats.oldestDueAtMs === undefined ? undefined : Number(stats.oldestDueAtMs) };
@@ -170,48 +198,25 @@ export function createReplayNode(
     },
   );
   forwarder.start();
+  // "": this process's readiness (catalog, crypto, NATS); the service's own name: whether it
+  // answers at all, which is what a caller checks (it names its own dependencies itself).
+  const ready = async () => (await readiness.check()).status === "ok";
   const routes: Routes = (router) => {
     router.service(ReplayService, service);
-    healthRoutes({ "": () => true, [ReplayService.typeName]: () => true, egress: () => leases.connected() })(router);
+    healthRoutes({ "": ready, [ReplayService.typeName]: () => true, egress: () => leases.connected() })(router);
   };
   return {
     routes,
     forwarder,
-    /** The whc_forward_* series in Prometheus text, without the process's own (for merging with another registry's). */
-    metrics: () => metrics.registry.metrics(),
+    readiness,
+    /** The whc_forward_* series only: the process's own are its metrics port's to add. */
+    registry: metrics.registry,
     closeable: {
       async close() {
         await forwarder.stop();
         await leases.close();
       },
     } satisfies Closeable,
-  };
-}
-
-/**
- * GET /metrics of a replay process: the forward series and the process's own. Served as the
- * fallback of its RPC server (no other route of that server takes a GET).
- */
-export function replayMetricsFallback(forwardMetrics: () => Promise<string>, logger: Logger): NonNullable<ServeOptions["fallback"]> {
-  const own = new Registry();
-  collectDefaultMetrics({ register: own });
-  return (req, res) => {
-    if (req.method !== "GET" || (req.url ?? "").split("?", 1)[0] !== "/metrics") {
-      res.writeHead(404, { "content-type": "text/plain" });
-      res.end("not found\n");
-      return;
-    }
-    Promise.all([forwardMetrics(), own.metrics()]).then(
-      ([forward, processText]) => {
-        res.writeHead(200, { "content-type": own.contentType });
-        res.end(`${processText}\n${forward}`);
-      },
-      (err: unknown) => {
-        logger.error({ err }, "metrics collection failed");
-        res.writeHead(500, { "content-type": "text/plain" });
-        res.end("metrics collection failed\n");
-      },
-    );
   };
 }
 
@@ -224,6 +229,20 @@ export interface Peers {
   catalog: Transport;
   crypto: Transport;
   replay?: Transport;
+}
+
+/**
+ * What gateway and ingest depend on: the three services, each asked by its own service name
+ * (the catalog's answers for its store), and NATS when the bus is NATS.
+ */
+function edgeReadiness(peers: Required<Peers>, bus: CaptureBus): Readiness {
+  const checks: Record<string, DependencyCheck> = {
+    catalog: peerServing(createClient(Health, peers.catalog), CatalogService.typeName),
+    crypto: peerServing(createClient(Health, peers.crypto), CryptoService.typeName),
+    replay: peerServing(createClient(Health, peers.replay), ReplayService.typeName),
+  };
+  if (bus.kind === "nats") checks.nats = () => bus.connected();
+  return createReadiness(checks);
 }
 
 /**
@@ -249,6 +268,7 @@ export function createIngestNode(
   });
   bus.subscribeEndpointChanges((id) => endpoints.invalidate(id));
   const metrics = createIngestMetrics();
+  const readiness = edgeReadiness(peers, bus);
   const untraced = createIngestHandler(
     {
       endpoints,
@@ -259,6 +279,7 @@ export function createIngestNode(
       replay: createClient(ReplayService, peers.replay),
       catalog,
       health: { catalog: createClient(Health, peers.catalog), crypto: createClient(Health, peers.crypto) },
+      readiness,
       metrics,
       logger,
     },
@@ -274,6 +295,9 @@ export function createIngestNode(
   const handler = traceCaptures(untraced);
   return {
     handler,
+    readiness,
+    /** The whc_ingest_* series only: the process's own are its metrics port's to add. */
+    registry: metrics.registry,
     /**
      * Header sections up to INGEST_MAX_HEADER_BYTES are captured whole, however many lines
      * they hold (Node would otherwise drop every line after the 2,000th without a word);
@@ -300,14 +324,14 @@ export function createGatewayNode(
   peers: Required<Peers>,
   bus: CaptureBus,
   logger: Logger,
-  /** Prometheus text of services running in the same process, appended to /metrics. */
-  extraMetrics?: () => Promise<string>,
   /** The all-in-one process's own ingest listener, where triggered samples go unless WHC_INGEST_INTERNAL_URL says otherwise. */
   ownIngestUrl?: string,
 ) {
   const ingestUrl = config.ingestInternalUrl ?? ownIngestUrl;
   const crypto = createClient(CryptoService, peers.crypto);
   const shutdown = new AbortController();
+  const readiness = edgeReadiness(peers, bus);
+  const metrics = createGatewayMetrics();
   const app = createGatewayApp(
     {
       catalog: createClient(CatalogService, peers.catalog),
@@ -318,6 +342,7 @@ export function createGatewayNode(
         crypto: createClient(Health, peers.crypto),
         replay: createClient(Health, peers.replay),
       },
+      readiness,
       opener: createEnvelopeOpener(crypto, { maxAgeMs: config.dataKeyTtlS * 1000, maxEntries: 10_000 }),
       blindIndex: createBlindIndexSource(crypto),
       bus,
@@ -331,7 +356,7 @@ export function createGatewayNode(
       quotas: { apiRps: config.quotaApiRps, waitsPerKey: config.quotaWaitsPerKey },
       shutdownSignal: shutdown.signal,
       dashboardDir: path.resolve(config.dashboardDir),
-      ...(extraMetrics ? { extraMetrics } : {}),
+      metrics,
     },
   );
   /** Answers held long polls, then stops accepting and lets in-flight requests finish. */
@@ -345,5 +370,5 @@ export function createGatewayNode(
       },
     };
   };
-  return { app, serve };
+  return { app, serve, readiness, registry: metrics.registry };
 }

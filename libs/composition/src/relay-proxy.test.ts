@@ -243,7 +243,7 @@ describe("a proxy endpoint", () => {
 
   it("counts its answers as proxied or forward_failed in ingest's metrics", async () => {
     const metric = async (outcome: string) => {
-      const text = await (await fetch(`${t.ingestUrl}/metrics`)).text();
+      const text = await (await fetch(`${t.metricsUrl}/metrics`)).text();
       return Number(new RegExp(`^whc_ingest_requests_total\\{outcome="${outcome}"\\} (\\S+)$`, "m").exec(text)?.[1]);
     };
     const before = { proxied: await metric("proxied"), failed: await metric("forward_failed"), stored: await metric("stored") };
@@ -307,7 +307,7 @@ describe("a proxy endpoint while the replay service cannot be reached", () => {
       catalog: createInMemoryTransport(catalog.routes, logger, 5000),
       crypto: createInMemoryTransport(crypto.routes, logger, 5000),
       // Nothing listens there.
-      replay: createPeerTransport(`http://127.0.0.1:${await freePort()}`, 5000),
+      replay: createPeerTransport(`http://127.0.0.1:${await freePort()}`, 5000, undefined),
     };
     const ingest = await createIngestNode(config, peers, bus, logger).serve(0, "127.0.0.1");
     try {

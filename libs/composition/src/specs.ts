@@ -1,8 +1,27 @@
 import { settings as s } from "@whc/config";
 
+/** What every process reads: its metrics port and internal host, logs, how often it checks its dependencies. */
+const processSpec = {
+  internalHost: s.internalHost,
+  metricsPort: s.metricsPort,
+  dependencyCheckMs: s.dependencyCheckMs,
+  logLevel: s.logLevel,
+};
+
+/**
+ * What a distributed service adds: the credentials of its internal calls (required token,
+ * optional mutual TLS). The all-in-one process wires its services in memory and reads none.
+ */
+export const peerSpec = {
+  internalToken: s.internalToken,
+  internalTlsCert: s.internalTlsCert,
+  internalTlsKey: s.internalTlsKey,
+  internalTlsCa: s.internalTlsCa,
+};
+
 /** The settings each node reads; the all-in-one process reads their union. */
 export const catalogSpec = {
-  host: s.host,
+  ...processSpec,
   catalogPort: s.catalogPort,
   dataDir: s.dataDir,
   mongodbUri: s.mongodbUri,
@@ -10,19 +29,18 @@ export const catalogSpec = {
   bootstrapApiKeys: s.bootstrapApiKeys,
   retentionDays: s.retentionDays,
   quotaEndpoints: s.quotaEndpoints,
-  logLevel: s.logLevel,
 };
 
 export const cryptoSpec = {
-  host: s.host,
+  ...processSpec,
   cryptoPort: s.cryptoPort,
   dataDir: s.dataDir,
   masterKeys: s.masterKeys,
   blindIndexKey: s.blindIndexKey,
-  logLevel: s.logLevel,
 };
 
 export const ingestSpec = {
+  ...processSpec,
   host: s.host,
   ingestPort: s.ingestPort,
   catalogUrl: s.catalogUrl,
@@ -38,10 +56,10 @@ export const ingestSpec = {
   secretGraceS: s.secretGraceS,
   ingestPublicUrl: s.ingestPublicUrl,
   rpcTimeoutMs: s.rpcTimeoutMs,
-  logLevel: s.logLevel,
 };
 
 export const gatewaySpec = {
+  ...processSpec,
   host: s.host,
   gatewayPort: s.gatewayPort,
   catalogUrl: s.catalogUrl,
@@ -56,11 +74,10 @@ export const gatewaySpec = {
   dashboardDir: s.dashboardDir,
   dataKeyTtlS: s.dataKeyTtlS,
   rpcTimeoutMs: s.rpcTimeoutMs,
-  logLevel: s.logLevel,
 };
 
 export const replaySpec = {
-  host: s.host,
+  ...processSpec,
   replayPort: s.replayPort,
   catalogUrl: s.catalogUrl,
   cryptoUrl: s.cryptoUrl,
@@ -76,7 +93,6 @@ export const replaySpec = {
   forwardClaimMs: s.forwardClaimMs,
   dataKeyTtlS: s.dataKeyTtlS,
   rpcTimeoutMs: s.rpcTimeoutMs,
-  logLevel: s.logLevel,
 };
 
 export const allInOneSpec = {

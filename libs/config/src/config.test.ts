@@ -96,6 +96,10 @@ describe("loadConfig", () => {
     ["WHC_MASTER_KEYS", `new:${KEY_32},old:${KEY_32}`],
     ["WHC_DATA_DIR", "/var/lib/whc"],
     ["WHC_DASHBOARD_DIR", "dist/dashboard"],
+    ["WHC_INTERNAL_HOST", "0.0.0.0"],
+    ["WHC_INTERNAL_TOKEN", "a".repeat(32)],
+    ["WHC_METRICS_PORT", "0"],
+    ["WHC_CATALOG_URL", "https://catalog:50051"],
   ])("accepts %s=%s", (name, value) => {
     expect(() => loadConfig(settings, { [name]: value })).not.toThrow();
   });
@@ -148,6 +152,11 @@ describe("loadConfig", () => {
     ["WHC_DATA_DIR", ""],
     ["WHC_DATA_DIR", "   "],
     ["WHC_DASHBOARD_DIR", ""],
+    ["WHC_INTERNAL_HOST", "http://127.0.0.1"],
+    ["WHC_METRICS_PORT", "-1"],
+    ["WHC_INTERNAL_TOKEN", "too-short"],
+    ["WHC_INTERNAL_TOKEN", `${"a".repeat(20)} ${"b".repeat(20)}`],
+    ["WHC_INGEST_PORT", "x"],
   ])("stops on %s=%j with one line naming it", (name, value) => {
     const error = refusal({ [name]: value });
     expect(error.variable).toBe(name);
@@ -155,8 +164,30 @@ describe("loadConfig", () => {
     expect(error.message).not.toContain("\n");
   });
 
+  it("binds internal listeners on loopback and public ones on every interface by default", () => {
+    const c = loadConfig(settings, {});
+    expect(c.internalHost).toBe("127.0.0.1");
+    expect(c.host).toBe("0.0.0.0");
+    expect(c.metricsPort).toBe(9464);
+    expect(c.internalToken).toBeUndefined();
+  });
+
+  it("derives the public ingest URL from WHC_INGEST_PORT unless it is given", () => {
+    expect(loadConfig(settings, { WHC_INGEST_PORT: "9090" }).ingestPublicUrl).toBe("http://localhost:9090");
+    expect(loadConfig(settings, { WHC_INGEST_PORT: "9090", WHC_INGEST_PUBLIC_URL: "https://hooks.example.test" }).ingestPublicUrl).toBe("https://hooks.example.test");
+    expect(loadConfig(settings, { WHC_INGEST_PORT: "9090", WHC_INGEST_PUBLIC_URL: " " }).ingestPublicUrl).toBe("http://localhost:9090");
+  });
+
+  it("defaults the internal URLs to https: once a TLS certificate is configured", () => {
+    const plain = loadConfig(settings, {});
+    expect([plain.catalogUrl, plain.cryptoUrl, plain.replayUrl]).toEqual(["http://127.0.0.1:50051", "http://127.0.0.1:50052", "http://127.0.0.1:50053"]);
+    const tls = loadConfig(settings, { WHC_INTERNAL_TLS_CERT: "/etc/whc/tls.crt" });
+    expect([tls.catalogUrl, tls.cryptoUrl, tls.replayUrl]).toEqual(["https://127.0.0.1:50051", "https://127.0.0.1:50052", "https://127.0.0.1:50053"]);
+  });
+
   it("never repeats a key or a MongoDB URI into the message", () => {
     const secrets = {
+      WHC_INTERNAL_TOKEN: "a short internal token",
       WHC_BLIND_INDEX_KEY: `${KEY_32}x`,
       WHC_MASTER_KEYS: `k1:${KEY_32}x`,
       WHC_BOOTSTRAP_API_KEYS: "acct:whc_short",

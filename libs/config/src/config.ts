@@ -6,7 +6,8 @@ export interface Setting<T> {
   readonly description: string;
   /** The default as it would be written in the environment; undefined: none, the value may be absent. */
   readonly defaultText: string | undefined;
-  parse(raw: string | undefined): T;
+  /** `env`: the whole environment, read by a default that follows another variable. */
+  parse(raw: string | undefined, env?: NodeJS.ProcessEnv): T;
 }
 
 /** A setting's value: always present when it has a default, possibly undefined when it has none. */
@@ -43,19 +44,29 @@ export interface SettingKind<T> {
   readonly blankRefused?: boolean;
 }
 
+export interface SettingOptions {
+  /**
+   * The default when it follows other variables (`http://localhost:<WHC_INGEST_PORT>`);
+   * `defaultText` then says so in words, for the README.
+   */
+  defaultFrom?: (env: NodeJS.ProcessEnv) => string;
+}
+
 export function defineSetting<T, const D extends string | undefined>(
   name: string,
   description: string,
   defaultText: D,
   kind: SettingKind<T>,
+  options: SettingOptions = {},
 ): Setting<WithDefault<D, T>> {
   return {
     name,
     description,
     defaultText,
-    parse(raw) {
+    parse(raw, env = {}) {
       const given = raw?.trim();
-      const text = given === undefined || (given === "" && !kind.blankRefused) ? defaultText : given;
+      const unset = given === undefined || (given === "" && !kind.blankRefused);
+      const text = unset ? (options.defaultFrom ? options.defaultFrom(env) : defaultText) : given;
       if (text === undefined) return undefined as WithDefault<D, T>;
       const result = kind.schema.safeParse(text);
       if (!result.success) {
@@ -73,6 +84,6 @@ export type ConfigOf<S extends SettingsSpec> = { readonly [K in keyof S]: S[K] e
 /** Reads and validates every setting of `spec` from `env` once; throws ConfigError on the first bad one. */
 export function loadConfig<S extends SettingsSpec>(spec: S, env: NodeJS.ProcessEnv): ConfigOf<S> {
   const out: Record<string, unknown> = {};
-  for (const [key, s] of Object.entries(spec)) out[key] = s.parse(env[s.name]);
+  for (const [key, s] of Object.entries(spec)) out[key] = s.parse(env[s.name], env);
   return out as ConfigOf<S>;
 }

@@ -1,6 +1,6 @@
 import { isIP } from "node:net";
 import { z } from "zod";
-import { defineSetting } from "./config.js";
+import { defineSetting, type SettingOptions } from "./config.js";
 
 /** The kinds of setting: each turns the text of one variable into a checked value. */
 
@@ -33,12 +33,30 @@ export function urlSetting<const D extends string | undefined>(
   description: string,
   fallback: D,
   protocols: readonly string[],
+  options: SettingOptions = {},
 ) {
   const schema = z
     .string()
     .refine((v) => URL.canParse(v) && protocols.includes(new URL(v).protocol))
     .transform((v) => v.replace(/\/+$/, ""));
-  return defineSetting(name, description, fallback, { schema, expectation: `a URL (${protocols.join(" or ")})` });
+  return defineSetting(name, description, fallback, { schema, expectation: `a URL (${protocols.join(" or ")})` }, options);
+}
+
+/** A path to a file (its contents are checked by whoever reads it, naming this variable). */
+export function fileSetting(name: string, description: string) {
+  return defineSetting(name, description, undefined, { schema: z.string().min(1), expectation: "a file path" });
+}
+
+/**
+ * A shared secret sent in a header: 32 to 512 visible ASCII characters (`openssl rand -hex 32`
+ * makes one). Never repeated into logs.
+ */
+export function tokenSetting(name: string, description: string) {
+  return defineSetting(name, description, undefined, {
+    schema: z.string().regex(/^[\x21-\x7e]{32,512}$/),
+    expectation: "32 to 512 visible ASCII characters, no spaces",
+    secret: true,
+  });
 }
 
 /** A directory; a blank value is refused rather than read as "use ./data", where nobody backs up keys. */

@@ -3,6 +3,7 @@ import {
   boolSetting,
   dirSetting,
   enumSetting,
+  fileSetting,
   hostSetting,
   intSetting,
   ipListSetting,
@@ -11,29 +12,54 @@ import {
   natsServerSetting,
   pairListSetting,
   portSetting,
+  tokenSetting,
   urlSetting,
   writeConcernSetting,
 } from "./kinds.js";
+
+const ingestPort = portSetting("WHC_INGEST_PORT", "HTTP port of ingest (the webhookUrl surface)", 8081);
+
+/** Internal calls go over TLS once a certificate is configured: the services' URLs then default to https:. */
+function internalUrl(name: string, description: string, port: number) {
+  const plain = `http://127.0.0.1:${port}`;
+  return urlSetting(name, description, plain, ["http:", "https:"], {
+    defaultFrom: (env) => (env.WHC_INTERNAL_TLS_CERT?.trim() ? `https://127.0.0.1:${port}` : plain),
+  });
+}
 
 /**
  * Every variable the services read, with its default. Apps pick the ones they need; this
  * file is also the source of the README's configuration table.
  */
 export const settings = {
-  gatewayPort: portSetting("WHC_GATEWAY_PORT", "HTTP port of the gateway (/v1, /healthz)", 8080),
-  ingestPort: portSetting("WHC_INGEST_PORT", "HTTP port of ingest (the webhookUrl surface)", 8081),
+  gatewayPort: portSetting("WHC_GATEWAY_PORT", "HTTP port of the gateway (/v1, /healthz, /readyz)", 8080),
+  ingestPort,
   catalogPort: portSetting("WHC_CATALOG_PORT", "h2c port of the catalog service", 50051),
   cryptoPort: portSetting("WHC_CRYPTO_PORT", "h2c port of the crypto service", 50052),
   replayPort: portSetting("WHC_REPLAY_PORT", "h2c port of the replay service", 50053),
-  host: hostSetting("WHC_HOST", "IP address or hostname every listener binds", "0.0.0.0"),
-  catalogUrl: urlSetting("WHC_CATALOG_URL", "where the catalog service answers", "http://127.0.0.1:50051", ["http:"]),
-  cryptoUrl: urlSetting("WHC_CRYPTO_URL", "where the crypto service answers", "http://127.0.0.1:50052", ["http:"]),
-  replayUrl: urlSetting("WHC_REPLAY_URL", "where the replay service answers", "http://127.0.0.1:50053", ["http:"]),
+  metricsPort: portSetting("WHC_METRICS_PORT", "HTTP port of /metrics (Prometheus), on WHC_INTERNAL_HOST; 0: no metrics listener", 9464),
+  host: hostSetting("WHC_HOST", "IP address or hostname the public listeners (gateway, ingest) bind", "0.0.0.0"),
+  internalHost: hostSetting(
+    "WHC_INTERNAL_HOST",
+    "IP address or hostname the internal listeners (catalog, crypto, replay, metrics) bind",
+    "127.0.0.1",
+  ),
+  catalogUrl: internalUrl("WHC_CATALOG_URL", "where the catalog service answers", 50051),
+  cryptoUrl: internalUrl("WHC_CRYPTO_URL", "where the crypto service answers", 50052),
+  replayUrl: internalUrl("WHC_REPLAY_URL", "where the replay service answers", 50053),
+  internalToken: tokenSetting(
+    "WHC_INTERNAL_TOKEN",
+    "shared secret every internal call carries; required by the distributed services",
+  ),
+  internalTlsCert: fileSetting("WHC_INTERNAL_TLS_CERT", "PEM certificate this process presents on internal calls, as server and client"),
+  internalTlsKey: fileSetting("WHC_INTERNAL_TLS_KEY", "PEM private key of WHC_INTERNAL_TLS_CERT"),
+  internalTlsCa: fileSetting("WHC_INTERNAL_TLS_CA", "PEM CA certificate(s) internal peers' certificates must be signed by"),
   ingestPublicUrl: urlSetting(
     "WHC_INGEST_PUBLIC_URL",
     "public base of every webhookUrl",
-    "http://localhost:8081",
+    "http://localhost:<WHC_INGEST_PORT>",
     ["http:", "https:"],
+    { defaultFrom: (env) => `http://localhost:${ingestPort.parse(env.WHC_INGEST_PORT)}` },
   ),
   ingestInternalUrl: urlSetting(
     "WHC_INGEST_INTERNAL_URL",
@@ -152,4 +178,11 @@ export const settings = {
   dashboardDir: dirSetting("WHC_DASHBOARD_DIR", "built dashboard the gateway serves at /", "dist/dashboard"),
   logLevel: enumSetting("WHC_LOG_LEVEL", "log level", ["trace", "debug", "info", "warn", "error", "silent"], "info"),
   rpcTimeoutMs: intSetting("WHC_RPC_TIMEOUT_MS", "deadline of each internal call, milliseconds", 10_000, 100, 600_000),
+  dependencyCheckMs: intSetting(
+    "WHC_DEPENDENCY_CHECK_MS",
+    "how often each process checks its dependencies, logging a warning for each one down, milliseconds",
+    10_000,
+    50,
+    3_600_000,
+  ),
 } as const;

@@ -1,7 +1,7 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync, renameSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync, renameSync } from "node:fs";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
-import { ConfigError } from "@whc/config";
+import { ConfigError, ensurePrivateDir, ensurePrivateFile, PRIVATE_FILE_MODE } from "@whc/config";
 import { open, seal } from "@whc/sealing";
 
 export interface MasterKey {
@@ -55,13 +55,14 @@ export interface KeyRingSource {
 
 /**
  * The ring from the environment when WHC_MASTER_KEYS is set; otherwise from
- * `<dataDir>/keyring.json`, generated (mode 0600) on first start so that all-in-one needs
+ * `<dataDir>/keyring.json`, generated (mode 0600, in a 0700 directory) on first start so that all-in-one needs
  * no set-up. A blind-index key, once used, must never change: search tokens depend on it.
  */
 export function loadKeyRing(source: KeyRingSource): { ring: KeyRing; generated: boolean } {
   const file = path.join(source.dataDir, "keyring.json");
   let stored: KeyFile | undefined;
   if (existsSync(file)) {
+    ensurePrivateFile(file);
     try {
       stored = JSON.parse(readFileSync(file, "utf8")) as KeyFile;
     } catch {
@@ -74,9 +75,9 @@ export function loadKeyRing(source: KeyRingSource): { ring: KeyRing; generated: 
       masterKeys: [{ id: `k${Date.now().toString(36)}`, key: randomBytes(32).toString("base64") }],
       blindIndexKey: randomBytes(32).toString("base64"),
     };
-    mkdirSync(source.dataDir, { recursive: true });
+    ensurePrivateDir(source.dataDir);
     const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify(stored, null, 2), { mode: 0o600 });
+    writeFileSync(tmp, JSON.stringify(stored, null, 2), { mode: PRIVATE_FILE_MODE });
     renameSync(tmp, file);
     generated = true;
   }

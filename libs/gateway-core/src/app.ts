@@ -8,7 +8,7 @@ import { authenticate, type AuthState } from "./middleware/auth.js";
 import { createKeyRateLimiter } from "./key-quotas.js";
 import { accessLog } from "./middleware/access-log.js";
 import { tracing } from "./middleware/tracing.js";
-import { createMetrics } from "./middleware/metrics.js";
+import { createGatewayMetrics } from "./middleware/metrics.js";
 import { dashboard } from "./middleware/dashboard.js";
 import { buildOpenApiDocument } from "./openapi.js";
 import { mountRoutes, type Route } from "./route.js";
@@ -20,13 +20,10 @@ import { forwardingRoutes } from "./routes/v1/forwarding.js";
 import { triggerRoutes } from "./routes/v1/trigger.js";
 
 /** Every operation the gateway answers: the router and the OpenAPI document are both made from it. */
-export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions, metrics = createMetrics()): Route[] {
+export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions): Route[] {
   let document: Record<string, unknown> | undefined;
   const routes: Route[] = [
-    ...systemRoutes(deps, () => (document ??= buildOpenApiDocument(routes, options)), async () => {
-      const [own, extra] = await Promise.all([metrics.registry.metrics(), options.extraMetrics?.() ?? ""]);
-      return { type: metrics.registry.contentType, text: extra ? `${own.trimEnd()}\n${extra}` : own };
-    }),
+    ...systemRoutes(deps, () => (document ??= buildOpenApiDocument(routes, options))),
     ...endpointRoutes(deps, options),
     ...eventRoutes(deps, options),
     ...eventActionRoutes(deps, options),
@@ -41,8 +38,8 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions): Ko
   const app = new Koa({ proxy: false });
   app.silent = true;
 
-  const metrics = createMetrics();
-  const routes = gatewayRoutes(deps, options, metrics);
+  const metrics = options.metrics ?? createGatewayMetrics();
+  const routes = gatewayRoutes(deps, options);
   // Case-sensitive, as the auth check below is: /V1/... is no route, never an unauthenticated one.
   const router = new Router({ sensitive: true });
   mountRoutes(router, routes);

@@ -3,17 +3,23 @@ import type { CatalogService, CryptoService, Health, ReplayService } from "@whc/
 import type { BlindIndexer, EnvelopeOpener } from "@whc/sealing";
 import type { CaptureBus } from "@whc/ports";
 import type { Logger } from "@whc/logging";
+import type { ReadinessJson } from "@whc/api-model";
+import type { createGatewayMetrics } from "./middleware/metrics.js";
 
 export interface GatewayDeps {
   catalog: Client<typeof CatalogService>;
   crypto: Client<typeof CryptoService>;
   replay: Client<typeof ReplayService>;
   health: { catalog: Client<typeof Health>; crypto: Client<typeof Health>; replay: Client<typeof Health> };
+  /** GET /readyz: every dependency of this process, by name (catalog, crypto, replay, nats). */
+  readiness: { check(): Promise<ReadinessJson> };
   opener: EnvelopeOpener;
   blindIndex: () => Promise<BlindIndexer>;
   bus: CaptureBus;
   logger: Logger;
 }
+
+export type GatewayMetrics = ReturnType<typeof createGatewayMetrics>;
 
 export interface GatewayOptions {
   ingestPublicUrl: string;
@@ -37,8 +43,8 @@ export interface GatewayOptions {
   /** The built dashboard (index.html and assets/), served at `/` without credentials. */
   dashboardDir?: string;
   /**
-   * More Prometheus text appended to the gateway's /metrics: in the all-in-one process, the
-   * forward series of the replay service that runs beside it.
+   * Where the request series go (createGatewayMetrics); the process serves them on its
+   * metrics port, never on the gateway's own (docs/operations.md, "Security model").
    */
-  extraMetrics?: () => Promise<string>;
+  metrics?: GatewayMetrics;
 }

@@ -14,6 +14,7 @@ import {
   health,
   providerInfo,
   providerList,
+  readiness,
   recordAttemptRequest,
   replayRequest,
   replayResult,
@@ -161,6 +162,13 @@ const RESPONSES = new Map<z.ZodType, Component>([
       id: "Health",
       description: "Whether the service's dependencies answer: `ok` when every check needed is `ok`.",
       examples: [{ status: "ok", checks: { catalog: "ok", crypto: "ok", replay: "ok", bus: "ok" } }],
+    },
+  ],
+  [
+    readiness,
+    {
+      id: "Readiness",
+      description: "Whether every dependency answers now (`ok`), else which ones do not (`failing`): catalog, crypto, replay, nats.",
     },
   ],
   [providerInfo, { id: "ProviderInfo", description: "One signature scheme: what it signs, the headers it uses, its timestamp tolerance and the format of its secret." }],

@@ -21,7 +21,7 @@ import { createLogger, type Logger } from "@whc/logging";
 import { createMemoryBus, createMemoryLeases } from "@whc/messaging";
 import type { CaptureBus } from "@whc/ports";
 import { createReplayService } from "@whc/replay-core";
-import { createInMemoryTransport, createServiceClient, healthRoutes } from "@whc/rpc";
+import { createInMemoryTransport, createReadiness, createServiceClient, healthRoutes, peerServing } from "@whc/rpc";
 import { createBlindIndexSource, createEnvelopeOpener, createEnvelopeSealer } from "@whc/sealing";
 import { appendCaptures, tempDir } from "@whc/testing";
 import { createGatewayApp } from "./app.js";
@@ -129,11 +129,11 @@ function createServices(dir: string, opts: TestGatewayOptions, logger: Logger) {
 
   const catalogTransport = transport((router) => {
     router.service(CatalogService, createCatalogService(store, opts.endpointQuota === undefined ? {} : { endpointQuota: opts.endpointQuota }));
-    healthRoutes({ "": () => store.ping() })(router);
+    healthRoutes({ "": () => store.ping(), [CatalogService.typeName]: () => store.ping() })(router);
   });
   const cryptoTransport = transport((router) => {
     router.service(CryptoService, createCryptoService(ring));
-    healthRoutes({ "": () => true })(router);
+    healthRoutes({ "": () => true, [CryptoService.typeName]: () => true })(router);
   });
   const catalog = createServiceClient(CatalogService, catalogTransport);
   const crypto = createServiceClient(CryptoService, cryptoTransport);
@@ -156,7 +156,7 @@ function createServices(dir: string, opts: TestGatewayOptions, logger: Logger) {
         maxExcerptBytes: 4096,
       }),
     );
-    healthRoutes({ "": () => true })(router);
+    healthRoutes({ "": () => true, [ReplayService.typeName]: () => true })(router);
   });
 
   return {
@@ -233,6 +233,11 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     crypto,
     replay: services.replay,
     health: services.health,
+    readiness: createReadiness({
+      catalog: peerServing(services.health.catalog, CatalogService.typeName),
+      crypto: peerServing(services.health.crypto, CryptoService.typeName),
+      replay: peerServing(services.health.replay, ReplayService.typeName),
+    }),
     opener: createEnvelopeOpener(crypto, { maxAgeMs: 60_000, maxEntries: 100 }),
     blindIndex: createBlindIndexSource(crypto),
     bus,

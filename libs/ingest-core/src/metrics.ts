@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
 
 const OUTCOMES = ["stored", "proxied", "forward_failed", "too_large", "unknown_endpoint", "paused", "unavailable", "overloaded", "sender_gone"] as const;
 
@@ -23,12 +23,12 @@ export interface IngestMetrics {
 }
 
 /**
- * Prometheus metrics of the receiving surface, served at its `/metrics`. Label values come
- * from closed sets (outcomes, providers, verdicts), never from paths or ids.
+ * Prometheus metrics of the receiving surface, served on the process's metrics port (never on
+ * the receiving port), only the whc_ingest_* series. Label values come from closed sets
+ * (outcomes, providers, verdicts), never from paths or ids.
  */
 export function createIngestMetrics(): IngestMetrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
   const captures = new Counter({
     name: "whc_ingest_requests_total",
     help: "Requests to webhook URLs by outcome: stored, proxied (stored, answered by the proxy destination), forward_failed (stored, proxy answered 502/504), too_large (413, metadata stored), unknown_endpoint (404), paused (503), unavailable (503, nothing stored), overloaded (503, over the in-flight byte budget, nothing stored), sender_gone (closed mid-body)",

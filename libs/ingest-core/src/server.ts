@@ -6,6 +6,7 @@ import { AppError } from "@whc/errors";
 import { requestContext, type Logger } from "@whc/logging";
 import { packRequest, packSearchTokens, withSealedParts, type BlindIndexSource, type CaptureParts, type EnvelopeSealer } from "@whc/sealing";
 import { capturedSummaryJson } from "@whc/api-model/present";
+import type { ReadinessJson } from "@whc/api-model";
 import type { CaptureBus } from "@whc/ports";
 import { isUuid } from "@whc/ids";
 import { discardBody, LINGER_MS, NOT_FOUND, reply } from "./answer.js";
@@ -33,6 +34,8 @@ export interface IngestDeps {
   /** Stores what a proxied capture's sender was answered, once it was. */
   catalog: Pick<Client<typeof CatalogService>, "recordProxyAnswer">;
   health: { catalog: Client<typeof Health>; crypto: Client<typeof Health> };
+  /** GET /readyz: every dependency of this process, by name (catalog, crypto, replay, nats). */
+  readiness: { check(): Promise<ReadinessJson> };
   metrics: IngestMetrics;
   logger: Logger;
 }
@@ -107,8 +110,8 @@ export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
       void healthz(s, res);
       return;
     }
-    if (url === "/metrics" && req.method === "GET") {
-      serveMetrics(s, res);
+    if (url === "/readyz" && (req.method === "GET" || req.method === "HEAD")) {
+      void readyz(s, res);
       return;
     }
     const match = HOOK_PATH.exec(url);
@@ -146,17 +149,10 @@ async function healthz(s: Surface, res: ServerResponse): Promise<void> {
   });
 }
 
-function serveMetrics(s: Surface, res: ServerResponse): void {
-  s.metrics.registry.metrics().then(
-    (text) => {
-      res.writeHead(200, { "content-type": s.metrics.registry.contentType, "content-length": Buffer.byteLength(text) });
-      res.end(text);
-    },
-    (err: unknown) => {
-      s.logger.error({ err }, "metrics collection failed");
-      reply(res, 503, { ok: false, error: "service_unavailable", message: "Metrics could not be collected." });
-    },
-  );
+/** 200 when every dependency answers, else 503 naming those down in `failing`. */
+async function readyz(s: Surface, res: ServerResponse): Promise<void> {
+  const report = await s.deps.readiness.check();
+  reply(res, report.status === "ok" ? 200 : 503, report);
 }
 
 /** What a log line may show of a capture's URL: the path only, as a query may carry a sender's token. */

@@ -647,7 +647,7 @@ describe("refusals", () => {
   });
 
   it("charges nothing when the crypto service cannot open the body", async () => {
-    const unreachable = createServiceClient(CryptoService, createPeerTransport(`http://127.0.0.1:${await refusingPort()}`, 2000));
+    const unreachable = createServiceClient(CryptoService, createPeerTransport(`http://127.0.0.1:${await refusingPort()}`, 2000, undefined));
     const h = await startReplay({ openerCrypto: unreachable, slotsPerOrigin: 1 });
     const source = await h.capture();
     const target = await startTarget();
@@ -809,7 +809,7 @@ describe("the target guard", () => {
 describe("served on a real HTTP/2 server on port 0", () => {
   async function overTheWire(options: HarnessOptions = {}) {
     const h = await startReplay(options);
-    const server = await serveH2c({ routes: (r) => r.service(ReplayService, h.service), port: 0, host: "127.0.0.1", logger });
+    const server = await serveH2c({ routes: (r) => r.service(ReplayService, h.service), port: 0, host: "127.0.0.1", logger, credentials: undefined });
     onCleanup(() => server.close());
     return { h, replay: createClient(ReplayService, createGrpcTransport({ baseUrl: `http://127.0.0.1:${server.port}` })) };
   }

@@ -54,7 +54,7 @@ const fallback: NonNullable<ServeOptions["fallback"]> = (req, res) => {
 };
 
 async function start() {
-  const server = await serveH2c({ routes, port: 0, host: "127.0.0.1", logger, fallback });
+  const server = await serveH2c({ routes, port: 0, host: "127.0.0.1", logger, fallback, credentials: undefined });
   servers.push(server);
   return { server, url: `http://127.0.0.1:${server.port}` };
 }
@@ -112,7 +112,7 @@ describe("serveH2c on one port", () => {
 
     const overConnect = createClient(CryptoService, createConnectTransport({ baseUrl: url, httpVersion: "2" }));
     expect([...(await overConnect.getBlindIndexKey({})).key]).toEqual([1, 2, 3]);
-    const ours = createServiceClient(CryptoService, createPeerTransport(url, 5000));
+    const ours = createServiceClient(CryptoService, createPeerTransport(url, 5000, undefined));
     expect([...(await ours.getBlindIndexKey({})).key]).toEqual([1, 2, 3]);
     const grpcJs = grpcJsHealth(server.port);
     try {
@@ -176,7 +176,7 @@ describe("serveH2c facing odd peers", () => {
     expect(h1.toString()).toContain("whc_up 1");
 
     expect((await fetch(`${url}/metrics`)).status).toBe(200);
-    const ours = createServiceClient(CryptoService, createPeerTransport(url, 5000));
+    const ours = createServiceClient(CryptoService, createPeerTransport(url, 5000, undefined));
     expect([...(await ours.getBlindIndexKey({})).key]).toEqual([1, 2, 3]);
     // A peer still silent does not hold the shutdown up: it is dropped, not waited for.
     await Promise.all(servers.splice(0).map((s) => s.close()));
@@ -187,7 +187,7 @@ describe("serveH2c facing odd peers", () => {
 describe("serveH2c shutting down", () => {
   it("lets calls and requests in flight finish on both protocols, then refuses new connections", async () => {
     const { server, url } = await start();
-    const ours = createServiceClient(CryptoService, createPeerTransport(url, 10_000));
+    const ours = createServiceClient(CryptoService, createPeerTransport(url, 10_000, undefined));
     await ours.getBlindIndexKey({}); // an idle HTTP/2 session stays open
     const idle = await fetch(`${url}/metrics`); // and an idle keep-alive HTTP/1.1 socket
     await idle.text();

@@ -6,6 +6,7 @@ import { currentRequestId } from "@whc/logging";
 import { callSignal } from "./deadline.js";
 import { REQUEST_ID_HEADER } from "./server.js";
 import { tracingClientInterceptor } from "./tracing.js";
+import { sendInternalToken, tlsClientOptions, type InternalCredentials } from "./credentials.js";
 
 /**
  * Client side of every internal call: forwards the request id and applies a deadline; a call
@@ -28,11 +29,20 @@ export function clientInterceptor(timeoutMs: number): Interceptor {
   };
 }
 
-/** One HTTP/2 transport per peer, reused by every client of that peer. */
-export function createPeerTransport(baseUrl: string, timeoutMs: number): Transport {
+/**
+ * One HTTP/2 transport per peer, reused by every client of that peer. `credentials`: the
+ * token every call carries and, with `tls`, the certificate it presents over an https: URL
+ * (the server's checked against the CA); `undefined` only for peers that ask for none.
+ */
+export function createPeerTransport(baseUrl: string, timeoutMs: number, credentials: InternalCredentials | undefined): Transport {
   return createGrpcTransport({
     baseUrl,
-    interceptors: [tracingClientInterceptor(), clientInterceptor(timeoutMs)],
+    interceptors: [
+      tracingClientInterceptor(),
+      clientInterceptor(timeoutMs),
+      ...(credentials ? [sendInternalToken(credentials.token)] : []),
+    ],
+    ...(credentials?.tls ? { nodeOptions: tlsClientOptions(credentials.tls) } : {}),
     // Internal answers are not compressed: by default a Connect client accepts gzip and the
     // server then gzips every answer over 1 KiB, which here means sealed bodies (random bytes
     // that do not shrink) and event pages, for CPU and latency on both ends and no gain on a

@@ -47,9 +47,9 @@ const routes = (router: ConnectRouter) => {
 };
 
 async function h2cWithDeadline(timeoutMs: number) {
-  const server = await serveH2c({ routes, port: 0, host: "127.0.0.1", logger });
+  const server = await serveH2c({ routes, port: 0, host: "127.0.0.1", logger, credentials: undefined });
   servers.push(server);
-  return createPeerTransport(`http://127.0.0.1:${server.port}`, timeoutMs);
+  return createPeerTransport(`http://127.0.0.1:${server.port}`, timeoutMs, undefined);
 }
 
 describe.each([
@@ -103,10 +103,10 @@ describe.each([
 
 describe("unreachable peers", () => {
   it("fail with service_unavailable", async () => {
-    const server = await serveH2c({ routes, port: 0, host: "127.0.0.1", logger });
+    const server = await serveH2c({ routes, port: 0, host: "127.0.0.1", logger, credentials: undefined });
     const port = server.port;
     await server.close();
-    const client = createServiceClient(CryptoService, createPeerTransport(`http://127.0.0.1:${port}`, 2000));
+    const client = createServiceClient(CryptoService, createPeerTransport(`http://127.0.0.1:${port}`, 2000, undefined));
     const err = (await client.getBlindIndexKey({}).catch((e: unknown) => e)) as AppError;
     expect(err.reason).toBe("service_unavailable");
   });
@@ -114,14 +114,14 @@ describe("unreachable peers", () => {
 
 describe("internal answers over h2c", () => {
   it("travel uncompressed to our clients, while clients that ask for gzip still get it", async () => {
-    const server = await serveH2c({ routes, port: 0, host: "127.0.0.1", logger });
+    const server = await serveH2c({ routes, port: 0, host: "127.0.0.1", logger, credentials: undefined });
     servers.push(server);
     const url = `http://127.0.0.1:${server.port}`;
 
     // A 64 KiB answer: over Connect's 1 KiB threshold, so it is gzipped for any client that
     // advertises gzip. Ours do not (sealed bodies do not shrink; compressing them cost a
     // 1 MiB GetEvent 35 ms of the 43 it took).
-    const ours = createServiceClient(CryptoService, createPeerTransport(url, 5000));
+    const ours = createServiceClient(CryptoService, createPeerTransport(url, 5000, undefined));
     const res = await ours.unwrapDataKey({});
     expect(seenAcceptEncoding ?? "").not.toMatch(/gzip|br/);
     expect(res.plaintextKey.length).toBe(64 * 1024);

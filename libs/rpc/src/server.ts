@@ -5,6 +5,8 @@ import { toConnectError, AppError } from "@whc/errors";
 import { requestContext, type Logger } from "@whc/logging";
 import { randomUUID } from "node:crypto";
 import { listenCleartext } from "./cleartext-listener.js";
+import { listenTls } from "./tls-listener.js";
+import { requireInternalToken, type InternalCredentials } from "./credentials.js";
 import { tracingServerInterceptor } from "./tracing.js";
 
 export const REQUEST_ID_HEADER = "x-request-id";
@@ -40,20 +42,34 @@ export interface ServeOptions {
   port: number;
   host: string;
   logger: Logger;
+  /**
+   * What every call but a health check must carry (the token; with `tls`, the port speaks
+   * HTTP/2 over TLS only and wants a client certificate). `undefined`, said out loud: anyone
+   * who reaches the port may call (tests of the plumbing itself).
+   */
+  credentials: InternalCredentials | undefined;
   /** Answers what no RPC route matches, e.g. /healthz. */
   fallback?: ConnectNodeAdapterOptions["fallback"];
 }
 
 /**
- * Serves Connect, gRPC and gRPC-web over HTTP/2 cleartext, so grpc-js clients can call too,
- * and the same routes and fallback over HTTP/1.1 on the same port (Prometheus and curl speak
- * only that), where Connect's adapter takes all three protocols but refuses bidi streams (505).
+ * Serves Connect, gRPC and gRPC-web over HTTP/2, so grpc-js clients can call too: cleartext
+ * (h2c), with the same routes and fallback over HTTP/1.1 on the same port (curl speaks only
+ * that; Connect's adapter takes all three protocols there but refuses bidi streams, 505), or
+ * over mutual TLS. The token is checked first, before a span or a request context is made
+ * for a caller who has none.
  */
 export async function serveH2c(options: ServeOptions): Promise<H2cServer> {
+  const { credentials } = options;
   const handler = connectNodeAdapter({
     routes: options.routes,
-    interceptors: [tracingServerInterceptor(), serverInterceptor(options.logger)],
+    interceptors: [
+      ...(credentials ? [requireInternalToken(credentials.token)] : []),
+      tracingServerInterceptor(),
+      serverInterceptor(options.logger),
+    ],
     ...(options.fallback ? { fallback: options.fallback } : {}),
   });
+  if (credentials?.tls) return listenTls(handler, options.port, options.host, credentials.tls);
   return listenCleartext(handler, options.port, options.host);
 }

@@ -34,7 +34,7 @@ const routes = (router: ConnectRouter) => {
 beforeAll(async () => {
   receiver = await startOtlpReceiver();
   tracing = startTracing("rpc-test", { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: "20" });
-  server = await serveH2c({ routes, port: 0, host: "127.0.0.1", logger });
+  server = await serveH2c({ routes, port: 0, host: "127.0.0.1", logger, credentials: undefined });
 });
 afterAll(async () => {
   await server.close();
@@ -57,7 +57,7 @@ function spansOf(traceId: string, count: number): Promise<ReceivedSpan[]> {
 }
 
 describe.each([
-  ["over a real h2c server", () => createPeerTransport(`http://127.0.0.1:${server.port}`, 5000)],
+  ["over a real h2c server", () => createPeerTransport(`http://127.0.0.1:${server.port}`, 5000, undefined)],
   ["in memory (all-in-one)", () => createInMemoryTransport(routes, logger, 5000)],
 ])("a traced Connect call %s", (_name, transport) => {
   it("is a client span under the caller's span and a server span under it, in the caller's trace", async () => {

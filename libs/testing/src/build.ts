@@ -17,11 +17,12 @@ export function buildApps(...apps: string[]): Record<string, string> {
 
 /**
  * Starts a built app with one bad variable and returns its exit code and what it printed:
- * a bad configuration must stop start-up with one line naming the variable.
+ * a bad configuration must stop start-up with one line naming the variable. `env`: what the
+ * app needs to get that far (a distributed service's WHC_INTERNAL_TOKEN).
  */
-export async function startWithBadConfig(app: string, variable: string, value: string, dataDir: string) {
+export async function startWithBadConfig(app: string, variable: string, value: string, dataDir: string, env: Record<string, string> = {}) {
   const { [app]: main } = buildApps(app);
-  const proc = startNode(main!, { WHC_DATA_DIR: dataDir, [variable]: value });
+  const proc = startNode(main!, { WHC_DATA_DIR: dataDir, ...env, [variable]: value });
   const code = await new Promise<number | null>((resolve) => proc.child.once("exit", resolve));
   return { code, lines: proc.output().trim().split("\n") };
 }

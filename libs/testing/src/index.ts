@@ -19,3 +19,5 @@ export type { OtlpReceiver, ReceivedSpan, SpanKindName } from "./otlp-receiver.j
 export { filesUnder, needlesIn, needlesInFiles } from "./files.js";
 export { appendCaptures, sealedCapture } from "./captures.js";
 export type { CaptureInput } from "./captures.js";
+export { makeTestCertificates, OPENSSL_BIN } from "./certificates.js";
+export type { TestCertificate } from "./certificates.js";

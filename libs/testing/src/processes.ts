@@ -16,10 +16,14 @@ export interface RunningProcess {
  */
 export const LAUNCH_ENV: Readonly<Record<string, string>> = { MALLOC_MMAP_THRESHOLD_: "131072" };
 
-/** Starts `node <script>` as the project's launchers start it, with the given environment, and collects what it prints. */
+/**
+ * Starts `node <script>` as the project's launchers start it, with the given environment, and
+ * collects what it prints. Without a WHC_METRICS_PORT in `env` it gets none (0: no metrics
+ * listener): test processes run side by side, and the default port would be one for all.
+ */
 export function startNode(script: string, env: Record<string, string>, args: string[] = []): RunningProcess {
   const child = spawn(process.execPath, ["--enable-source-maps", script, ...args], {
-    env: { PATH: process.env.PATH ?? "", ...LAUNCH_ENV, ...env },
+    env: { PATH: process.env.PATH ?? "", ...LAUNCH_ENV, WHC_METRICS_PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let text = "";

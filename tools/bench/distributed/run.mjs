@@ -26,6 +26,7 @@
 // the latter. With several ingests the connections are split between them and the latencies
 // combined as the request-weighted mean of the p50s and the largest p99.
 import { spawn, execFileSync, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -103,11 +104,11 @@ async function listed(api, auth, endpointId) {
   }
 }
 
-/** Ingest's group commits so far, summed over the ingests: calls made and captures sent in them. */
-async function batchFigures(ingestUrls) {
+/** Ingest's group commits so far, summed over the ingests (their metrics ports): calls made and captures sent in them. */
+async function batchFigures(metricsUrls) {
   let count = 0;
   let sum = 0;
-  for (const url of ingestUrls) {
+  for (const url of metricsUrls) {
     const res = await fetch(`${url}/metrics`);
     if (!res.ok) return { count: Number.NaN, sum: Number.NaN };
     const text = await res.text();
@@ -126,7 +127,7 @@ async function allInOne() {
   deployments += 1;
   const dataDir = path.join(work, `data-${deployments}-aio`);
   mkdirSync(dataDir);
-  const [gateway, ingest] = [String(await freePort()), String(await freePort())];
+  const [gateway, ingest, metrics] = [String(await freePort()), String(await freePort()), String(await freePort())];
   const env = {
     WHC_HOST: "127.0.0.1",
     WHC_DATA_DIR: dataDir,
@@ -135,11 +136,17 @@ async function allInOne() {
     WHC_QUOTA_API_RPS: "1000000",
     WHC_GATEWAY_PORT: gateway,
     WHC_INGEST_PORT: ingest,
+    WHC_METRICS_PORT: metrics,
     WHC_INGEST_PUBLIC_URL: `http://127.0.0.1:${ingest}`,
     WHC_LOG_LEVEL: "info",
   };
   const child = await startScript(path.join(root, "dist", "all-in-one", "main.js"), [], env, "webhook-capture ready");
-  return { procs: [{ name: "all-in-one", child }], api: `http://127.0.0.1:${gateway}`, ingestUrls: [`http://127.0.0.1:${ingest}`] };
+  return {
+    procs: [{ name: "all-in-one", child }],
+    api: `http://127.0.0.1:${gateway}`,
+    ingestUrls: [`http://127.0.0.1:${ingest}`],
+    metricsUrls: [`http://127.0.0.1:${metrics}`],
+  };
 }
 
 /** The deployment of a layout: its catalogs over one store, its ingests spread over them. */
@@ -155,10 +162,15 @@ async function deployment({ aio, catalogs: catalogCount, ingests: ingestCount },
   const ingestPorts = [];
   for (let i = 0; i < catalogCount; i += 1) catalogPorts.push(await port());
   for (let i = 0; i < ingestCount; i += 1) ingestPorts.push(await port());
+  const ingestMetricsPorts = [];
+  for (let i = 0; i < ingestCount; i += 1) ingestMetricsPorts.push(await port());
   const env = {
     WHC_HOST: "127.0.0.1",
     WHC_DATA_DIR: dataDir,
     WHC_NATS_URL: natsUrl,
+    WHC_INTERNAL_TOKEN: randomBytes(32).toString("hex"),
+    // Only the ingests' metrics are read; the others get no metrics port (they share a machine).
+    WHC_METRICS_PORT: "0",
     WHC_BOOTSTRAP_API_KEYS: `bench:${KEY}`,
     // One key reads the whole run back: the per-key rate (ADR 0035) is not what this measures.
     WHC_QUOTA_API_RPS: "1000000",
@@ -181,11 +193,18 @@ async function deployment({ aio, catalogs: catalogCount, ingests: ingestCount },
   procs.push({ name: "crypto", child: await run("crypto") });
   procs.push({ name: "replay", child: await run("replay") });
   const ingests = await Promise.all(
-    ingestPorts.map((p, i) => run("ingest", { WHC_INGEST_PORT: p, WHC_CATALOG_URL: `http://127.0.0.1:${catalogPorts[i % catalogCount]}` })),
+    ingestPorts.map((p, i) =>
+      run("ingest", { WHC_INGEST_PORT: p, WHC_METRICS_PORT: ingestMetricsPorts[i], WHC_CATALOG_URL: `http://127.0.0.1:${catalogPorts[i % catalogCount]}` }),
+    ),
   );
   ingests.forEach((child, i) => procs.push({ name: `ingest ${i + 1}`, child }));
   procs.push({ name: "gateway", child: await run("gateway") });
-  return { procs, api: `http://127.0.0.1:${ports.gateway}`, ingestUrls: ingestPorts.map((p) => `http://127.0.0.1:${p}`) };
+  return {
+    procs,
+    api: `http://127.0.0.1:${ports.gateway}`,
+    ingestUrls: ingestPorts.map((p) => `http://127.0.0.1:${p}`),
+    metricsUrls: ingestMetricsPorts.map((p) => `http://127.0.0.1:${p}`),
+  };
 }
 
 execFileSync(process.execPath, [path.join(root, "tools/build.mjs"), "all-in-one", "catalog", "crypto", "replay", "ingest", "gateway", "--no-dashboard"], {
@@ -213,14 +232,14 @@ for (const layout of layouts) {
 
   const warmUp = await load(urls);
   const before = d.procs.map((p) => cpuSplit(p.child.pid));
-  const batchesBefore = await batchFigures(d.ingestUrls);
+  const batchesBefore = await batchFigures(d.metricsUrls);
   const r = await load(urls);
   const split = d.procs.map((p, i) => {
     const now = cpuSplit(p.child.pid);
     return { total: now.total - before[i].total, main: now.main - before[i].main, system: now.system - before[i].system };
   });
   const used = split.map((s) => s.total);
-  const batchesAfter = await batchFigures(d.ingestUrls);
+  const batchesAfter = await batchFigures(d.metricsUrls);
   const calls = batchesAfter.count - batchesBefore.count;
   const batched = batchesAfter.sum - batchesBefore.sum;
   const acknowledged = warmUp.total - warmUp.failed + r.total - r.failed;

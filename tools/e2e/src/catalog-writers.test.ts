@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { createHash, randomBytes } from "node:crypto";
 import { MongoClient } from "mongodb";
 import { CatalogService, type Endpoint } from "@whc/contracts";
-import { createPeerTransport, createServiceClient } from "@whc/rpc";
+import { createPeerTransport, createServiceClient, type InternalCredentials } from "@whc/rpc";
 import { buildApps, freePort, startNode, tempDir, type RunningProcess } from "@whc/testing";
 
 /**
@@ -17,8 +17,10 @@ if (!mongoUri) console.info("catalog-writers: WHC_TEST_MONGODB_URI not set; two 
 
 type Catalog = ReturnType<typeof catalogClient>;
 
+const credentials: InternalCredentials = { token: randomBytes(32).toString("hex") };
+
 function catalogClient(url: string) {
-  return createServiceClient(CatalogService, createPeerTransport(url, 20_000));
+  return createServiceClient(CatalogService, createPeerTransport(url, 20_000, credentials));
 }
 
 /** The URI with its database part replaced by `dbName` (hosts and options kept). */
@@ -42,13 +44,18 @@ async function startWriters(store: "sqlite" | "mongodb"): Promise<Writers> {
   const dir = tempDir("whc-e2e-writers-");
   const dbName = `whc_writers_${randomBytes(6).toString("hex")}`;
   const env = {
-    WHC_HOST: "127.0.0.1",
+    WHC_INTERNAL_TOKEN: credentials.token,
     WHC_DATA_DIR: dir.path,
     ...(store === "mongodb" ? { WHC_MONGODB_URI: withDatabase(mongoUri!, dbName), WHC_MONGODB_WRITE_CONCERN: "1" } : {}),
   };
   const ports = [await freePort(), await freePort()];
   const procs = ports.map((port) => startNode(main!, { ...env, WHC_CATALOG_PORT: String(port) }));
-  await Promise.all(procs.map((p) => p.waitForOutput(/catalog ready/)));
+  await Promise.all(procs.map((p) => p.waitForOutput(/catalog ready/))).catch(async (err: unknown) => {
+    // Nothing left running when the start fails.
+    await Promise.all(procs.map((p) => p.stop("SIGKILL")));
+    dir.remove();
+    throw err;
+  });
   return {
     catalogs: ports.map((port) => catalogClient(`http://127.0.0.1:${port}`)),
     procs,

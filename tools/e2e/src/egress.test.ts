@@ -48,15 +48,15 @@ afterAll(async () => {
 
 describe("egress leases shared by two replay processes over NATS KV", () => {
   it("lets exactly one replay through a one-slot origin; the other is refused and not charged", async () => {
-    const catalog = createServiceClient(CatalogService, createPeerTransport(cluster.env.WHC_CATALOG_URL!, 5000));
+    const catalog = createServiceClient(CatalogService, createPeerTransport(cluster.env.WHC_CATALOG_URL!, 5000, cluster.credentials));
     const { accountId } = await catalog.authenticateApiKey({ keyHash: hashApiKey(CLUSTER_KEY) });
     const ep = (await cluster.api.post("/v1/endpoints", {})).body as { id: string; webhookUrl: string };
     const { id } = (await (await fetch(ep.webhookUrl, { method: "POST", body: "payload" })).json()) as { id: string };
     const day = new Date().toISOString().slice(0, 10);
     const usedBefore = (await catalog.getReplayUsage({ accountId, day })).used;
 
-    const one = createServiceClient(ReplayService, createPeerTransport(cluster.env.WHC_REPLAY_URL!, 20_000));
-    const two = createServiceClient(ReplayService, createPeerTransport(secondUrl, 20_000));
+    const one = createServiceClient(ReplayService, createPeerTransport(cluster.env.WHC_REPLAY_URL!, 20_000, cluster.credentials));
+    const two = createServiceClient(ReplayService, createPeerTransport(secondUrl, 20_000, cluster.credentials));
     const request = { accountId, endpointId: ep.id, eventId: id, targetUrl: slowUrl, client: "api" };
     const outcomes = await Promise.allSettled([one.replayEvent(request), two.replayEvent(request)]);
 
@@ -81,18 +81,18 @@ describe("egress leases shared by two replay processes over NATS KV", () => {
   }, 30_000);
 
   it("frees the lease of a replay process killed mid-request within the TTL", async () => {
-    const catalog = createServiceClient(CatalogService, createPeerTransport(cluster.env.WHC_CATALOG_URL!, 5000));
+    const catalog = createServiceClient(CatalogService, createPeerTransport(cluster.env.WHC_CATALOG_URL!, 5000, cluster.credentials));
     const { accountId } = await catalog.authenticateApiKey({ keyHash: hashApiKey(CLUSTER_KEY) });
     const ep = (await cluster.api.post("/v1/endpoints", {})).body as { id: string; webhookUrl: string };
     const { id } = (await (await fetch(ep.webhookUrl, { method: "POST", body: "p" })).json()) as { id: string };
     const request = { accountId, endpointId: ep.id, eventId: id, targetUrl: slowUrl, client: "api" };
-    const doomed = createServiceClient(ReplayService, createPeerTransport(secondUrl, 20_000));
+    const doomed = createServiceClient(ReplayService, createPeerTransport(secondUrl, 20_000, cluster.credentials));
     const pending = doomed.replayEvent(request).catch((e: unknown) => e);
     await waitFor(() => inFlight > 0 || undefined, { what: "replay in flight" });
     await second.stop("SIGKILL");
     expect(AppError.is(await pending)).toBe(true);
 
-    const survivor = createServiceClient(ReplayService, createPeerTransport(cluster.env.WHC_REPLAY_URL!, 20_000));
+    const survivor = createServiceClient(ReplayService, createPeerTransport(cluster.env.WHC_REPLAY_URL!, 20_000, cluster.credentials));
     const result = await waitFor(
       async () => {
         try {

@@ -143,7 +143,7 @@ describe("the distributed ingest process", () => {
       const stored = await post(ep.webhookUrl, Buffer.alloc(MIB, "s"));
       expect(stored.status).toBe(200);
       expect((await cluster.api.get(`/v1/endpoints/${ep.id}/events`)).body.items.map((e: { id: string }) => e.id)).toEqual([stored.json.id]);
-      const metrics = await (await fetch(`${cluster.ingestUrl}/metrics`)).text();
+      const metrics = await (await fetch(`${cluster.metricsUrls.ingest}/metrics`)).text();
       expect(metrics).toMatch(/^whc_ingest_requests_total\{outcome="overloaded"\} 1$/m);
       expect(metrics).toMatch(/^whc_ingest_inflight_body_bytes_limit 1048576$/m);
     } finally {

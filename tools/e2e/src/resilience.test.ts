@@ -96,7 +96,7 @@ describe("catalog down", () => {
     expect((await capture(ep.webhookUrl)).status).toBe(200);
     await cluster.stop("catalog", "SIGKILL");
     const unavailable = async () =>
-      Number(/^whc_ingest_requests_total\{outcome="unavailable"\} (\S+)$/m.exec(await (await fetch(`${cluster.ingestUrl}/metrics`)).text())?.[1] ?? 0);
+      Number(/^whc_ingest_requests_total\{outcome="unavailable"\} (\S+)$/m.exec(await (await fetch(`${cluster.metricsUrls.ingest}/metrics`)).text())?.[1] ?? 0);
     const before = await unavailable();
     const refused = await capture(ep.webhookUrl);
     expect(refused.status).toBe(503);

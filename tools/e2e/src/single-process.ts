@@ -7,6 +7,7 @@ export interface SingleProcess {
   main: string;
   gatewayUrl: string;
   ingestUrl: string;
+  metricsUrl: string;
   /** The key printed on a first start (none when WHC_BOOTSTRAP_API_KEYS is given). */
   firstKey: string | undefined;
   dir: ReturnType<typeof tempDir>;
@@ -21,7 +22,7 @@ export interface SingleProcess {
 export async function startSingleProcess(prefix: string, extraEnv: Record<string, string> = {}): Promise<SingleProcess> {
   const { "all-in-one": main } = buildApps("all-in-one");
   const dir = tempDir(prefix);
-  const { proc, env, gatewayUrl, ingestUrl } = await startAllInOne(main!, dir.path, { WHC_LOG_LEVEL: "info", ...extraEnv });
+  const { proc, env, gatewayUrl, ingestUrl, metricsUrl } = await startAllInOne(main!, dir.path, { WHC_LOG_LEVEL: "info", ...extraEnv });
   const firstKey = env.WHC_BOOTSTRAP_API_KEYS ? undefined : (await proc.waitForOutput(/(whc_[A-Za-z0-9]{32,})/))[1];
   const started: SingleProcess = {
     proc,
@@ -29,6 +30,7 @@ export async function startSingleProcess(prefix: string, extraEnv: Record<string
     main: main!,
     gatewayUrl,
     ingestUrl,
+    metricsUrl,
     firstKey,
     dir,
     async stop() {

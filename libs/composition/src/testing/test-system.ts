@@ -11,6 +11,8 @@ export interface TestSystem {
   system: AllInOne;
   gatewayUrl: string;
   ingestUrl: string;
+  /** The process's metrics port (/metrics of every service in it). */
+  metricsUrl: string;
   dataDir: string;
   a: ApiClient;
   b: ApiClient;
@@ -25,11 +27,12 @@ export interface TestSystem {
  */
 export async function startTestSystem(env: Record<string, string> = {}, logger?: Logger): Promise<TestSystem> {
   const dir = tempDir("whc-system-");
-  const [gatewayPort, ingestPort] = [await freePort(), await freePort()];
+  const [gatewayPort, ingestPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
   const config = loadConfig(allInOneSpec, {
     WHC_HOST: "127.0.0.1",
     WHC_GATEWAY_PORT: String(gatewayPort),
     WHC_INGEST_PORT: String(ingestPort),
+    WHC_METRICS_PORT: String(metricsPort),
     WHC_INGEST_PUBLIC_URL: `http://127.0.0.1:${ingestPort}`,
     WHC_DATA_DIR: dir.path,
     WHC_BOOTSTRAP_API_KEYS: `acct-a:${KEY_A},acct-b:${KEY_B}`,
@@ -46,6 +49,7 @@ export async function startTestSystem(env: Record<string, string> = {}, logger?:
     system,
     gatewayUrl,
     ingestUrl: `http://127.0.0.1:${system.ingest.port}`,
+    metricsUrl: `http://127.0.0.1:${metricsPort}`,
     dataDir: dir.path,
     a: apiClient(gatewayUrl, KEY_A, validator),
     b: apiClient(gatewayUrl, KEY_B, validator),

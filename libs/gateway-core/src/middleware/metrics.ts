@@ -1,10 +1,12 @@
 import type { Middleware } from "koa";
-import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Histogram, Registry } from "prom-client";
 
-/** Request counts and latency by route template and status, in Prometheus format. */
-export function createMetrics() {
+/**
+ * Request counts and latency by route template and status, in Prometheus format; only the
+ * whc_http_* series (the process's own are its metrics port's to add).
+ */
+export function createGatewayMetrics() {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
   const requests = new Counter({
     name: "whc_http_requests_total",
     help: "HTTP requests answered by the gateway",

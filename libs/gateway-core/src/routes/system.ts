@@ -1,13 +1,17 @@
 import type { Client } from "@connectrpc/connect";
-import type { Health } from "@whc/contracts";
-import { health, providerList, type HealthJson, type ProviderListJson } from "@whc/api-model";
+import { CatalogService, CryptoService, ReplayService, type Health } from "@whc/contracts";
+import { health, providerList, readiness, type HealthJson, type ProviderListJson, type ReadinessJson } from "@whc/api-model";
 import { providerCatalog } from "@whc/signatures";
 import type { GatewayDeps } from "../deps.js";
 import { route, type Route } from "../route.js";
 
-async function serving(client: Client<typeof Health>): Promise<boolean> {
+/**
+ * Whether a peer's service answers: asked by its own name, not as `""`, which is the peer's
+ * readiness, its own dependencies included (replay's NATS), which /readyz names by itself.
+ */
+async function serving(client: Client<typeof Health>, service: string): Promise<boolean> {
   try {
-    return (await client.check({ service: "" }, { timeoutMs: 2000 })).status === 1;
+    return (await client.check({ service }, { timeoutMs: 2000 })).status === 1;
   } catch {
     return false;
   }
@@ -28,8 +32,11 @@ function providers(): ProviderListJson {
   };
 }
 
-/** Health, metrics, the OpenAPI document and the provider list. */
-export function systemRoutes(deps: GatewayDeps, document: () => Record<string, unknown>, metrics: () => Promise<{ type: string; text: string }>): Route[] {
+/**
+ * Health, readiness, the OpenAPI document and the provider list. Metrics are not here: the
+ * process serves them on its internal metrics port.
+ */
+export function systemRoutes(deps: GatewayDeps, document: () => Record<string, unknown>): Route[] {
   const providerList_ = providers();
   return [
     route({
@@ -52,9 +59,9 @@ export function systemRoutes(deps: GatewayDeps, document: () => Record<string, u
       },
       async handler(ctx): Promise<HealthJson> {
         const [catalog, crypto, replay] = await Promise.all([
-          serving(deps.health.catalog),
-          serving(deps.health.crypto),
-          serving(deps.health.replay),
+          serving(deps.health.catalog, CatalogService.typeName),
+          serving(deps.health.crypto, CryptoService.typeName),
+          serving(deps.health.replay, ReplayService.typeName),
         ]);
         const ok = catalog && crypto && replay;
         ctx.status = ok ? 200 : 503;
@@ -71,22 +78,27 @@ export function systemRoutes(deps: GatewayDeps, document: () => Record<string, u
     }),
     route({
       method: "GET",
-      path: "/metrics",
-      operationId: "metrics",
-      summary: "Read the gateway's Prometheus metrics",
+      path: "/readyz",
+      operationId: "readiness",
+      summary: "Check the gateway's readiness",
       description:
-        "Request counts and latencies by method, route template (never a raw path: ids would make every request a series) " +
-        "and status, and the process's own metrics, in the Prometheus text format. In the all-in-one process it also " +
-        "carries the forwarding series of the replay service that runs beside the gateway. Needs no API key.",
+        "200 when every dependency answers now (the catalog, crypto and replay services and, in a distributed deployment, NATS); " +
+        "503 naming the failing ones in `failing`. `/healthz` stays the liveness check. Needs no API key.",
       tags: ["system"],
       open: true,
       extension: true,
-      success: { status: 200, contentType: "text/plain", description: "Prometheus metrics of the gateway." },
+      success: { status: 200, schema: readiness, description: "Every dependency answers: catalog, crypto, replay and, in a distributed deployment, NATS." },
       errors: [],
-      async handler(ctx) {
-        const { type, text } = await metrics();
-        ctx.type = type;
-        return text;
+      otherResponses: {
+        "503": {
+          description: "A dependency does not answer; `failing` names it.",
+          content: { "application/json": { schema: { $ref: "#/components/schemas/Readiness" } } },
+        },
+      },
+      async handler(ctx): Promise<ReadinessJson> {
+        const report = await deps.readiness.check();
+        ctx.status = report.status === "ok" ? 200 : 503;
+        return report;
       },
     }),
     route({
