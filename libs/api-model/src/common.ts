@@ -15,3 +15,7 @@ export const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/
 
 /** A provider's name: snake case. The gateway narrows it to the providers it knows. */
 export const providerName = z.string().regex(/^[a-z][a-z0-9_]{0,39}$/);
+
+/** Something the caller should know that did not stop the request: before using an export or a replay (design §12), after saving a destination (§14). */
+export const warning = z.object({ code: z.string(), message: z.string() });
+export type Warning = z.infer<typeof warning>;

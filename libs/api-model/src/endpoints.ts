@@ -1,11 +1,18 @@
 import { z } from "zod";
 import { ENDPOINT_PAGE_DEFAULT, ENDPOINT_PAGE_MAX, ENDPOINT_STATUSES, OPERATING_MODES, SLUG_PATTERN } from "./values.js";
-import { dateTime, extension, headerName, providerName, uuid } from "./common.js";
+import { dateTime, extension, headerName, providerName, uuid, warning } from "./common.js";
 import { endpointResponseConfig } from "./responses.js";
 import { forwardSettings, forwardView } from "./forwarding.js";
 
 /** The Endpoint of interface 0.1.0 as the gateway answers it. */
 export const endpoint = z.object({
+  warnings: z
+    .array(warning)
+    .optional()
+    .meta({
+      ...extension,
+      description: "Create and update only: what the server noticed that did not stop the change (`dns_failure`: the forward URL's host does not resolve now).",
+    }),
   id: uuid,
   slug: z.string(),
   displayName: z.string(),

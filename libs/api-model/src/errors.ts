@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { FIELD_REASONS, HEALTH_CHECKS, QUOTA_NAMES, TRIGGER_UNAVAILABLE_CAUSES } from "./values.js";
+import { FIELD_REASONS, HEALTH_CHECKS, QUOTA_NAMES, TARGET_REFUSAL_REASONS, TRIGGER_UNAVAILABLE_CAUSES } from "./values.js";
 import { extension } from "./common.js";
 
 
@@ -9,7 +9,10 @@ export const errorReply = z.object({
   message: z.string(),
   details: z.object({
     field: z.string().optional(),
-    reason: z.enum(FIELD_REASONS).optional(),
+    reason: z
+      .union([z.enum(FIELD_REASONS), z.enum(TARGET_REFUSAL_REASONS)])
+      .optional()
+      .describe("validation_failed: why the field was refused; target_not_allowed: what of the target was refused."),
     quota: z.enum(QUOTA_NAMES).optional().meta({ ...extension, description: "quota_exceeded: the quota that is spent." }),
     limit: z.int().optional().meta({ ...extension, description: "quota_exceeded (endpoints, waits): the quota's size." }),
     allowed: z

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { REPLAY_MODES, REPLAY_RESULTS } from "./values.js";
-import { extension, uuid } from "./common.js";
+import { extension, uuid, warning } from "./common.js";
 
 export const curlQuery = z.strictObject({
   unmasked: z
@@ -10,9 +10,6 @@ export const curlQuery = z.strictObject({
     .describe("true: header values are not masked."),
 });
 
-/** Something the caller should know before using an export or a replay (design §12). */
-export const warning = z.object({ code: z.string(), message: z.string() });
-export type Warning = z.infer<typeof warning>;
 const warnings = z.array(warning).optional().meta({ ...extension, description: "Present when a replay as captured would fail, e.g. a stale signature." });
 
 /** Operation 8's answer. */

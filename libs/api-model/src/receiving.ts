@@ -16,13 +16,13 @@ export const captureAck = z.object({
 export type CaptureAckJson = z.infer<typeof captureAck>;
 
 /** Why ingest refused a request (or stored only its metadata: `payload_too_large`). */
-export const CAPTURE_REFUSALS = ["not_found", "endpoint_paused", "overloaded", "service_unavailable", "payload_too_large"] as const;
+export const CAPTURE_REFUSALS = ["not_found", "endpoint_paused", "overloaded", "service_unavailable", "payload_too_large", "forward_loop"] as const;
 
 export const captureRefusal = z.object({
   ok: z.literal(false),
   error: z.enum(CAPTURE_REFUSALS),
   message: z.string().optional().meta({ description: "One fixed sentence per code, for a person reading a sender's log." }),
-  id: uuid.optional().meta({ description: "`payload_too_large` only: the event that holds the request's metadata." }),
+  id: uuid.optional().meta({ description: "`payload_too_large`: the event that holds the request's metadata; `forward_loop`: the event stored." }),
 });
 export type CaptureRefusalJson = z.infer<typeof captureRefusal>;
 

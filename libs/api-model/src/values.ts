@@ -30,7 +30,19 @@ export type QuotaName = (typeof QUOTA_NAMES)[number];
 export const ENDPOINT_PAGE_DEFAULT = 100;
 export const ENDPOINT_PAGE_MAX = 500;
 
-export const FIELD_REASONS = ["required", "type", "pattern", "length", "range", "format", "unknown", "immutable"] as const;
+/** `validation_failed`'s details.reason; `loop`: a destination that is one of the deployment's own webhook URLs (design §14). */
+export const FIELD_REASONS = ["required", "type", "pattern", "length", "range", "format", "unknown", "immutable", "loop"] as const;
+/** `target_not_allowed`'s details.reason (design §14): what of the target the egress guard refused. */
+export const TARGET_REFUSAL_REASONS = ["private_address", "loopback", "link_local", "metadata", "scheme", "credentials", "port"] as const;
+export type TargetRefusalReason = (typeof TARGET_REFUSAL_REASONS)[number];
+/** Every forwarded request carries it (design §14): 1 on a first forward, the captured request's hop + 1 after that. */
+export const HOP_HEADER = "X-Whc-Hop";
+/** The hop a forward of a capture carries: its own hop header's value (0 without one) plus one. */
+export function nextHop(headers: readonly (readonly [string, string])[]): number {
+  const captured = headers.find(([name]) => name.toLowerCase() === "x-whc-hop")?.[1];
+  const n = captured !== undefined && /^\d{1,6}$/.test(captured.trim()) ? Number(captured.trim()) : 0;
+  return n + 1;
+}
 export const HEALTH_CHECKS = ["ok", "down"] as const;
 
 /**
@@ -101,6 +113,9 @@ export const ATTEMPT_ERRORS = [
   "protocol_error",
   "target_not_allowed",
   "egress_capacity_exhausted",
+  // The claims before this one were taken and never recorded (their sender stopped mid-send):
+  // with maxAttempts spent that way, the delivery is exhausted without sending again.
+  "interrupted",
 ] as const;
 export type AttemptError = (typeof ATTEMPT_ERRORS)[number];
 /** Headers that describe one connection, never passed on (RFC 9110 §7.6.1). */
@@ -121,6 +136,8 @@ export const NOT_SENT_ON_HEADERS = [
   "x-forwarded-proto",
   "x-real-ip",
   "forwarded",
+  // The hop count of the capture's own arrival: a forward sends its own (nextHop).
+  "x-whc-hop",
 ] as const;
 /** The header of every forwarded request: the event id, and the attempt number. */
 export const DELIVERY_ID_HEADER = "X-Whc-Delivery-Id";

@@ -40,6 +40,7 @@ import {
 } from "@whc/messaging";
 import type { CaptureBus, EgressLeases } from "@whc/ports";
 import { createForwarder, createForwardMetrics, createReplayService } from "@whc/replay-core";
+import { createEgressGuard, type InternalService } from "@whc/egress-guard";
 import type { catalogSpec, cryptoSpec, gatewaySpec, ingestSpec, replaySpec } from "./specs.js";
 import { serveHttp, type Closeable } from "./process.js";
 
@@ -148,6 +149,30 @@ export function createLeases(config: ConfigOf<typeof replaySpec>, name: string, 
   );
 }
 
+/** host:port of a service URL (http, https, nats, tls, or bare host:port), with the scheme's port when none is given. */
+function hostPort(url: string, defaultPort: number): InternalService | undefined {
+  const m = /^(?:[a-z]+:\/\/)?(\[[^\]]+\]|[^:/@[\]]+)(?::(\d+))?/i.exec(url);
+  if (!m) return undefined;
+  const port = m[2] ? Number(m[2]) : /^https:/i.test(url) ? 443 : defaultPort;
+  return { host: (m[1] as string).replace(/^\[|\]$/g, ""), port };
+}
+
+/**
+ * The deployment's own internal services, which no replay, forward or alert may reach even
+ * with private targets allowed (design §14): the catalog and crypto services it calls, its
+ * own replay and metrics ports, and NATS.
+ */
+export function internalServices(config: ConfigOf<typeof replaySpec>): InternalService[] {
+  const services = [
+    hostPort(config.catalogUrl, 80),
+    hostPort(config.cryptoUrl, 80),
+    { host: config.internalHost, port: config.replayPort },
+    ...(config.metricsPort > 0 ? [{ host: config.internalHost, port: config.metricsPort }] : []),
+    ...(config.natsUrl ? [hostPort(config.natsUrl, 4222)] : []),
+  ];
+  return services.filter((s): s is InternalService => s !== undefined);
+}
+
 /**
  * Replay: the SSRF guard, leases, allowance, the request and its audit record; and
  * forwarding: the ForwardEvent, RecordClientAttempt and CheckForwardTarget RPCs and the relay
@@ -179,10 +204,10 @@ export function createReplayNode(
     leases,
     logger,
     metrics,
+    egress: createEgressGuard({ allowPrivate: config.replayAllowPrivateTargets, internal: internalServices(config) }),
   };
   const service = createReplayService(deps, {
     dailyLimit: config.replayDailyLimit,
-    allowPrivateTargets: config.replayAllowPrivateTargets,
     connectTimeoutMs: config.replayConnectTimeoutMs,
     totalTimeoutMs: config.replayTimeoutMs,
     maxExcerptBytes: 4096,
@@ -190,7 +215,6 @@ export function createReplayNode(
   const forwarder = createForwarder(
     { ...deps, bus },
     {
-      allowPrivateTargets: config.replayAllowPrivateTargets,
       connectTimeoutMs: config.replayConnectTimeoutMs,
       retryBaseMs: config.forwardRetryBaseMs,
       pollMs: config.forwardPollMs,
@@ -289,6 +313,7 @@ export function createIngestNode(
       maxInflightBytes: config.ingestMaxInflightBytes,
       trustedProxies: new Set(config.trustedProxies),
       secretGraceMs: config.secretGraceS * 1000,
+      maxHops: config.maxHops,
       publicUrl: config.ingestPublicUrl,
     },
   );

@@ -89,6 +89,14 @@ describe("the receiving surface, as the OpenAPI document describes it", () => {
     expect((await t.a.get(`/v1/endpoints/${ep.id}/events/${String(res.body.id)}`)).body.responseCode).toBe(413);
   });
 
+  it("answers a request forwarded WHC_MAX_HOPS times 508 forward_loop, naming the event stored", async () => {
+    const ep = await endpoint();
+    const res = await send(ep.id, { method: "POST", body: "{}", headers: { "X-Whc-Hop": "3" } });
+    expect(res.status).toBe(508);
+    expect(res.body.error).toBe("forward_loop");
+    expect((await t.a.get(`/v1/endpoints/${ep.id}/events/${String(res.body.id)}`)).body.responseCode).toBe(508);
+  });
+
   it("answers what the endpoint configures, as the document's default answer", async () => {
     const ep = await endpoint({ response: { status: 202, body: "accepted {{eventId}}" } });
     const res = await send(ep.id, { method: "POST", body: "{}" }, true);

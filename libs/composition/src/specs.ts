@@ -55,6 +55,7 @@ export const ingestSpec = {
   endpointCacheTtlMs: s.endpointCacheTtlMs,
   secretGraceS: s.secretGraceS,
   ingestPublicUrl: s.ingestPublicUrl,
+  maxHops: s.maxHops,
   rpcTimeoutMs: s.rpcTimeoutMs,
 };
 

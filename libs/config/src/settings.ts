@@ -168,6 +168,13 @@ export const settings = {
     86_400,
   ),
   endpointCacheTtlMs: intSetting("WHC_ENDPOINT_CACHE_TTL_MS", "how long ingest caches an endpoint lookup", 5000, 0, 600_000),
+  maxHops: intSetting(
+    "WHC_MAX_HOPS",
+    "a capture arriving with this many forwards behind it (X-Whc-Hop) is answered 508 forward_loop, stored and not forwarded",
+    3,
+    1,
+    100,
+  ),
   secretGraceS: intSetting(
     "WHC_SECRET_GRACE_S",
     "after a secret changes, how long the previous one still verifies, seconds",

@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { classifyAddress } from "./classify.js";
 import { parseTargetUrl, vetTarget, type Resolver } from "./target.js";
 import { sendOnce, type SendInput } from "./send.js";
+import { createEgressGuard, refusalReason } from "./guard.js";
 
 /** Answers from a table; never touches DNS or the network. */
 const fakeResolver =
@@ -279,5 +280,53 @@ describe("sendOnce against local servers", () => {
 
     const plain = await serve((_req, res) => res.end("plain http"));
     expect(await send(`https://127.0.0.1:${plain}/`)).toMatchObject({ kind: "network_error", reason: "tls_error" });
+  });
+});
+
+describe("the deployment's own internal services (design §14)", () => {
+  const guard = createEgressGuard({
+    allowPrivate: true,
+    resolver: fakeResolver({ "localhost": ["127.0.0.1", "::1"], "catalog.internal": ["10.0.0.5"], "app.test": ["10.0.0.9"] }),
+    internal: [
+      { host: "127.0.0.1", port: 50052 },
+      { host: "catalog.internal", port: 50051 },
+      { host: "0.0.0.0", port: 9464 },
+    ],
+  });
+
+  it("refuses them even with private targets allowed, in every spelling that reaches them, as reason port", async () => {
+    for (const url of [
+      "http://127.0.0.1:50052/webhookcapture.crypto.v1.CryptoService/GetBlindIndexKey",
+      "http://localhost:50052/",
+      "http://[::1]:50052/",
+      "http://127.9.9.9:50052/",
+      "http://catalog.internal:50051/",
+      "http://10.0.0.5:50051/",
+      "http://127.0.0.1:9464/metrics",
+    ]) {
+      const vetted = await guard.vet(url);
+      expect({ url, vetted }).toEqual({ url, vetted: { ok: false, reason: "internal_service" } });
+      expect(refusalReason(vetted as { reason: string })).toBe("port");
+    }
+  });
+
+  it("lets private targets through on other ports and hosts", async () => {
+    for (const url of ["http://127.0.0.1:3000/hook", "http://10.0.0.5:8080/", "http://app.test:50051/"]) {
+      expect((await guard.vet(url)).ok, url).toBe(true);
+    }
+  });
+
+  it("names each refusal as target_not_allowed's details.reason, and leaves DNS and malformed URLs to others", () => {
+    expect(refusalReason({ reason: "address_not_allowed", category: "loopback" })).toBe("loopback");
+    expect(refusalReason({ reason: "address_not_allowed", category: "link_local" })).toBe("link_local");
+    expect(refusalReason({ reason: "address_not_allowed", category: "metadata" })).toBe("metadata");
+    for (const category of ["private", "cgnat", "unique_local", "multicast", "broadcast", "reserved", "documentation"]) {
+      expect(refusalReason({ reason: "address_not_allowed", category })).toBe("private_address");
+    }
+    expect(refusalReason({ reason: "scheme_not_allowed" })).toBe("scheme");
+    expect(refusalReason({ reason: "credentials_in_url" })).toBe("credentials");
+    expect(refusalReason({ reason: "port_not_allowed" })).toBe("port");
+    expect(refusalReason({ reason: "dns_failure" })).toBeUndefined();
+    expect(refusalReason({ reason: "bad_url" })).toBeUndefined();
   });
 });

@@ -1,6 +1,7 @@
 import http from "node:http";
 import https from "node:https";
-import type { LookupFunction } from "node:net";
+import net, { type LookupFunction, type Socket } from "node:net";
+import tls from "node:tls";
 import { performance } from "node:perf_hooks";
 import type { ParsedTarget } from "./target.js";
 import { HOP_BY_HOP_HEADERS } from "@whc/api-model";
@@ -25,7 +26,15 @@ export interface SendInput {
   connectTimeoutMs: number;
   totalTimeoutMs: number;
   maxExcerptBytes: number;
+  /**
+   * Opens the connection instead of net.connect / tls.connect (a test seam: injected socket
+   * failures). It gets what Node's agent would pass them, the pinned lookup included.
+   */
+  connect?: ConnectFunction | undefined;
 }
+
+/** `secure`: the request is https (Node would call tls.connect). */
+export type ConnectFunction = (options: net.NetConnectOpts & tls.ConnectionOptions, secure: boolean) => Socket;
 
 export type SendResult =
   | {
@@ -49,13 +58,14 @@ function pairsOf(raw: string[]): [string, string][] {
   return pairs;
 }
 
-function failureOf(err: unknown): NetworkFailure {
+export function failureOf(err: unknown): NetworkFailure {
   const code = String((err as { code?: string }).code ?? "");
   const message = String((err as { message?: string }).message ?? "");
   if (code === "ECONNREFUSED") return "connection_refused";
   if (code === "ECONNRESET" || code === "EPIPE" || message.includes("socket hang up")) return "connection_reset";
   if (code === "ETIMEDOUT" || code === "WHC_TIMEOUT") return "timeout";
-  if (code === "EHOSTUNREACH" || code === "ENETUNREACH" || code === "EADDRNOTAVAIL") return "host_unreachable";
+  // EACCES/EPERM: a local firewall, or an address this host may not send to (a broadcast).
+  if (["EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL", "EHOSTDOWN", "ENETDOWN", "EACCES", "EPERM", "EAFNOSUPPORT"].includes(code)) return "host_unreachable";
   if (code === "ENOTFOUND" || code === "EAI_AGAIN") return "dns_failure";
   if (code.startsWith("HPE_")) return "protocol_error";
   if (code.startsWith("ERR_SSL") || code.startsWith("CERT_") || code.includes("CERT") || code === "EPROTO" || /ssl|tls|certificate/i.test(message)) {
@@ -75,13 +85,18 @@ export function sendOnce(input: SendInput): Promise<SendResult> {
   const elapsed = () => Math.round(performance.now() - started);
   const { target } = input;
   const secure = target.url.protocol === "https:";
-  // The connection goes to the vetted address whatever the name would resolve to now.
+  // The connection goes to the vetted address whatever the name would resolve to now. The
+  // answer comes on a later turn, as a real lookup's does: answered at once, Node connected
+  // and failed (an unroutable address, a firewall's EACCES) before anything listened for the
+  // error, and the process died (issue #29).
   const pinned: LookupFunction = (_hostname, options, callback) => {
-    if ((options as { all?: boolean }).all) {
-      (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [
-        { address: input.address, family: input.family },
-      ]);
-    } else callback(null, input.address, input.family);
+    setImmediate(() => {
+      if ((options as { all?: boolean }).all) {
+        (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [
+          { address: input.address, family: input.family },
+        ]);
+      } else callback(null, input.address, input.family);
+    });
   };
 
   return new Promise((resolve) => {
@@ -93,23 +108,20 @@ export function sendOnce(input: SendInput): Promise<SendResult> {
       clearTimeout(connect);
       resolve(result);
     };
+    let req: http.ClientRequest | undefined;
     const fail = (reason: NetworkFailure) => {
       finish({ kind: "network_error", reason, durationMs: elapsed() });
-      req.destroy();
+      req?.destroy();
     };
-
-    const request = secure ? https.request : http.request;
-    const req = request({
-      protocol: target.url.protocol,
-      host: target.hostname,
-      port: target.port,
-      method: input.method,
-      path: `${target.url.pathname}${target.url.search}`,
-      lookup: pinned,
-      agent: false,
-      setHost: false,
-      ...(secure ? { servername: target.literalIp ? undefined : target.hostname } : {}),
-    });
+    const total = setTimeout(() => fail("timeout"), input.totalTimeoutMs);
+    const connect = setTimeout(() => fail("timeout"), input.connectTimeoutMs);
+    try {
+      req = request(input, secure, pinned, (err) => fail(failureOf(err)));
+    } catch (err) {
+      // Options Node's client refuses synchronously (they were vetted, so this is rare): an outcome, not a throw.
+      fail(failureOf(err));
+      return;
+    }
     const names = new Map<string, string>();
     const values = new Map<string, string[]>();
     for (const [name, value] of input.headers) {
@@ -130,8 +142,6 @@ export function sendOnce(input: SendInput): Promise<SendResult> {
     if (input.body && input.body.length > 0) req.setHeader("Content-Length", input.body.length);
     else if (!["GET", "HEAD", "DELETE", "OPTIONS"].includes(input.method.toUpperCase())) req.setHeader("Content-Length", 0);
 
-    const total = setTimeout(() => fail("timeout"), input.totalTimeoutMs);
-    const connect = setTimeout(() => fail("timeout"), input.connectTimeoutMs);
     req.on("socket", (socket) => {
       const connected = () => clearTimeout(connect);
       if (secure) socket.once("secureConnect", connected);
@@ -171,6 +181,38 @@ export function sendOnce(input: SendInput): Promise<SendResult> {
       res.on("error", () => done());
       res.on("close", done);
     });
-    req.end(input.body && input.body.length > 0 ? Buffer.from(input.body) : undefined);
+    try {
+      req.end(input.body && input.body.length > 0 ? Buffer.from(input.body) : undefined);
+    } catch (err) {
+      fail(failureOf(err));
+    }
+  });
+}
+
+/**
+ * The request, over a connection of its own (no keep-alive). Every socket gets an error
+ * listener the moment it exists, before Node's client attaches its own: whatever the socket
+ * does and whenever, its error is this request's outcome, never an unhandled event.
+ */
+function request(input: SendInput, secure: boolean, lookup: LookupFunction, onSocketError: (err: Error) => void): http.ClientRequest {
+  const { target } = input;
+  const open = (options: net.NetConnectOpts & tls.ConnectionOptions) =>
+    input.connect ? input.connect(options, secure) : secure ? tls.connect(options) : net.connect(options);
+  const agent = new (secure ? https.Agent : http.Agent)({ keepAlive: false });
+  agent.createConnection = (options: net.NetConnectOpts & tls.ConnectionOptions) => {
+    const socket = open(options);
+    socket.on("error", onSocketError);
+    return socket;
+  };
+  return (secure ? https.request : http.request)({
+    protocol: target.url.protocol,
+    host: target.hostname,
+    port: target.port,
+    method: input.method,
+    path: `${target.url.pathname}${target.url.search}`,
+    lookup,
+    agent,
+    setHost: false,
+    ...(secure ? { servername: target.literalIp ? undefined : target.hostname } : {}),
   });
 }

@@ -8,7 +8,9 @@ export type TargetRefusal =
   | "credentials_in_url"
   | "address_not_allowed"
   | "dns_failure"
-  | "port_not_allowed";
+  | "port_not_allowed"
+  /** One of the deployment's own internal services (createEgressGuard's `internal`). */
+  | "internal_service";
 
 export interface ParsedTarget {
   url: URL;

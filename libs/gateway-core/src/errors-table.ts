@@ -16,7 +16,12 @@ export const errorTable: Record<ErrorReason, { status: number; code: string; mes
   slug_taken: { status: 409, code: "slug_taken", message: "An endpoint with this slug already exists." },
   conflict: { status: 409, code: "conflict", message: "The request conflicts with the current state." },
   replay_disabled: { status: 403, code: "replay_disabled", message: "Replay is disabled for this endpoint." },
-  target_not_allowed: { status: 400, code: "target_not_allowed", message: "The replay or forward target is not allowed." },
+  target_not_allowed: {
+    status: 400,
+    code: "target_not_allowed",
+    message:
+      "The replay or forward target is not allowed (details.reason says why); private, loopback and link-local addresses need WHC_REPLAY_ALLOW_PRIVATE_TARGETS on the server.",
+  },
   forward_not_configured: { status: 409, code: "forward_not_configured", message: "The endpoint has no forward destination." },
   trigger_unavailable: { status: 409, code: "trigger_unavailable", message: "This endpoint cannot be triggered; details.cause says why." },
   replay_limit_exceeded: {

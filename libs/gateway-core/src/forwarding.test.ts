@@ -139,10 +139,15 @@ describe("an endpoint's forward settings", () => {
     expect((await api.endpoints.list()).items.length).toBe(before);
   });
 
-  it("refuse a destination the egress guard would not send to as target_not_allowed", async () => {
+  it("refuse a destination the egress guard would not send to as target_not_allowed with its reason, and what is no URL as validation_failed", async () => {
     const before = (await api.endpoints.list()).items.length;
-    for (const url of ["ftp://127.0.0.1/hooks", "not a url", "http://"]) {
-      expectReply(await refusal(api.endpoints.create({ operatingMode: "relay", forward: { url } })), 400, "target_not_allowed");
+    const ftp = await refusal(api.endpoints.create({ operatingMode: "relay", forward: { url: "ftp://127.0.0.1/hooks" } }));
+    expectReply(ftp, 400, "target_not_allowed");
+    expect(ftp.details).toEqual({ reason: "scheme" });
+    for (const url of ["not a url", "http://"]) {
+      const bad = await refusal(api.endpoints.create({ operatingMode: "relay", forward: { url } }));
+      expectReply(bad, 400, "validation_failed");
+      expect(bad.details).toEqual({ field: "forward.url", reason: "format" });
     }
     expect((await api.endpoints.list()).items.length).toBe(before);
     const ep = await api.endpoints.create({});

@@ -47,6 +47,17 @@ const RESPONSES: Record<string, Json> = {
     headers: retryAfter("Seconds to wait before retrying: 60 when paused, 5 on an outage, 1 when overloaded."),
     content: { "application/json": { schema: ref("CaptureRefusal") } },
   },
+  "508": {
+    description:
+      "`forward_loop`: the request arrived with `X-Whc-Hop` at `WHC_MAX_HOPS` (3 by default): it has been forwarded that many times, by endpoints of " +
+      "this or another deployment. It is stored, as the event `id` (its `responseCode` is 508), and not forwarded again.",
+    content: {
+      "application/json": {
+        schema: ref("CaptureRefusal"),
+        example: { ok: false, error: "forward_loop", message: "This request has been forwarded too many times; it is stored and not forwarded again.", id: "019a6b2e-5c3d-7e41-9a2b-3c4d5e6f7a8b" },
+      },
+    },
+  },
   "504": {
     description: "A `proxy` endpoint's destination did not answer within the endpoint's `forward.timeoutMs`. The capture is stored.",
     content: { "application/json": { schema: ref("ForwardFailure"), example: { error: "forward_failed", reason: "timeout" } } },

@@ -21,6 +21,7 @@ import { createLogger, type Logger } from "@whc/logging";
 import { createMemoryBus, createMemoryLeases } from "@whc/messaging";
 import type { CaptureBus } from "@whc/ports";
 import { createReplayService } from "@whc/replay-core";
+import { createEgressGuard } from "@whc/egress-guard";
 import { createInMemoryTransport, createReadiness, createServiceClient, healthRoutes, peerServing } from "@whc/rpc";
 import { createBlindIndexSource, createEnvelopeOpener, createEnvelopeSealer } from "@whc/sealing";
 import { appendCaptures, tempDir } from "@whc/testing";
@@ -145,12 +146,12 @@ function createServices(dir: string, opts: TestGatewayOptions, logger: Logger) {
       sealer: createEnvelopeSealer(crypto, { maxAgeMs: 60_000, maxUses: 1_000_000 }),
       leases,
       logger,
+      egress: createEgressGuard({ allowPrivate: opts.allowPrivateTargets ?? true }),
     };
     router.service(
       ReplayService,
       createReplayService(deps, {
         dailyLimit: opts.replayDailyLimit ?? 1000,
-        allowPrivateTargets: opts.allowPrivateTargets ?? true,
         connectTimeoutMs: 2000,
         totalTimeoutMs: 5000,
         maxExcerptBytes: 4096,

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 
-const OUTCOMES = ["stored", "proxied", "forward_failed", "too_large", "unknown_endpoint", "paused", "unavailable", "overloaded", "sender_gone"] as const;
+const OUTCOMES = ["stored", "proxied", "forward_failed", "too_large", "forward_loop", "unknown_endpoint", "paused", "unavailable", "overloaded", "sender_gone"] as const;
 
 /** How a request to the receiving surface ended. */
 export type CaptureOutcome = (typeof OUTCOMES)[number];

@@ -50,6 +50,8 @@ export interface IngestOptions {
   publicUrl: string;
   /** WHC_INGEST_MAX_INFLIGHT_BYTES: the most request-body bytes held across requests in flight (design §13). */
   maxInflightBytes: number;
+  /** WHC_MAX_HOPS: a capture arriving with this many forwards behind it is answered 508 and not forwarded (design §14). */
+  maxHops: number;
 }
 
 /**
@@ -258,8 +260,16 @@ function readBody(s: Surface, c: Capture, found: IngestEndpoint, reservation: Re
  * the request (design §10; relay endpoints too) or, for a proxy endpoint, its forwarding.
  */
 type Pending =
-  | { found: IngestEndpoint; reply: ReplyPlan; request: ReplyRequest; proxy?: undefined }
-  | { found: IngestEndpoint; proxy: Forwarding };
+  | { found: IngestEndpoint; reply: ReplyPlan; request: ReplyRequest; proxy?: undefined; loop?: undefined }
+  | { found: IngestEndpoint; proxy: Forwarding; loop?: undefined }
+  | { found: IngestEndpoint; loop: true; proxy?: undefined };
+
+/** The hop count a request arrived with (`X-Whc-Hop`, set by every forward: design §14); 0 without one. */
+function arrivedHop(c: Capture): number {
+  const value = c.req.headers["x-whc-hop"];
+  const text = (Array.isArray(value) ? value[0] : value)?.trim();
+  return text !== undefined && /^\d{1,6}$/.test(text) ? Number(text) : 0;
+}
 
 function captureBody(s: Surface, c: Capture, found: IngestEndpoint, body: ReadBody): void {
   const { capture, keepsBody, request: captured, diagnosis } = captureEvent(c, found, body, s.options);
@@ -267,6 +277,12 @@ function captureBody(s: Surface, c: Capture, found: IngestEndpoint, body: ReadBo
   if (body.overLimit) {
     // Refused as too large: only metadata is stored (never forwarded), and ingest's own 413 is the answer.
     capture.diagnosticJson = diagnosticJson(diagnosis, "default");
+  } else if (arrivedHop(c) >= s.options.maxHops) {
+    // Forwarded this many times already: a loop through endpoints (here or elsewhere). Stored
+    // as it came, never forwarded, answered 508 forward_loop, so the loop ends here.
+    capture.responseCode = 508;
+    capture.diagnosticJson = diagnosticJson(diagnosis, "default");
+    pending = { found, loop: true };
   } else if (found.forwarding?.mode === "proxy") {
     // The destination answers, not the endpoint's response configuration; what it answered
     // is the forward's attempt, recorded by replay after this commit.
@@ -352,6 +368,11 @@ function answerStored(s: Surface, c: Capture, event: CapturedEvent, stored: Stor
     return;
   }
   if (pending.proxy) return proxy(s, c, event, stored, pending.proxy);
+  if (pending.loop) {
+    s.metrics.answered("forward_loop");
+    reply(c.res, 508, { ok: false, error: "forward_loop", message: "This request has been forwarded too many times; it is stored and not forwarded again.", id: stored.id });
+    return;
+  }
   s.metrics.stored(event.provider, event.verification, (performance.now() - c.startedMs) / 1000);
   const answer = renderReply(pending.found, pending.reply, stored, pending.request);
   const send = () => {

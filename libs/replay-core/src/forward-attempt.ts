@@ -2,7 +2,7 @@ import type { Client } from "@connectrpc/connect";
 import type { CatalogService, CryptoService, Endpoint, Event, Forward } from "@whc/contracts";
 import { ATTEMPT_HEADER, DELIVERY_ID_HEADER, targetUrl, type AttemptTrigger, type DestinationSettings } from "@whc/api-model";
 import { destinationSettingsOf } from "@whc/api-model/present";
-import { sendOnce, vetTarget, type SendResult, type VetOptions } from "@whc/egress-guard";
+import type { EgressGuard, SendResult } from "@whc/egress-guard";
 import { AppError } from "@whc/errors";
 import type { Logger } from "@whc/logging";
 import type { AttemptTransition, EgressLease, EgressLeases, EventRef } from "@whc/ports";
@@ -25,12 +25,12 @@ export interface ForwardDeps {
   leases: EgressLeases;
   logger: Logger;
   metrics?: ForwardMetrics | undefined;
-  resolver?: VetOptions["resolver"];
+  /** The one way out (vetting, internal services refused, sending): replay's and every forward's. */
+  egress: EgressGuard;
   now?: () => number;
 }
 
 export interface ForwardOptions {
-  allowPrivateTargets: boolean;
   /** Connect (+TLS) deadline; the whole attempt's is the endpoint's timeoutMs. */
   connectTimeoutMs: number;
 }
@@ -194,7 +194,7 @@ export function createAttemptSender(deps: ForwardDeps, options: ForwardOptions) 
   ): Promise<SentAttempt> {
     const notSent = (outcome: AttemptOutcome) => made(d, base, { kind: "not_sent", outcome }, maxResponseBytes);
     if (!d.bodyReadable) return notSent({ kind: "unsendable" });
-    const vetted = await vetTarget(d.target, { allowPrivate: options.allowPrivateTargets, ...(deps.resolver ? { resolver: deps.resolver } : {}) });
+    const vetted = await deps.egress.vet(d.target);
     if (!vetted.ok) {
       return notSent(vetted.reason === "dns_failure" ? { kind: "network_error", reason: "dns_failure" } : { kind: "refused", reason: "target_not_allowed" });
     }
@@ -202,7 +202,7 @@ export function createAttemptSender(deps: ForwardDeps, options: ForwardOptions) 
     if (!lease) return notSent({ kind: "refused", reason: "egress_capacity_exhausted" });
     try {
       base.at = now();
-      const result = await sendOnce({
+      const result = await deps.egress.send({
         target: vetted.target,
         address: vetted.address,
         family: vetted.family,
@@ -236,10 +236,13 @@ export function createAttemptSender(deps: ForwardDeps, options: ForwardOptions) 
     return sent;
   }
 
-  /** An attempt that could not be made at all (the endpoint lost its forward settings): counted, not sent. */
-  function refused(n: number, trigger: AttemptTrigger, url: string, outcome: AttemptOutcome): SentAttempt {
+  /**
+   * An attempt that could not be made at all (the endpoint lost its forward settings, its
+   * attempts were spent): counted, not sent. With `capture`, `url` is recorded sealed under its key.
+   */
+  function refused(n: number, trigger: AttemptTrigger, url: string, outcome: AttemptOutcome, capture?: Event): SentAttempt {
     deps.metrics?.attempt(trigger, outcomeLabel(outcome));
-    return unsent({ n, trigger, at: now(), url }, outcome);
+    return unsent({ n, trigger, at: now(), url, ...(capture ? { capture } : {}) }, outcome);
   }
 
   /**

@@ -7,7 +7,9 @@ export type AttemptOutcome =
   | { kind: "network_error"; reason: NetworkFailure }
   | { kind: "refused"; reason: "target_not_allowed" | "egress_capacity_exhausted" }
   /** The stored body could not be opened (its data key is gone, or it fails its tag). */
-  | { kind: "unsendable" };
+  | { kind: "unsendable" }
+  /** Every attempt number up to maxAttempts was claimed, and none of the last ones recorded: their sender stopped. */
+  | { kind: "interrupted" };
 
 /** The metrics' closed outcome set. */
 export const ATTEMPT_OUTCOMES = ["delivered", "rejected", "network_error", "refused"] as const;
@@ -35,6 +37,8 @@ export function errorOf(outcome: AttemptOutcome): string {
     case "network_error":
     case "refused":
       return outcome.reason;
+    case "interrupted":
+      return "interrupted";
     case "unsendable":
       // No ATTEMPT_ERRORS entry says "the stored bytes are unreadable"; nothing went out, and
       // protocol_error is the nearest truthful word for a request that could not be formed.
@@ -50,8 +54,9 @@ export function errorOf(outcome: AttemptOutcome): string {
 export function isRetryable(outcome: AttemptOutcome): boolean {
   if (outcome.kind === "network_error") return true;
   if (outcome.kind === "refused") return outcome.reason === "egress_capacity_exhausted";
-  if (outcome.kind === "unsendable") return false;
-  return outcome.status === 408 || outcome.status === 429 || outcome.status >= 500;
+  if (outcome.kind === "unsendable" || outcome.kind === "interrupted") return false;
+  // 508 Loop Detected (ingest's forward_loop, design §14) will not pass by trying again.
+  return outcome.status === 408 || outcome.status === 429 || (outcome.status >= 500 && outcome.status !== 508);
 }
 
 /** base * 3^(n-1), +-20 % jitter: the delay after attempt n failed. */

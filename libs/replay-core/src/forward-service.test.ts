@@ -14,10 +14,9 @@ import { runCleanups, serve, startBackends, startTarget, valuesOf, type Backends
 afterEach(runCleanups);
 
 async function startService(options: { allowPrivateTargets?: boolean } = {}) {
-  const b = await startBackends();
+  const b = await startBackends({ allowPrivate: options.allowPrivateTargets ?? true });
   const service = createReplayService(b.deps, {
     dailyLimit: 1,
-    allowPrivateTargets: options.allowPrivateTargets ?? true,
     connectTimeoutMs: 2000,
     totalTimeoutMs: 5000,
     maxExcerptBytes: 4096,

@@ -1,7 +1,6 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { Forward, ReplayService } from "@whc/contracts";
 import { ATTEMPT_ERRORS, type AttemptTrigger } from "@whc/api-model";
-import { vetTarget } from "@whc/egress-guard";
 import { AppError, notFound, validationFailed } from "@whc/errors";
 import { sealUrlFor } from "@whc/sealing";
 import {
@@ -130,7 +129,7 @@ export function createForwardHandlers(deps: ForwardDeps, options: ForwardOptions
     },
 
     async checkForwardTarget(req) {
-      const vetted = await vetTarget(req.url, { allowPrivate: options.allowPrivateTargets, ...(deps.resolver ? { resolver: deps.resolver } : {}) });
+      const vetted = await deps.egress.vet(req.url);
       if (vetted.ok) return { allowed: true, reason: "", category: "" };
       return { allowed: false, reason: vetted.reason, category: vetted.category ?? "" };
     },

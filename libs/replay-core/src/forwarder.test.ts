@@ -51,7 +51,7 @@ async function relayEndpoint(b: Backends, forward: Record<string, unknown>, fiel
 function startForwarder(b: Backends, options: Partial<ForwarderOptions> = {}, now?: () => number) {
   const forwarder = createForwarder(
     { ...b.deps, bus: b.bus, ...(now ? { now } : {}) },
-    { allowPrivateTargets: true, connectTimeoutMs: 2000, retryBaseMs: 20, pollMs: 50, claimMs: 10_000, ...options },
+    { connectTimeoutMs: 2000, retryBaseMs: 20, pollMs: 50, claimMs: 10_000, ...options },
   );
   forwarder.start();
   onCleanup(() => forwarder.stop());
@@ -287,10 +287,10 @@ describe("the relay outbox worker", () => {
   });
 
   it("refuses a private destination when private targets are not allowed: target_not_allowed, nothing sent", async () => {
-    const b = await startBackends();
+    const b = await startBackends({ allowPrivate: false });
     const trap = await startTarget();
     const ref = await relayCapture(b, await relayEndpoint(b, { url: `http://localhost:${trap.port}/` }));
-    startForwarder(b, { allowPrivateTargets: false });
+    startForwarder(b);
 
     const event = await settled(b, ref);
     expect(event.forward).toMatchObject({ state: "failed" });

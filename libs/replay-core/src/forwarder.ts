@@ -125,6 +125,13 @@ export function createForwarder(deps: ForwardDeps & { bus: Pick<CaptureBus, "sub
       return { sent, verdict: { state: "failed" }, before: loaded.event.forward?.state };
     }
     const { delivery } = loaded;
+    if (n > delivery.settings.maxAttempts) {
+      // A claim counts as an attempt from the moment it is taken (design §14): attempts whose
+      // sender died mid-send (a crash, a kill) still spend maxAttempts, so a destination that
+      // brings its sender down is not sent to forever. The record keeps the stored target.
+      const sent = sender.refused(n, trigger, delivery.target, { kind: "interrupted" }, delivery.event);
+      return { sent, verdict: { state: "exhausted" }, before: delivery.event.forward?.state };
+    }
     const sent = await sender.send(delivery, n, trigger, { acquire: acquireWaiting });
     const verdict = workerVerdict(sent.outcome, n, delivery.settings.maxAttempts, {
       retryBaseMs: options.retryBaseMs,

@@ -1,4 +1,4 @@
-import { NOT_SENT_ON_HEADERS } from "@whc/api-model";
+import { HOP_HEADER, NOT_SENT_ON_HEADERS, nextHop } from "@whc/api-model";
 import { HOP_BY_HOP } from "@whc/egress-guard";
 import { PROVIDERS, signHeaders, signatureHeaderNames, type Provider } from "@whc/signatures";
 
@@ -23,9 +23,11 @@ export interface Resign {
 }
 
 /**
- * The captured headers as they go out again: end-to-end ones only, in order. With `resign`,
- * the provider's signature headers are replaced by fresh ones computed with the given secret
- * over the exact body, as the provider would have sent them now.
+ * The captured headers as they go out again: end-to-end ones only, in order, then the hop
+ * count (`X-Whc-Hop`, design §14: the capture's own plus one, so a loop through this or another
+ * deployment's endpoints stops at WHC_MAX_HOPS). With `resign`, the provider's signature
+ * headers are replaced by fresh ones computed with the given secret over the exact body, as
+ * the provider would have sent them now.
  */
 export function outboundHeaders(
   captured: readonly { name: string; value: string }[],
@@ -34,7 +36,8 @@ export function outboundHeaders(
   resign?: Resign,
 ): [string, string][] {
   const headers = captured.filter((h) => !NOT_REPLAYED.has(h.name.toLowerCase())).map((h): [string, string] => [h.name, h.value]);
-  if (!resign) return headers;
+  const hop: [string, string] = [HOP_HEADER, String(nextHop(captured.map((h) => [h.name, h.value] as const)))];
+  if (!resign) return [...headers, hop];
   const scheme = asProvider(provider);
   const drop = new Set(signatureHeaderNames(scheme, resign.genericSignatureHeader || undefined));
   const kept = headers.filter(([name]) => !drop.has(name.toLowerCase()));
@@ -49,5 +52,6 @@ export function outboundHeaders(
     genericSignaturePrefix: resign.genericSignaturePrefix || undefined,
   });
   for (const [name, value] of fresh) kept.push([name, value]);
+  kept.push(hop);
   return kept;
 }

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { createEgressGuard, type EgressGuardOptions } from "@whc/egress-guard";
 import { createHmac, randomBytes, randomUUID } from "node:crypto";
 import path from "node:path";
 import { create } from "@bufbuild/protobuf";
@@ -30,7 +31,7 @@ import { createMemoryLeases } from "@whc/messaging";
 import { createPeerTransport, createServiceClient, serveH2c } from "@whc/rpc";
 import { createEnvelopeOpener, createEnvelopeSealer } from "@whc/sealing";
 import { appendCaptures, expectFailure, tempDir } from "@whc/testing";
-import { createReplayService, type ReplayServiceDeps, type ReplayServiceOptions } from "./service.js";
+import { createReplayService, type ReplayServiceOptions } from "./service.js";
 import { logger, onCleanup, refusingPort, runCleanups, serve, startTarget, valuesOf } from "./test-harness.js";
 
 /*
@@ -50,7 +51,10 @@ const today = () => new Date().toISOString().slice(0, 10);
 
 interface HarnessOptions extends Partial<ReplayServiceOptions> {
   slotsPerOrigin?: number;
-  resolver?: ReplayServiceDeps["resolver"];
+  /** The egress guard's (default true: the targets are on loopback). */
+  allowPrivateTargets?: boolean;
+  resolver?: EgressGuardOptions["resolver"];
+  connect?: EgressGuardOptions["connect"];
   now?: () => number;
   /** The crypto peer replay opens bodies with; by default the one that sealed them. */
   openerCrypto?: Client<typeof CryptoService>;
@@ -67,7 +71,7 @@ interface CaptureInput {
 }
 
 async function startReplay(options: HarnessOptions = {}) {
-  const { slotsPerOrigin = 1, resolver, now, openerCrypto, ...overrides } = options;
+  const { slotsPerOrigin = 1, resolver, connect, allowPrivateTargets = true, now, openerCrypto, ...overrides } = options;
   const dir = tempDir("whc-replay-");
   const store = openSqliteStore({ file: path.join(dir.path, "catalog.db") });
   onCleanup(async () => {
@@ -88,7 +92,6 @@ async function startReplay(options: HarnessOptions = {}) {
   const leases = createMemoryLeases({ slotsPerOrigin, ttlMs: 30_000 });
   const settings: ReplayServiceOptions = {
     dailyLimit: 100,
-    allowPrivateTargets: true,
     connectTimeoutMs: 2000,
     totalTimeoutMs: 5000,
     maxExcerptBytes: 4096,
@@ -102,7 +105,7 @@ async function startReplay(options: HarnessOptions = {}) {
       sealer,
       leases,
       logger,
-      ...(resolver ? { resolver } : {}),
+      egress: createEgressGuard({ allowPrivate: allowPrivateTargets, resolver, connect }),
       ...(now ? { now } : {}),
     },
     settings,
@@ -243,7 +246,8 @@ describe("exact replay", () => {
     expect(valuesOf(got.headers, "host")).toEqual([`127.0.0.1:${target.port}`]);
     expect(valuesOf(got.headers, "content-length")).toEqual([String(body.length)]);
     expect(valuesOf(got.headers, "connection")).not.toContain("keep-alive");
-    // Everything else is exactly the end-to-end headers, values of a repeated name in order.
+    // Everything else is exactly the end-to-end headers, values of a repeated name in order,
+    // and the hop count a forward carries (a first one: 1).
     const endToEnd = got.headers
       .filter(([name]) => !["host", "content-length", "connection"].includes(name.toLowerCase()))
       .sort(([a], [b]) => a.toLowerCase().localeCompare(b.toLowerCase()));
@@ -254,6 +258,7 @@ describe("exact replay", () => {
       ["X-Note", "caf\u00c3\u00a9"],
       ["X-Repeat", "one"],
       ["X-Repeat", "two"],
+      ["X-Whc-Hop", "1"],
     ]);
   });
 
@@ -745,19 +750,20 @@ describe("the target guard", () => {
   it("refuses other schemes, credentials in the URL and what is not a URL", async () => {
     const h = await startReplay();
     const source = await h.capture();
-    for (const [url, refusal] of [
-      ["ftp://example.com/hook", "scheme_not_allowed"],
-      ["file:///etc/passwd", "scheme_not_allowed"],
-      ["http://user:secret@example.com/", "credentials_in_url"],
-      ["not a url", "bad_url"],
+    for (const [url, refusal, reason] of [
+      ["ftp://example.com/hook", "scheme_not_allowed", "scheme"],
+      ["file:///etc/passwd", "scheme_not_allowed", "scheme"],
+      ["http://user:secret@example.com/", "credentials_in_url", "credentials"],
     ] as const) {
       const err = await expectFailure(h.replay.replayEvent(h.request(source, url)), Code.InvalidArgument, "target_not_allowed");
-      expect({ url, refusal: err.metadata.get("whc-meta-refusal") }).toEqual({ url, refusal });
+      expect({ url, refusal: err.metadata.get("whc-meta-refusal"), reason: err.metadata.get("whc-meta-reason") }).toEqual({ url, refusal, reason });
     }
+    // Not a URL at all: the field is malformed, not a target refused.
+    await expectFailure(h.replay.replayEvent(h.request(source, "not a url")), Code.InvalidArgument, "validation_failed");
     expect(await h.usage()).toBe(0);
   });
 
-  it("vets the addresses a name resolves to, and refuses a name that does not resolve", async () => {
+  it("vets the addresses a name resolves to; a name that does not resolve is a dns_failure outcome", async () => {
     // A name answered with loopback only, aimed at a trap: a broken guard would reach the trap,
     // never another host. Names with several answers are the classifier's tests (libs/egress-guard).
     const names: Record<string, { address: string; family: 4 | 6 }[]> = {
@@ -779,10 +785,14 @@ describe("the target guard", () => {
 
     const mixed = await expectFailure(h.replay.replayEvent(h.request(source, `http://mixed.example.test:${trap.port}/`)), Code.InvalidArgument, "target_not_allowed");
     expect(mixed.metadata.get("whc-meta-category")).toBe("loopback");
+    expect(mixed.metadata.get("whc-meta-reason")).toBe("loopback");
     expect(trap.connections()).toBe(0);
-    const missing = await expectFailure(h.replay.replayEvent(h.request(source, "http://nowhere.example.test/")), Code.InvalidArgument, "target_not_allowed");
-    expect(missing.metadata.get("whc-meta-refusal")).toBe("dns_failure");
     expect(await h.usage()).toBe(0);
+    // A name that does not resolve is not a forbidden target (design §14): an outcome, charged and audited like any network error.
+    const missing = await h.replay.replayEvent(h.request(source, "http://nowhere.example.test/"));
+    expect(missing).toMatchObject({ result: "network_error", networkFailureReason: "dns_failure", targetStatus: 0 });
+    expect(missing.auditId).not.toBe("");
+    expect(await h.usage()).toBe(1);
   });
 
   it("connects to the address it vetted and names the host in the request", async () => {

@@ -2,7 +2,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { Endpoint, Event, ReplayService } from "@whc/contracts";
 import { AppError, validationFailed } from "@whc/errors";
 import { currentRequestId } from "@whc/logging";
-import { sendOnce, vetTarget, type SendResult } from "@whc/egress-guard";
+import { parseTargetUrl, refusalReason, type SendResult, type Vetted } from "@whc/egress-guard";
 import { openCapture } from "@whc/sealing";
 import { outboundHeaders } from "./outbound.js";
 import { createForwardHandlers } from "./forward-service.js";
@@ -14,7 +14,6 @@ export type ReplayServiceDeps = ForwardDeps;
 
 export interface ReplayServiceOptions {
   dailyLimit: number;
-  allowPrivateTargets: boolean;
   connectTimeoutMs: number;
   totalTimeoutMs: number;
   maxExcerptBytes: number;
@@ -24,9 +23,20 @@ export interface ReplayServiceOptions {
  * Operation 9, in the order design §3 fixes: the endpoint's replay flag; the target (scheme,
  * then every address its host resolves to); an egress lease (none: nothing sent, nothing
  * recorded, allowance untouched); one unit of the daily allowance (spent: lease released);
- * the request to the vetted address; the audit record; the lease released. The forwarding
- * RPCs (ForwardEvent, RecordClientAttempt, CheckForwardTarget) are createForwardHandlers'.
+ * the request to the vetted address; the audit record; the lease released. A host name that
+ * does not resolve is not a refused target but an outcome (design §14): `network_error`,
+ * `dns_failure`, charged and audited like one. The forwarding RPCs (ForwardEvent,
+ * RecordClientAttempt, CheckForwardTarget) are createForwardHandlers'.
  */
+
+/** A refused target as the caller sees it: target_not_allowed with its reason, or a malformed URL. */
+export function refusedTarget(vetted: Extract<Vetted, { ok: false }>, field = "target_url"): AppError {
+  const reason = refusalReason(vetted);
+  if (!reason) return validationFailed(field, "format");
+  return new AppError("target_not_allowed", `target refused: ${vetted.reason}`, {
+    meta: { reason, refusal: vetted.reason, ...(vetted.category ? { category: vetted.category } : {}) },
+  });
+}
 export function createReplayService(deps: ReplayServiceDeps, options: ReplayServiceOptions): ServiceImpl<typeof ReplayService> {
   const now = deps.now ?? Date.now;
   const { catalog, logger } = deps;
@@ -50,22 +60,18 @@ export function createReplayService(deps: ReplayServiceDeps, options: ReplayServ
       const allowed = client === "dashboard" ? endpoint.replayFromDashboard : endpoint.replayFromApi;
       if (!allowed) throw new AppError("replay_disabled", `replay from ${client} disabled`);
 
-      const vetted = await vetTarget(req.targetUrl, {
-        allowPrivate: options.allowPrivateTargets,
-        ...(deps.resolver ? { resolver: deps.resolver } : {}),
-      });
-      if (!vetted.ok) {
-        throw new AppError("target_not_allowed", `target refused: ${vetted.reason}`, {
-          meta: { refusal: vetted.reason, ...(vetted.category ? { category: vetted.category } : {}) },
-        });
-      }
+      const vetted = await deps.egress.vet(req.targetUrl);
+      const unresolved = !vetted.ok && vetted.reason === "dns_failure";
+      if (!vetted.ok && !unresolved) throw refusedTarget(vetted);
+      const parsed = parseTargetUrl(req.targetUrl);
+      if (!parsed.ok) throw validationFailed("target_url", "format");
 
       // The body and the request (headers, sub-path, query: ADR 0009) are opened before
       // anything is taken, so a crypto outage charges nothing.
       const { event, body } = await openCapture(deps.opener, stored);
       const sourceBodyTruncated = event.truncated || body === undefined;
 
-      const lease = await deps.leases.acquire(vetted.target.url.origin);
+      const lease = await deps.leases.acquire(parsed.target.url.origin);
       if (!lease) throw new AppError("egress_capacity_exhausted", "no egress lease");
       try {
         const startedAt = now();
@@ -91,17 +97,19 @@ export function createReplayService(deps: ReplayServiceDeps, options: ReplayServ
             : undefined,
         );
 
-        const outcome: SendResult = await sendOnce({
-          target: vetted.target,
-          address: vetted.address,
-          family: vetted.family,
-          method: event.method,
-          headers,
-          body,
-          connectTimeoutMs: options.connectTimeoutMs,
-          totalTimeoutMs: options.totalTimeoutMs,
-          maxExcerptBytes: options.maxExcerptBytes,
-        });
+        const outcome: SendResult = vetted.ok
+          ? await deps.egress.send({
+              target: vetted.target,
+              address: vetted.address,
+              family: vetted.family,
+              method: event.method,
+              headers,
+              body,
+              connectTimeoutMs: options.connectTimeoutMs,
+              totalTimeoutMs: options.totalTimeoutMs,
+              maxExcerptBytes: options.maxExcerptBytes,
+            })
+          : { kind: "network_error", reason: "dns_failure", durationMs: 0 };
         const result =
           outcome.kind === "network_error" ? "network_error" : outcome.status >= 200 && outcome.status < 300 ? "delivered" : "rejected";
 
@@ -114,7 +122,7 @@ export function createReplayService(deps: ReplayServiceDeps, options: ReplayServ
                 endpointId: req.endpointId,
                 eventId: req.eventId,
                 keyId: req.keyId,
-                targetUrl: vetted.target.url.href,
+                targetUrl: parsed.target.url.href,
                 mode,
                 result,
                 targetStatus: outcome.kind === "response" ? outcome.status : 0,

@@ -12,6 +12,7 @@ import { createMemoryBus, createMemoryLeases } from "@whc/messaging";
 import { createServiceClient, serverInterceptor } from "@whc/rpc";
 import { createEnvelopeOpener, createEnvelopeSealer } from "@whc/sealing";
 import { tempDir } from "@whc/testing";
+import { createEgressGuard, type EgressGuardOptions } from "@whc/egress-guard";
 import type { ForwardDeps } from "./forward-attempt.js";
 import { createForwardMetrics } from "./forward-metrics.js";
 
@@ -82,11 +83,20 @@ export function serve(routes: (router: ConnectRouter) => void, interceptors: Int
   return createRouterTransport(routes, { router: { interceptors: [...interceptors, serverInterceptor(logger)] } });
 }
 
+export interface BackendOptions {
+  slotsPerOrigin?: number;
+  catalogInterceptors?: Interceptor[];
+  /** The egress guard's: private targets allowed (default true, the destinations are on loopback), a resolver, a connect seam. */
+  allowPrivate?: boolean;
+  resolver?: EgressGuardOptions["resolver"];
+  connect?: EgressGuardOptions["connect"];
+}
+
 /**
  * The catalog (SQLite in a temp dir) and crypto services, and everything forwarding takes.
  * `catalogInterceptors` see (and may fail) every catalog call replay makes.
  */
-export async function startBackends(options: { slotsPerOrigin?: number; catalogInterceptors?: Interceptor[] } = {}) {
+export async function startBackends(options: BackendOptions = {}) {
   const dir = tempDir("whc-replay-");
   const store = openSqliteStore({ file: path.join(dir.path, "catalog.db") });
   onCleanup(async () => {
@@ -104,7 +114,8 @@ export async function startBackends(options: { slotsPerOrigin?: number; catalogI
     const stats = await catalog.getOutboxStats({});
     return { pending: Number(stats.pending), oldestDueAt: stats.oldestDueAtMs === undefined ? undefined : Number(stats.oldestDueAtMs) };
   });
-  const deps: ForwardDeps = { catalog, crypto, opener, sealer, leases, logger, metrics };
+  const egress = createEgressGuard({ allowPrivate: options.allowPrivate ?? true, resolver: options.resolver, connect: options.connect });
+  const deps: ForwardDeps = { catalog, crypto, opener, sealer, leases, logger, metrics, egress };
 
   const { key } = await catalog.ensureApiKey({ accountName: `acct-${randomUUID()}`, keyHash: randomBytes(32), prefix: "whc_test" });
   const owner = { accountId: key!.accountId, keyId: key!.id };

@@ -42,6 +42,7 @@ export function writeError(ctx: Context, err: AppError): void {
     if (err.meta.status !== undefined) details.status = Number(err.meta.status);
   }
   if (err.reason === "quota_exceeded") writeQuota(ctx, err, details);
+  if (err.reason === "target_not_allowed" && err.meta.reason !== undefined) details.reason = String(err.meta.reason);
   const body: ErrorReply = { error: entry.code, message: entry.message, details, requestId: ctx.state.requestId as string };
   ctx.status = entry.status;
   ctx.body = body;

@@ -10,6 +10,7 @@ import {
   extension,
   listEndpointsQuery,
   updateEndpointRequest,
+  type Warning,
 } from "@whc/api-model";
 import { endpointJson } from "@whc/api-model/present";
 import { PROVIDER_NAMES } from "@whc/signatures";
@@ -94,7 +95,7 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
         const { forward } = body;
         const operatingMode = body.operatingMode ?? "capture";
         requireForwardFor(operatingMode, forward !== undefined);
-        if (forward) await vetForwardTarget(deps.replay, forward.url);
+        const warnings = forward ? await vetForwardTarget(deps.replay, forward.url, options.ingestPublicUrl) : [];
         const sealedSecret = body.secret
           ? (await crypto.sealSecret({ plaintext: Buffer.from(body.secret, "utf8") })).sealed
           : new Uint8Array();
@@ -120,7 +121,7 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
         const created = res.endpoint!;
         bus.publishEndpointChanged(created.id);
         ctx.set("Location", `/v1/endpoints/${created.id}`);
-        return present(created);
+        return { ...present(created), ...(warnings.length > 0 ? { warnings } : {}) };
       },
     }),
     route({
@@ -161,11 +162,12 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
       errors: [400, 413, 415],
       async handler(_ctx, { auth, params, body }) {
         const { secret, response, forward, ...plain } = body;
+        const warnings: Warning[] = [];
         // A patch leaving a relay or proxy endpoint without forward settings is refused by the
         // catalog inside the update (validation_failed on forward), against what is stored then.
         const patch = create(EndpointPatchSchema, {
           ...plain,
-          ...(await forwardPatch(deps, forward)),
+          ...(await forwardPatch(deps, forward, options.ingestPublicUrl, warnings)),
           ...(typeof secret === "string"
             ? { sealedSecret: (await crypto.sealSecret({ plaintext: Buffer.from(secret, "utf8") })).sealed }
             : {}),
@@ -175,7 +177,7 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
         });
         const res = await catalog.updateEndpoint({ accountId: auth.accountId, endpointId: params.id!, patch });
         bus.publishEndpointChanged(params.id!);
-        return present(res.endpoint!);
+        return { ...present(res.endpoint!), ...(warnings.length > 0 ? { warnings } : {}) };
       },
     }),
     route({

@@ -1,6 +1,7 @@
 import type { Client } from "@connectrpc/connect";
 import type { CryptoService, ReplayService } from "@whc/contracts";
-import { isForwardingMode, type ForwardSettings } from "@whc/api-model";
+import { isForwardingMode, type ForwardSettings, type Warning } from "@whc/api-model";
+import { refusalReason } from "@whc/egress-guard";
 import { AppError, validationFailed } from "@whc/errors";
 
 /**
@@ -21,12 +22,39 @@ export function requireForwardFor(operatingMode: string, hasForward: boolean): v
   }
 }
 
-/** Refuses a destination the egress guard would not send to, as a replay target is refused. */
-export async function vetForwardTarget(replay: Client<typeof ReplayService>, url: string): Promise<void> {
-  const verdict = await replay.checkForwardTarget({ url });
-  if (!verdict.allowed) {
-    throw new AppError("target_not_allowed", `forward target refused: ${verdict.reason} (${verdict.category})`);
+/** Whether `url` is one of the deployment's own webhook URLs: the public base's origin, under its `/h/`. */
+export function isOwnWebhookUrl(url: string, ingestPublicUrl: string): boolean {
+  let target: URL;
+  let own: URL;
+  try {
+    target = new URL(url);
+    own = new URL(ingestPublicUrl);
+  } catch {
+    return false;
   }
+  const base = own.pathname.replace(/\/+$/, "");
+  return target.origin === own.origin && target.pathname.toLowerCase().startsWith(`${base}/h/`);
+}
+
+/**
+ * Vets a destination when it is saved (design §11, §14): one of the deployment's own webhook
+ * URLs is a loop (validation_failed, reason loop); what the egress guard would not send to is
+ * refused as a replay target is (target_not_allowed with its reason); a host name that does
+ * not resolve now is saved, with a `dns_failure` warning (DNS may be fixed before the first
+ * send, and every send vets again).
+ */
+export async function vetForwardTarget(replay: Client<typeof ReplayService>, url: string, ingestPublicUrl: string): Promise<Warning[]> {
+  if (isOwnWebhookUrl(url, ingestPublicUrl)) {
+    throw validationFailed("forward.url", "loop", "forward.url is one of this deployment's webhook URLs");
+  }
+  const verdict = await replay.checkForwardTarget({ url });
+  if (verdict.allowed) return [];
+  if (verdict.reason === "dns_failure") {
+    return [{ code: "dns_failure", message: `forward.url's host does not resolve now; every delivery looks it up again.` }];
+  }
+  const reason = refusalReason(verdict);
+  if (!reason) throw validationFailed("forward.url", "format");
+  throw new AppError("target_not_allowed", `forward target refused: ${verdict.reason} (${verdict.category})`, { meta: { reason } });
 }
 
 export async function sealTargetSecret(crypto: Client<typeof CryptoService>, secret: string): Promise<Uint8Array> {
@@ -37,10 +65,12 @@ export async function sealTargetSecret(crypto: Client<typeof CryptoService>, sec
 export async function forwardPatch(
   deps: { replay: Client<typeof ReplayService>; crypto: Client<typeof CryptoService> },
   forward: ForwardSettings | null | undefined,
+  ingestPublicUrl: string,
+  warnings: Warning[],
 ): Promise<{ forwardJson?: string; sealedTargetSecret?: Uint8Array; clearTargetSecret?: boolean }> {
   if (forward === undefined) return {};
   if (forward === null) return { forwardJson: "" };
-  await vetForwardTarget(deps.replay, forward.url);
+  warnings.push(...(await vetForwardTarget(deps.replay, forward.url, ingestPublicUrl)));
   const { targetSecret } = forward;
   return {
     forwardJson: storedForwardJson(forward),
