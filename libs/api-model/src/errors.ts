@@ -11,7 +11,7 @@ export const errorReply = z.object({
     field: z.string().optional(),
     reason: z.enum(FIELD_REASONS).optional(),
     quota: z.enum(QUOTA_NAMES).optional().meta({ ...extension, description: "quota_exceeded: the quota that is spent." }),
-    limit: z.int().optional().meta({ ...extension, description: "quota_exceeded (endpoints, waits): the quota's size." }),
+    limit: z.int().optional().meta({ ...extension, description: "quota_exceeded (endpoints, waits, listeners): the quota's size." }),
   }),
   requestId: z.string(),
 });

@@ -17,18 +17,20 @@ afterAll(async () => {
 
 const UUID = "01a20000-0000-7000-8000-000000000000";
 
+const LISTENER = "01a20000-0000-7000-8000-00000000beef";
+
 /** The route template a concrete path is an instance of: `/v1/endpoints/{endpointId}/events/{eventId}`. */
 function template(path: string, endpointId: string, eventId: string): string {
-  const t = path.split("?")[0]!.replaceAll(eventId, "{eventId}").replaceAll(endpointId, "{endpointId}");
+  const t = path.split("?")[0]!.replaceAll(eventId, "{eventId}").replaceAll(endpointId, "{endpointId}").replaceAll(LISTENER, "{listenerId}");
   // The endpoint's own operations name its id {id}.
   return t === "/v1/endpoints/{endpointId}" ? "/v1/endpoints/{id}" : t;
 }
 
-/** Every documented operation whose path holds an endpoint or event id. */
+/** Every documented gateway operation whose path holds an id (the receiving surface, /h/, is ingest's). */
 function idRoutes(): Set<string> {
   const out = new Set<string>();
   for (const [path, item] of Object.entries(openApi.paths as Record<string, Record<string, unknown>>)) {
-    if (!path.includes("{")) continue;
+    if (!path.includes("{") || !path.startsWith("/v1/")) continue;
     for (const method of Object.keys(item)) if (method !== "parameters") out.add(`${method.toUpperCase()} ${path}`);
   }
   return out;
@@ -38,6 +40,8 @@ describe("tenant isolation", () => {
   it("answers every operation on another account's ids with the same 404 as an unknown id, and changes nothing", async () => {
     const ep = (await t.a.post("/v1/endpoints", { slug: "private" })).body as { id: string; webhookUrl: string };
     const { id: ev } = (await (await fetch(ep.webhookUrl, { method: "POST", body: "mine" })).json()) as { id: string };
+    const heartbeat = { host: "owner-laptop", startedAt: new Date().toISOString(), cursor: null, lastError: null };
+    expect((await t.a.call("PUT", `/v1/endpoints/${ep.id}/listeners/${LISTENER}`, { json: heartbeat })).status).toBe(200);
     const before = await t.a.get(`/v1/endpoints/${ep.id}`);
 
     // Every route that takes an endpoint or event id (the route table check below keeps it so).
@@ -56,6 +60,11 @@ describe("tenant isolation", () => {
       ["POST", `/v1/endpoints/${ep.id}/events/${ev}/replay`, { target_url: "https://example.test/" }],
       ["POST", `/v1/endpoints/${ep.id}/events/${ev}/redeliver`, {}],
       ["POST", `/v1/endpoints/${ep.id}/events/${ev}/attempts`, { url: "http://127.0.0.1:9/hook", status: 200, durationMs: 5 }],
+      ["POST", `/v1/endpoints/${ep.id}/events/${ev}/signature`, {}],
+      ["POST", `/v1/endpoints/${ep.id}/events/${ev}/signature`, { target_secret: "whsec_mine" }],
+      ["GET", `/v1/endpoints/${ep.id}/listeners`],
+      ["PUT", `/v1/endpoints/${ep.id}/listeners/${LISTENER}`, { ...heartbeat, host: "intruder" }],
+      ["DELETE", `/v1/endpoints/${ep.id}/listeners/${LISTENER}`],
       ["DELETE", `/v1/endpoints/${ep.id}/events/${ev}`],
     ];
     expect(new Set(cases.map(([method, path]) => `${method} ${template(path, ep.id, ev)}`))).toEqual(idRoutes());
@@ -73,6 +82,8 @@ describe("tenant isolation", () => {
     const detail = await t.a.get(`/v1/endpoints/${ep.id}/events/${ev}`);
     expect(detail.body.body).toBe("mine");
     expect(detail.body.forwardedResponse).toEqual({});
+    const listeners = (await t.a.get(`/v1/endpoints/${ep.id}/listeners`)).body.items as { id: string; host: string }[];
+    expect(listeners.map((l) => [l.id, l.host])).toEqual([[LISTENER, "owner-laptop"]]);
     // The owner's list still pages to it.
     expect((await t.a.get(`/v1/endpoints?limit=500`)).body.items.map((e: { id: string }) => e.id)).toContain(ep.id);
   });

@@ -61,7 +61,7 @@ export async function openCatalogStore(config: ConfigOf<typeof catalogSpec>, thr
 /** The catalog: its store, its RPC routes, bootstrap keys, and the retention purge. */
 export async function createCatalogNode(config: ConfigOf<typeof catalogSpec>, logger: Logger, thread: EmbeddedStoreThread = "own-thread") {
   const store = tracedStore(await openCatalogStore(config, thread));
-  const service = createCatalogService(store, { endpointQuota: config.quotaEndpoints });
+  const service = createCatalogService(store, { endpointQuota: config.quotaEndpoints, listeners: { ttlMs: config.listenerTtlS * 1000 } });
   const routes: Routes = (router) => {
     router.service(CatalogService, service);
     healthRoutes({ "": () => store.ping(), [CatalogService.typeName]: () => store.ping() })(router);

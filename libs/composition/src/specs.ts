@@ -10,6 +10,7 @@ export const catalogSpec = {
   bootstrapApiKeys: s.bootstrapApiKeys,
   retentionDays: s.retentionDays,
   quotaEndpoints: s.quotaEndpoints,
+  listenerTtlS: s.listenerTtlS,
   logLevel: s.logLevel,
 };
 

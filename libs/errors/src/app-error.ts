@@ -19,6 +19,7 @@ export type ErrorReason =
   | "replay_disabled"
   | "target_not_allowed"
   | "forward_not_configured"
+  | "signing_unsupported"
   | "replay_limit_exceeded"
   | "quota_exceeded"
   | "egress_capacity_exhausted"

@@ -17,6 +17,8 @@ import { endpointRoutes } from "./routes/v1/endpoints.js";
 import { eventRoutes } from "./routes/v1/events.js";
 import { eventActionRoutes } from "./routes/v1/event-actions.js";
 import { forwardingRoutes } from "./routes/v1/forwarding.js";
+import { eventSignatureRoutes } from "./routes/v1/event-signature.js";
+import { listenerRoutes } from "./routes/v1/listeners.js";
 
 /** Every operation the gateway answers: the router and the OpenAPI document are both made from it. */
 export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions, metrics = createMetrics()): Route[] {
@@ -30,6 +32,8 @@ export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions, metric
     ...eventRoutes(deps, options),
     ...eventActionRoutes(deps, options),
     ...forwardingRoutes(deps),
+    ...eventSignatureRoutes(deps, options),
+    ...listenerRoutes(deps),
   ];
   return routes;
 }

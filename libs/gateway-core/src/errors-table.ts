@@ -18,6 +18,11 @@ export const errorTable: Record<ErrorReason, { status: number; code: string; mes
   replay_disabled: { status: 403, code: "replay_disabled", message: "Replay is disabled for this endpoint." },
   target_not_allowed: { status: 400, code: "target_not_allowed", message: "The replay or forward target is not allowed." },
   forward_not_configured: { status: 409, code: "forward_not_configured", message: "The endpoint has no forward destination." },
+  signing_unsupported: {
+    status: 409,
+    code: "signing_unsupported",
+    message: "This provider's signature cannot be made with the secret at hand (it verifies with a public key); give the signing key as target_secret.",
+  },
   replay_limit_exceeded: {
     status: 429,
     code: "replay_limit_exceeded",

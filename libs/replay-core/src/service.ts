@@ -6,6 +6,7 @@ import { sendOnce, vetTarget, type SendResult } from "@whc/egress-guard";
 import { openCapture } from "@whc/sealing";
 import { outboundHeaders } from "./outbound.js";
 import { createForwardHandlers } from "./forward-service.js";
+import { createSignHandler } from "./sign-event.js";
 import type { ForwardDeps } from "./forward-attempt.js";
 import { secondsToUtcMidnight, utcDay } from "./allowance.js";
 
@@ -25,7 +26,8 @@ export interface ReplayServiceOptions {
  * then every address its host resolves to); an egress lease (none: nothing sent, nothing
  * recorded, allowance untouched); one unit of the daily allowance (spent: lease released);
  * the request to the vetted address; the audit record; the lease released. The forwarding
- * RPCs (ForwardEvent, RecordClientAttempt, CheckForwardTarget) are createForwardHandlers'.
+ * RPCs (ForwardEvent, RecordClientAttempt, CheckForwardTarget) are createForwardHandlers';
+ * SignEvent (fresh signatures for whc listen) is createSignHandler's.
  */
 export function createReplayService(deps: ReplayServiceDeps, options: ReplayServiceOptions): ServiceImpl<typeof ReplayService> {
   const now = deps.now ?? Date.now;
@@ -39,6 +41,7 @@ export function createReplayService(deps: ReplayServiceDeps, options: ReplayServ
 
   return {
     ...createForwardHandlers(deps, options),
+    ...createSignHandler(deps),
     async replayEvent(req) {
       if (!req.accountId) throw validationFailed("account_id", "required");
       const client = req.client === "dashboard" ? "dashboard" : "api";
