@@ -201,7 +201,7 @@ describe("robustness", () => {
   it("never answers 5xx, always with the error shape and no stack or exception text, whatever the request", async () => {
     const ep = (await t.a.post("/v1/endpoints", {})).body as { id: string };
     const segment = fc.oneof(
-      fc.constantFrom("v1", "endpoints", "events", "curl", "replay", ep.id, UUID, "..", "%00", "%ZZ", "", "x".repeat(300)),
+      fc.constantFrom("v1", "endpoints", "events", "curl", "replay", "signature", "listeners", ep.id, UUID, "..", "%00", "%ZZ", "", "x".repeat(300)),
       fc.string({ maxLength: 12 }).map(encodeURIComponent),
     );
     const query = fc.dictionary(
@@ -213,7 +213,15 @@ describe("robustness", () => {
       fc.constant(undefined),
       fc.string({ maxLength: 200 }),
       fc.json(),
-      fc.constantFrom('{"slug":"ok-slug"}', '{"__proto__":{"x":1}}', '{"constructor":{"prototype":{}}}', "[]", "null", '{"target_url":"x"}'),
+      fc.constantFrom(
+        '{"slug":"ok-slug"}',
+        '{"__proto__":{"x":1}}',
+        '{"constructor":{"prototype":{}}}',
+        "[]",
+        "null",
+        '{"target_url":"x"}',
+        '{"host":"h","startedAt":"2026-11-26T10:00:00Z","cursor":{"at":"2026-11-26T10:00:00Z","id":"01a20000-0000-7000-8000-000000000000"}}',
+      ),
     );
     const method = fc.constantFrom("GET", "POST", "DELETE", "PUT", "PATCH", "OPTIONS");
     const contentType = fc.constantFrom(undefined, "application/json", "text/plain", "application/json; charset=utf-8", "multipart/form-data");

@@ -117,7 +117,10 @@ export async function deliver(c: DeliveryContext, e: EventSummaryJson): Promise<
   const base = { eventId: e.id, receivedAt: e.receivedAt, eventType: e.canonicalEventType, method: e.method, url, path: request.path, attempt: nextAttemptNumber(detail) };
   const delivery = (r: { outcome: SendOutcome; resigned: boolean }, tries: number): Delivery => ({ ...base, ...r, tries });
 
-  const sent = await sendUntilAnswered(c, detail, request, url, delivery);
+  const sent = await sendUntilAnswered(c, detail, request, url, delivery).catch((err: unknown) => {
+    if (err instanceof Stopped) report.note(`stopped before the app answered ${e.id}; it is sent again next time`);
+    throw err;
+  });
   if (!("error" in sent.outcome)) c.setLastError(undefined);
   let attempt: number;
   try {
