@@ -298,7 +298,7 @@ describe("whc listen: signatures that went stale (design §19)", () => {
     // Signed by Stripe 10 minutes ago: what a listen that was away that long catches up on.
     const id = await stripeCapture(`${ep.webhookUrl}/late`, "invoice.late", 600);
 
-    const resigned = listen("listen-late", "--forward-to", `${appUrl}/webhooks`, "--since", id);
+    const resigned = listen("listen-late", "--forward-to", `${appUrl}/webhooks`, "--resign", "--since", id);
     await resigned.waitForOutput(new RegExp(`<-- 200 POST /webhooks/late invoice\\.late \\d+ ms \\(re-signed\\) \\[${id}\\]`));
     expect(await resigned.stop("SIGINT")).toBe(0);
     const [got] = deliveriesOf([id]);
