@@ -446,7 +446,7 @@ describe("whc listen: errors that end it", () => {
     expect(proc.output()).toContain(`error: the endpoint listen-deleted (${ep.id}) no longer exists (404 not_found)`);
   });
 
-  it("with --json, says in JSON lines that the API cannot be reached (naming it once) and answers again", async () => {
+  it("with --json, says in a JSON line that the API cannot be reached, naming it once however long it tries", async () => {
     const port = await freePort();
     const nowhere = `http://127.0.0.1:${port}`;
     const proc = listenWith({ WHC_API_URL: nowhere }, "--json", "listen-stripe", "--forward-to", appUrl);
