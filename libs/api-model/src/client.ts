@@ -4,6 +4,8 @@ import type { CurlExportJson, ReplayRequest, ReplayResultJson } from "./event-ac
 import { CLIENT_HEADER, ENDPOINT_PAGE_MAX, NDJSON_MEDIA_TYPE } from "./values.js";
 import type { ProviderListJson, TriggerRequestJson, TriggerResultJson } from "./providers.js";
 import type { ForwardAttemptJson, RecordAttemptRequest } from "./forwarding.js";
+import type { EventSignatureJson, EventSignatureRequest } from "./event-signature.js";
+import type { ListenerHeartbeatRequest, ListenerJson, ListenerListJson } from "./listeners.js";
 
 /**
  * The one typed client of /v1, for the dashboard, the CLI and tests. It runs wherever `fetch`
@@ -91,6 +93,8 @@ export interface FollowOptions {
   backoff?: { initialMs: number; maxMs: number };
   /** Told before each pause after a transient failure. */
   onRetry?: (error: ApiError, delayMs: number) => void;
+  /** Told when a call is answered again after one or more transient failures, with how long they lasted. */
+  onRecovered?: (outageMs: number) => void;
   /** Called with the cursor after each delivered page, e.g. to save it. */
   onCursor?: (cursor: Cursor) => void;
   signal?: AbortSignal;
@@ -128,6 +132,71 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 
 const seg = encodeURIComponent;
 
+/** `fetch failed (ECONNREFUSED)`: Node's fetch names the cause of a failed connection only there. */
+function failureText(err: unknown): string {
+  const message = (err as { message?: unknown }).message;
+  const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause;
+  const why = typeof cause?.code === "string" ? cause.code : typeof cause?.message === "string" ? cause.message : undefined;
+  return `${typeof message === "string" ? message : String(err)}${why ? ` (${why})` : ""}`;
+}
+
+type ListEvents = (endpointId: string, query: ListEventsQueryText, signal?: AbortSignal) => Promise<EventListJson>;
+
+/** The client's follow(), over its events.list. */
+function createFollow(list: ListEvents) {
+  /**
+   * New captures of an endpoint, oldest first, each once, for as long as the caller iterates:
+   * long polls with the `after` cursor, and pauses (doubling, up to `backoff.maxMs`) while the
+   * API is unreachable or unavailable, and for Retry-After when the key is throttled (its
+   * request rate or its `wait` polls). Other errors end the iteration by throwing.
+   */
+  return async function* follow(endpointId: string, o: FollowOptions = {}): AsyncGenerator<EventSummaryJson, void, undefined> {
+    const waitSeconds = o.waitSeconds ?? FOLLOW_DEFAULTS.waitSeconds;
+    const limit = o.limit ?? FOLLOW_DEFAULTS.limit;
+    const backoff = o.backoff ?? FOLLOW_DEFAULTS.backoff;
+    let cursor = o.after;
+    let started = cursor !== undefined;
+    let delay = backoff.initialMs;
+    let failingSince: number | undefined;
+    while (!o.signal?.aborted) {
+      let page: EventListJson;
+      try {
+        if (!started) {
+          // Where "now" is: the newest event so far; an empty endpoint starts with no cursor.
+          const newest = await list(endpointId, { ...o.filters, limit: "1" }, o.signal);
+          if (newest.nextAfter && newest.nextAfterId) cursor = { at: newest.nextAfter, id: newest.nextAfterId };
+          started = true;
+        }
+        page = await list(
+          endpointId,
+          { ...o.filters, wait: String(waitSeconds), limit: String(limit), ...(cursor ? { after: cursor.at, afterId: cursor.id } : {}) },
+          o.signal,
+        );
+        delay = backoff.initialMs;
+        if (failingSince !== undefined) o.onRecovered?.(Date.now() - failingSince);
+        failingSince = undefined;
+      } catch (err) {
+        if (o.signal?.aborted) return;
+        if (!ApiError.is(err) || !(err.transient || err.throttledForMs !== undefined)) throw err;
+        if (err.transient) failingSince ??= Date.now();
+        // A throttled key waits what the gateway asked; an unavailable API, the backoff.
+        const pauseMs = err.throttledForMs ?? delay;
+        o.onRetry?.(err, pauseMs);
+        try {
+          await sleep(pauseMs, o.signal);
+        } catch {
+          return;
+        }
+        if (err.throttledForMs === undefined) delay = Math.min(delay * 2, backoff.maxMs);
+        continue;
+      }
+      if (page.nextAfter && page.nextAfterId) cursor = { at: page.nextAfter, id: page.nextAfterId };
+      for (let i = page.items.length - 1; i >= 0 && !o.signal?.aborted; i--) yield page.items[i]!;
+      if (page.items.length > 0 && cursor) o.onCursor?.(cursor);
+    }
+  };
+}
+
 export function createApiClient(options: ApiClientOptions) {
   const base = options.baseUrl.replace(/\/+$/, "");
   const doFetch = options.fetch ?? ((input: string, init?: RequestInit) => fetch(input, init));
@@ -147,7 +216,7 @@ export function createApiClient(options: ApiClientOptions) {
       });
     } catch (err) {
       if (o.signal?.aborted) throw err;
-      throw new ApiError(0, "unreachable", `Cannot reach ${base || "the API"}: ${(err as Error).message}`, "");
+      throw new ApiError(0, "unreachable", `Cannot reach ${base || "the API"}: ${failureText(err)}`, "");
     }
   }
 
@@ -257,61 +326,31 @@ export function createApiClient(options: ApiClientOptions) {
     /** Records an attempt the client made itself (whc listen). */
     recordAttempt: (endpointId: string, eventId: string, body: RecordAttemptRequest) =>
       request<ForwardAttemptJson>("POST", `${eventsPath(endpointId, eventId)}/attempts`, { body }),
+    /** Fresh signature headers for the event's stored body, signed now (design §19). */
+    signature: (endpointId: string, eventId: string, body: EventSignatureRequest = {}) =>
+      request<EventSignatureJson>("POST", `${eventsPath(endpointId, eventId)}/signature`, { body }),
   };
 
-  /**
-   * New captures of an endpoint, oldest first, each once, for as long as the caller iterates:
-   * long polls with the `after` cursor, and pauses (doubling, up to `backoff.maxMs`) while the
-   * API is unreachable or unavailable, and for Retry-After when the key is throttled (its
-   * request rate or its `wait` polls). Other errors end the iteration by throwing.
-   */
-  async function* follow(endpointId: string, o: FollowOptions = {}): AsyncGenerator<EventSummaryJson, void, undefined> {
-    const waitSeconds = o.waitSeconds ?? FOLLOW_DEFAULTS.waitSeconds;
-    const limit = o.limit ?? FOLLOW_DEFAULTS.limit;
-    const backoff = o.backoff ?? FOLLOW_DEFAULTS.backoff;
-    let cursor = o.after;
-    let started = cursor !== undefined;
-    let delay = backoff.initialMs;
-    while (!o.signal?.aborted) {
-      let page: EventListJson;
-      try {
-        if (!started) {
-          // Where "now" is: the newest event so far; an empty endpoint starts with no cursor.
-          const newest = await events.list(endpointId, { ...o.filters, limit: "1" }, o.signal);
-          if (newest.nextAfter && newest.nextAfterId) cursor = { at: newest.nextAfter, id: newest.nextAfterId };
-          started = true;
-        }
-        page = await events.list(
-          endpointId,
-          { ...o.filters, wait: String(waitSeconds), limit: String(limit), ...(cursor ? { after: cursor.at, afterId: cursor.id } : {}) },
-          o.signal,
-        );
-        delay = backoff.initialMs;
-      } catch (err) {
-        if (o.signal?.aborted) return;
-        if (!ApiError.is(err) || !(err.transient || err.throttledForMs !== undefined)) throw err;
-        // A throttled key waits what the gateway asked; an unavailable API, the backoff.
-        const pauseMs = err.throttledForMs ?? delay;
-        o.onRetry?.(err, pauseMs);
-        try {
-          await sleep(pauseMs, o.signal);
-        } catch {
-          return;
-        }
-        if (err.throttledForMs === undefined) delay = Math.min(delay * 2, backoff.maxMs);
-        continue;
-      }
-      if (page.nextAfter && page.nextAfterId) cursor = { at: page.nextAfter, id: page.nextAfterId };
-      for (let i = page.items.length - 1; i >= 0 && !o.signal?.aborted; i--) yield page.items[i]!;
-      if (page.items.length > 0 && cursor) o.onCursor?.(cursor);
-    }
-  }
+  const listenersPath = (endpointId: string, listenerId?: string) =>
+    `/v1/endpoints/${seg(endpointId)}/listeners${listenerId === undefined ? "" : `/${seg(listenerId)}`}`;
+
+  /** Listener liveness (design §19): who follows an endpoint with `whc listen`. */
+  const listeners = {
+    list: (endpointId: string, signal?: AbortSignal) => request<ListenerListJson>("GET", listenersPath(endpointId), { signal }),
+    /** Registers the listener under its own id, or heartbeats it. */
+    heartbeat: (endpointId: string, listenerId: string, body: ListenerHeartbeatRequest, signal?: AbortSignal) =>
+      request<ListenerJson>("PUT", listenersPath(endpointId, listenerId), { body, signal }),
+    delete: (endpointId: string, listenerId: string, signal?: AbortSignal) => request<void>("DELETE", listenersPath(endpointId, listenerId), { signal }),
+  };
+
+  const follow = createFollow(events.list);
 
   return {
     request,
     endpoints,
     events,
     providers: { list: () => request<ProviderListJson>("GET", "/v1/providers") },
+    listeners,
     follow,
   };
 }

@@ -14,7 +14,7 @@ export const errorReply = z.object({
       .optional()
       .describe("validation_failed: why the field was refused; target_not_allowed: what of the target was refused."),
     quota: z.enum(QUOTA_NAMES).optional().meta({ ...extension, description: "quota_exceeded: the quota that is spent." }),
-    limit: z.int().optional().meta({ ...extension, description: "quota_exceeded (endpoints, waits): the quota's size." }),
+    limit: z.int().optional().meta({ ...extension, description: "quota_exceeded (endpoints, waits, listeners): the quota's size." }),
     allowed: z
       .array(z.string())
       .optional()

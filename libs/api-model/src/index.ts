@@ -16,4 +16,6 @@ export * from "./diagnostic.js";
 export * from "./receiving.js";
 export * from "./headers.js";
 export * from "./problems.js";
+export * from "./listeners.js";
+export * from "./event-signature.js";
 export * from "./client.js";

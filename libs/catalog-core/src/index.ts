@@ -4,6 +4,8 @@ export { createCatalogService } from "./service.js";
 export type { CatalogServiceOptions } from "./service.js";
 export { nextStamp } from "./ids.js";
 export { endpointQuotaExceeded } from "./quotas.js";
+export { isStalled, listenerQuotaExceeded, nextLagRun } from "./listeners.js";
+export type { ListenerOptions } from "./service-listeners.js";
 export { MAX_ENDPOINT_PAGE } from "./service.js";
 export type { Clock } from "./ids.js";
 export { translatingErrors } from "./translating-errors.js";

@@ -1,4 +1,4 @@
-import type { ApiKeyRecord, AppendResult, EndpointPatch, EndpointPage, EndpointRecord, EventPage, EventQuery, EventRecord, NewEndpoint, NewEvent, ReplayAuditRecord, ReplayCharge, DeliveryClaim, AttemptRecord, DeliveryRecord, OutboxStats } from "./types.js";
+import type { ApiKeyRecord, AppendResult, Cursor, EndpointPatch, EndpointPage, EndpointRecord, EventPage, EventQuery, EventRecord, ListenerRecord, NewEndpoint, NewEvent, ReplayAuditRecord, ReplayCharge, DeliveryClaim, AttemptRecord, DeliveryRecord, OutboxStats } from "./types.js";
 import type { Clock } from "./ids.js";
 import type { AttemptTransition, EventRef } from "@whc/ports";
 
@@ -96,6 +96,23 @@ export interface CatalogStore {
    * event does not exist.
    */
   recordProxyAnswer(ref: EventRef, responseCode: number, forwardFailed: boolean): Promise<boolean>;
+
+  /**
+   * The endpoint's events strictly after `after` in (receivedAt, id) order, counted up to
+   * `limit`: a listener's lag, at a cost bounded by the limit.
+   */
+  countEventsAfter(accountId: string, endpointId: string, after: Cursor, limit: number): Promise<number>;
+  /**
+   * Saves the listener (inserted, or replacing the one with its endpoint and id), first
+   * forgetting every listener of any endpoint whose expiresAt is at or before `now`. False,
+   * and nothing saved, when it is new and its endpoint already has `maxPerEndpoint` live
+   * listeners: decided in the save's transaction.
+   */
+  putListener(listener: ListenerRecord, maxPerEndpoint: number, now: number): Promise<boolean>;
+  /** The endpoint's listeners whose expiresAt is after `now`, by startedAt then id. */
+  listListeners(accountId: string, endpointId: string, now: number): Promise<ListenerRecord[]>;
+  /** False when the endpoint had no listener with that id. */
+  deleteListener(accountId: string, endpointId: string, listenerId: string): Promise<boolean>;
 
   ping(): Promise<boolean>;
   close(): Promise<void>;

@@ -25,7 +25,9 @@ import {
   newEventFromProto,
 } from "./convert.js";
 import { forwardMethods } from "./service-forward.js";
-import { DELIVERY_STATES } from "@whc/api-model";
+import { listenerMethods } from "./service-listeners.js";
+import { DELIVERY_STATES, LISTENER_LIMITS, LISTENER_STALL_S, LISTENER_TTL_S } from "@whc/api-model";
+import type { ListenerOptions } from "./service-listeners.js";
 
 const DAY_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -60,6 +62,8 @@ export interface CatalogServiceOptions {
   now?: () => number;
   /** Endpoints an account may have (WHC_QUOTA_ENDPOINTS); unset: no limit. */
   endpointQuota?: number;
+  /** Listener liveness (design §19): each defaults to its value in @whc/api-model's LISTENER_* constants. */
+  listeners?: Partial<ListenerOptions>;
 }
 
 /** The largest page of endpoints one call answers (the gateway asks for at most 500). */
@@ -304,5 +308,11 @@ export function createCatalogService(
     ...eventMethods(store, now),
     ...replayMethods(store, now),
     ...forwardMethods(store, now),
+    ...listenerMethods(store, now, {
+      ttlMs: LISTENER_TTL_S * 1000,
+      stallMs: LISTENER_STALL_S * 1000,
+      perEndpoint: LISTENER_LIMITS.perEndpoint,
+      ...options.listeners,
+    }),
   };
 }

@@ -204,6 +204,29 @@ export interface Cursor {
   id: string;
 }
 
+/**
+ * A running `whc listen` (design §19; ADR 0062): saved at each heartbeat, gone once expiresAt
+ * passes without another. The lag run is how the catalog tells a listener that falls behind
+ * (listener.stalled) from one that keeps up: it starts again whenever the lag falls or is 0.
+ */
+export interface ListenerRecord {
+  /** Chosen by the listener; unique within its endpoint. */
+  id: string;
+  accountId: string;
+  endpointId: string;
+  host: string;
+  startedAt: number;
+  lastSeenAt: number;
+  expiresAt: number;
+  /** The last event the listener is past; undefined before its first. */
+  cursor?: Cursor | undefined;
+  /** The endpoint's events after the cursor at lastSeenAt, counted up to a bound. */
+  lagEvents: number;
+  /** Since when the listener has been behind at every heartbeat without its lag ever falling. */
+  lagRunSince: number;
+  lastError?: string | undefined;
+}
+
 export interface EventQuery {
   accountId: string;
   endpointId: string;

@@ -9,6 +9,7 @@ export interface CatalogCollections {
   events: Collection<AnyDoc>;
   counters: Collection<AnyDoc>;
   audits: Collection<AnyDoc>;
+  listeners: Collection<AnyDoc>;
 }
 
 export interface CatalogConnection {
@@ -53,6 +54,7 @@ export async function connectCatalog(options: ConnectOptions): Promise<CatalogCo
       events: db.collection("events"),
       counters: db.collection("replay_counters"),
       audits: db.collection("replay_audit"),
+      listeners: db.collection("listeners"),
     };
     await ensureIndexes(collections);
     return { client, db, collections, writeConcern, transactions };
@@ -80,6 +82,8 @@ async function ensureIndexes(c: CatalogCollections): Promise<void> {
       OUTBOX_INDEX,
     ]),
     c.audits.createIndexes([{ key: { accountId: 1, createdAt: 1 } }]),
+    // The live list of an endpoint, and every save's removal of expired listeners.
+    c.listeners.createIndexes([{ key: { endpointId: 1, startedAt: 1 } }, { key: { expiresAt: 1 } }]),
   ]);
 }
 

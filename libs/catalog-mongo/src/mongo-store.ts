@@ -8,6 +8,7 @@ import { createEventAppend } from "./event-append.js";
 import { createEventSearch } from "./event-search.js";
 import { createEvents } from "./events.js";
 import { createForwarding } from "./forwarding.js";
+import { createListeners } from "./listeners.js";
 import { createReplay } from "./replay.js";
 import { createRetention } from "./retention.js";
 
@@ -44,6 +45,7 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Catalo
     ...createReplay(collections),
     ...createRetention(collections),
     ...createForwarding(collections),
+    ...createListeners(collections, inTransaction),
 
     async ping() {
       try {

@@ -19,8 +19,10 @@ import type Database from "better-sqlite3";
  * under the body's data key: `wrapped_key` and `events.key_id` are set even without a body);
  * beside it `events.path` is '' and `event_bodies.headers` '[]'. Rows from before keep theirs
  * in clear and read as they did (ADR 0009).
+ * Version 6: `listeners`, the running `whc listen`s heard from within their lifetime (design
+ * §19, ADR 0062).
  */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 /**
  * Columns added to a table after it first shipped. A new catalog gets them from CREATE TABLE;
@@ -180,6 +182,24 @@ CREATE TABLE IF NOT EXISTS replay_audit (
   client TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS replay_audit_account ON replay_audit (account_id, created_at);
+
+-- Running listeners (whc listen), one row each until expires_at passes without a heartbeat.
+CREATE TABLE IF NOT EXISTS listeners (
+  endpoint_id TEXT NOT NULL,
+  id TEXT NOT NULL,
+  account_id TEXT NOT NULL,
+  host TEXT NOT NULL,
+  started_at INTEGER NOT NULL,
+  last_seen_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  cursor_at INTEGER,
+  cursor_id TEXT,
+  lag_events INTEGER NOT NULL,
+  lag_run_since INTEGER NOT NULL,
+  last_error TEXT,
+  PRIMARY KEY (endpoint_id, id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS listeners_expiry ON listeners (expires_at);
 `;
 
 /** Indexes over added columns: created once addMissingColumns has run. */

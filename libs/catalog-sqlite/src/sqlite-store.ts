@@ -8,6 +8,7 @@ import { createEventAppend } from "./event-append.js";
 import { createEventSearch } from "./event-search.js";
 import { createEventRemoval, createEvents } from "./events.js";
 import { createAttemptReader, createForwarding } from "./forwarding.js";
+import { createListeners } from "./listeners.js";
 import { createReplay } from "./replay.js";
 import { createRetention } from "./retention.js";
 
@@ -41,6 +42,7 @@ export function createSqliteStore(db: Database.Database): CatalogStore {
     ...createForwarding(db, readAttempts),
     ...createReplay(db),
     ...createRetention(db, removeEvent),
+    ...createListeners(db),
 
     async ping() {
       return db.open && db.prepare("SELECT 1 AS ok").get() !== undefined;

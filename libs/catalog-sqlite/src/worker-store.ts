@@ -129,6 +129,10 @@ export async function openSqliteStoreInWorker(options: { file: string }): Promis
     nextDueAt: (...a) => call("nextDueAt", ...a),
     outboxStats: () => call("outboxStats"),
     recordProxyAnswer: (...a) => call("recordProxyAnswer", ...a),
+    countEventsAfter: (...a) => call("countEventsAfter", ...a),
+    putListener: (...a) => call("putListener", ...a),
+    listListeners: (...a) => call("listListeners", ...a),
+    deleteListener: (...a) => call("deleteListener", ...a),
     ping: () => (failure ? Promise.resolve(false) : call("ping")),
     async close() {
       if (!failure) await call("close").catch(() => undefined);

@@ -17,14 +17,16 @@ afterAll(async () => {
 
 const UUID = "01a20000-0000-7000-8000-000000000000";
 
+const LISTENER = "01a20000-0000-7000-8000-00000000beef";
+
 /** The route template a concrete path is an instance of: `/v1/endpoints/{endpointId}/events/{eventId}`. */
 function template(path: string, endpointId: string, eventId: string): string {
-  const t = path.split("?")[0]!.replaceAll(eventId, "{eventId}").replaceAll(endpointId, "{endpointId}");
+  const t = path.split("?")[0]!.replaceAll(eventId, "{eventId}").replaceAll(endpointId, "{endpointId}").replaceAll(LISTENER, "{listenerId}");
   // The endpoint's own operations name its id {id}.
   return t === "/v1/endpoints/{endpointId}" ? "/v1/endpoints/{id}" : t;
 }
 
-/** Every documented /v1 operation whose path holds an endpoint or event id (the receiving surface needs no key). */
+/** Every documented gateway operation whose path holds an id (the receiving surface, /h/, is ingest's). */
 function idRoutes(): Set<string> {
   const out = new Set<string>();
   for (const [path, item] of Object.entries(openApi.paths as Record<string, Record<string, unknown>>)) {
@@ -38,6 +40,8 @@ describe("tenant isolation", () => {
   it("answers every operation on another account's ids with the same 404 as an unknown id, and changes nothing", async () => {
     const ep = (await t.a.post("/v1/endpoints", { slug: "private" })).body as { id: string; webhookUrl: string };
     const { id: ev } = (await (await fetch(ep.webhookUrl, { method: "POST", body: "mine" })).json()) as { id: string };
+    const heartbeat = { host: "owner-laptop", startedAt: new Date().toISOString(), cursor: null, lastError: null };
+    expect((await t.a.call("PUT", `/v1/endpoints/${ep.id}/listeners/${LISTENER}`, { json: heartbeat })).status).toBe(200);
     const before = await t.a.get(`/v1/endpoints/${ep.id}`);
 
     // Every route that takes an endpoint or event id (the route table check below keeps it so).
@@ -56,6 +60,11 @@ describe("tenant isolation", () => {
       ["POST", `/v1/endpoints/${ep.id}/events/${ev}/replay`, { target_url: "https://example.test/" }],
       ["POST", `/v1/endpoints/${ep.id}/events/${ev}/redeliver`, {}],
       ["POST", `/v1/endpoints/${ep.id}/events/${ev}/attempts`, { url: "http://127.0.0.1:9/hook", status: 200, durationMs: 5 }],
+      ["POST", `/v1/endpoints/${ep.id}/events/${ev}/signature`, {}],
+      ["POST", `/v1/endpoints/${ep.id}/events/${ev}/signature`, { target_secret: "whsec_mine" }],
+      ["GET", `/v1/endpoints/${ep.id}/listeners`],
+      ["PUT", `/v1/endpoints/${ep.id}/listeners/${LISTENER}`, { ...heartbeat, host: "intruder" }],
+      ["DELETE", `/v1/endpoints/${ep.id}/listeners/${LISTENER}`],
       ["DELETE", `/v1/endpoints/${ep.id}/events/${ev}`],
       ["POST", `/v1/endpoints/${ep.id}/trigger`, { eventType: "invoice.paid", set: { "data.object.amount_paid": 1 } }],
     ];
@@ -74,6 +83,8 @@ describe("tenant isolation", () => {
     const detail = await t.a.get(`/v1/endpoints/${ep.id}/events/${ev}`);
     expect(detail.body.body).toBe("mine");
     expect(detail.body.forwardedResponse).toEqual({});
+    const listeners = (await t.a.get(`/v1/endpoints/${ep.id}/listeners`)).body.items as { id: string; host: string }[];
+    expect(listeners.map((l) => [l.id, l.host])).toEqual([[LISTENER, "owner-laptop"]]);
     // The owner's list still pages to it.
     expect((await t.a.get(`/v1/endpoints?limit=500`)).body.items.map((e: { id: string }) => e.id)).toContain(ep.id);
   });
@@ -191,7 +202,7 @@ describe("robustness", () => {
   it("never answers 5xx, always with the error shape and no stack or exception text, whatever the request", async () => {
     const ep = (await t.a.post("/v1/endpoints", {})).body as { id: string };
     const segment = fc.oneof(
-      fc.constantFrom("v1", "endpoints", "events", "curl", "replay", ep.id, UUID, "..", "%00", "%ZZ", "", "x".repeat(300)),
+      fc.constantFrom("v1", "endpoints", "events", "curl", "replay", "signature", "listeners", ep.id, UUID, "..", "%00", "%ZZ", "", "x".repeat(300)),
       fc.string({ maxLength: 12 }).map(encodeURIComponent),
     );
     const query = fc.dictionary(
@@ -203,7 +214,15 @@ describe("robustness", () => {
       fc.constant(undefined),
       fc.string({ maxLength: 200 }),
       fc.json(),
-      fc.constantFrom('{"slug":"ok-slug"}', '{"__proto__":{"x":1}}', '{"constructor":{"prototype":{}}}', "[]", "null", '{"target_url":"x"}'),
+      fc.constantFrom(
+        '{"slug":"ok-slug"}',
+        '{"__proto__":{"x":1}}',
+        '{"constructor":{"prototype":{}}}',
+        "[]",
+        "null",
+        '{"target_url":"x"}',
+        '{"host":"h","startedAt":"2026-11-26T10:00:00Z","cursor":{"at":"2026-11-26T10:00:00Z","id":"01a20000-0000-7000-8000-000000000000"}}',
+      ),
     );
     const method = fc.constantFrom("GET", "POST", "DELETE", "PUT", "PATCH", "OPTIONS");
     const contentType = fc.constantFrom(undefined, "application/json", "text/plain", "application/json; charset=utf-8", "multipart/form-data");

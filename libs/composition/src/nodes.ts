@@ -81,7 +81,7 @@ function privateDataDir(dataDir: string, logger: Logger): void {
 export async function createCatalogNode(config: ConfigOf<typeof catalogSpec>, logger: Logger, thread: EmbeddedStoreThread = "own-thread") {
   if (!config.mongodbUri) privateDataDir(config.dataDir, logger);
   const store = tracedStore(await openCatalogStore(config, thread));
-  const service = createCatalogService(store, { endpointQuota: config.quotaEndpoints });
+  const service = createCatalogService(store, { endpointQuota: config.quotaEndpoints, listeners: { ttlMs: config.listenerTtlS * 1000 } });
   // Its one dependency is its store; gRPC health answers it truthfully, under both names.
   const readiness = createReadiness({ store: () => store.ping() });
   const routes: Routes = (router) => {

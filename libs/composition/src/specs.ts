@@ -29,6 +29,7 @@ export const catalogSpec = {
   bootstrapApiKeys: s.bootstrapApiKeys,
   retentionDays: s.retentionDays,
   quotaEndpoints: s.quotaEndpoints,
+  listenerTtlS: s.listenerTtlS,
 };
 
 export const cryptoSpec = {

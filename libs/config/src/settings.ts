@@ -96,6 +96,13 @@ export const settings = {
     1,
     10_000_000,
   ),
+  listenerTtlS: intSetting(
+    "WHC_LISTENER_TTL_S",
+    "how long after its last heartbeat a running whc listen is gone from the endpoint's listeners, seconds",
+    30,
+    1,
+    3600,
+  ),
   quotaApiRps: intSetting(
     "WHC_QUOTA_API_RPS",
     "API requests per second per key, in each gateway process (burst: twice as many)",

@@ -20,6 +20,7 @@ export type ErrorReason =
   | "target_not_allowed"
   | "forward_not_configured"
   | "trigger_unavailable"
+  | "signing_unsupported"
   | "replay_limit_exceeded"
   | "quota_exceeded"
   | "egress_capacity_exhausted"

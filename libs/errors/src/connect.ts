@@ -17,6 +17,7 @@ const codeOfReason: Record<ErrorReason, Code> = {
   target_not_allowed: Code.InvalidArgument,
   forward_not_configured: Code.FailedPrecondition,
   trigger_unavailable: Code.FailedPrecondition,
+  signing_unsupported: Code.FailedPrecondition,
   replay_limit_exceeded: Code.ResourceExhausted,
   quota_exceeded: Code.ResourceExhausted,
   egress_capacity_exhausted: Code.ResourceExhausted,

@@ -18,6 +18,8 @@ import { eventRoutes } from "./routes/v1/events.js";
 import { eventActionRoutes } from "./routes/v1/event-actions.js";
 import { forwardingRoutes } from "./routes/v1/forwarding.js";
 import { triggerRoutes } from "./routes/v1/trigger.js";
+import { eventSignatureRoutes } from "./routes/v1/event-signature.js";
+import { listenerRoutes } from "./routes/v1/listeners.js";
 
 /** Every operation the gateway answers: the router and the OpenAPI document are both made from it. */
 export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions): Route[] {
@@ -29,6 +31,8 @@ export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions): Route
     ...eventActionRoutes(deps, options),
     ...forwardingRoutes(deps),
     ...triggerRoutes(deps, options),
+    ...eventSignatureRoutes(deps, options),
+    ...listenerRoutes(deps),
   ];
   return routes;
 }

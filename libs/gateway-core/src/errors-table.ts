@@ -24,6 +24,11 @@ export const errorTable: Record<ErrorReason, { status: number; code: string; mes
   },
   forward_not_configured: { status: 409, code: "forward_not_configured", message: "The endpoint has no forward destination." },
   trigger_unavailable: { status: 409, code: "trigger_unavailable", message: "This endpoint cannot be triggered; details.cause says why." },
+  signing_unsupported: {
+    status: 409,
+    code: "signing_unsupported",
+    message: "This provider's signature cannot be made with the secret at hand (it verifies with a public key); give the signing key as target_secret.",
+  },
   replay_limit_exceeded: {
     status: 429,
     code: "replay_limit_exceeded",

@@ -17,6 +17,9 @@ export const TAGS = {
   forwarding:
     "Forwarding is what `relay` and `proxy` endpoints do with each capture: these operations send an event " +
     "to the endpoint's destination again now, or record an attempt a client made itself (`whc listen --forward-to`).",
+  listeners:
+    "Listeners are the running `whc listen` processes that follow an endpoint and pass its captures to a local app: " +
+    "each registers and heartbeats, so anyone can see who is listening, how far behind, and whether one is stuck.",
   system:
     "Health, metrics, the provider list and this document: what operators, probes and client generators read. " +
     "Health, metrics and this document need no API key.",

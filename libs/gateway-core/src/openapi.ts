@@ -7,11 +7,16 @@ import {
   endpointList,
   errorReply,
   eventDetail,
+  eventSignature,
+  eventSignatureRequest,
   eventList,
   eventSummary,
   forwardAttempt,
   forwardFailure,
   health,
+  listenerHeartbeat,
+  listenerList,
+  listenerView,
   providerInfo,
   providerList,
   readiness,
@@ -80,6 +85,29 @@ const REQUESTS = new Map<z.ZodType, Component>([
       description: "An attempt a client made itself: exactly one of `status` (the destination answered) and `error` (it did not).",
     },
   ],
+  [
+    eventSignatureRequest,
+    {
+      id: "EventSignatureRequest",
+      description: "Optional: the secret to sign with instead of the endpoint's, and the URL the signed request will go to (for providers that sign it).",
+      examples: [{ target_url: "http://localhost:3000/webhooks/stripe" }],
+    },
+  ],
+  [
+    listenerHeartbeat,
+    {
+      id: "ListenerHeartbeat",
+      description: "One heartbeat of a running `whc listen`: where it runs, since when, its cursor and the last error it met.",
+      examples: [
+        {
+          host: "dev-laptop.local",
+          startedAt: "2026-11-26T09:30:00.000Z",
+          cursor: { at: "2026-11-26T10:02:17.412Z", id: EVENT_ID_EXAMPLE },
+          lastError: null,
+        },
+      ],
+    },
+  ],
 ]);
 
 const RESPONSES = new Map<z.ZodType, Component>([
@@ -139,6 +167,23 @@ const RESPONSES = new Map<z.ZodType, Component>([
   [curlExport, { id: "CurlExport", description: "A one-line bash command that sends the captured request again with curl, and how faithful it is." }],
   [replayResult, { id: "ReplayResult", description: "What the replay target answered, or why it could not be reached." }],
   [forwardAttempt, { id: "ForwardAttempt", description: "One attempt to deliver an event to its endpoint's forward destination, and what the destination answered." }],
+  [
+    eventSignature,
+    {
+      id: "EventSignature",
+      description: "Fresh signature headers for an event's stored body: drop the captured headers `replaces` names, then add `headers`.",
+      examples: [
+        {
+          headers: { "Stripe-Signature": "t=1795000000,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd" },
+          replaces: ["stripe-signature"],
+          provider: "stripe",
+          signedAt: "2026-11-26T10:02:17.000Z",
+        },
+      ],
+    },
+  ],
+  [listenerView, { id: "Listener", description: "A running `whc listen` of the endpoint: where, since when, how far behind, and whether it is stuck." }],
+  [listenerList, { id: "ListenerList", description: "The endpoint's live listeners, oldest first." }],
   [
     errorReply,
     {
@@ -273,6 +318,9 @@ const PATH_IDS: Record<string, string> = {
   events:
     "The event's id: a UUID, as in the event list's `id` and in ingest's `{\"ok\":true,\"id\"}` answer. " +
     "An id that is not one of this endpoint's events is 404 `not_found`.",
+  listeners:
+    "The listener's id: a UUID the listener chose when it started (`whc listen` makes a new one each run), as in the " +
+    "listener list's `id`. Not a UUID: 400 `validation_failed`.",
 };
 
 function pathParameters(path: string): Json[] {

@@ -8,7 +8,7 @@ import type { Tag } from "./openapi-tags.js";
 import { parseOrThrow } from "./validation.js";
 
 type Json = Record<string, unknown>;
-type Method = "GET" | "POST" | "PATCH" | "DELETE";
+type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 type Parsed<S> = S extends z.ZodType ? z.output<S> : undefined;
 
 export interface RouteInput<Q, B> {
@@ -75,7 +75,7 @@ export function koaPath(path: string): string {
 export function mountRoutes(router: Router, routes: readonly Route[]): void {
   for (const r of routes) {
     const names = pathParams(r.path);
-    const method = r.method.toLowerCase() as "get" | "post" | "patch" | "delete";
+    const method = r.method.toLowerCase() as "get" | "post" | "put" | "patch" | "delete";
     router[method](koaPath(r.path), async function routeHandler(ctx) {
       const params: Record<string, string> = {};
       for (const name of names) params[name] = parseOrThrow(uuid, ctx.params[name], name).toLowerCase();

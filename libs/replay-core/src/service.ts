@@ -6,6 +6,7 @@ import { parseTargetUrl, refusalReason, type SendResult, type Vetted } from "@wh
 import { openCapture } from "@whc/sealing";
 import { outboundHeaders } from "./outbound.js";
 import { createForwardHandlers } from "./forward-service.js";
+import { createSignHandler } from "./sign-event.js";
 import type { ForwardDeps } from "./forward-attempt.js";
 import { secondsToUtcMidnight, utcDay } from "./allowance.js";
 
@@ -26,7 +27,8 @@ export interface ReplayServiceOptions {
  * the request to the vetted address; the audit record; the lease released. A host name that
  * does not resolve is not a refused target but an outcome (design §14): `network_error`,
  * `dns_failure`, charged and audited like one. The forwarding RPCs (ForwardEvent,
- * RecordClientAttempt, CheckForwardTarget) are createForwardHandlers'.
+ * RecordClientAttempt, CheckForwardTarget) are createForwardHandlers'; SignEvent (fresh
+ * signatures for whc listen) is createSignHandler's.
  */
 
 /** A refused target as the caller sees it: target_not_allowed with its reason, or a malformed URL. */
@@ -49,6 +51,7 @@ export function createReplayService(deps: ReplayServiceDeps, options: ReplayServ
 
   return {
     ...createForwardHandlers(deps, options),
+    ...createSignHandler(deps),
     async replayEvent(req) {
       if (!req.accountId) throw validationFailed("account_id", "required");
       const client = req.client === "dashboard" ? "dashboard" : "api";

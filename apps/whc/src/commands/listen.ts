@@ -1,30 +1,26 @@
+import { randomUUID } from "node:crypto";
 import { type Command, InvalidArgumentError, Option } from "commander";
-import { ApiError, cursorAfter, type ApiClient, type Cursor, type EndpointJson, type EventDetailJson, type EventSummaryJson, type RecordAttemptRequest } from "@whc/api-model";
+import { ApiError, cursorAfter, LISTENER_HEARTBEAT_S, type ApiClient, type Cursor, type EndpointJson } from "@whc/api-model";
 import type { Context } from "../context.js";
 import { resolveEndpoint } from "../endpoint-ref.js";
+import { CliError, exitCodeOf } from "../exit-codes.js";
 import { cursorFile, stateDir, type CursorFile } from "../listen/cursor-file.js";
-import { bodyBytes, localRequest, nextAttemptNumber } from "../listen/local-request.js";
+import { deliver, type DeliveryContext } from "../listen/deliver.js";
+import { startHeartbeat, type ListenerState } from "../listen/heartbeat.js";
+import { durationArgument, durationText, resignArgument, resignModeOf, secondsToMs, sinceArgument, type ResignMode, type Since } from "../listen/options.js";
+import { createOutageWatch, type OutageWatch } from "../listen/outage.js";
 import { patiently, Stopped, type Patience } from "../listen/patience.js";
-import { deliveryJson, deliveryLine } from "../listen/report.js";
-import { sendLocal, type SendOutcome } from "../listen/send.js";
+import { createReporter, type Reporter } from "../listen/report.js";
 
 interface ListenOptions {
   forwardTo: URL;
   events?: string[];
   fromNow?: boolean;
+  since?: Since;
   timeout: number;
-}
-
-/** One run of `whc listen`: what every delivery needs. */
-interface Session {
-  ctx: Context;
-  client: ApiClient;
-  endpoint: EndpointJson;
-  options: ListenOptions;
-  cursor: CursorFile;
-  patience: Patience;
-  /** A line for people on stderr (none with --json, where every line of output is a delivery). */
-  note(text: string): void;
+  retryFor: number;
+  resign?: ResignMode | boolean;
+  heartbeatInterval: number;
 }
 
 function forwardToArgument(value: string): URL {
@@ -44,65 +40,49 @@ function eventsArgument(value: string): string[] {
   return types;
 }
 
-function secondsArgument(value: string): number {
-  const seconds = Number(value);
-  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 3600) throw new InvalidArgumentError("seconds, more than 0 and at most 3600");
-  return Math.round(seconds * 1000);
+/** The largest UUID below `id` (ids compare as lower-case hex): a cursor just before that event. */
+export function idBefore(id: string): string {
+  const hex = id.replaceAll("-", "").toLowerCase();
+  const n = BigInt(`0x${hex}`);
+  const before = (n === 0n ? 0n : n - 1n).toString(16).padStart(32, "0");
+  return `${before.slice(0, 8)}-${before.slice(8, 12)}-${before.slice(12, 16)}-${before.slice(16, 20)}-${before.slice(20)}`;
 }
 
-function attemptOf(url: string, outcome: SendOutcome): RecordAttemptRequest {
-  if ("error" in outcome) return { url, error: outcome.error, durationMs: outcome.durationMs };
-  return {
-    url,
-    status: outcome.status,
-    durationMs: outcome.durationMs,
-    headers: outcome.headers,
-    ...(outcome.body.length ? { bodyBase64: outcome.body.toString("base64") } : {}),
-  };
+/** Strictly before every event received at or after `at`. */
+function cursorBefore(atMs: number): Cursor {
+  return { at: new Date(atMs - 1).toISOString(), id: "ffffffff-ffff-ffff-ffff-ffffffffffff" };
 }
 
-const isGone = (err: unknown) => ApiError.is(err) && err.status === 404;
-
-/**
- * Sends one event to the local app and records the answer as its attempt (trigger cli). An
- * event that cannot be sent (deleted, or its body not stored) is skipped with a note. Throws
- * Stopped when Ctrl-C ends a wait for the API.
- */
-async function deliver(s: Session, e: EventSummaryJson): Promise<void> {
-  const { client, endpoint, patience, note } = s;
-  let detail: EventDetailJson;
+/** Where `--since` starts: before the first event at or after the time, or just before the event named. */
+async function sinceCursor(client: ApiClient, endpoint: EndpointJson, since: Since, patience: Patience): Promise<Cursor> {
+  if ("at" in since) return cursorBefore(Date.parse(since.at));
   try {
-    detail = await patiently(() => client.events.get(endpoint.id, e.id), patience);
+    const event = await patiently(() => client.events.get(endpoint.id, since.eventId), patience);
+    return { at: event.receivedAt, id: idBefore(event.id) };
   } catch (err) {
-    if (!isGone(err)) throw err;
-    return note(`skipped ${e.id}: it was deleted`);
+    if (ApiError.is(err) && err.status === 404) throw new CliError(`--since: no event ${since.eventId} in ${endpoint.slug}`, "notFound");
+    throw err;
   }
-  const body = bodyBytes(detail);
-  if (!body) return note(`skipped ${e.id}: ${detail.decryption === "metadata_only" ? "its body was not stored (metadata only)" : "its body cannot be decrypted"}`);
-  if (detail.truncated) note(`${e.id}: its body was stored truncated; the app gets the stored ${body.length} of ${detail.originalSizeBytes} bytes`);
-  const request = localRequest({ forwardTo: s.options.forwardTo, detail, body, attempt: nextAttemptNumber(detail) });
-  const outcome = await sendLocal(request, s.options.timeout);
-  const url = `${request.origin.origin}${request.path}`;
-  let attempt: number;
-  try {
-    attempt = (await patiently(() => client.events.recordAttempt(endpoint.id, e.id, attemptOf(url, outcome)), patience)).n;
-  } catch (err) {
-    if (err instanceof Stopped) note(`the answer to ${e.id} was not recorded; it is sent again next time`);
-    if (!isGone(err)) throw err;
-    attempt = nextAttemptNumber(detail);
-  }
-  const delivery = { eventId: e.id, receivedAt: e.receivedAt, eventType: e.canonicalEventType, method: e.method, url, path: request.path, attempt, outcome };
-  s.ctx.out.result(deliveryJson(delivery), () => deliveryLine(delivery));
 }
 
-/** Where this run starts: the saved cursor, or now (then saved, so a later run misses nothing from here). */
-async function startingCursor(s: Session): Promise<{ cursor: Cursor; saved: boolean }> {
-  const saved = s.options.fromNow ? undefined : await s.cursor.read();
-  if (saved) return { cursor: saved, saved: true };
-  const newest = await patiently(() => s.client.events.list(s.endpoint.id, { limit: "1" }), s.patience);
-  const now = cursorAfter(newest);
-  await s.cursor.write(now);
-  return { cursor: now, saved: false };
+/** Where this run starts: --since, the saved cursor, or now (then saved, so a later run misses nothing from here). */
+async function startingCursor(
+  client: ApiClient,
+  endpoint: EndpointJson,
+  file: CursorFile,
+  options: ListenOptions,
+  patience: Patience,
+): Promise<{ cursor: Cursor; from: string }> {
+  if (options.since) {
+    const since = options.since;
+    const cursor = await sinceCursor(client, endpoint, since, patience);
+    return { cursor, from: "at" in since ? `every capture since ${since.at}` : `event ${since.eventId} and every capture after it` };
+  }
+  const saved = options.fromNow ? undefined : await file.read();
+  if (saved) return { cursor: saved, from: `every capture after ${saved.at}` };
+  const now = cursorAfter(await patiently(() => client.events.list(endpoint.id, { limit: "1" }), patience));
+  await file.write(now);
+  return { cursor: now, from: "new captures" };
 }
 
 /** Ctrl-C (or SIGTERM) once: stop after the delivery under way; twice: at once. */
@@ -123,36 +103,85 @@ function stopOnSignals(): { signal: AbortSignal; release(): void } {
   };
 }
 
+/** A refusal of the long poll that ends the run, said for what it means here. */
+function fatalOf(err: unknown, endpoint: EndpointJson | undefined): unknown {
+  if (!ApiError.is(err) || !endpoint || err.status !== 404) return err;
+  return new CliError(`the endpoint ${endpoint.slug} (${endpoint.id}) no longer exists (404 not_found)`, "notFound");
+}
+
+/** The --json line of the error that ends the run: the API's own refusal where there is one. */
+function reportFatal(report: Reporter, cause: unknown, thrown: unknown = cause): void {
+  const exitCode = exitCodeOf(thrown);
+  if (ApiError.is(cause)) report.fatal({ status: cause.status || null, code: cause.code, message: cause.message, requestId: cause.requestId || null, exitCode });
+  else report.fatal({ status: null, code: CliError.is(cause) ? cause.kind : "error", message: (cause as Error).message ?? String(cause), requestId: null, exitCode });
+}
+
+function patienceOf(signal: AbortSignal, outage: OutageWatch, report: Reporter): Patience {
+  return {
+    signal,
+    onRetry(err, delayMs) {
+      if (err.throttledForMs !== undefined) report.note(`the API key is throttled (429); waiting ${durationText(delayMs)}`);
+      else outage.failed(err);
+    },
+    onAnswer: () => outage.answered(),
+  };
+}
+
 /**
- * Catches up on the events after the saved cursor, oldest first, then follows new captures
+ * Catches up on the events after the starting cursor, oldest first, then follows new captures
  * live (the client's follow() with the `wait` long poll does both, as it pages with the
- * cursor); each event is sent once and the cursor saved after it.
+ * cursor); each event is sent once, in order, and the cursor saved after it. A running listen
+ * heartbeats as one of the endpoint's listeners.
  */
 async function listen(ctx: Context, ref: string, options: ListenOptions): Promise<void> {
-  const client = ctx.api();
-  const stop = stopOnSignals();
-  const note = (text: string) => {
-    if (!ctx.out.json) process.stderr.write(`${text}\n`);
-  };
-  const patience: Patience = { signal: stop.signal, onRetry: (err, delayMs) => note(`${err.message}; retrying in ${Math.ceil(delayMs / 1000)} s`) };
+  const report = createReporter(ctx.out.json);
+  let client: ApiClient;
   try {
-    const endpoint = await patiently(() => resolveEndpoint(client, ref), patience);
-    const s: Session = { ctx, client, endpoint, options, cursor: cursorFile(stateDir(ctx.env), ctx.apiUrl, endpoint.id), patience, note };
-    const { cursor, saved } = await startingCursor(s);
-    note(
-      `forwarding ${endpoint.slug} to ${options.forwardTo.href}: ${saved ? `every capture after ${cursor.at}` : "new captures"}, then live (Ctrl-C to stop)`,
-    );
+    client = ctx.api();
+  } catch (err) {
+    reportFatal(report, err);
+    throw err;
+  }
+  const stop = stopOnSignals();
+  const outage = createOutageWatch(ctx.apiUrl, report);
+  const patience = patienceOf(stop.signal, outage, report);
+  const state: ListenerState = { cursor: undefined, lastError: undefined };
+  let endpoint: EndpointJson | undefined;
+  let heartbeat: { stop(): Promise<void> } | undefined;
+  try {
+    endpoint = await patiently(() => resolveEndpoint(client, ref), patience);
+    const file = cursorFile(stateDir(ctx.env), ctx.apiUrl, endpoint.id);
+    const { cursor, from } = await startingCursor(client, endpoint, file, options, patience);
+    state.cursor = cursor;
+    heartbeat = startHeartbeat({ client, endpointId: endpoint.id, listenerId: randomUUID(), intervalMs: options.heartbeatInterval, state: () => state, outage, report });
+    report.note(`forwarding ${endpoint.slug} to ${options.forwardTo.href}: ${from}, then live (Ctrl-C to stop)`);
+    const c: DeliveryContext = {
+      client,
+      endpoint,
+      forwardTo: options.forwardTo,
+      timeoutMs: options.timeout,
+      retryForMs: options.retryFor,
+      resign: resignModeOf(options.resign),
+      patience,
+      report,
+      setLastError: (error) => (state.lastError = error),
+    };
     const wanted = options.events ? new Set(options.events) : undefined;
-    const captures = client.follow(endpoint.id, { after: cursor, signal: stop.signal, onRetry: patience.onRetry });
+    const captures = client.follow(endpoint.id, { after: cursor, signal: stop.signal, onRetry: patience.onRetry, onRecovered: () => outage.answered() });
     for await (const e of captures) {
-      if (!wanted || wanted.has(e.canonicalEventType ?? "")) await deliver(s, e);
-      await s.cursor.write({ at: e.receivedAt, id: e.id });
+      if (!wanted || wanted.has(e.canonicalEventType ?? "")) await deliver(c, e);
+      state.cursor = { at: e.receivedAt, id: e.id };
+      await file.write(state.cursor);
       if (stop.signal.aborted) break;
     }
   } catch (err) {
-    if (!(err instanceof Stopped)) throw err;
+    if (err instanceof Stopped) return;
+    const fatal = fatalOf(err, endpoint);
+    reportFatal(report, err, fatal);
+    throw fatal;
   } finally {
     stop.release();
+    await heartbeat?.stop();
   }
 }
 
@@ -160,11 +189,29 @@ async function listen(ctx: Context, ref: string, options: ListenOptions): Promis
 export function listenCommand(program: Command, ctx: () => Context): void {
   program
     .command("listen")
-    .description("forward an endpoint's captures to a local app: those since the last run first, then live; each answer is recorded")
+    .description(
+      "forward an endpoint's captures to a local app, in order: those since the last run first, then live; each answer is recorded. " +
+        "An event the app does not answer at all (refused, reset, timed out) is tried again for --retry-for, and later events wait behind it; " +
+        "signatures too old for their provider's tolerance are made afresh (--resign)",
+    )
     .argument("<endpoint>", "its id or slug")
     .requiredOption("--forward-to <url>", "where to send each capture; its sub-path and query are appended", forwardToArgument)
     .option("--events <types>", "only these canonical event types, comma-separated (the others are skipped)", eventsArgument)
     .option("--from-now", "ignore the saved cursor: only captures from now on")
-    .addOption(new Option("--timeout <seconds>", "deadline of each request to the local app").argParser(secondsArgument).default(30_000, "30"))
-    .action(async (ref: string, opts: ListenOptions) => listen(ctx(), ref, opts));
+    .option("--since <when>", "start earlier than the saved cursor: a duration ago (2h), an ISO time, or an event id (that event included)", sinceArgument)
+    .addOption(
+      new Option("--resign [when]", "re-sign events with the endpoint's secret: stale (default: older than the provider's tolerance), always or never").argParser(
+        resignArgument,
+      ),
+    )
+    .option("--no-resign", "send every signature as captured (the same as --resign=never)")
+    .addOption(
+      new Option("--retry-for <duration>", "how long to try an event the app does not answer before moving past it (0: not at all)").argParser(durationArgument).default(300_000, "5m"),
+    )
+    .addOption(new Option("--timeout <seconds>", "deadline of each request to the local app").argParser(secondsToMs(0.001, 3600)).default(30_000, "30"))
+    .addOption(new Option("--heartbeat-interval <seconds>").argParser(secondsToMs(0.05, 3600)).default(LISTENER_HEARTBEAT_S * 1000).hideHelp())
+    .action(async (ref: string, opts: ListenOptions) => {
+      if (opts.since && opts.fromNow) throw new CliError("--since and --from-now cannot go together", "badInput");
+      return listen(ctx(), ref, opts);
+    });
 }

@@ -8,6 +8,8 @@ export interface Patience {
   signal: AbortSignal;
   /** Told before each pause after a transient failure. */
   onRetry(error: ApiError, delayMs: number): void;
+  /** Told when a call is answered (after failures or not). */
+  onAnswer?(): void;
   backoff?: { initialMs: number; maxMs: number };
 }
 
@@ -19,7 +21,7 @@ export class Stopped extends Error {
   }
 }
 
-function pause(ms: number, signal: AbortSignal): Promise<void> {
+export function pause(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(new Stopped());
     const timer = setTimeout(done, ms);
@@ -45,9 +47,14 @@ export async function patiently<T>(work: () => Promise<T>, p: Patience): Promise
   let delay = backoff.initialMs;
   for (;;) {
     try {
-      return await work();
+      const answer = await work();
+      p.onAnswer?.();
+      return answer;
     } catch (err) {
-      if (!ApiError.is(err) || !err.transient) throw err;
+      if (!ApiError.is(err) || !err.transient) {
+        if (ApiError.is(err) && err.status > 0) p.onAnswer?.();
+        throw err;
+      }
       p.onRetry(err, delay);
       await pause(delay, p.signal);
       delay = Math.min(delay * 2, backoff.maxMs);

@@ -1,1 +1,2 @@
 export * from "./json.js";
+export * from "./listeners.js";

@@ -7,6 +7,7 @@ import { endpointUpdateContract, responseSequenceContract, type ContractContext 
 import { endpointFixture, eventFixture, keyHash, token } from "./fixtures.js";
 import { forwardingContract } from "./forward-contract.js";
 import { endpointListContract, endpointQuotaContract } from "./endpoint-list-contract.js";
+import { listenerContract } from "./listener-contract.js";
 
 export interface ContractOptions {
   open: () => Promise<CatalogStore>;
@@ -160,6 +161,7 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
     endpointUpdateContract(context);
     responseSequenceContract(context);
     forwardingContract(context);
+    listenerContract(context, options.another);
 
     describe("events", () => {
       it("stamps in order and lists newest first with exact counters", async () => {

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file webhookcapture/replay/v1/replay.proto.
  */
 export const file_webhookcapture_replay_v1_replay: GenFile = /*@__PURE__*/
-  fileDesc("CiV3ZWJob29rY2FwdHVyZS9yZXBsYXkvdjEvcmVwbGF5LnByb3RvEhh3ZWJob29rY2FwdHVyZS5yZXBsYXkudjEiqAEKElJlcGxheUV2ZW50UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhMKC2VuZHBvaW50X2lkGAIgASgJEhAKCGV2ZW50X2lkGAMgASgJEhIKCnRhcmdldF91cmwYBCABKAkSDAoEbW9kZRgFIAEoCRIVCg10YXJnZXRfc2VjcmV0GAYgASgJEg4KBmNsaWVudBgHIAEoCRIOCgZrZXlfaWQYCCABKAki3QIKE1JlcGxheUV2ZW50UmVzcG9uc2USDgoGcmVzdWx0GAEgASgJEhUKDXRhcmdldF9zdGF0dXMYAiABKAUSHgoWbmV0d29ya19mYWlsdXJlX3JlYXNvbhgDIAEoCRITCgtkdXJhdGlvbl9tcxgEIAEoAxIYChByZXNwb25zZV9leGNlcnB0GAUgASgMEhkKEWV4Y2VycHRfdHJ1bmNhdGVkGAYgASgIEh0KFXNvdXJjZV9ib2R5X3RydW5jYXRlZBgHIAEoCBIMCgRtb2RlGAggASgJEhIKCnRhcmdldF91cmwYCSABKAkSEAoIZXZlbnRfaWQYCiABKAkSEAoIYXVkaXRfaWQYCyABKAkSGAoQcmF0ZV9saW1pdF9saW1pdBgMIAEoBRIcChRyYXRlX2xpbWl0X3JlbWFpbmluZxgNIAEoBRIYChByYXRlX2xpbWl0X3Jlc2V0GA4gASgFIn0KE0ZvcndhcmRFdmVudFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRITCgtlbmRwb2ludF9pZBgCIAEoCRIQCghldmVudF9pZBgDIAEoCRIPCgd0cmlnZ2VyGAQgASgJEhoKEm1heF9yZXNwb25zZV9ieXRlcxgFIAEoBSLjAQoNQXR0ZW1wdFJlc3VsdBIJCgFuGAEgASgFEg8KB3RyaWdnZXIYAiABKAkSDQoFYXRfbXMYAyABKAMSCwoDdXJsGAQgASgJEhMKC2R1cmF0aW9uX21zGAUgASgDEg4KBnN0YXR1cxgGIAEoBRIxCgdoZWFkZXJzGAcgAygLMiAud2ViaG9va2NhcHR1cmUuY29tbW9uLnYxLkhlYWRlchIMCgRib2R5GAggASgMEhYKDmJvZHlfdHJ1bmNhdGVkGAkgASgIEg0KBWVycm9yGAogASgJEg0KBXN0YXRlGAsgASgJIlAKFEZvcndhcmRFdmVudFJlc3BvbnNlEjgKB2F0dGVtcHQYASABKAsyJy53ZWJob29rY2FwdHVyZS5yZXBsYXkudjEuQXR0ZW1wdFJlc3VsdCJXChtSZWNvcmRDbGllbnRBdHRlbXB0UmVzcG9uc2USOAoHYXR0ZW1wdBgBIAEoCzInLndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5BdHRlbXB0UmVzdWx0ItkBChpSZWNvcmRDbGllbnRBdHRlbXB0UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhMKC2VuZHBvaW50X2lkGAIgASgJEhAKCGV2ZW50X2lkGAMgASgJEgsKA3VybBgEIAEoCRIOCgZzdGF0dXMYBSABKAUSDQoFZXJyb3IYBiABKAkSEwoLZHVyYXRpb25fbXMYByABKAMSMQoHaGVhZGVycxgIIAMoCzIgLndlYmhvb2tjYXB0dXJlLmNvbW1vbi52MS5IZWFkZXISDAoEYm9keRgJIAEoDCIoChlDaGVja0ZvcndhcmRUYXJnZXRSZXF1ZXN0EgsKA3VybBgBIAEoCSJPChpDaGVja0ZvcndhcmRUYXJnZXRSZXNwb25zZRIPCgdhbGxvd2VkGAEgASgIEg4KBnJlYXNvbhgCIAEoCRIQCghjYXRlZ29yeRgDIAEoCTLwAwoNUmVwbGF5U2VydmljZRJqCgtSZXBsYXlFdmVudBIsLndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5SZXBsYXlFdmVudFJlcXVlc3QaLS53ZWJob29rY2FwdHVyZS5yZXBsYXkudjEuUmVwbGF5RXZlbnRSZXNwb25zZRJtCgxGb3J3YXJkRXZlbnQSLS53ZWJob29rY2FwdHVyZS5yZXBsYXkudjEuRm9yd2FyZEV2ZW50UmVxdWVzdBouLndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5Gb3J3YXJkRXZlbnRSZXNwb25zZRKCAQoTUmVjb3JkQ2xpZW50QXR0ZW1wdBI0LndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5SZWNvcmRDbGllbnRBdHRlbXB0UmVxdWVzdBo1LndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5SZWNvcmRDbGllbnRBdHRlbXB0UmVzcG9uc2USfwoSQ2hlY2tGb3J3YXJkVGFyZ2V0EjMud2ViaG9va2NhcHR1cmUucmVwbGF5LnYxLkNoZWNrRm9yd2FyZFRhcmdldFJlcXVlc3QaNC53ZWJob29rY2FwdHVyZS5yZXBsYXkudjEuQ2hlY2tGb3J3YXJkVGFyZ2V0UmVzcG9uc2ViBnByb3RvMw", [file_webhookcapture_common_v1_common]);
+  fileDesc("CiV3ZWJob29rY2FwdHVyZS9yZXBsYXkvdjEvcmVwbGF5LnByb3RvEhh3ZWJob29rY2FwdHVyZS5yZXBsYXkudjEiqAEKElJlcGxheUV2ZW50UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhMKC2VuZHBvaW50X2lkGAIgASgJEhAKCGV2ZW50X2lkGAMgASgJEhIKCnRhcmdldF91cmwYBCABKAkSDAoEbW9kZRgFIAEoCRIVCg10YXJnZXRfc2VjcmV0GAYgASgJEg4KBmNsaWVudBgHIAEoCRIOCgZrZXlfaWQYCCABKAki3QIKE1JlcGxheUV2ZW50UmVzcG9uc2USDgoGcmVzdWx0GAEgASgJEhUKDXRhcmdldF9zdGF0dXMYAiABKAUSHgoWbmV0d29ya19mYWlsdXJlX3JlYXNvbhgDIAEoCRITCgtkdXJhdGlvbl9tcxgEIAEoAxIYChByZXNwb25zZV9leGNlcnB0GAUgASgMEhkKEWV4Y2VycHRfdHJ1bmNhdGVkGAYgASgIEh0KFXNvdXJjZV9ib2R5X3RydW5jYXRlZBgHIAEoCBIMCgRtb2RlGAggASgJEhIKCnRhcmdldF91cmwYCSABKAkSEAoIZXZlbnRfaWQYCiABKAkSEAoIYXVkaXRfaWQYCyABKAkSGAoQcmF0ZV9saW1pdF9saW1pdBgMIAEoBRIcChRyYXRlX2xpbWl0X3JlbWFpbmluZxgNIAEoBRIYChByYXRlX2xpbWl0X3Jlc2V0GA4gASgFIn0KE0ZvcndhcmRFdmVudFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRITCgtlbmRwb2ludF9pZBgCIAEoCRIQCghldmVudF9pZBgDIAEoCRIPCgd0cmlnZ2VyGAQgASgJEhoKEm1heF9yZXNwb25zZV9ieXRlcxgFIAEoBSLjAQoNQXR0ZW1wdFJlc3VsdBIJCgFuGAEgASgFEg8KB3RyaWdnZXIYAiABKAkSDQoFYXRfbXMYAyABKAMSCwoDdXJsGAQgASgJEhMKC2R1cmF0aW9uX21zGAUgASgDEg4KBnN0YXR1cxgGIAEoBRIxCgdoZWFkZXJzGAcgAygLMiAud2ViaG9va2NhcHR1cmUuY29tbW9uLnYxLkhlYWRlchIMCgRib2R5GAggASgMEhYKDmJvZHlfdHJ1bmNhdGVkGAkgASgIEg0KBWVycm9yGAogASgJEg0KBXN0YXRlGAsgASgJIlAKFEZvcndhcmRFdmVudFJlc3BvbnNlEjgKB2F0dGVtcHQYASABKAsyJy53ZWJob29rY2FwdHVyZS5yZXBsYXkudjEuQXR0ZW1wdFJlc3VsdCJXChtSZWNvcmRDbGllbnRBdHRlbXB0UmVzcG9uc2USOAoHYXR0ZW1wdBgBIAEoCzInLndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5BdHRlbXB0UmVzdWx0ItkBChpSZWNvcmRDbGllbnRBdHRlbXB0UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhMKC2VuZHBvaW50X2lkGAIgASgJEhAKCGV2ZW50X2lkGAMgASgJEgsKA3VybBgEIAEoCRIOCgZzdGF0dXMYBSABKAUSDQoFZXJyb3IYBiABKAkSEwoLZHVyYXRpb25fbXMYByABKAMSMQoHaGVhZGVycxgIIAMoCzIgLndlYmhvb2tjYXB0dXJlLmNvbW1vbi52MS5IZWFkZXISDAoEYm9keRgJIAEoDCIoChlDaGVja0ZvcndhcmRUYXJnZXRSZXF1ZXN0EgsKA3VybBgBIAEoCSJPChpDaGVja0ZvcndhcmRUYXJnZXRSZXNwb25zZRIPCgdhbGxvd2VkGAEgASgIEg4KBnJlYXNvbhgCIAEoCRIQCghjYXRlZ29yeRgDIAEoCSKiAQoQU2lnbkV2ZW50UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhMKC2VuZHBvaW50X2lkGAIgASgJEhAKCGV2ZW50X2lkGAMgASgJEhUKDXRhcmdldF9zZWNyZXQYBCABKAkSEgoKdGFyZ2V0X3VybBgFIAEoCRIYChBjYXB0dXJlX2Jhc2VfdXJsGAYgASgJEg4KBmNsaWVudBgHIAEoCSKAAQoRU2lnbkV2ZW50UmVzcG9uc2USMQoHaGVhZGVycxgBIAMoCzIgLndlYmhvb2tjYXB0dXJlLmNvbW1vbi52MS5IZWFkZXISEAoIcmVwbGFjZXMYAiADKAkSEAoIcHJvdmlkZXIYAyABKAkSFAoMc2lnbmVkX2F0X21zGAQgASgDMtYECg1SZXBsYXlTZXJ2aWNlEmoKC1JlcGxheUV2ZW50Eiwud2ViaG9va2NhcHR1cmUucmVwbGF5LnYxLlJlcGxheUV2ZW50UmVxdWVzdBotLndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5SZXBsYXlFdmVudFJlc3BvbnNlEm0KDEZvcndhcmRFdmVudBItLndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5Gb3J3YXJkRXZlbnRSZXF1ZXN0Gi4ud2ViaG9va2NhcHR1cmUucmVwbGF5LnYxLkZvcndhcmRFdmVudFJlc3BvbnNlEoIBChNSZWNvcmRDbGllbnRBdHRlbXB0EjQud2ViaG9va2NhcHR1cmUucmVwbGF5LnYxLlJlY29yZENsaWVudEF0dGVtcHRSZXF1ZXN0GjUud2ViaG9va2NhcHR1cmUucmVwbGF5LnYxLlJlY29yZENsaWVudEF0dGVtcHRSZXNwb25zZRJ/ChJDaGVja0ZvcndhcmRUYXJnZXQSMy53ZWJob29rY2FwdHVyZS5yZXBsYXkudjEuQ2hlY2tGb3J3YXJkVGFyZ2V0UmVxdWVzdBo0LndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5DaGVja0ZvcndhcmRUYXJnZXRSZXNwb25zZRJkCglTaWduRXZlbnQSKi53ZWJob29rY2FwdHVyZS5yZXBsYXkudjEuU2lnbkV2ZW50UmVxdWVzdBorLndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5TaWduRXZlbnRSZXNwb25zZWIGcHJvdG8z", [file_webhookcapture_common_v1_common]);
 
 /**
  * @generated from message webhookcapture.replay.v1.ReplayEventRequest
@@ -407,6 +407,98 @@ export const CheckForwardTargetResponseSchema: GenMessage<CheckForwardTargetResp
   messageDesc(file_webhookcapture_replay_v1_replay, 8);
 
 /**
+ * @generated from message webhookcapture.replay.v1.SignEventRequest
+ */
+export type SignEventRequest = Message<"webhookcapture.replay.v1.SignEventRequest"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * @generated from field: string endpoint_id = 2;
+   */
+  endpointId: string;
+
+  /**
+   * @generated from field: string event_id = 3;
+   */
+  eventId: string;
+
+  /**
+   * Signs with this secret; empty: the endpoint's own (opened by the crypto service).
+   *
+   * @generated from field: string target_secret = 4;
+   */
+  targetSecret: string;
+
+  /**
+   * Where the signed request will go, for schemes that sign the URL; empty: the capture's own
+   * URL, capture_base_url followed by its sub-path and query.
+   *
+   * @generated from field: string target_url = 5;
+   */
+  targetUrl: string;
+
+  /**
+   * The endpoint's webhookUrl.
+   *
+   * @generated from field: string capture_base_url = 6;
+   */
+  captureBaseUrl: string;
+
+  /**
+   * api or dashboard: which of the endpoint's replay flags applies.
+   *
+   * @generated from field: string client = 7;
+   */
+  client: string;
+};
+
+/**
+ * Describes the message webhookcapture.replay.v1.SignEventRequest.
+ * Use `create(SignEventRequestSchema)` to create a new message.
+ */
+export const SignEventRequestSchema: GenMessage<SignEventRequest> = /*@__PURE__*/
+  messageDesc(file_webhookcapture_replay_v1_replay, 9);
+
+/**
+ * @generated from message webhookcapture.replay.v1.SignEventResponse
+ */
+export type SignEventResponse = Message<"webhookcapture.replay.v1.SignEventResponse"> & {
+  /**
+   * The provider's signature headers as it would send them at signed_at_ms.
+   *
+   * @generated from field: repeated webhookcapture.common.v1.Header headers = 1;
+   */
+  headers: Header[];
+
+  /**
+   * Lower-case names of the captured headers these replace (every one the provider may sign in).
+   *
+   * @generated from field: repeated string replaces = 2;
+   */
+  replaces: string[];
+
+  /**
+   * @generated from field: string provider = 3;
+   */
+  provider: string;
+
+  /**
+   * @generated from field: int64 signed_at_ms = 4;
+   */
+  signedAtMs: bigint;
+};
+
+/**
+ * Describes the message webhookcapture.replay.v1.SignEventResponse.
+ * Use `create(SignEventResponseSchema)` to create a new message.
+ */
+export const SignEventResponseSchema: GenMessage<SignEventResponse> = /*@__PURE__*/
+  messageDesc(file_webhookcapture_replay_v1_replay, 10);
+
+/**
  * Sends a captured event to a target URL behind the SSRF guard, an egress lease and the
  * account's daily allowance, and records the outcome.
  *
@@ -451,6 +543,17 @@ export const ReplayService: GenService<{
     methodKind: "unary";
     input: typeof CheckForwardTargetRequestSchema;
     output: typeof CheckForwardTargetResponseSchema;
+  },
+  /**
+   * Fresh signature headers for an event's stored bytes, signed now with the endpoint's secret
+   * or the one given (design §19: whc listen --resign). Nothing is sent and nothing is charged.
+   *
+   * @generated from rpc webhookcapture.replay.v1.ReplayService.SignEvent
+   */
+  signEvent: {
+    methodKind: "unary";
+    input: typeof SignEventRequestSchema;
+    output: typeof SignEventResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_webhookcapture_replay_v1_replay, 0);
