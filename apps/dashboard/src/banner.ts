@@ -14,13 +14,19 @@ function isAbort(err: unknown): boolean {
   return err instanceof DOMException && err.name === "AbortError";
 }
 
+/** A refusal's `details.reason` (target_not_allowed's scheme, loopback, port…), which the message points to. */
+function reasonOf(err: ApiError): string {
+  const reason = err.details["reason"];
+  return typeof reason === "string" && reason !== "" ? ` Reason: ${reason}.` : "";
+}
+
 export function createBanner(onUnauthorized: () => void): Banner {
   const element = h("div", { class: "banner", role: "alert", "data-testid": "error", hidden: true });
 
   function show(err: unknown): void {
     if (isAbort(err)) return;
     element.textContent = ApiError.is(err)
-      ? `${err.message}${err.requestId ? ` (request ${err.requestId})` : ""}`
+      ? `${err.message}${reasonOf(err)}${err.requestId ? ` (request ${err.requestId})` : ""}`
       : `Cannot reach the service: ${(err as Error).message}`;
     element.hidden = false;
     if (ApiError.is(err) && err.code === "unauthorized") onUnauthorized();

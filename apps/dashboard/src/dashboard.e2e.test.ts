@@ -224,7 +224,7 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     // Refused on its scheme before anything is resolved or dialled.
     await page.getByTestId("replay-url").fill("ftp://127.0.0.1/upload");
     await page.getByTestId("replay").click();
-    await expect.poll(() => page.getByTestId("error").textContent()).toMatch(/The replay or forward target is not allowed\. \(request [0-9a-f-]{36}\)/);
+    await expect.poll(() => page.getByTestId("error").textContent()).toMatch(/^The replay or forward target is not allowed \(details\.reason says why\);.* Reason: scheme\. \(request [0-9a-f-]{36}\)$/);
     await shot("7-replay-refused");
   });
 
