@@ -67,7 +67,3 @@ export function withQuery(query: Readonly<Record<string, string>>, changes: Read
   }
   return out;
 }
-
-export function sameRoute(a: Route, b: Route): boolean {
-  return formatRoute(a) === formatRoute(b);
-}

@@ -40,8 +40,3 @@ export function nextStamp(lastId: string | undefined, now: number): Stamp {
 function stampAt(ms: number, seq: number): Stamp {
   return { id: v7({ msecs: ms, seq }), receivedAt: ms };
 }
-
-/** The later of two stamps' ids (ids of stamps sort like their (receivedAt, id) pairs). */
-export function laterId(a: string | undefined, b: string): string {
-  return a !== undefined && a > b ? a : b;
-}

@@ -11,8 +11,6 @@ export interface ApiKeyRecord {
   revokedAt?: number | undefined;
 }
 
-export type OperatingMode = "capture" | "metadata_only";
-export type EndpointStatus = "active" | "paused";
 
 export interface EndpointRecord {
   id: string;

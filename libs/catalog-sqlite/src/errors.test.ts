@@ -4,7 +4,7 @@ import type { CatalogStore, EndpointRecord } from "@whc/catalog-core";
 import { endpointFixture, eventFixture, keyHash } from "@whc/catalog-core/testing";
 import { openCatalogDatabase } from "./database.js";
 import { createSqliteStore } from "./sqlite-store.js";
-import { auditFixture, catalogWithEndpoint, expectReason } from "./test-support.js";
+import { auditFixture, catalogWithEndpoint, expectReason } from "./testing/index.js";
 
 describe("embedded SQLite: driver failures come out as AppError reasons", () => {
   let remove: () => void;

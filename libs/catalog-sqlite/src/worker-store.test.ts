@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { catalogStoreContract, endpointFixture, keyHash } from "@whc/catalog-core/testing";
 import { tempDir } from "@whc/testing";
-import { expectReason, auditFixture } from "./test-support.js";
+import { expectReason, auditFixture } from "./testing/index.js";
 import { openSqliteStoreInWorker } from "./worker-store.js";
 
 let dir: ReturnType<typeof tempDir> | undefined;

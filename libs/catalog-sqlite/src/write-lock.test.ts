@@ -6,7 +6,7 @@ import Database from "better-sqlite3";
 import path from "node:path";
 import { tempDir } from "@whc/testing";
 import { openCatalogDatabase } from "./database.js";
-import { catalogWithEndpoint } from "./test-support.js";
+import { catalogWithEndpoint } from "./testing/index.js";
 
 /**
  * Another process holding the file's write lock for `ms`, then committing its own write:

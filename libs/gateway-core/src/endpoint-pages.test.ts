@@ -2,7 +2,7 @@ import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { createApiClient, type ApiClient, type EndpointListJson } from "@whc/api-model";
 import { createOpenApiValidator } from "@whc/testing";
 import { errorTable } from "./errors-table.js";
-import { refusal, startTestGateway, type TestAccount, type TestGateway } from "./test-gateway.js";
+import { refusal, startTestGateway, type TestAccount, type TestGateway } from "./testing/index.js";
 
 /*
  * GET /v1/endpoints in pages (design §14): by id ascending, `limit` 1-500 (default 100),

@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { endpoint as endpointSchema, errorReply, providerList, type ApiError } from "@whc/api-model";
 import { errorTable } from "./errors-table.js";
-import { recordingFetch, refusal, startTestGateway, type TestGateway } from "./test-gateway.js";
+import { recordingFetch, refusal, startTestGateway, type TestGateway } from "./testing/index.js";
 
 let t: TestGateway;
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { eventDetail, type EventDetailJson } from "@whc/api-model";
 import { createOpenApiValidator } from "@whc/testing";
-import { refusal, startTestGateway, type TestGateway } from "./test-gateway.js";
+import { refusal, startTestGateway, type TestGateway } from "./testing/index.js";
 
 let t: TestGateway;
 let validate: ReturnType<typeof createOpenApiValidator>;

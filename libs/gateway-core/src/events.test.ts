@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { eventDetail, eventList, type EventSummaryJson } from "@whc/api-model";
 import { apiClient, createOpenApiValidator } from "@whc/testing";
-import { recordingFetch, refusal, startTestGateway, type AppendedCapture, type TestGateway } from "./test-gateway.js";
+import { recordingFetch, refusal, startTestGateway, type AppendedCapture, type TestGateway } from "./testing/index.js";
 
 let t: TestGateway;
 beforeAll(async () => {

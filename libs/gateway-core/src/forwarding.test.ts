@@ -13,7 +13,7 @@ import {
 import { createEnvelopeSealer } from "@whc/sealing";
 import { createOpenApiValidator } from "@whc/testing";
 import { errorTable } from "./errors-table.js";
-import { refusal, startTestGateway, type TestAccount, type TestGateway } from "./test-gateway.js";
+import { refusal, startTestGateway, type TestAccount, type TestGateway } from "./testing/index.js";
 
 const UNKNOWN_ID = "01a20000-0000-7000-8000-000000000000";
 

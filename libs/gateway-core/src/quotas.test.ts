@@ -2,7 +2,7 @@ import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { errorReply } from "@whc/api-model";
 import { createOpenApiValidator, waitFor, type OpenApiValidator } from "@whc/testing";
 import { errorTable } from "./errors-table.js";
-import { startTestGateway, type TestAccount, type TestGateway } from "./test-gateway.js";
+import { startTestGateway, type TestAccount, type TestGateway } from "./testing/index.js";
 
 /*
  * The quotas of design §14 over real HTTP, each answer checked against the served OpenAPI

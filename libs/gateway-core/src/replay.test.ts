@@ -3,7 +3,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { replayResult, type ApiError, type ReplayRequest } from "@whc/api-model";
 import { errorTable } from "./errors-table.js";
-import { recordingFetch, refusal, startTestGateway, type TestAccount, type TestGateway } from "./test-gateway.js";
+import { recordingFetch, refusal, startTestGateway, type TestAccount, type TestGateway } from "./testing/index.js";
 
 const DAILY_LIMIT = 3;
 

@@ -2,7 +2,7 @@ import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import type Router from "@koa/router";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
-import { startTestGateway, type TestGateway } from "./test-gateway.js";
+import { startTestGateway, type TestGateway } from "./testing/index.js";
 
 type Json = Record<string, any>;
 // ajv-formats is CommonJS; under NodeNext its default export arrives wrapped.

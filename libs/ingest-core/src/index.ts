@@ -1,25 +1,15 @@
+// What ingest's consumers import: the composition wires the handler and its parts; the
+// gateway and replay read replayDeadlineMs; the pieces benchmark times verifyCapture.
 export { createIngestHandler, INGEST_MAX_HEADER_BYTES } from "./server.js";
-export { createParseErrorAnswers } from "./parse-errors.js";
 export type { IngestDeps, IngestOptions } from "./server.js";
-export { traceCaptures, CAPTURE_ROUTE } from "./tracing.js";
+export { createParseErrorAnswers } from "./parse-errors.js";
+export { traceCaptures } from "./tracing.js";
 export { createAppendBatcher, BATCH_LINGER_MS } from "./batcher.js";
 export type { AppendBatcher, BatcherOptions } from "./batcher.js";
 export { createEndpointCache } from "./endpoint-cache.js";
-export type { EndpointCache, IngestEndpoint } from "./endpoint-cache.js";
-export { verifyCapture } from "./verify.js";
-export type { VerifyInput, VerifyResult, Verification } from "./verify.js";
-export { rawHeaderPairs, remoteIpOf, readBodyThen, normaliseIp } from "./request.js";
+export type { EndpointCache } from "./endpoint-cache.js";
 export { createIngestMetrics } from "./metrics.js";
-export type { IngestMetrics, CaptureOutcome } from "./metrics.js";
-export { findHandshake, HANDSHAKES, HANDSHAKE_NAMES, MAX_REFLECTED_BYTES } from "./respond/handshakes.js";
-export type { Handshake, HandshakeName, HandshakeRequest, HandshakeView } from "./respond/handshakes.js";
-export { planAnswer, resolveAnswer, ruleMatches, sequenceEntry, handshakesEnabled, builtInAnswer } from "./respond/plan.js";
-export type { AnswerPlan, PlanRequest, PlanSource } from "./respond/plan.js";
-export { createTemplateScope, renderBody, renderHeaderValue, headerSafeValue } from "./respond/templates.js";
-export type { TemplateContext, TemplateScope, TemplateValue } from "./respond/templates.js";
-export { pathMatches, subPathOf } from "./respond/path-glob.js";
-export type { RenderedAnswer } from "./respond/answer-types.js";
-export { forwardingOf, withForward } from "./forward.js";
-export type { Forwarding } from "./forward.js";
-export { PROXY_CALL_MARGIN_MS, PROXY_CALL_MAX_MS, replayDeadlineMs, passedHeaders, proxyAnswerOf, forwardFailed, callFailureReason } from "./proxy.js";
-export type { ProxyAnswer, ReplayForwarder } from "./proxy.js";
+export type { IngestMetrics } from "./metrics.js";
+export { verifyCapture } from "./verify.js";
+export { rawHeaderPairs } from "./request.js";
+export { replayDeadlineMs } from "./proxy.js";

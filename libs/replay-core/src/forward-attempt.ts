@@ -276,5 +276,3 @@ export function createAttemptSender(deps: ForwardDeps, options: ForwardOptions) 
 
   return { load: (ref: EventRef) => loadDelivery(deps, ref), send, refused, record };
 }
-
-export type AttemptSender = ReturnType<typeof createAttemptSender>;

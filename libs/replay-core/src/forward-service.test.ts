@@ -4,7 +4,7 @@ import { Code, createClient } from "@connectrpc/connect";
 import { ReplayService, type Endpoint } from "@whc/contracts";
 import { appendCaptures, expectFailure } from "@whc/testing";
 import { createReplayService } from "./service.js";
-import { runCleanups, serve, startBackends, startTarget, valuesOf, type Backends } from "./test-harness.js";
+import { runCleanups, serve, startBackends, startTarget, valuesOf, type Backends } from "./testing/index.js";
 
 /*
  * ForwardEvent, RecordClientAttempt and CheckForwardTarget through a typed client, as ingest

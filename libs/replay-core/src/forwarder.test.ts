@@ -6,7 +6,7 @@ import Stripe from "stripe";
 import type { Endpoint, Event } from "@whc/contracts";
 import { AppError } from "@whc/errors";
 import { createForwarder, type ForwarderOptions } from "./forwarder.js";
-import { onCleanup, refusingPort, runCleanups, startBackends, startTarget, valuesOf, type Backends } from "./test-harness.js";
+import { onCleanup, refusingPort, runCleanups, startBackends, startTarget, valuesOf, type Backends } from "./testing/index.js";
 
 /*
  * The relay outbox worker against the real catalog on SQLite and real local destinations.

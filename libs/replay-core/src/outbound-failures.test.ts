@@ -8,7 +8,7 @@ import { openCapture } from "@whc/sealing";
 import { appendCaptures } from "@whc/testing";
 import { createForwarder } from "./forwarder.js";
 import { createReplayService } from "./service.js";
-import { onCleanup, runCleanups, serve, startBackends, startTarget, type Backends } from "./test-harness.js";
+import { onCleanup, runCleanups, serve, startBackends, startTarget, type Backends } from "./testing/index.js";
 
 /*
  * Design §14, "No request kills a process": every way an outbound connection can fail ends as a

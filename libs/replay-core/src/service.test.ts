@@ -32,7 +32,7 @@ import { createPeerTransport, createServiceClient, serveH2c } from "@whc/rpc";
 import { createEnvelopeOpener, createEnvelopeSealer } from "@whc/sealing";
 import { appendCaptures, expectFailure, tempDir } from "@whc/testing";
 import { createReplayService, type ReplayServiceOptions } from "./service.js";
-import { logger, onCleanup, refusingPort, runCleanups, serve, startTarget, valuesOf } from "./test-harness.js";
+import { logger, onCleanup, refusingPort, runCleanups, serve, startTarget, valuesOf } from "./testing/index.js";
 
 /*
  * The replay service served by Connect's router transport and called through a typed client,

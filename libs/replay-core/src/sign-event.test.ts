@@ -6,7 +6,7 @@ import { ReplayService, type Endpoint } from "@whc/contracts";
 import { verifySignature } from "@whc/signatures";
 import { appendCaptures, expectFailure } from "@whc/testing";
 import { createReplayService } from "./service.js";
-import { runCleanups, serve, startBackends, type Backends } from "./test-harness.js";
+import { runCleanups, serve, startBackends, type Backends } from "./testing/index.js";
 
 /*
  * SignEvent (design §19): fresh signature headers for stored bytes, with the endpoint's sealed

@@ -7,7 +7,7 @@ import { bytesEqual, decodeHex, hmac } from "./crypto.js";
 import { header as headerValue } from "./headers.js";
 import { diagnoseSignature, providers, verifySignature, type DiagnoseInput, type HeaderPair, type ProviderScheme } from "./index.js";
 import { malformedSignature, matched, missingSignature } from "./outcome.js";
-import { NOW_MS, NOW_S } from "./test-support.js";
+import { NOW_MS, NOW_S } from "./testing/index.js";
 
 const SECRET = "whsec_diagnose_test_secret";
 const PAYLOAD = JSON.stringify({ id: "evt_1", object: "event", type: "invoice.paid", data: { object: { amount: 100, note: "naïve" } } });

@@ -13,7 +13,7 @@ import {
   type SignatureOptions,
   type VerifyOutcome,
 } from "./index.js";
-import { NOW_MS } from "./test-support.js";
+import { NOW_MS } from "./testing/index.js";
 
 /** A whsec_ secret, so that Standard Webhooks signs with its decoded key and the others with its bytes. */
 const SECRET = Buffer.from("whsec_cmVnaXN0cnkgcm91bmQgdHJpcCBrZXkgMDEyMzQ1Njc4OQ==");

@@ -2,7 +2,7 @@ import { generateKeyPairSync } from "node:crypto";
 import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { PROVIDERS, providers, signatureHeaderNames, signHeaders, verifySignature, type HeaderPair, type Provider } from "./index.js";
-import { NOW_MS, TIMED_PASSED, UNTIMED_PASSED, verdict } from "./test-support.js";
+import { NOW_MS, TIMED_PASSED, UNTIMED_PASSED, verdict } from "./testing/index.js";
 
 const SECRET = Buffer.from("whsec_dGhpcyBpcyBhIHRlc3Qga2V5IGZvciByZXBsYXk=");
 const BODY = Buffer.from('{"type":"replayed.event","id":"evt_9"}');

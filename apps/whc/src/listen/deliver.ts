@@ -2,7 +2,7 @@ import { ApiError, type ApiClient, type EndpointJson, type EventDetailJson, type
 import { bodyBytes, localRequest, nextAttemptNumber, type LocalRequest } from "./local-request.js";
 import type { ResignMode } from "./options.js";
 import { pause, patiently, Stopped, type Patience } from "./patience.js";
-import type { Delivery, Reporter } from "./report.js";
+import type { ListenLine, Reporter } from "./report.js";
 import { needsResign, withSignature } from "./resign.js";
 import { sendLocal, type SendOutcome } from "./send.js";
 
@@ -77,7 +77,7 @@ async function sendUntilAnswered(
   detail: EventDetailJson,
   request: LocalRequest,
   url: string,
-  delivery: (r: { outcome: SendOutcome; resigned: boolean }, tries: number) => Delivery,
+  delivery: (r: { outcome: SendOutcome; resigned: boolean }, tries: number) => ListenLine,
 ) {
   const started = Date.now();
   let delay = RETRY_BACKOFF.initialMs;
@@ -115,7 +115,7 @@ export async function deliver(c: DeliveryContext, e: EventSummaryJson): Promise<
   if (detail.truncated) report.note(`${e.id}: its body was stored truncated; the app gets the stored ${body.length} of ${detail.originalSizeBytes} bytes`);
   const url = `${request.origin.origin}${request.path}`;
   const base = { eventId: e.id, receivedAt: e.receivedAt, eventType: e.canonicalEventType, method: e.method, url, path: request.path, attempt: nextAttemptNumber(detail) };
-  const delivery = (r: { outcome: SendOutcome; resigned: boolean }, tries: number): Delivery => ({ ...base, ...r, tries });
+  const delivery = (r: { outcome: SendOutcome; resigned: boolean }, tries: number): ListenLine => ({ ...base, ...r, tries });
 
   const sent = await sendUntilAnswered(c, detail, request, url, delivery).catch((err: unknown) => {
     if (err instanceof Stopped) report.note(`stopped before the app answered ${e.id}; it is sent again next time`);

@@ -1,8 +1,8 @@
 import type { SendOutcome } from "./send.js";
 import { durationText } from "./options.js";
 
-/** One delivery to the local app, as printed. */
-export interface Delivery {
+/** One event handed to the local app, as `whc listen` prints it (a line, not a stored delivery: ADR 0014). */
+export interface ListenLine {
   eventId: string;
   receivedAt: string;
   eventType: string | undefined;
@@ -47,9 +47,9 @@ export interface Skip {
  * is one JSON object on stdout with a `type`.
  */
 export interface Reporter {
-  delivery(d: Delivery): void;
+  delivery(d: ListenLine): void;
   /** The first request for an event got no answer: it is tried again, later events wait. */
-  retrying(d: Delivery, retryForMs: number): void;
+  retrying(d: ListenLine, retryForMs: number): void;
   skipped(s: Skip): void;
   /** The API cannot be reached at `url` (said once per outage). */
   unreachable(url: string, status: number, code: string, message: string): void;
@@ -63,14 +63,14 @@ export interface Reporter {
 }
 
 /** `<-- 200 POST /hooks/ci invoice.paid 12 ms [eventId]`, or `<-- ERR connection_refused POST ...`. */
-export function deliveryLine(d: Delivery): string {
+export function deliveryLine(d: ListenLine): string {
   const answer = "error" in d.outcome ? `ERR ${d.outcome.error}` : String(d.outcome.status);
   const how = [d.resigned ? "re-signed" : "", d.tries > 1 ? `try ${d.tries}` : ""].filter(Boolean).join(", ");
   return `<-- ${answer} ${d.method} ${d.path} ${d.eventType ?? "-"} ${d.outcome.durationMs} ms${how ? ` (${how})` : ""} [${d.eventId}]`;
 }
 
 /** The `--json` line of a delivery. */
-export function deliveryJson(d: Delivery) {
+export function deliveryJson(d: ListenLine) {
   return {
     type: "delivery",
     eventId: d.eventId,

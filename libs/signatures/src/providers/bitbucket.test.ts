@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { canonicalEventType, detectProvider, signHeaders, type HeaderPair } from "../index.js";
-import { NOW_MS, UNTIMED_PASSED, verdict, verifierFor } from "../test-support.js";
+import { NOW_MS, UNTIMED_PASSED, verdict, verifierFor } from "../testing/index.js";
 
 // Bitbucket publishes no verification library on npm and no example digest; the expected
 // signature is computed as support.atlassian.com/bitbucket-cloud/docs/manage-webhooks describes

@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { canonicalEventType, detectProvider, signHeaders, type HeaderPair } from "../index.js";
-import { NOW_MS, NOW_S, TIMED_PASSED, verdict, verifierFor } from "../test-support.js";
+import { NOW_MS, NOW_S, TIMED_PASSED, verdict, verifierFor } from "../testing/index.js";
 
 // Calendly has no verification library on npm and publishes no example digest; the expected
 // header follows developer.calendly.com's "Webhook signatures": t=<unix s>,v1=<hex HMAC-SHA256

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { detectProvider, canonicalEventType } from "../index.js";
-import { bodyHmacSuite } from "./shared-suites.js";
+import { bodyHmacSuite } from "../testing/shared-suites.js";
 
 /**
  * Coinbase Commerce's Node library (coinbase-commerce-node, not installed) verifies with a hex

@@ -2,7 +2,7 @@ import { generateKeyPairSync, sign as edSign } from "node:crypto";
 import { verifyKey } from "discord-interactions";
 import { describe, expect, it } from "vitest";
 import { canonicalEventType, detectProvider, signHeaders, type HeaderPair } from "../index.js";
-import { NOW_MS, NOW_S, UNTIMED_PASSED, verdict, verifierFor } from "../test-support.js";
+import { NOW_MS, NOW_S, UNTIMED_PASSED, verdict, verifierFor } from "../testing/index.js";
 
 /** A test application's key pair, as hex the way the Developer Portal and tweetnacl write keys. */
 function keyPair() {

@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto";
 import { sign as octokitSign, verify as octokitVerify } from "@octokit/webhooks-methods";
 import { describe, expect, it } from "vitest";
 import { canonicalEventType, signHeaders, type HeaderPair } from "../index.js";
-import { NOW_MS, UNTIMED_PASSED, verdict, verifierFor } from "../test-support.js";
+import { NOW_MS, UNTIMED_PASSED, verdict, verifierFor } from "../testing/index.js";
 
 const SECRET = "gh-webhook-secret";
 const PAYLOAD = '{"action":"opened","number":7,"pull_request":{"title":"naïve ✓"}}';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { canonicalEventType, detectProvider, signHeaders, type HeaderPair } from "../index.js";
-import { NOW_MS, UNTIMED_PASSED, verdict, verifierFor } from "../test-support.js";
+import { NOW_MS, UNTIMED_PASSED, verdict, verifierFor } from "../testing/index.js";
 
 // GitLab publishes no library that checks the token; its documentation ("Validate payloads by
 // using a secret token", docs.gitlab.com/user/project/integrations/webhooks) says the Secret

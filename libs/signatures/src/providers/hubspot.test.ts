@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { canonicalEventType, detectProvider, signHeaders, type HeaderPair } from "../index.js";
-import { NOW_MS, TIMED_PASSED, verdict, verifierFor } from "../test-support.js";
+import { NOW_MS, TIMED_PASSED, verdict, verifierFor } from "../testing/index.js";
 
 // @hubspot/api-client is not installed and HubSpot publishes no v3 example digest (its worked
 // examples are for v1/v2). The expected signature follows developers.hubspot.com "Validating

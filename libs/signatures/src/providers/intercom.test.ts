@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { canonicalEventType, detectProvider, providers, signHeaders, type HeaderPair } from "../index.js";
-import { NOW_MS, UNTIMED_PASSED, verdict, verifierFor } from "../test-support.js";
+import { NOW_MS, UNTIMED_PASSED, verdict, verifierFor } from "../testing/index.js";
 
 // Intercom has no verification library on npm, and the example request on its "Signed
 // notifications" page (developers.intercom.com) does not give the secret it was signed with.

@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { canonicalEventType, detectProvider, signHeaders, type HeaderPair } from "../index.js";
-import { NOW_MS, TIMED_PASSED, UNTIMED_PASSED, verdict, verifierFor } from "../test-support.js";
+import { NOW_MS, TIMED_PASSED, UNTIMED_PASSED, verdict, verifierFor } from "../testing/index.js";
 
 // @linear/sdk is not installed, and Linear publishes no example digest. The expected signature
 // follows linear.app/developers/webhooks ("Securing webhooks") and LinearWebhookClient.verify in

@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto";
 import { Paddle } from "@paddle/paddle-node-sdk";
 import { describe, expect, it } from "vitest";
 import { canonicalEventType, detectProvider, signHeaders, type HeaderPair } from "../index.js";
-import { NOW_MS, NOW_S, TIMED_PASSED, verdict, verifierFor } from "../test-support.js";
+import { NOW_MS, NOW_S, TIMED_PASSED, verdict, verifierFor } from "../testing/index.js";
 
 const SECRET = "pdl_ntfset_01gkpjp8bkm3tm53kdgkx6sms7_6h3qd3uFSi9YCD3OLYAShQI90XTI5vEI";
 const PAYLOAD =

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { canonicalEventType, detectProvider } from "../index.js";
-import { svixSuite } from "./shared-suites.js";
+import { svixSuite } from "../testing/shared-suites.js";
 
 /**
  * Resend delivers through Svix (https://resend.com/docs/webhooks/verify-webhooks-requests), whose scheme is Standard Webhooks under svix- header

@@ -2,7 +2,7 @@ import { generateKeyPairSync, sign as ecSign } from "node:crypto";
 import { EventWebhook } from "@sendgrid/eventwebhook";
 import { describe, expect, it } from "vitest";
 import { canonicalEventType, detectProvider, signHeaders, type HeaderPair } from "../index.js";
-import { NOW_MS, NOW_S, UNTIMED_PASSED, verdict, verifierFor } from "../test-support.js";
+import { NOW_MS, NOW_S, UNTIMED_PASSED, verdict, verifierFor } from "../testing/index.js";
 
 const SIGNATURE = "X-Twilio-Email-Event-Webhook-Signature";
 const TIMESTAMP = "X-Twilio-Email-Event-Webhook-Timestamp";

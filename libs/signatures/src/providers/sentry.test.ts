@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { detectProvider, canonicalEventType } from "../index.js";
-import { bodyHmacSuite } from "./shared-suites.js";
+import { bodyHmacSuite } from "../testing/shared-suites.js";
 
 /**
  * Sentry has no verification library on npm (@sentry/node sends errors, it does not receive

@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { canonicalEventType, signHeaders } from "../index.js";
-import { NOW_MS, UNTIMED_PASSED, verdict, verifierFor } from "../test-support.js";
+import { NOW_MS, UNTIMED_PASSED, verdict, verifierFor } from "../testing/index.js";
 
 const SECRET = "shopify-app-client-secret";
 const BODY = Buffer.from('{"id":820982911946154508,"email":"jon@example.com"}');

@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { canonicalEventType, signHeaders, slackUrlVerificationChallenge, type HeaderPair } from "../index.js";
-import { NOW_MS, TIMED_PASSED, verdict, verifierFor, NOW_S } from "../test-support.js";
+import { NOW_MS, TIMED_PASSED, verdict, verifierFor, NOW_S } from "../testing/index.js";
 
 const SECRET = "slack-signing-secret";
 const BODY = Buffer.from('{"type":"event_callback","event":{"type":"app_mention","text":"hi"}}');

@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto";
 import { WebhooksHelper } from "square";
 import { describe, expect, it } from "vitest";
 import { canonicalEventType, detectProvider, signHeaders, type HeaderPair } from "../index.js";
-import { NOW_MS, UNTIMED_PASSED, verdict, verifierFor } from "../test-support.js";
+import { NOW_MS, UNTIMED_PASSED, verdict, verifierFor } from "../testing/index.js";
 
 const SIGNATURE_KEY = "Ibxx_5AKakO-3qeNVR61Dw";
 const URL = "https://hooks.example.com/h/acme/square";

@@ -2,7 +2,7 @@ import { createHmac, randomBytes } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { canonicalEventType, signHeaders, standardWebhooksKey, type HeaderPair } from "../index.js";
-import { NOW_MS, TIMED_PASSED, verdict, verifierFor, NOW_S } from "../test-support.js";
+import { NOW_MS, TIMED_PASSED, verdict, verifierFor, NOW_S } from "../testing/index.js";
 
 const KEY = randomBytes(32);
 const SECRET = `whsec_${KEY.toString("base64")}`;

@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto";
 import Stripe from "stripe";
 import { describe, expect, it } from "vitest";
 import { canonicalEventType, signHeaders, type HeaderPair } from "../index.js";
-import { NOW_MS, TIMED_PASSED, verdict, verifierFor, NOW_S } from "../test-support.js";
+import { NOW_MS, TIMED_PASSED, verdict, verifierFor, NOW_S } from "../testing/index.js";
 
 const SECRET = "whsec_stripe_test_secret";
 const PAYLOAD = '{"id":"evt_1","object":"event","type":"invoice.paid","data":{"object":{}}}';

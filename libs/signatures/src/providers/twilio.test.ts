@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import twilioSdk from "twilio";
 import { describe, expect, it } from "vitest";
 import { canonicalEventType, detectProvider, signHeaders, type HeaderPair } from "../index.js";
-import { UNTIMED_PASSED, verdict, verifierFor } from "../test-support.js";
+import { UNTIMED_PASSED, verdict, verifierFor } from "../testing/index.js";
 
 const AUTH_TOKEN = "12345abcdef67890fedcba0987654321";
 const URL = "https://hooks.example.com/h/acme/twilio?tenant=7";

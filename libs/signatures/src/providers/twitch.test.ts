@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { canonicalEventType, detectProvider, signHeaders, type HeaderPair } from "../index.js";
-import { NOW_MS, TIMED_PASSED, verdict, verifierFor } from "../test-support.js";
+import { NOW_MS, TIMED_PASSED, verdict, verifierFor } from "../testing/index.js";
 
 /**
  * Twitch publishes no verification library on npm; its documentation gives the recipe

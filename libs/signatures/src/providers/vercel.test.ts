@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { detectProvider, canonicalEventType } from "../index.js";
-import { bodyHmacSuite } from "./shared-suites.js";
+import { bodyHmacSuite } from "../testing/shared-suites.js";
 
 /**
  * Vercel has no verification library on npm; its documentation gives the recipe, a hex

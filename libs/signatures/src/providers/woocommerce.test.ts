@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { detectProvider, canonicalEventType } from "../index.js";
-import { bodyHmacSuite } from "./shared-suites.js";
+import { bodyHmacSuite } from "../testing/shared-suites.js";
 
 /**
  * WooCommerce's JavaScript client (@woocommerce/woocommerce-rest-api, not installed) does not

@@ -4,7 +4,7 @@ import { AppError, type ErrorReason } from "@whc/errors";
 import type { ReplayAuditRecord } from "@whc/catalog-core";
 import { endpointFixture, keyHash } from "@whc/catalog-core/testing";
 import { tempDir } from "@whc/testing";
-import { openSqliteStore } from "./sqlite-store.js";
+import { openSqliteStore } from "../sqlite-store.js";
 
 /** A new catalog file in a temporary directory, with one account (`name`) and one endpoint. */
 export async function catalogWithEndpoint(name: string) {

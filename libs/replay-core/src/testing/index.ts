@@ -13,8 +13,8 @@ import { createServiceClient, serverInterceptor } from "@whc/rpc";
 import { createEnvelopeOpener, createEnvelopeSealer } from "@whc/sealing";
 import { tempDir } from "@whc/testing";
 import { createEgressGuard, type EgressGuardOptions } from "@whc/egress-guard";
-import type { ForwardDeps } from "./forward-attempt.js";
-import { createForwardMetrics } from "./forward-metrics.js";
+import type { ForwardDeps } from "../forward-attempt.js";
+import { createForwardMetrics } from "../forward-metrics.js";
 
 /*
  * Test support for replay-core: real local HTTP destinations, and replay's collaborators run

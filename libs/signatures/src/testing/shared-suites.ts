@@ -3,7 +3,7 @@ import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { signHeaders, type HeaderPair } from "../index.js";
 import type { Provider } from "../registry.js";
-import { NOW_MS, NOW_S, TIMED_PASSED, UNTIMED_PASSED, verdict, verifierFor } from "../test-support.js";
+import { NOW_MS, NOW_S, TIMED_PASSED, UNTIMED_PASSED, verdict, verifierFor } from "./index.js";
 
 /**
  * The tests every "HMAC of the raw body in one header" provider shares, and the ones every

@@ -1,8 +1,8 @@
-import { verifySignature } from "./verify.js";
-import type { HeaderPair } from "./headers.js";
-import type { Provider } from "./registry.js";
-import type { CheckName, VerifyCheck } from "./scheme.js";
-import type { VerifyInput, VerifyOutcome } from "./types.js";
+import { verifySignature } from "../verify.js";
+import type { HeaderPair } from "../headers.js";
+import type { Provider } from "../registry.js";
+import type { CheckName, VerifyCheck } from "../scheme.js";
+import type { VerifyInput, VerifyOutcome } from "../types.js";
 
 /** The clock every signature test runs at. */
 export const NOW_MS = 1_790_000_000_000;

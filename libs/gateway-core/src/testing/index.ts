@@ -25,8 +25,8 @@ import { createEgressGuard } from "@whc/egress-guard";
 import { createInMemoryTransport, createReadiness, createServiceClient, healthRoutes, peerServing } from "@whc/rpc";
 import { createBlindIndexSource, createEnvelopeOpener, createEnvelopeSealer } from "@whc/sealing";
 import { appendCaptures, tempDir } from "@whc/testing";
-import { createGatewayApp } from "./app.js";
-import type { GatewayDeps, GatewayOptions } from "./deps.js";
+import { createGatewayApp } from "../app.js";
+import type { GatewayDeps, GatewayOptions } from "../deps.js";
 
 export interface TestAccount {
   name: string;
