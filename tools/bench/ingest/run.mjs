@@ -111,14 +111,17 @@ for (let round = 1; round <= rounds; round += 1) {
   await stop(aio);
 
   const ratio = (capture.rps / baseline.rps) * 100;
+  // Server CPU per capture as a multiple of bare node:http's per request (design §20: at most
+  // 4.7x, aiming at 4x); NaN where /proc is not there to read.
+  const cpuMultiple = capture.cpuUsPerRequest / baseline.cpuUsPerRequest;
   const percent = (r) => `${((r.rps / baseline.rps) * 100).toFixed(1)} % of bare`;
-  results.push({ capture, baseline, ratio, floors });
+  results.push({ capture, baseline, ratio, cpuMultiple, floors });
   console.log(`round ${round}`);
   console.log(`  ${line("bare node:http", baseline)}`);
   for (const { mode, r } of floors) console.log(`  ${line(`floor ${mode}`, r)}   ${percent(r)}`);
   console.log(`  ${line("all-in-one ingest", capture)}`);
   const kept = stored.eventCount >= capture.acknowledged ? "every acknowledged capture stored" : "FEWER STORED THAN ACKNOWLEDGED";
-  console.log(`  ratio ${ratio.toFixed(1)} %; ${capture.acknowledged} captures acknowledged, ${stored.eventCount} stored: ${kept}\n`);
+  console.log(`  ratio ${ratio.toFixed(1)} %; CPU per capture ${cpuMultiple.toFixed(2)}x bare; ${capture.acknowledged} captures acknowledged, ${stored.eventCount} stored: ${kept}\n`);
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
@@ -126,6 +129,11 @@ console.log(
   `median of ${rounds}: ingest ${Math.round(median(results.map((r) => r.capture.rps)))} captures/s, ` +
     `p99 ${median(results.map((r) => r.capture.p99)).toFixed(1)} ms; bare ${Math.round(median(results.map((r) => r.baseline.rps)))} req/s; ` +
     `ratio ${median(results.map((r) => r.ratio)).toFixed(1)} % (target >= 40 %, p99 < 25 ms)`,
+);
+const multiples = results.map((r) => r.cpuMultiple);
+console.log(
+  `all-in-one CPU per capture: ${median(multiples).toFixed(2)}x bare node:http (median of ${rounds}; ` +
+    `${Math.min(...multiples).toFixed(2)}-${Math.max(...multiples).toFixed(2)}x; design §20: at most 4.7x, aiming at 4x)`,
 );
 floorModes.forEach((mode, i) => {
   const ratios = results.map((r) => (r.floors[i].r.rps / r.baseline.rps) * 100);
