@@ -213,6 +213,24 @@ describe("whc export-config", () => {
   });
 });
 
+describe("whc apply against a key's request rate", () => {
+  let slow: AllInOne | undefined;
+  afterAll(async () => {
+    await slow?.proc.stop();
+  });
+
+  it("waits out 429 quota_exceeded and applies every change", async () => {
+    // One request a second, two at once: the list and the first create pass, the rest wait.
+    slow = await startAllInOne(path.join(path.dirname(whc), "..", "all-in-one", "main.js"), path.join(dir.path, "slow"), {
+      WHC_QUOTA_API_RPS: "1",
+      WHC_BOOTSTRAP_API_KEYS: `slow:${KEYS.refusals}`,
+    });
+    const many = `endpoints:\n${["a", "b", "c", "d"].map((s) => `  - slug: ${s}\n`).join("")}`;
+    const run = await cli({ WHC_API_URL: slow.gatewayUrl, WHC_API_KEY: KEYS.refusals! }, ["apply", "-f", file("many.yaml", many)]);
+    expect(run, run.stderr).toMatchObject({ code: 0, stdout: "+ create endpoint a\n+ create endpoint b\n+ create endpoint c\n+ create endpoint d\n" });
+  });
+});
+
 describe("whc apply refuses, changing nothing", () => {
   // Every kind of bad file is named in config-as-code/read-file.test.ts; here, what the user sees.
   it("a secret whose environment variable is not set, or a bad file, naming the variable, the file, line and field", async () => {

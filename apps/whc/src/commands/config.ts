@@ -1,5 +1,6 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Command } from "commander";
-import type { ApiClient } from "@whc/api-model";
+import { ApiError, type ApiClient } from "@whc/api-model";
 import type { Context } from "../context.js";
 import { CliError, errorText, exitKindOf } from "../exit-codes.js";
 import { exportConfig } from "../config-as-code/export.js";
@@ -13,10 +14,23 @@ interface ApplyOptions {
   prune?: boolean;
 }
 
+/** How many times one change waits out the key's request rate (429 with Retry-After) before giving up. */
+const THROTTLED_TRIES = 10;
+
+/** One change; a file of hundreds of endpoints outruns the key's request rate, which is waited out. */
 async function applyChange(client: ApiClient, change: Change): Promise<void> {
-  if (change.action === "create") await client.endpoints.create(change.body);
-  else if (change.action === "update") await client.endpoints.update(change.id, change.body);
-  else await client.endpoints.delete(change.id);
+  for (let tries = 1; ; tries++) {
+    try {
+      if (change.action === "create") await client.endpoints.create(change.body);
+      else if (change.action === "update") await client.endpoints.update(change.id, change.body);
+      else await client.endpoints.delete(change.id);
+      return;
+    } catch (err) {
+      const wait = ApiError.is(err) ? err.throttledForMs : undefined;
+      if (wait === undefined || tries >= THROTTLED_TRIES) throw err;
+      await sleep(wait);
+    }
+  }
 }
 
 /** A failed change, said with the change it was and how far the run got; the exit code stays the failure's. */
