@@ -57,6 +57,9 @@ async function api<T>(key: Record<string, string>, pathname: string): Promise<T>
 const endpointsOf = async (key: Record<string, string>) => (await api<{ items: EndpointJson[] }>(key, "/v1/endpoints")).items;
 const bySlug = (items: EndpointJson[], slug: string) => items.find((e) => e.slug === slug);
 
+/** Each case runs whc several times, a process each: room for a loaded machine. */
+const SLOW = { timeout: 60_000 };
+
 const STRIPE_SECRET = "whsec_from_the_environment_1234";
 const SECRETS = { STRIPE_SECRET, ORDERS_TARGET_SECRET: "target-secret-from-the-environment" };
 
@@ -95,7 +98,7 @@ afterAll(async () => {
   dir?.remove();
 });
 
-describe("whc apply", () => {
+describe("whc apply", SLOW, () => {
   it("creates what the file names, with secrets from the environment; a second run changes nothing", async () => {
     const key = account("create");
     const webhooks = file("create.yaml", WEBHOOKS);
@@ -192,7 +195,7 @@ describe("whc apply", () => {
   });
 });
 
-describe("whc export-config", () => {
+describe("whc export-config", SLOW, () => {
   it("writes the account as a file that applies as no changes, to it and to another account alike, without secrets", async () => {
     const key = account("export");
     expect((await cli({ ...key, ...SECRETS }, ["apply", "-f", file("export.yaml", WEBHOOKS)])).code).toBe(0);
@@ -213,7 +216,7 @@ describe("whc export-config", () => {
   });
 });
 
-describe("whc apply against a key's request rate", () => {
+describe("whc apply against a key's request rate", SLOW, () => {
   let slow: AllInOne | undefined;
   afterAll(async () => {
     await slow?.proc.stop();
@@ -231,7 +234,7 @@ describe("whc apply against a key's request rate", () => {
   });
 });
 
-describe("whc apply refuses, changing nothing", () => {
+describe("whc apply refuses, changing nothing", SLOW, () => {
   // Every kind of bad file is named in config-as-code/read-file.test.ts; here, what the user sees.
   it("a secret whose environment variable is not set, or a bad file, naming the variable, the file, line and field", async () => {
     const key = account("refusals");
