@@ -1,12 +1,12 @@
 import { Command, CommanderError, Option } from "commander";
-import { ApiError } from "@whc/api-model";
 import { endpointCommands } from "./commands/endpoints.js";
 import { eventCommands } from "./commands/events.js";
 import { keyCommands } from "./commands/keys.js";
 import { listenCommand } from "./commands/listen.js";
 import { triggerCommand } from "./commands/trigger.js";
+import { configCommands } from "./commands/config.js";
 import { contextOf } from "./context.js";
-import { exitCodeOf, exitCodesHelp } from "./exit-codes.js";
+import { errorText, exitCodeOf, exitCodesHelp } from "./exit-codes.js";
 
 /** The `whc` command line; `env` is a parameter so tests can run it. */
 export function buildCli(env: NodeJS.ProcessEnv): Command {
@@ -25,18 +25,8 @@ export function buildCli(env: NodeJS.ProcessEnv): Command {
   eventCommands(program, ctx);
   listenCommand(program, ctx);
   triggerCommand(program, ctx);
+  configCommands(program, ctx);
   return program;
-}
-
-function errorLine(err: unknown): string {
-  if (ApiError.is(err)) {
-    const { field, reason } = err.details;
-    // validation_failed names the field and why: the words a person fixes the command with.
-    const where = typeof field === "string" ? `: ${field}${typeof reason === "string" ? ` (${reason})` : ""}` : "";
-    const message = where ? err.message.replace(/\.$/, "") : err.message;
-    return `error: ${message}${where}${err.code ? ` (${err.code}` : ""}${err.requestId ? `, request ${err.requestId})` : err.code ? ")" : ""}`;
-  }
-  return `error: ${(err as { message?: string }).message ?? String(err)}`;
 }
 
 export async function runCli(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
@@ -45,7 +35,7 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv): Promise<nu
     return 0;
   } catch (err) {
     // commander has already said what was wrong with the command line (or printed the help).
-    if (!(err instanceof CommanderError)) process.stderr.write(`${errorLine(err)}\n`);
+    if (!(err instanceof CommanderError)) process.stderr.write(`error: ${errorText(err)}\n`);
     return exitCodeOf(err);
   }
 }

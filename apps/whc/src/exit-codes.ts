@@ -56,13 +56,29 @@ function catalogKind(err: AppError): ExitKind {
   return "badInput";
 }
 
+/** What kind of failure a command threw (a usage error is bad input). */
+export function exitKindOf(err: unknown): ExitKind {
+  if (ApiError.is(err)) return apiKind(err);
+  if (CliError.is(err)) return err.kind;
+  if (AppError.is(err)) return catalogKind(err);
+  return "badInput";
+}
+
 /** The exit code of whatever a command threw. */
 export function exitCodeOf(err: unknown): number {
   if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : EXIT_CODES.badInput.code;
-  if (ApiError.is(err)) return EXIT_CODES[apiKind(err)].code;
-  if (CliError.is(err)) return EXIT_CODES[err.kind].code;
-  if (AppError.is(err)) return EXIT_CODES[catalogKind(err)].code;
-  return EXIT_CODES.badInput.code;
+  return EXIT_CODES[exitKindOf(err)].code;
+}
+
+/** What a failure says to a person, after `error: `; validation_failed names the field and why. */
+export function errorText(err: unknown): string {
+  if (ApiError.is(err)) {
+    const { field, reason } = err.details;
+    const where = typeof field === "string" ? `: ${field}${typeof reason === "string" ? ` (${reason})` : ""}` : "";
+    const message = where ? err.message.replace(/\.$/, "") : err.message;
+    return `${message}${where}${err.code ? ` (${err.code}` : ""}${err.requestId ? `, request ${err.requestId})` : err.code ? ")" : ""}`;
+  }
+  return (err as { message?: string }).message ?? String(err);
 }
 
 /** `head` then `text`, in lines of at most `width` characters, the later ones indented as far as `head` reaches. */

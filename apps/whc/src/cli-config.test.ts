@@ -1,0 +1,250 @@
+import { describe, it, expect, beforeAll, afterAll } from "vitest";
+import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import Stripe from "stripe";
+import type { EndpointJson, EventListJson } from "@whc/api-model";
+import { buildApps, startAllInOne, tempDir, type AllInOne } from "@whc/testing";
+
+/**
+ * `whc apply` and `whc export-config` against a real all-in-one process, as a platform team
+ * runs them from CI: the plan printed, secrets from the environment, idempotent, --dry-run,
+ * --prune, the export applied back (to the same account and to another one), and bad files.
+ */
+
+let server: AllInOne;
+let dir: ReturnType<typeof tempDir>;
+let whc: string;
+let apiUrl: string;
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** whc with `env` (the key, the secrets' variables) and, for `-f -`, `input` on stdin. */
+function cli(env: Record<string, string>, args: string[], input?: string): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [whc, ...args], { env: { PATH: process.env.PATH ?? "", WHC_API_URL: apiUrl, ...env } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input ?? "");
+  });
+}
+
+/** The accounts the cases use, one each, made at start-up: each case starts from an empty account. */
+const ACCOUNTS = ["create", "update", "prune", "alerts", "export", "copy", "refusals"] as const;
+const KEYS = Object.fromEntries(ACCOUNTS.map((a, i) => [a, `whc_configascode${String(i).padStart(2, "0")}${"x".repeat(24)}`]));
+const account = (name: (typeof ACCOUNTS)[number]) => ({ WHC_API_KEY: KEYS[name]! });
+
+function file(name: string, text: string): string {
+  const at = path.join(dir.path, name);
+  writeFileSync(at, text);
+  return at;
+}
+
+async function api<T>(key: Record<string, string>, pathname: string): Promise<T> {
+  const res = await fetch(`${apiUrl}${pathname}`, { headers: { authorization: `Bearer ${key.WHC_API_KEY}` } });
+  expect(res.status, pathname).toBe(200);
+  return (await res.json()) as T;
+}
+
+const endpointsOf = async (key: Record<string, string>) => (await api<{ items: EndpointJson[] }>(key, "/v1/endpoints")).items;
+const bySlug = (items: EndpointJson[], slug: string) => items.find((e) => e.slug === slug);
+
+/** Each case runs whc several times, a process each: room for a loaded machine. */
+const SLOW = { timeout: 60_000 };
+
+const STRIPE_SECRET = "whsec_from_the_environment_1234";
+const SECRETS = { STRIPE_SECRET, ORDERS_TARGET_SECRET: "target-secret-from-the-environment" };
+
+const WEBHOOKS = `# the team's webhooks
+endpoints:
+  - slug: stripe
+    provider: stripe
+    secretFromEnv: STRIPE_SECRET
+    response:
+      status: 202
+      headers: { x-team: payments }
+  - slug: orders
+    displayName: Orders relay
+    operatingMode: relay
+    forward:
+      url: http://127.0.0.1:9/hooks
+      keepPath: false
+      targetSecretFromEnv: ORDERS_TARGET_SECRET
+  - slug: plain
+`;
+
+beforeAll(async () => {
+  const mains = buildApps("all-in-one", "whc");
+  whc = mains.whc!;
+  dir = tempDir("whc-cli-config-");
+  server = await startAllInOne(mains["all-in-one"]!, path.join(dir.path, "data"), {
+    // The relay's destination is on loopback.
+    WHC_REPLAY_ALLOW_PRIVATE_TARGETS: "true",
+    WHC_BOOTSTRAP_API_KEYS: ACCOUNTS.map((a) => `${a}:${KEYS[a]}`).join(","),
+  });
+  apiUrl = server.gatewayUrl;
+});
+
+afterAll(async () => {
+  await server?.proc.stop();
+  dir?.remove();
+});
+
+describe("whc apply", SLOW, () => {
+  it("creates what the file names, with secrets from the environment; a second run changes nothing", async () => {
+    const key = account("create");
+    const webhooks = file("create.yaml", WEBHOOKS);
+    const first = await cli({ ...key, ...SECRETS }, ["apply", "-f", webhooks]);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toBe("+ create endpoint stripe\n+ create endpoint orders\n+ create endpoint plain\n");
+
+    const items = await endpointsOf(key);
+    expect(items.map((e) => e.slug)).toEqual(["stripe", "orders", "plain"]);
+    expect(bySlug(items, "stripe")).toMatchObject({ provider: "stripe", secretSet: true, response: { status: 202, headers: { "x-team": "payments" } } });
+    expect(bySlug(items, "orders")).toMatchObject({
+      displayName: "Orders relay",
+      operatingMode: "relay",
+      forward: { url: "http://127.0.0.1:9/hooks", keepPath: false, timeoutMs: 10_000, maxAttempts: 6, targetSecretSet: true },
+    });
+    expect(bySlug(items, "plain")).toMatchObject({ displayName: "plain", operatingMode: "capture", provider: "generic", secretSet: false });
+
+    // The secret is the variable's value: a capture Stripe signs with it verifies.
+    const payload = '{"id":"evt_1","type":"invoice.paid"}';
+    const signature = new Stripe("sk_test_x").webhooks.generateTestHeaderString({ payload, secret: STRIPE_SECRET });
+    const capture = await fetch(bySlug(items, "stripe")!.webhookUrl, { method: "POST", headers: { "stripe-signature": signature, "content-type": "application/json" }, body: payload });
+    expect(capture.status).toBe(202);
+    const events = await api<EventListJson>(key, `/v1/endpoints/${bySlug(items, "stripe")!.id}/events`);
+    expect(events.items[0]?.verification).toBe("verified");
+
+    const second = await cli({ ...key, ...SECRETS }, ["apply", "-f", webhooks]);
+    expect(second).toEqual({ code: 0, stdout: "no changes\n", stderr: "" });
+    expect(await endpointsOf(key)).toEqual(items.map((e) => (e.slug === "stripe" ? { ...e, eventCount: 1, lastEventAt: expect.any(String) } : e)));
+  });
+
+  it("names the fields an edit changes, changes nothing with --dry-run, and applies it without", async () => {
+    const key = account("update");
+    expect((await cli({ ...key, ...SECRETS }, ["apply", "-f", file("before.yaml", WEBHOOKS)])).code).toBe(0);
+    const before = await endpointsOf(key);
+    // Renamed, one attempt fewer, no configured answer, paused.
+    const edited = WEBHOOKS.replace("displayName: Orders relay", "displayName: Orders\n    status: paused")
+      .replace("keepPath: false", "keepPath: false\n      maxAttempts: 5")
+      .replace(/ {4}response:\n.*\n.*\n/, "");
+    const after = file("after.yaml", edited);
+
+    const dry = await cli({ ...key, ...SECRETS }, ["apply", "-f", after, "--dry-run"]);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toBe("~ update endpoint stripe: response\n~ update endpoint orders: displayName, status, forward\n");
+    expect(dry.stderr).toContain("dry run: nothing was changed");
+    expect(await endpointsOf(key)).toEqual(before);
+
+    const applied = await cli({ ...key, ...SECRETS }, ["--json", "apply", "-f", after]);
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(JSON.parse(applied.stdout)).toEqual({
+      dryRun: false,
+      changes: [
+        { action: "update", slug: "stripe", fields: ["response"] },
+        { action: "update", slug: "orders", fields: ["displayName", "status", "forward"] },
+      ],
+      applied: 2,
+      kept: [],
+      alertChannelsNotApplied: [],
+    });
+    const items = await endpointsOf(key);
+    expect("response" in bySlug(items, "stripe")!).toBe(false);
+    // The secrets set before are kept: the forward settings were sent without the target secret.
+    expect(bySlug(items, "stripe")!.secretSet).toBe(true);
+    expect(bySlug(items, "orders")).toMatchObject({ displayName: "Orders", status: "paused", forward: { maxAttempts: 5, targetSecretSet: true } });
+    expect((await cli({ ...key, ...SECRETS }, ["apply", "-f", after])).stdout).toBe("no changes\n");
+  });
+
+  it("keeps endpoints the file does not name, and deletes them with --prune", async () => {
+    const key = account("prune");
+    expect((await cli({ ...key, ...SECRETS }, ["apply", "-f", file("prune.yaml", WEBHOOKS)])).code).toBe(0);
+    expect((await cli(key, ["endpoints", "create", "--slug", "by-hand"])).code).toBe(0);
+
+    const kept = await cli({ ...key, ...SECRETS }, ["apply", "-f", path.join(dir.path, "prune.yaml")]);
+    expect(kept.stdout).toBe("no changes\n");
+    expect(kept.stderr).toContain("kept, not in the file (--prune deletes them): by-hand");
+
+    const dry = await cli({ ...key, ...SECRETS }, ["apply", "-f", path.join(dir.path, "prune.yaml"), "--prune", "--dry-run"]);
+    expect(dry.stdout).toBe("- delete endpoint by-hand\n");
+    expect(bySlug(await endpointsOf(key), "by-hand")).toBeDefined();
+
+    const pruned = await cli({ ...key, ...SECRETS }, ["apply", "-f", path.join(dir.path, "prune.yaml"), "--prune"]);
+    expect(pruned).toMatchObject({ code: 0, stdout: "- delete endpoint by-hand\n" });
+    expect((await endpointsOf(key)).map((e) => e.slug)).toEqual(["stripe", "orders", "plain"]);
+  });
+
+  it("accepts alert channels, checks them, and says they are not applied", async () => {
+    const key = account("alerts");
+    const withChannels = `${WEBHOOKS}alertChannels:\n  - name: ops\n    type: slack\n    url: https://hooks.slack.com/services/T0/B0/x\n    events: [delivery.exhausted, destination.opened]\n    endpoints: [orders]\n`;
+    const run = await cli({ ...key, ...SECRETS }, ["apply", "-f", file("alerts.yaml", withChannels)]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.split("\n")).toContain("! alert channel ops: not applied (this version's API has no alert channels yet)");
+    const unknownEndpoint = await cli({ ...key, ...SECRETS }, ["apply", "-f", file("alerts-bad.yaml", withChannels.replace("[orders]", "[nowhere]"))]);
+    expect(unknownEndpoint.code).toBe(1);
+    expect(unknownEndpoint.stderr).toMatch(/alerts-bad\.yaml:\d+:\d+: alertChannels\.0\.endpoints\.0: no endpoint nowhere in this file/);
+  });
+});
+
+describe("whc export-config", SLOW, () => {
+  it("writes the account as a file that applies as no changes, to it and to another account alike, without secrets", async () => {
+    const key = account("export");
+    expect((await cli({ ...key, ...SECRETS }, ["apply", "-f", file("export.yaml", WEBHOOKS)])).code).toBe(0);
+    const exported = await cli(key, ["export-config"]);
+    expect(exported.code, exported.stderr).toBe(0);
+    for (const secret of Object.values(SECRETS)) expect(exported.stdout).not.toContain(secret);
+    expect(exported.stdout).toContain("secret set, not exported");
+
+    expect(await cli(key, ["apply", "-f", "-"], exported.stdout)).toEqual({ code: 0, stdout: "no changes\n", stderr: "" });
+
+    // Another account made from the export has the same endpoints (secrets aside), and exports the same file but the notes.
+    const copy = account("copy");
+    const created = await cli(copy, ["apply", "-f", "-"], exported.stdout);
+    expect(created.stdout).toBe("+ create endpoint stripe\n+ create endpoint orders\n+ create endpoint plain\n");
+    const again = await cli(copy, ["export-config"]);
+    const withoutNotes = (text: string) => text.replace(/^ *# .*secret set, not exported.*\n/gm, "");
+    expect(withoutNotes(again.stdout)).toBe(withoutNotes(exported.stdout));
+  });
+});
+
+describe("whc apply against a key's request rate", SLOW, () => {
+  let slow: AllInOne | undefined;
+  afterAll(async () => {
+    await slow?.proc.stop();
+  });
+
+  it("waits out 429 quota_exceeded and applies every change", async () => {
+    // One request a second, two at once: the list and the first create pass, the rest wait.
+    slow = await startAllInOne(path.join(path.dirname(whc), "..", "all-in-one", "main.js"), path.join(dir.path, "slow"), {
+      WHC_QUOTA_API_RPS: "1",
+      WHC_BOOTSTRAP_API_KEYS: `slow:${KEYS.refusals}`,
+    });
+    const many = `endpoints:\n${["a", "b", "c", "d"].map((s) => `  - slug: ${s}\n`).join("")}`;
+    const run = await cli({ WHC_API_URL: slow.gatewayUrl, WHC_API_KEY: KEYS.refusals! }, ["apply", "-f", file("many.yaml", many)]);
+    expect(run, run.stderr).toMatchObject({ code: 0, stdout: "+ create endpoint a\n+ create endpoint b\n+ create endpoint c\n+ create endpoint d\n" });
+  });
+});
+
+describe("whc apply refuses, changing nothing", SLOW, () => {
+  // Every kind of bad file is named in config-as-code/read-file.test.ts; here, what the user sees.
+  it("a secret whose environment variable is not set, or a bad file, naming the variable, the file, line and field", async () => {
+    const key = account("refusals");
+    const missing = await cli({ ...key, ORDERS_TARGET_SECRET: "x" }, ["apply", "-f", file("missing.yaml", WEBHOOKS)]);
+    expect(missing).toMatchObject({ code: 1, stdout: "" });
+    expect(missing.stderr).toContain("missing.yaml: endpoints.0.secretFromEnv: the environment variable STRIPE_SECRET is not set");
+
+    const bad = await cli({ ...key, ...SECRETS }, ["apply", "-f", file("bad.yaml", WEBHOOKS.replace("keepPath: false", "keepPath: no"))]);
+    expect(bad).toMatchObject({ code: 1, stdout: "" });
+    expect(bad.stderr).toMatch(/^error: .*bad\.yaml:14:17: endpoints\.1\.forward\.keepPath: .*expected boolean.* \(type\)$/m);
+    expect(await endpointsOf(key)).toEqual([]);
+  });
+});

@@ -1,0 +1,124 @@
+import { z } from "zod";
+import { FORWARDING_MODES, SLUG_PATTERN } from "./values.js";
+import { createEndpointRequest } from "./endpoints.js";
+import { destinationSettings } from "./forwarding.js";
+
+/**
+ * The file `whc apply` reads and `whc export-config` writes (design §16, "Configuration as
+ * code"): the account's endpoints keyed by slug, and its alert channels. An endpoint's fields
+ * are the /v1 create request's, except that no secret is ever written in the file: each is
+ * named by the environment variable that holds it (`secretFromEnv`). The JSON Schema of
+ * docs/webhooks.schema.json is generated from this module (`configFileJsonSchema`).
+ */
+
+export const CONFIG_FILE_LIMITS = { endpoints: 10_000, alertChannels: 100, bytes: 16 * 1024 * 1024 } as const;
+
+/** What an alert channel is told about (design §18). Alert channels are not in /v1 yet. */
+export const ALERT_EVENTS = [
+  "destination.opened",
+  "destination.closed",
+  "delivery.exhausted",
+  "delivery.failed",
+  "signature.failed",
+  "schema.drift",
+  "listener.stalled",
+  "test",
+] as const;
+
+const envName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/)
+  .describe("The name of an environment variable of the process running `whc apply`; its value is the secret.");
+
+const slug = z.string().regex(SLUG_PATTERN).describe("Lower-case letters, digits, `-` and `_`, at most 64; the endpoint's key in the account.");
+
+const settable = createEndpointRequest.shape;
+
+/** A destination's settings as the file gives them: the target secret named, never written. */
+export const configForward = destinationSettings
+  .extend({
+    targetSecretFromEnv: envName
+      .optional()
+      .describe("Re-sign forwarded requests with the secret in this environment variable (written once: whc cannot read it back)."),
+  })
+  .describe("Where relay and proxy endpoints forward; absent: nowhere (the endpoint's forward settings are removed).");
+
+export const configEndpoint = z
+  .strictObject({
+    slug,
+    displayName: settable.displayName.describe("Absent: the slug."),
+    operatingMode: settable.operatingMode.describe("Absent: `capture`."),
+    status: settable.status.describe("Absent: `active`; `paused` refuses captures with 503."),
+    replayFromDashboard: settable.replayFromDashboard.describe("Absent: true."),
+    replayFromApi: settable.replayFromApi.describe("Absent: true."),
+    provider: settable.provider.describe("A provider of docs/providers.md; absent: `generic`."),
+    genericSignatureHeader: settable.genericSignatureHeader.describe("generic provider: the header holding the signature; absent: left as it is."),
+    genericSignaturePrefix: settable.genericSignaturePrefix.describe("generic provider: the text before the signature in that header; absent: none."),
+    response: settable.response.describe("What the endpoint answers (docs/api.md); absent: 200 with the event id."),
+    secretFromEnv: envName
+      .optional()
+      .describe("The signing secret is the value of this environment variable. Set when the endpoint has none; whc cannot read a secret back, so one already set is kept."),
+    forward: configForward.optional(),
+  })
+  .refine((e) => e.forward !== undefined || !(FORWARDING_MODES as readonly string[]).includes(e.operatingMode ?? "capture"), {
+    message: "operatingMode relay and proxy need forward settings",
+    path: ["forward"],
+    params: { reason: "required" },
+  });
+export type ConfigEndpoint = z.output<typeof configEndpoint>;
+
+export const configAlertChannel = z.strictObject({
+  name: z.string().min(1).max(100),
+  type: z.enum(["webhook", "slack"]),
+  url: z.string().min(1).max(2048),
+  events: z.array(z.enum(ALERT_EVENTS)).min(1).max(ALERT_EVENTS.length),
+  endpoints: z.array(slug).max(CONFIG_FILE_LIMITS.endpoints).optional().describe("Slugs of endpoints of this file; absent: every endpoint."),
+  secretFromEnv: envName.optional().describe("webhook: the signing secret `whsec_...` is the value of this environment variable."),
+});
+export type ConfigAlertChannel = z.output<typeof configAlertChannel>;
+
+/** The indexes of values given before at a lower index. */
+function repeats(values: string[]): number[] {
+  return values.flatMap((v, i) => (values.indexOf(v) < i ? [i] : []));
+}
+
+export const configFile = z
+  .strictObject({
+    endpoints: z.array(configEndpoint).max(CONFIG_FILE_LIMITS.endpoints).default([]).describe("The account's endpoints; each is matched to the account's by `slug`."),
+    alertChannels: z
+      .array(configAlertChannel)
+      .max(CONFIG_FILE_LIMITS.alertChannels)
+      .default([])
+      .describe("Accepted and checked; not applied yet: /v1 has no alert channels in this version."),
+  })
+  .superRefine((file, ctx) => {
+    const slugs = file.endpoints.map((e) => e.slug);
+    for (const i of repeats(slugs)) ctx.addIssue({ code: "custom", message: `slug ${slugs[i]} is given more than once`, path: ["endpoints", i, "slug"] });
+    const names = file.alertChannels.map((c) => c.name);
+    for (const i of repeats(names)) ctx.addIssue({ code: "custom", message: `alert channel ${names[i]} is given more than once`, path: ["alertChannels", i, "name"] });
+    file.alertChannels.forEach((c, i) => {
+      (c.endpoints ?? []).forEach((s, j) => {
+        if (!slugs.includes(s)) ctx.addIssue({ code: "custom", message: `no endpoint ${s} in this file`, path: ["alertChannels", i, "endpoints", j] });
+      });
+    });
+  })
+  .describe("Webhook Capture configuration as code: `whc apply -f FILE` makes the account match it, `whc export-config` writes it.");
+export type ConfigFile = z.output<typeof configFile>;
+/** What a person writes (before defaults). */
+export type ConfigFileInput = z.input<typeof configFile>;
+
+type Json = { [key: string]: unknown };
+
+/** `x-extension` says what goes beyond interface 0.1.0 of /v1; it means nothing in this file. */
+function withoutExtensionMarks(node: unknown): void {
+  if (typeof node !== "object" || node === null) return;
+  delete (node as Json)["x-extension"];
+  for (const value of Object.values(node)) withoutExtensionMarks(value);
+}
+
+/** The JSON Schema of the file (docs/webhooks.schema.json): what editors and CI check a file against. */
+export function configFileJsonSchema(): Json {
+  const schema = z.toJSONSchema(configFile, { io: "input", target: "draft-2020-12", unrepresentable: "any" }) as Json;
+  withoutExtensionMarks(schema);
+  return { ...schema, title: "Webhook Capture configuration (whc apply, whc export-config)" };
+}
