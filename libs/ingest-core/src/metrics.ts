@@ -13,6 +13,9 @@ const OUTCOMES = [
   "overloaded",
   "sender_gone",
   "body_timeout",
+  "rejected_address",
+  "rejected_auth",
+  "rejected_method",
 ] as const;
 
 /** How a request to the receiving surface ended. */
@@ -46,7 +49,7 @@ export function createIngestMetrics(): IngestMetrics {
   const registry = new Registry();
   const captures = new Counter({
     name: "whc_ingest_requests_total",
-    help: "Requests to webhook URLs by outcome: stored, proxied (stored, answered by the proxy destination), forward_failed (stored, proxy answered 502/504), too_large (413, metadata stored), unknown_endpoint (404), paused (503), unavailable (503, nothing stored), overloaded (503, over the in-flight byte budget or a peer's or endpoint's share of it, nothing stored), sender_gone (closed mid-body), body_timeout (408, the body stopped arriving, nothing stored)",
+    help: "Requests to webhook URLs by outcome: stored, proxied (stored, answered by the proxy destination), forward_failed (stored, proxy answered 502/504), too_large (413, metadata stored), unknown_endpoint (404), paused (503), unavailable (503, nothing stored), overloaded (503, over the in-flight byte budget or a peer's or endpoint's share of it, nothing stored), sender_gone (closed mid-body), body_timeout (408, the body stopped arriving, nothing stored), rejected_address/rejected_auth/rejected_method (403/401/405 by the endpoint's inbound protection, nothing stored)",
     labelNames: ["outcome"],
     registers: [registry],
   });

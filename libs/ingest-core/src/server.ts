@@ -19,6 +19,8 @@ import { captureEvent, diagnosticJson, type Capture } from "./capture.js";
 import { planReply, recordPlan, renderReply, sendAnswer, type ReplyPlan, type ReplyRequest } from "./reply-plan.js";
 import type { EndpointCache, IngestEndpoint } from "./endpoint-cache.js";
 import type { IngestMetrics } from "./metrics.js";
+import type { InboundRefusal } from "./inbound.js";
+import type { RejectionCounter } from "./rejections.js";
 import { BodyIdle, BodyOverBudget, bodyReservation, knownBodyLength, readBodyThen, remoteIpOf, type ReadBody } from "./request.js";
 import { withForward, type Forwarding } from "./forward.js";
 import { callFailureReason, forwardFailed, PROXY_CALL_MARGIN_MS, proxyAnswerOf, sendProxyAnswer, type ProxyAnswer, type ReplayForwarder } from "./proxy.js";
@@ -38,6 +40,8 @@ export interface IngestDeps {
   readiness: { check(): Promise<ReadinessJson> };
   metrics: IngestMetrics;
   logger: Logger;
+  /** Counts requests the endpoints' inbound protection refused (rejectedCount, design §16). */
+  rejections: Pick<RejectionCounter, "count">;
 }
 
 export interface IngestOptions {
@@ -219,6 +223,11 @@ function admit(s: Surface, c: Capture, found: IngestEndpoint | undefined): void 
     );
     return;
   }
+  // Nothing configured costs this one check (design §20).
+  if (found.inbound) {
+    const refused = found.inbound.check(c.req, c.remoteIp);
+    if (refused) return rejected(s, c, refused);
+  }
   if (c.res.destroyed) {
     // Gone while its endpoint was looked up: nothing to reserve for, and nobody to answer.
     s.metrics.answered("sender_gone");
@@ -237,6 +246,13 @@ function admit(s: Surface, c: Capture, found: IngestEndpoint | undefined): void 
   // overloaded request has answered above, before a byte of the body was sent.
   if (c.expectsContinue) c.res.writeContinue();
   readBody(s, c, found, reservation);
+}
+
+/** Refused by the endpoint's inbound protection (design §16): 401, 403 or 405 before the body is read; nothing stored, counted. */
+function rejected(s: Surface, c: Capture, refused: InboundRefusal): void {
+  s.metrics.answered(refused.outcome);
+  s.deps.rejections.count(c.endpointId);
+  reply(c.res, refused.status, { ok: false, error: refused.error, message: refused.message }, { ...refused.headers, ...discardBody(c.req, s.lingering) });
 }
 
 /** A body declared past the inbound limit, never read: its capture keeps the declared size only. */
