@@ -237,6 +237,30 @@ describe("whc", () => {
     expect(await cli("endpoints", "list")).not.toContain("rotating");
   });
 
+  it("protects an endpoint's URL with --basic-auth, --header-token, --allow-ip and --method, changes one part at a time, and removes it", async () => {
+    await useNewKey("guarded");
+    const created = JSON.parse(
+      await cli("--json", "endpoints", "create", "--slug", "guarded", "--basic-auth", "hooks:s3cret:with-colon", "--method", "post", "--method", "PUT"),
+    ) as { webhookUrl: string; inbound: unknown };
+    expect(created.inbound).toEqual({ basicAuth: { username: "hooks", passwordSet: true }, methods: ["POST", "PUT"] });
+    const auth = { authorization: `Basic ${Buffer.from("hooks:s3cret:with-colon").toString("base64")}` };
+    expect((await fetch(created.webhookUrl, { method: "POST", body: "{}" })).status).toBe(401);
+    expect((await fetch(created.webhookUrl, { method: "POST", headers: auth, body: "{}" })).status).toBe(200);
+
+    // One part changes; the password is kept.
+    const updated = await cli("endpoints", "update", "guarded", "--header-token", "X-Hook-Token:tok-1", "--allow-ip", "127.0.0.1");
+    // The refusal above reaches rejectedCount within a second: 0 or 1 by now.
+    expect(updated).toMatch(/ {2}inbound: basic auth as hooks; header X-Hook-Token; from 127\.0\.0\.1; methods POST, PUT \([01] refused\)/);
+    expect((await fetch(created.webhookUrl, { method: "PUT", headers: { ...auth, "x-hook-token": "tok-1" }, body: "{}" })).status).toBe(200);
+    expect((await fetch(created.webhookUrl, { method: "PUT", headers: auth, body: "{}" })).status).toBe(401);
+    expect(await cli("endpoints", "get", "guarded")).toMatch(/inbound\s+basic auth as hooks; header X-Hook-Token; from 127\.0\.0\.1; methods POST, PUT/);
+
+    const refused = await cliFailure("endpoints", "update", "guarded", "--allow-ip", "not-an-ip");
+    expect(refused.stderr).toContain("inbound.allowIps.0");
+    expect(await cli("endpoints", "update", "guarded", "--no-inbound")).toContain("  inbound: anyone may send");
+    expect((await fetch(created.webhookUrl, { method: "GET" })).status).toBe(200);
+  });
+
   it("lists every endpoint over as many pages as it takes, and finds one by slug or id past the first page", async () => {
     await useNewKey("many-endpoints");
     // Made in the catalog beside the server (as `whc keys` reaches it), not one API call each;

@@ -1,4 +1,5 @@
 import type { EndpointJson, EventDetailJson, ForwardedResponseJson, ForwardViewJson } from "@whc/api-model";
+import { inboundText } from "./inbound-options.js";
 import { table } from "./output.js";
 
 /** `name  value` rows, the absent ones left out. */
@@ -59,6 +60,7 @@ export function describeEndpoint(e: EndpointJson): string {
     ["provider", e.provider],
     ["secret", e.secretSet ? `set${e.secretRotatedAt ? `, rotated ${e.secretRotatedAt}` : ""}` : "none"],
     ["response", e.response ? JSON.stringify(e.response) : "200 with the event id"],
+    ["inbound", inboundText(e)],
     ["replay", `from the API ${e.replayFromApi ? "allowed" : "refused"}, from the dashboard ${e.replayFromDashboard ? "allowed" : "refused"}`],
     ["events", `${e.eventCount}${e.lastEventAt ? `, last ${e.lastEventAt}` : ""}`],
     ["purged", e.purgedEventCount ? `${e.purgedEventCount}${e.lastPurgedAt ? `, last ${e.lastPurgedAt}` : ""}` : undefined],

@@ -3,6 +3,7 @@ import { ENDPOINT_PAGE_DEFAULT, ENDPOINT_PAGE_MAX, ENDPOINT_STATUSES, OPERATING_
 import { dateTime, extension, headerName, providerName, uuid, warning } from "./common.js";
 import { endpointResponseConfig } from "./responses.js";
 import { forwardSettings, forwardView } from "./forwarding.js";
+import { inboundSettings, inboundView } from "./inbound.js";
 
 /** The Endpoint of interface 0.1.0 as the gateway answers it. */
 export const endpoint = z.object({
@@ -35,6 +36,8 @@ export const endpoint = z.object({
   secretRotatedAt: dateTime.optional().meta({ ...extension, description: "When the secret last changed; the previous one verifies for WHC_SECRET_GRACE_S after it." }),
   response: endpointResponseConfig.optional().meta({ ...extension, description: "What the endpoint answers; absent: 200 with the event id." }),
   forward: forwardView.optional().meta({ ...extension, description: "Where relay and proxy endpoints forward; absent: nowhere." }),
+  inbound: inboundView.optional(),
+  rejectedCount: z.int().meta({ ...extension, description: "Requests the inbound protection refused (401, 403, 405), none of them stored." }),
 });
 export type EndpointJson = z.infer<typeof endpoint>;
 
@@ -80,6 +83,7 @@ export const createEndpointRequest = z.strictObject({
   secret: z.string().min(1).max(1024).optional().meta({ ...extension, writeOnly: true }),
   response: endpointResponseConfig.optional().meta({ ...extension }),
   forward: forwardSettings.optional().meta({ ...extension, description: "Needed by operatingMode relay and proxy." }),
+  inbound: inboundSettings.optional(),
 });
 /** What a client sends (before defaults). */
 export type CreateEndpointRequest = z.input<typeof createEndpointRequest>;
@@ -105,6 +109,10 @@ export const updateEndpointRequest = z
     genericSignaturePrefix: z.string().max(100).optional(),
     response: endpointResponseConfig.nullable().optional(),
     forward: forwardSettings.nullable().optional().meta({ description: "Replaces the forward settings (a targetSecret left out is kept); null removes them." }),
+    inbound: inboundSettings
+      .nullable()
+      .optional()
+      .meta({ description: "Replaces the inbound protection (a password or token value left out is kept when one is set); null removes it." }),
   })
   .meta({ ...extension });
 export type UpdateEndpointRequest = z.input<typeof updateEndpointRequest>;

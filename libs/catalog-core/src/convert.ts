@@ -59,6 +59,9 @@ export function endpointToProto(e: EndpointRecord, includeSecret = false): Endpo
     forwardJson: e.forwardJson,
     targetSecretSet: e.sealedTargetSecret !== undefined && e.sealedTargetSecret.length > 0,
     ...(includeSecret && e.sealedTargetSecret ? { sealedTargetSecret: e.sealedTargetSecret } : {}),
+    inboundJson: e.inboundJson,
+    ...(includeSecret && e.sealedInbound ? { sealedInbound: e.sealedInbound } : {}),
+    rejectedCount: BigInt(e.rejectedCount),
   });
 }
 
@@ -82,6 +85,9 @@ export function endpointFromProto(e: Endpoint): Omit<EndpointRecord, "id" | "cre
     sequenceCounter: 0,
     forwardJson: e.forwardJson,
     sealedTargetSecret: e.sealedTargetSecret.length > 0 ? e.sealedTargetSecret : undefined,
+    inboundJson: e.inboundJson,
+    sealedInbound: e.sealedInbound.length > 0 ? e.sealedInbound : undefined,
+    rejectedCount: 0,
   };
 }
 
@@ -103,6 +109,8 @@ export function endpointPatchFromProto(p: EndpointPatchProto): EndpointPatch {
     forwardJson: p.forwardJson,
     sealedTargetSecret: p.sealedTargetSecret,
     clearTargetSecret: p.clearTargetSecret,
+    inboundJson: p.inboundJson,
+    sealedInbound: p.sealedInbound,
   };
 }
 

@@ -7,7 +7,15 @@ import type { EndpointPatch, EndpointRecord, NewEndpoint } from "./types.js";
  * settings unless given.
  */
 export function newEndpointRecord(endpoint: NewEndpoint): EndpointRecord {
-  return { ...endpoint, responseJson: endpoint.responseJson ?? "", forwardJson: endpoint.forwardJson ?? "", sequenceCounter: 0 };
+  return {
+    ...endpoint,
+    responseJson: endpoint.responseJson ?? "",
+    forwardJson: endpoint.forwardJson ?? "",
+    inboundJson: endpoint.inboundJson ?? "",
+    sealedInbound: endpoint.inboundJson ? endpoint.sealedInbound : undefined,
+    rejectedCount: 0,
+    sequenceCounter: 0,
+  };
 }
 
 /** The fields a patch replaces as given (the secrets and the sequence have rules). */
@@ -22,6 +30,7 @@ const REPLACED = [
   "genericSignaturePrefix",
   "responseJson",
   "forwardJson",
+  "inboundJson",
 ] as const satisfies readonly (keyof EndpointPatch & keyof EndpointRecord)[];
 
 export type ReplacedField = (typeof REPLACED)[number];
@@ -33,6 +42,7 @@ export const PATCHED_FIELDS = [
   "sealedPreviousSecret",
   "secretRotatedAt",
   "sealedTargetSecret",
+  "sealedInbound",
   "sequenceCounter",
   "updatedAt",
 ] as const satisfies readonly (keyof EndpointRecord)[];
@@ -73,6 +83,12 @@ export function patchedTargetSecret(
   return current.sealedTargetSecret;
 }
 
+/** The sealed inbound protection after a patch: replaced with its JSON, removed with it. */
+export function patchedInbound(current: Pick<EndpointRecord, "sealedInbound">, patch: Pick<EndpointPatch, "inboundJson" | "sealedInbound">): Uint8Array | undefined {
+  if (patch.inboundJson === undefined) return current.sealedInbound;
+  return patch.inboundJson === "" ? undefined : patch.sealedInbound;
+}
+
 /**
  * The endpoint as a patch leaves it, at `now`: the reference for every store's update (the
  * SQLite store applies it as is; the MongoDB update document is checked against it).
@@ -83,6 +99,7 @@ export function applyEndpointPatch(current: EndpointRecord, patch: EndpointPatch
     ...replacedFields(patch),
     ...patchedSecret(current, patch, now),
     sealedTargetSecret: patchedTargetSecret(current, patch),
+    sealedInbound: patchedInbound(current, patch),
     sequenceCounter: patch.resetSequence ? 0 : current.sequenceCounter,
     updatedAt: now,
   };

@@ -96,6 +96,8 @@ export interface CatalogStore {
    * event does not exist.
    */
   recordProxyAnswer(ref: EventRef, responseCode: number, forwardFailed: boolean): Promise<boolean>;
+  /** Adds each count to its endpoint's rejectedCount (inbound protection, design §16); unknown endpoints are skipped. */
+  countRejections(counts: readonly { endpointId: string; count: number }[]): Promise<void>;
 
   /**
    * The endpoint's events strictly after `after` in (receivedAt, id) order, counted up to

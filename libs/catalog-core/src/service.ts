@@ -13,7 +13,7 @@ import { timingSafeEqual } from "node:crypto";
 import { TOKEN_BYTES } from "@whc/sealing";
 import type { CatalogStore } from "./ports.js";
 import { type AppendResult, type Cursor } from "./types.js";
-import { newId, requireUuid } from "./ids.js";
+import { isUuid, newId, requireUuid } from "./ids.js";
 import {
   apiKeyToProto,
   endpointFromProto,
@@ -114,7 +114,7 @@ function endpointMethods(
   store: CatalogStore,
   now: () => number,
   endpointQuota: number | undefined,
-): CatalogMethods<"createEndpoint" | "getEndpoint" | "listEndpoints" | "updateEndpoint" | "deleteEndpoint"> {
+): CatalogMethods<"createEndpoint" | "getEndpoint" | "listEndpoints" | "updateEndpoint" | "deleteEndpoint" | "countRejections"> {
   return {
     async createEndpoint(req) {
       if (!req.endpoint) throw validationFailed("endpoint", "required");
@@ -159,6 +159,10 @@ function endpointMethods(
       if (req.patch.sealedTargetSecret !== undefined && req.patch.sealedTargetSecret.length === 0) {
         throw validationFailed("patch.sealed_target_secret", "length");
       }
+      // The inbound protection comes whole: its JSON with its sealed secrets, or "" alone.
+      if ((req.patch.inboundJson === undefined) !== (req.patch.sealedInbound === undefined) && req.patch.inboundJson !== "") {
+        throw validationFailed("patch.sealed_inbound", "required");
+      }
       const updated = await store.updateEndpoint(req.accountId, req.endpointId, endpointPatchFromProto(req.patch), now());
       if (!updated) throw notFound("endpoint");
       return { endpoint: endpointToProto(updated) };
@@ -167,6 +171,12 @@ function endpointMethods(
     async deleteEndpoint(req) {
       requireUuid("endpoint_id", req.endpointId);
       if (!(await store.deleteEndpoint(req.accountId, req.endpointId))) throw notFound("endpoint");
+      return {};
+    },
+
+    async countRejections(req) {
+      const counts = req.rejections.filter((r) => isUuid(r.endpointId) && r.count > 0n).map((r) => ({ endpointId: r.endpointId.toLowerCase(), count: Number(r.count) }));
+      await store.countRejections(counts);
       return {};
     },
   };

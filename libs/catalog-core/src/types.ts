@@ -47,6 +47,12 @@ export interface EndpointRecord {
   forwardJson: string;
   /** The forward target secret, sealed; replay re-signs with it. */
   sealedTargetSecret?: Uint8Array | undefined;
+  /** Inbound protection (the /v1 `inbound` object as JSON, without its secrets); "" for none. */
+  inboundJson: string;
+  /** The inbound protection with its password and token value (JSON), sealed; ingest checks with it. */
+  sealedInbound?: Uint8Array | undefined;
+  /** Requests refused by the inbound protection (design §16). */
+  rejectedCount: number;
 }
 
 /** A page of an account's endpoints: ids strictly greater than `after` (any id, even a deleted one's). */
@@ -59,8 +65,8 @@ export interface EndpointPage {
  * What createEndpoint takes: the record without what the store keeps or defaults. A new
  * endpoint starts its sequence at 0 and, without responseJson, answers the default.
  */
-export type NewEndpoint = Omit<EndpointRecord, "responseJson" | "sequenceCounter" | "forwardJson"> &
-  Partial<Pick<EndpointRecord, "responseJson" | "sequenceCounter" | "forwardJson">>;
+export type NewEndpoint = Omit<EndpointRecord, "responseJson" | "sequenceCounter" | "forwardJson" | "inboundJson" | "rejectedCount"> &
+  Partial<Pick<EndpointRecord, "responseJson" | "sequenceCounter" | "forwardJson" | "inboundJson" | "rejectedCount">>;
 
 /**
  * A change to an endpoint: each field present replaces the stored one, the others stay.
@@ -86,6 +92,9 @@ export interface EndpointPatch {
   forwardJson?: string | undefined;
   sealedTargetSecret?: Uint8Array | undefined;
   clearTargetSecret?: boolean | undefined;
+  /** With `sealedInbound`, replaces the inbound protection; `""` removes it and its secrets. */
+  inboundJson?: string | undefined;
+  sealedInbound?: Uint8Array | undefined;
 }
 
 export interface SealedBody {

@@ -175,6 +175,9 @@ export function endpointPatchUpdate(patch: EndpointPatch, now: number): Doc[] {
   // Removing the forward settings removes their secret, whatever else the patch says.
   if (patch.forwardJson === "" || (patch.clearTargetSecret && patch.sealedTargetSecret === undefined)) unset.push("sealedTargetSecret");
   else if (patch.sealedTargetSecret !== undefined) set.sealedTargetSecret = { $literal: bytes(patch.sealedTargetSecret) };
+  // The inbound protection and its sealed secrets are replaced (or removed) together.
+  if (patch.inboundJson === "" || (patch.inboundJson !== undefined && patch.sealedInbound === undefined)) unset.push("sealedInbound");
+  else if (patch.inboundJson !== undefined && patch.sealedInbound !== undefined) set.sealedInbound = { $literal: bytes(patch.sealedInbound) };
   const stages: Doc[] = [{ $set: set }];
   if (unset.length) stages.push({ $unset: unset });
   return stages;

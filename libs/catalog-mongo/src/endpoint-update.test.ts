@@ -18,6 +18,9 @@ function stored(overrides: Partial<EndpointRecord> = {}): AnyDoc {
     responseJson: '{"sequence":[{"status":500},{"status":200}]}',
     forwardJson: '{"url":"https://app.example.test/hooks"}',
     sealedTargetSecret: secret(6),
+    inboundJson: '{"methods":["POST"]}',
+    sealedInbound: secret(9),
+    rejectedCount: 4,
     ...overrides,
   });
   return { ...endpointDocs.write(record), sequenceCounter: 5, eventCount: 3 };
@@ -59,6 +62,10 @@ describe("MongoDB endpoint update documents, evaluated by mingo", () => {
     ["target secret cleared", { clearTargetSecret: true }],
     ["target secret cleared and a new one", { clearTargetSecret: true, sealedTargetSecret: secret(8) }],
     ["a forward that looks like a field path", { forwardJson: "$forwardJson" }],
+    ["inbound replaced with its sealed secrets", { inboundJson: '{"allowIps":["203.0.113.0/24"]}', sealedInbound: secret(10) }],
+    ["inbound removed, with its sealed secrets", { inboundJson: "" }],
+    ["inbound removed, sealed secrets given with it", { inboundJson: "", sealedInbound: secret(11) }],
+    ["an inbound that looks like a field path", { inboundJson: "$inboundJson", sealedInbound: secret(12) }],
   ];
 
   it.each(cases)("%s: gives what applyEndpointPatch gives", (_name, patch) => {

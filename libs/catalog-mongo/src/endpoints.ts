@@ -5,7 +5,7 @@ import { endpointDocs, type AnyDoc } from "./records.js";
 
 export type EndpointMethods = Pick<
   CatalogStore,
-  "createEndpoint" | "getEndpoint" | "listEndpoints" | "deleteEndpoint" | "updateEndpoint"
+  "createEndpoint" | "getEndpoint" | "listEndpoints" | "deleteEndpoint" | "updateEndpoint" | "countRejections"
 >;
 
 /**
@@ -66,6 +66,14 @@ export function createEndpoints(
       const current = await endpoints.findOne(ofAccount);
       if (!current) return undefined;
       throw forwardRequired(patch.operatingMode ?? endpointDocs.read(current).operatingMode);
+    },
+
+    async countRejections(counts) {
+      if (counts.length === 0) return;
+      await endpoints.bulkWrite(
+        counts.map(({ endpointId, count }) => ({ updateOne: { filter: { _id: endpointId }, update: { $inc: { rejectedCount: count } } } })),
+        { ordered: false },
+      );
     },
 
     async deleteEndpoint(accountId, endpointId) {

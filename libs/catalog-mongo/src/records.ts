@@ -103,6 +103,10 @@ export const endpointDocs = new RecordDocs<EndpointRecord>({
   sequenceCounter: kept(withDefault(0), 0),
   forwardJson: withDefault(""),
   sealedTargetSecret: optionalBinary(),
+  inboundJson: withDefault(""),
+  sealedInbound: optionalBinary(),
+  // Moved by countRejections ($inc) only.
+  rejectedCount: kept(withDefault(0), 0),
 });
 
 /** The fields a list shows; the rest of an event (headers, body, tokens...) is eventToDoc's. */

@@ -16,7 +16,7 @@ import { endpointRows, type Row } from "./rows.js";
 
 export type EndpointMethods = Pick<
   CatalogStore,
-  "createEndpoint" | "getEndpoint" | "listEndpoints" | "deleteEndpoint" | "updateEndpoint"
+  "createEndpoint" | "getEndpoint" | "listEndpoints" | "deleteEndpoint" | "updateEndpoint" | "countRejections"
 >;
 
 /**
@@ -42,7 +42,11 @@ export function createEndpoints(db: Database.Database): EndpointMethods {
     deleteBodies: db.prepare("DELETE FROM event_bodies WHERE seq IN (SELECT seq FROM events WHERE endpoint_id = ?)"),
     deleteAttempts: db.prepare("DELETE FROM forward_attempts WHERE seq IN (SELECT seq FROM events WHERE endpoint_id = ?)"),
     deleteEvents: db.prepare("DELETE FROM events WHERE endpoint_id = ?"),
+    addRejections: db.prepare("UPDATE endpoints SET rejected_count = rejected_count + ? WHERE id = ?"),
   };
+  const rejectionsTx = db.transaction((counts: readonly { endpointId: string; count: number }[]) => {
+    for (const { endpointId, count } of counts) stmt.addRejections.run(count, endpointId);
+  });
 
   const deleteTx = db.transaction((accountId: string, endpointId: string) => {
     if (!stmt.ofAccount.get(endpointId, accountId)) return false;
@@ -97,6 +101,10 @@ export function createEndpoints(db: Database.Database): EndpointMethods {
 
     async updateEndpoint(accountId, endpointId, patch, now): Promise<EndpointRecord | undefined> {
       return updateTx.immediate(accountId, endpointId, patch, now);
+    },
+
+    async countRejections(counts) {
+      if (counts.length > 0) rejectionsTx.immediate(counts);
     },
   };
 }

@@ -175,6 +175,10 @@ export const endpointRows = new RecordRows<EndpointRecord>("endpoints", {
   sequenceCounter: kept(integer("sequence_counter"), 0),
   forwardJson: text("forward_json"),
   sealedTargetSecret: optionalBlob("sealed_target_secret"),
+  inboundJson: text("inbound_json"),
+  sealedInbound: optionalBlob("sealed_inbound"),
+  // Moved by CountRejections only.
+  rejectedCount: kept(integer("rejected_count"), 0),
 });
 
 /** An event's small columns, in `events`: what a list shows. */

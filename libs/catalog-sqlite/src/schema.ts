@@ -40,6 +40,10 @@ export const addedColumns = {
     // The id of the last stamp the endpoint gave out (ADR 0008); NULL until its first append
     // by this version, which then reads its newest event instead.
     ["last_stamp_id", "TEXT"],
+    // Inbound protection (design §16): its JSON, its sealed secrets, and what it refused.
+    ["inbound_json", "TEXT NOT NULL DEFAULT ''"],
+    ["sealed_inbound", "BLOB"],
+    ["rejected_count", "INTEGER NOT NULL DEFAULT 0"],
   ],
   events: [
     ["forward_state", "TEXT"],

@@ -129,6 +129,7 @@ export async function openSqliteStoreInWorker(options: { file: string }): Promis
     nextDueAt: (...a) => call("nextDueAt", ...a),
     outboxStats: () => call("outboxStats"),
     recordProxyAnswer: (...a) => call("recordProxyAnswer", ...a),
+    countRejections: (...a) => call("countRejections", ...a),
     countEventsAfter: (...a) => call("countEventsAfter", ...a),
     putListener: (...a) => call("putListener", ...a),
     listListeners: (...a) => call("listListeners", ...a),

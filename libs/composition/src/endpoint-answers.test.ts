@@ -89,6 +89,30 @@ describe("what an endpoint answers", () => {
     expect(body.event).toBe((await newest(ep)).id);
   });
 
+  it("never serves a configured body as a page: nosniff and a sandbox policy on every answer, whatever the configuration says", async () => {
+    const ep = await createEndpoint({
+      response: {
+        status: 200,
+        headers: { "Content-Type": "text/html", "Content-Security-Policy": "default-src *", "X-Content-Type-Options": "sniff" },
+        body: "<script>alert(document.cookie)</script>",
+      },
+    });
+    const configured = await fetch(ep.webhookUrl, { method: "POST", body: "x" });
+    expect(configured.headers.get("content-type")).toBe("text/html");
+    expect(configured.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(configured.headers.get("content-security-policy")).toBe("sandbox");
+    expect(await configured.text()).toBe("<script>alert(document.cookie)</script>");
+    // The built-in answer and a handshake's echo carry them too.
+    const plain = await createEndpoint();
+    const builtIn = await fetch(plain.webhookUrl, { method: "POST", body: "x" });
+    const echoed = await fetch(`${plain.webhookUrl}?validationToken=${encodeURIComponent("<b>hi</b>")}`, { method: "POST" });
+    for (const res of [builtIn, echoed]) {
+      expect(res.status).toBe(200);
+      expect([res.headers.get("x-content-type-options"), res.headers.get("content-security-policy")]).toEqual(["nosniff", "sandbox"]);
+    }
+    expect(await echoed.text()).toBe("<b>hi</b>");
+  });
+
   it("waits delayMs after the commit before answering", async () => {
     const ep = await createEndpoint({ response: { delayMs: 400 } });
     const started = performance.now();

@@ -284,3 +284,24 @@ describe("operations surface", () => {
     expect(doc.components.schemas.CreateEndpointRequest.properties.secret["x-extension"]).toBe(true);
   });
 });
+
+describe("tenant bytes are never served as pages (design §14)", () => {
+  it("answers what carries captured bytes (the detail the dashboard's raw view loads, the export, the list) and errors with nosniff and a sandbox policy", async () => {
+    const ep = (await t.a.post("/v1/endpoints", {})).body as { id: string; webhookUrl: string };
+    const html = "<html><script>fetch('/v1/keys')</script></html>";
+    const captured = (await (await fetch(ep.webhookUrl, { method: "POST", headers: { "content-type": "text/html" }, body: html })).json()) as { id: string };
+    const auth = { authorization: `Bearer ${KEY_A}` };
+    const paths = [
+      `/v1/endpoints/${ep.id}/events/${captured.id}`,
+      `/v1/endpoints/${ep.id}/events/export`,
+      `/v1/endpoints/${ep.id}/events`,
+      `/v1/endpoints/${ep.id}/events/${UUID}`,
+    ];
+    for (const path of paths) {
+      const res = await fetch(`${t.gatewayUrl}${path}`, { headers: auth });
+      const text = await res.text();
+      expect([path, res.headers.get("x-content-type-options"), res.headers.get("content-security-policy")]).toEqual([path, "nosniff", "sandbox"]);
+      if (path.endsWith(captured.id)) expect(JSON.parse(text).body).toBe(html);
+    }
+  });
+});

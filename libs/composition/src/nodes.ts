@@ -26,6 +26,7 @@ import {
   createIngestHandler,
   createIngestMetrics,
   createParseErrorAnswers,
+  createRejectionCounter,
   INGEST_MAX_HEADER_BYTES,
   traceCaptures,
 } from "@whc/ingest-core";
@@ -293,6 +294,7 @@ export function createIngestNode(
   bus.subscribeEndpointChanges((id) => endpoints.invalidate(id));
   const metrics = createIngestMetrics();
   const readiness = edgeReadiness(peers, bus);
+  const rejections = createRejectionCounter(catalog, logger);
   const untraced = createIngestHandler(
     {
       endpoints,
@@ -306,11 +308,15 @@ export function createIngestNode(
       readiness,
       metrics,
       logger,
+      rejections,
     },
     {
       maxStoredBodyBytes: config.maxStoredBodyBytes,
       maxInboundBodyBytes: config.maxInboundBodyBytes,
       maxInflightBytes: config.ingestMaxInflightBytes,
+      maxInflightBytesPerPeer: config.ingestMaxInflightBytesPerPeer,
+      maxInflightBytesPerEndpoint: config.ingestMaxInflightBytesPerEndpoint,
+      bodyIdleMs: config.ingestBodyIdleMs,
       trustedProxies: new Set(config.trustedProxies),
       secretGraceMs: config.secretGraceS * 1000,
       maxHops: config.maxHops,
@@ -339,7 +345,14 @@ export function createIngestNode(
       const served = await serveHttp(tracked, port, host, { maxHeaderSize: INGEST_MAX_HEADER_BYTES, maxHeadersCount: 0 });
       served.server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => tracked(req, res, true));
       served.server.on("clientError", parseErrors.onClientError);
-      return served;
+      // What was refused in the last second still reaches the catalog when the process stops.
+      return {
+        ...served,
+        async close() {
+          await served.close();
+          await rejections.close();
+        },
+      };
     },
   };
 }

@@ -181,13 +181,15 @@ describe("a relay endpoint", () => {
 describe("a proxy endpoint", () => {
   it("passes the destination's status, headers and body through to the sender", async () => {
     const dest = await serveDestination((res) => {
-      res.writeHead(201, { "content-type": "application/json", "x-custom": "from-destination" });
+      res.writeHead(201, { "content-type": "application/json", "x-custom": "from-destination", "content-security-policy": "default-src *" });
       res.end(JSON.stringify({ created: true }));
     });
     const ep = await createEndpoint(t, { operatingMode: "proxy", forward: { url: `${dest.url}/app` }, response: { status: 500 } });
     const res = await fetch(`${ep.webhookUrl}/orders?id=7`, { method: "POST", headers: { "content-type": "application/json" }, body: "{\"order\":7}" });
     expect(res.status).toBe(201);
     expect(res.headers.get("x-custom")).toBe("from-destination");
+    // The destination's bytes come from the webhook origin: never a page of it (design §14).
+    expect([res.headers.get("x-content-type-options"), res.headers.get("content-security-policy")]).toEqual(["nosniff", "sandbox"]);
     expect(res.headers.get("content-type")).toBe("application/json");
     const body = await res.text();
     expect(JSON.parse(body)).toEqual({ created: true });

@@ -178,6 +178,22 @@ describe("loadConfig", () => {
     expect(loadConfig(settings, { WHC_INGEST_PORT: "9090", WHC_INGEST_PUBLIC_URL: " " }).ingestPublicUrl).toBe("http://localhost:9090");
   });
 
+  it("derives the per-peer and per-endpoint shares of the in-flight budget, never below the largest inbound body", () => {
+    const shares = (env: NodeJS.ProcessEnv) => {
+      const c = loadConfig(settings, env);
+      return [c.ingestMaxInflightBytesPerPeer, c.ingestMaxInflightBytesPerEndpoint];
+    };
+    expect(shares({})).toEqual([67_108_864, 134_217_728]);
+    expect(shares({ WHC_INGEST_MAX_INFLIGHT_BYTES: "1000", WHC_MAX_INBOUND_BODY_BYTES: "100" })).toEqual([250, 500]);
+    // A quarter below the largest body: raised to it, so that body can always be admitted.
+    expect(shares({ WHC_INGEST_MAX_INFLIGHT_BYTES: "1000", WHC_MAX_INBOUND_BODY_BYTES: "400" })).toEqual([400, 500]);
+    expect(shares({ WHC_INGEST_MAX_INFLIGHT_BYTES_PER_PEER: "20000000", WHC_INGEST_MAX_INFLIGHT_BYTES_PER_ENDPOINT: "30000000" })).toEqual([20_000_000, 30_000_000]);
+    const low = refusal({ WHC_MAX_INBOUND_BODY_BYTES: "1000", WHC_INGEST_MAX_INFLIGHT_BYTES_PER_ENDPOINT: "999" });
+    expect(low.variable).toBe("WHC_INGEST_MAX_INFLIGHT_BYTES_PER_ENDPOINT");
+    expect(low.message).toContain("WHC_MAX_INBOUND_BODY_BYTES");
+    expect(refusal({ WHC_INGEST_BODY_IDLE_MS: "10" }).variable).toBe("WHC_INGEST_BODY_IDLE_MS");
+  });
+
   it("defaults the internal URLs to https: once a TLS certificate is configured", () => {
     const plain = loadConfig(settings, {});
     expect([plain.catalogUrl, plain.cryptoUrl, plain.replayUrl]).toEqual(["http://127.0.0.1:50051", "http://127.0.0.1:50052", "http://127.0.0.1:50053"]);

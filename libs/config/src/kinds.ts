@@ -1,12 +1,39 @@
 import { isIP } from "node:net";
 import { z } from "zod";
-import { defineSetting, type SettingOptions } from "./config.js";
+import { ConfigError, defineSetting, type Setting, type SettingOptions } from "./config.js";
 
 /** The kinds of setting: each turns the text of one variable into a checked value. */
 
 export function intSetting(name: string, description: string, fallback: number, min: number, max: number) {
   const schema = z.string().regex(/^-?\d+$/).transform(Number).pipe(z.number().int().min(min).max(max));
   return defineSetting(name, description, String(fallback), { schema, expectation: `an integer from ${min} to ${max}` });
+}
+
+/**
+ * A byte count whose default is a share of another setting (`whole`), and which is never below
+ * `floor`: set lower, start-up stops naming it; by default it is raised to it.
+ */
+export function shareOfSetting(
+  name: string,
+  description: string,
+  whole: Setting<number>,
+  share: number,
+  floor: Setting<number>,
+): Setting<number> {
+  const schema = z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(2 ** 40));
+  const setting = defineSetting(name, description, `<${whole.name}>/${share}`, { schema, expectation: "an integer from 1 to 1099511627776" }, {
+    defaultFrom: (env) => String(Math.max(1, Math.floor(whole.parse(env[whole.name], env) / share))),
+  });
+  return {
+    ...setting,
+    parse(raw, env = {}) {
+      const value = setting.parse(raw, env);
+      const least = floor.parse(env[floor.name], env);
+      if (value >= least) return value;
+      if (raw?.trim()) throw new ConfigError(name, `must be at least ${floor.name} (${least}), got ${JSON.stringify(raw)}`);
+      return least;
+    },
+  };
 }
 
 export function portSetting(name: string, description: string, fallback: number) {

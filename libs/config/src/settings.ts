@@ -12,12 +12,28 @@ import {
   natsServerSetting,
   pairListSetting,
   portSetting,
+  shareOfSetting,
   tokenSetting,
   urlSetting,
   writeConcernSetting,
 } from "./kinds.js";
 
 const ingestPort = portSetting("WHC_INGEST_PORT", "HTTP port of ingest (the webhookUrl surface)", 8081);
+
+const maxInboundBodyBytes = intSetting(
+  "WHC_MAX_INBOUND_BODY_BYTES",
+  "bodies over this get 413 and only metadata is stored",
+  10_485_760,
+  1,
+  1 << 30,
+);
+const ingestMaxInflightBytes = intSetting(
+  "WHC_INGEST_MAX_INFLIGHT_BYTES",
+  "most request-body bytes ingest holds across all requests in flight; a request past it gets 503 overloaded",
+  268_435_456,
+  1,
+  2 ** 40,
+);
 
 /** Internal calls go over TLS once a certificate is configured: the services' URLs then default to https:. */
 function internalUrl(name: string, description: string, port: number) {
@@ -149,19 +165,28 @@ export const settings = {
   ),
   retentionDays: intSetting("WHC_RETENTION_DAYS", "events older than this are purged", 30, 1, 36_500),
   maxStoredBodyBytes: intSetting("WHC_MAX_STORED_BODY_BYTES", "bodies over this are stored truncated", 1_048_576, 0, 1 << 30),
-  maxInboundBodyBytes: intSetting(
-    "WHC_MAX_INBOUND_BODY_BYTES",
-    "bodies over this get 413 and only metadata is stored",
-    10_485_760,
-    1,
-    1 << 30,
+  maxInboundBodyBytes,
+  ingestMaxInflightBytes,
+  ingestMaxInflightBytesPerPeer: shareOfSetting(
+    "WHC_INGEST_MAX_INFLIGHT_BYTES_PER_PEER",
+    "most of the in-flight bytes one remote address may hold; past it 503 overloaded (never below WHC_MAX_INBOUND_BODY_BYTES)",
+    ingestMaxInflightBytes,
+    4,
+    maxInboundBodyBytes,
   ),
-  ingestMaxInflightBytes: intSetting(
-    "WHC_INGEST_MAX_INFLIGHT_BYTES",
-    "most request-body bytes ingest holds across all requests in flight; a request past it gets 503 overloaded",
-    268_435_456,
-    1,
-    2 ** 40,
+  ingestMaxInflightBytesPerEndpoint: shareOfSetting(
+    "WHC_INGEST_MAX_INFLIGHT_BYTES_PER_ENDPOINT",
+    "most of the in-flight bytes the requests to one endpoint may hold; past it 503 overloaded (never below WHC_MAX_INBOUND_BODY_BYTES)",
+    ingestMaxInflightBytes,
+    2,
+    maxInboundBodyBytes,
+  ),
+  ingestBodyIdleMs: intSetting(
+    "WHC_INGEST_BODY_IDLE_MS",
+    "a request body from which nothing arrives for this long is cut with 408 and its reservation released; also how long a refused body may pause while it is drained, milliseconds",
+    10_000,
+    50,
+    600_000,
   ),
   trustedProxies: ipListSetting(
     "WHC_TRUSTED_PROXIES",

@@ -10,6 +10,7 @@ import { accessLog } from "./middleware/access-log.js";
 import { tracing } from "./middleware/tracing.js";
 import { createGatewayMetrics } from "./middleware/metrics.js";
 import { dashboard } from "./middleware/dashboard.js";
+import { untrustedContent } from "./middleware/untrusted-content.js";
 import { buildOpenApiDocument } from "./openapi.js";
 import { mountRoutes, type Route } from "./route.js";
 import { systemRoutes } from "./routes/system.js";
@@ -52,6 +53,7 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions): Ko
   const rate = createKeyRateLimiter(options.quotas.apiRps, undefined, options.quotas.now);
 
   app.use(requestId());
+  app.use(untrustedContent());
   app.use(tracing());
   app.use(accessLog(deps.logger));
   app.use(metrics.middleware);

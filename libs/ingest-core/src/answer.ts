@@ -16,59 +16,70 @@ export function reply(res: ServerResponse, status: number, body: unknown, header
 /** Bodies larger than this are not read just to be thrown away (answers that store nothing). */
 const DRAIN_LIMIT_BYTES = 64 * 1024;
 
+/** How a connection answered before its body was read lingers (closeAfterAnswer). */
+export interface Lingering {
+  /** Told how many bytes were dropped once the socket closes (they are garbage). */
+  dropped?: (bytes: number) => void;
+  /** The connection is cut once nothing has arrived for this long (the body stopped flowing). */
+  idleMs: number;
+}
+
 /**
- * For an answer that stores nothing (404, paused): headers that let the rest of the body be
- * skipped. A small body is read and dropped so the connection can serve the sender's next
- * request; a large or unsized one is not read at all, and the connection closes after the
- * answer instead.
+ * For an answer that stores nothing (404, paused, overloaded): headers that let the rest of
+ * the body be skipped. A small body is read and dropped so the connection can serve the
+ * sender's next request; a large or unsized one is drained after the answer, and the
+ * connection closes once it ends (closeAfterAnswer).
  */
-export function discardBody(req: IncomingMessage, dropped?: (bytes: number) => void): Record<string, string> {
+export function discardBody(req: IncomingMessage, lingering: Lingering): Record<string, string> {
   const length = knownBodyLength(req);
   if (req.complete || (length !== undefined && length <= DRAIN_LIMIT_BYTES)) {
     req.resume();
     return {};
   }
-  return closeAfterAnswer(req, dropped);
+  return closeAfterAnswer(req, lingering);
 }
 
-/** How long a connection closed after its answer is still read from (and what arrives dropped). */
-export const LINGER_MS = 2000;
-/** The most body bytes dropped while lingering before the connection is cut. */
-export const LINGER_MAX_BYTES = 1024 * 1024;
+/** The longest a connection closed after its answer is still read from (nginx's lingering_time). */
+export const LINGER_MAX_MS = 30_000;
 
 /**
  * `Connection: close` for an answer sent before the request's body was read, and a lingering
- * close behind it. Node would close the socket as soon as the answer is written; with the
- * sender's body still arriving, the kernel then resets the connection, and a sender still
- * writing (most clients only read the answer once their body is sent) sees ECONNRESET or
- * EPIPE instead of the answer: measured, 58 of 100 senders of 9 MiB to a paused endpoint.
- * Here only the sending half closes after the answer; what still arrives is dropped as it
- * comes (never kept) until the body ends, and the socket is destroyed then, or after
- * LINGER_MS, or past LINGER_MAX_BYTES: a sender cannot stream into a refused request for long.
- * `onDropped` is told how many bytes were dropped once the socket closes (they are garbage).
+ * close behind it (nginx's). Node would close the socket as soon as the answer is written;
+ * with the sender's body still arriving, the kernel then resets the connection, and a sender
+ * still writing (most clients, fetch among them, only read the answer once their body is
+ * sent) sees ECONNRESET or EPIPE instead of the answer: measured, 58 of 100 senders of 9 MiB
+ * to a paused endpoint. Here only the sending half closes after the answer; what still
+ * arrives is read and dropped as it comes (never kept) until the body ends, and the socket is
+ * destroyed then, or once nothing has arrived for `idleMs`, or after LINGER_MAX_MS however
+ * it flows: a sender cannot stream into a refused request for long.
  */
-export function closeAfterAnswer(req: IncomingMessage, onDropped?: (bytes: number) => void): Record<string, string> {
+export function closeAfterAnswer(req: IncomingMessage, { dropped: onDropped, idleMs }: Lingering): Record<string, string> {
   const socket = req.socket;
   if (req.complete || socket.destroyed) return { connection: "close" };
   let dropped = 0;
   let answered = false;
   const cut = () => socket.destroy();
-  const timer = setTimeout(cut, LINGER_MS);
-  timer.unref();
+  const atMost = setTimeout(cut, LINGER_MAX_MS);
+  const quiet = setTimeout(cut, Math.min(idleMs, LINGER_MAX_MS));
+  atMost.unref();
+  quiet.unref();
   socket.once("close", () => {
-    clearTimeout(timer);
+    clearTimeout(atMost);
+    clearTimeout(quiet);
     onDropped?.(dropped);
   });
   const closeOnceFlushed = () => (socket.writableFinished ? cut() : socket.once("finish", cut));
   req.on("data", (chunk: Buffer) => {
     dropped += chunk.length;
-    if (dropped > LINGER_MAX_BYTES) cut();
+    quiet.refresh();
   });
   req.once("end", () => {
     if (answered) closeOnceFlushed();
   });
+  // The body may have been paused (nobody read it while the answer was prepared).
+  req.resume();
   // Node ends a `Connection: close` answer with socket.destroySoon(): end, then destroy once
-  // flushed. Only the end is kept here; the body's end, the timer or the cap destroys it.
+  // flushed. Only the end is kept here; the body's end or the timers destroy it.
   socket.destroySoon = () => {
     answered = true;
     socket.end();

@@ -2,69 +2,95 @@ import { describe, it, expect, afterEach, vi } from "vitest";
 import http from "node:http";
 import net from "node:net";
 import type { AddressInfo } from "node:net";
-import { createInflightBudget, type InflightBudget } from "./budget.js";
+import { createInflightBudget, isReservation, type Holder, type InflightBudget, type Reservation } from "./budget.js";
 import { closeAfterAnswer } from "./answer.js";
 import { createBurstCollector, createReleaseCollector, LARGE_GARBAGE_BYTES } from "./collect.js";
-import { BodyOverBudget, bodyReservation, readBodyThen, type ReadBody } from "./request.js";
+import { BodyIdle, BodyOverBudget, bodyReservation, readBodyThen, type ReadBody } from "./request.js";
+
+/** A reservation the test knows will be granted. */
+const take = (budget: InflightBudget, bytes: number, holder?: Holder) => budget.reserve(bytes, holder) as Reservation;
 
 describe("the in-flight budget", () => {
   it("reserves up to its limit and refuses what would pass it", () => {
     const budget = createInflightBudget(100);
-    const a = budget.reserve(60);
-    expect(a?.bytes).toBe(60);
-    expect(budget.reserve(41)).toBeUndefined();
-    const b = budget.reserve(40);
+    const a = take(budget, 60);
+    expect(a.bytes).toBe(60);
+    expect(budget.reserve(41)).toBe("inflight");
+    const b = take(budget, 40);
     expect(budget.held()).toBe(100);
     // A request without a body still gets in at a full budget.
-    expect(budget.reserve(0)).toBeDefined();
-    a?.release();
-    b?.release();
+    expect(isReservation(budget.reserve(0))).toBe(true);
+    a.release();
+    b.release();
     expect(budget.held()).toBe(0);
   });
 
   it("gives a reservation back once, however many ways its request ends", () => {
     const budget = createInflightBudget(100);
-    const a = budget.reserve(30);
-    const b = budget.reserve(50);
-    a?.release();
-    a?.release();
+    const a = take(budget, 30);
+    const b = take(budget, 50);
+    a.release();
+    a.release();
     expect(budget.held()).toBe(50);
-    expect(a?.grow(10)).toBe(false);
+    expect(a.grow(10)).toBe("inflight");
     expect(budget.held()).toBe(50);
-    b?.release();
+    b.release();
     expect(budget.held()).toBe(0);
   });
 
   it("says when it is empty again after a burst (half used, or a refusal), once per burst", () => {
     let bursts = 0;
     const budget = createInflightBudget(100, { afterBurst: () => (bursts += 1) });
-    budget.reserve(10)?.release();
+    take(budget, 10).release();
     expect(bursts).toBe(0);
-    const big = budget.reserve(60);
-    const small = budget.reserve(20);
-    big?.release();
+    const big = take(budget, 60);
+    const small = take(budget, 20);
+    big.release();
     expect(bursts).toBe(0);
-    small?.release();
+    small.release();
     expect(bursts).toBe(1);
-    const held = budget.reserve(30);
-    expect(budget.reserve(80)).toBeUndefined();
-    held?.release();
+    const held = take(budget, 30);
+    expect(budget.reserve(80)).toBe("inflight");
+    held.release();
     expect(bursts).toBe(2);
-    budget.reserve(5)?.release();
+    take(budget, 5).release();
     expect(bursts).toBe(2);
   });
 
   it("grows a reservation while the budget has room, and not past it", () => {
     const budget = createInflightBudget(100);
-    const other = budget.reserve(40);
-    const r = budget.reserve(0);
-    expect(r?.grow(50)).toBe(true);
-    expect(r?.grow(11)).toBe(false);
-    expect([r?.bytes, budget.held()]).toEqual([50, 90]);
-    other?.release();
-    expect(r?.grow(11)).toBe(true);
-    r?.release();
+    const other = take(budget, 40);
+    const r = take(budget, 0);
+    expect(r.grow(50)).toBeUndefined();
+    expect(r.grow(11)).toBe("inflight");
+    expect([r.bytes, budget.held()]).toEqual([50, 90]);
+    other.release();
+    expect(r.grow(11)).toBeUndefined();
+    r.release();
     expect(budget.held()).toBe(0);
+  });
+
+  it("lets one peer and one endpoint hold only their share, and others the rest", () => {
+    const budget = createInflightBudget(100, {}, { perPeer: 30, perEndpoint: 50 });
+    const p1 = { peer: "203.0.113.1", endpoint: "e1" };
+    const a = take(budget, 30, p1);
+    expect(budget.reserve(1, p1)).toBe("peer");
+    // Another address to the same endpoint, up to the endpoint's share.
+    const b = take(budget, 20, { peer: "203.0.113.2", endpoint: "e1" });
+    expect(budget.reserve(1, { peer: "203.0.113.3", endpoint: "e1" })).toBe("endpoint");
+    // A chunked body grows within its shares too.
+    const c = take(budget, 0, { peer: "203.0.113.3", endpoint: "e2" });
+    expect(c.grow(30)).toBeUndefined();
+    expect(c.grow(1)).toBe("peer");
+    const d = take(budget, 20, { peer: "203.0.113.4", endpoint: "e3" });
+    expect(budget.reserve(1, { peer: "203.0.113.5", endpoint: "e4" })).toBe("inflight");
+    // What a reservation gives back is its peer's and endpoint's again.
+    a.release();
+    expect(isReservation(budget.reserve(0, p1))).toBe(true);
+    const again = take(budget, 30, p1);
+    for (const r of [again, b, c, d]) r.release();
+    expect(budget.held()).toBe(0);
+    expect(isReservation(budget.reserve(30, p1))).toBe(true);
   });
 });
 
@@ -94,12 +120,12 @@ describe("the collection after a burst", () => {
   it("tells its hook what each reservation gives back, once", () => {
     const given: number[] = [];
     const budget = createInflightBudget(100, { released: (bytes) => given.push(bytes) });
-    const a = budget.reserve(30);
-    const b = budget.reserve(0);
-    b?.grow(20);
-    a?.release();
-    a?.release();
-    b?.release();
+    const a = take(budget, 30);
+    const b = take(budget, 0);
+    b.grow(20);
+    a.release();
+    a.release();
+    b.release();
     expect(given).toEqual([30, 20]);
   });
 
@@ -146,7 +172,7 @@ describe("the collection as large bodies die", () => {
 describe("lingering after an early answer", () => {
   it("drops what still arrives and says how much once the connection is gone", async () => {
     const dropped: number[] = [];
-    const server = http.createServer((req, res) => res.writeHead(503, closeAfterAnswer(req, (n) => dropped.push(n))).end());
+    const server = http.createServer((req, res) => res.writeHead(503, closeAfterAnswer(req, { dropped: (n) => dropped.push(n), idleMs: 5000 })).end());
     servers.push(server);
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     const port = (server.address() as AddressInfo).port;
@@ -157,6 +183,34 @@ describe("lingering after an early answer", () => {
     expect(dropped[0]).toBeGreaterThan(0);
     expect(dropped[0]).toBeLessThanOrEqual(300_000);
   });
+
+  it("drains a large body to its end while it flows, so the sender reads the answer; a stalled one is cut", async () => {
+    const dropped: number[] = [];
+    const server = http.createServer((req, res) => res.writeHead(503, closeAfterAnswer(req, { dropped: (n) => dropped.push(n), idleMs: 200 })).end());
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const port = (server.address() as AddressInfo).port;
+    // 8 MiB, written whole before anything is read (as fetch does): only a drain lets the answer through.
+    const body = Buffer.alloc(8 * 1024 * 1024, "d");
+    const answer = await new Promise<{ status: string; error?: string }>((resolve) => {
+      const req = http.request({ port, host: "127.0.0.1", method: "POST", headers: { "content-length": body.length } });
+      req.on("response", (res) => {
+        res.resume();
+        resolve({ status: String(res.statusCode) });
+      });
+      req.on("error", (err: NodeJS.ErrnoException) => resolve({ status: "error", error: err.code }));
+      req.end(body);
+    });
+    expect(answer).toEqual({ status: "503" });
+    await until(() => dropped.length > 0);
+    expect(dropped).toEqual([body.length]);
+
+    // Half a body, then nothing: the connection is cut once it has not flowed for idleMs.
+    const stalled = await exchange(port, `POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 300000\r\n\r\n`, "s".repeat(150_000));
+    expect(stalled).toBe("HTTP/1.1 503 Service Unavailable");
+    await until(() => dropped.length > 1);
+    expect(dropped[1]).toBe(150_000);
+  });
 });
 
 /**
@@ -164,11 +218,11 @@ describe("lingering after an early answer", () => {
  * length (503 when the budget has no room), gives the reservation back when the response
  * closes, and reads the body within it.
  */
-async function admittingServer(budget: InflightBudget, limit: number) {
+async function admittingServer(budget: InflightBudget, limit: number, idleMs = 0) {
   const seen: { reserved?: number; outcome: string; body?: ReadBody }[] = [];
   const server = http.createServer((req, res) => {
     const reservation = budget.reserve(bodyReservation(req, limit));
-    if (!reservation) {
+    if (!isReservation(reservation)) {
       seen.push({ outcome: "refused" });
       res.writeHead(503, { connection: "close" }).end();
       return;
@@ -176,10 +230,10 @@ async function admittingServer(budget: InflightBudget, limit: number) {
     res.once("close", reservation.release);
     const entry: (typeof seen)[number] = { reserved: reservation.bytes, outcome: "reading" };
     seen.push(entry);
-    readBodyThen(req, limit, limit, reservation, (err, body) => {
-      entry.outcome = err instanceof BodyOverBudget ? "over_budget" : err ? "aborted" : "read";
+    readBodyThen(req, { keep: limit, limit, idleMs }, reservation, (err, body) => {
+      entry.outcome = err instanceof BodyOverBudget ? "over_budget" : err instanceof BodyIdle ? "idle" : err ? "aborted" : "read";
       entry.body = body;
-      if (err instanceof BodyOverBudget) res.writeHead(503, { connection: "close" }).end();
+      if (err instanceof BodyOverBudget || err instanceof BodyIdle) res.writeHead(err instanceof BodyIdle ? 408 : 503, { connection: "close" }).end();
       else if (!err) res.end("ok");
     });
   });
@@ -262,5 +316,32 @@ describe("reading a body within the budget", () => {
     await until(() => budget.held() === 0);
     expect(budget.held()).toBe(0);
     expect(seen[0]?.outcome).toBe("aborted");
+  });
+
+  it("cuts a body that stops arriving after the idle time, and keeps one that trickles", async () => {
+    const budget = createInflightBudget(100_000);
+    const { port, seen } = await admittingServer(budget, 100_000, 150);
+    const stalled = exchange(port, `POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 50000\r\n\r\n${"a".repeat(100)}`);
+    expect(await stalled).toBe("HTTP/1.1 408 Request Timeout");
+    expect(seen[0]?.outcome).toBe("idle");
+    await until(() => budget.held() === 0);
+    expect(budget.held()).toBe(0);
+
+    // Ten bytes every 50 ms: slower than any real sender, but never idle for 150 ms.
+    const trickle = await new Promise<string>((resolve) => {
+      let text = "";
+      const socket = net.connect(port, "127.0.0.1", () => {
+        socket.write(`POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\nConnection: close\r\n\r\n`);
+        let sent = 0;
+        const timer = setInterval(() => {
+          socket.write("t".repeat(10));
+          if ((sent += 10) === 100) clearInterval(timer);
+        }, 50);
+      });
+      socket.on("data", (c) => (text += c.toString("latin1")));
+      socket.on("close", () => resolve(text.split("\r\n")[0] as string));
+    });
+    expect(trickle).toBe("HTTP/1.1 200 OK");
+    expect(seen[1]?.outcome).toBe("read");
   });
 });

@@ -3,7 +3,7 @@ import type { CapturedEvent } from "@whc/contracts";
 import type { CapturedRequest } from "@whc/sealing";
 import type { IngestEndpoint } from "./endpoint-cache.js";
 import type { Reservation } from "./budget.js";
-import { originalSize, rawHeaderPairs, remoteIpOf, type ReadBody } from "./request.js";
+import { originalSize, rawHeaderPairs, type ReadBody } from "./request.js";
 import { hash } from "node:crypto";
 import { bodyKind } from "@whc/signatures";
 import type { DiagnosticJson, HandshakeName, ResponseSource } from "@whc/api-model";
@@ -22,6 +22,8 @@ export interface Capture {
   expectsContinue: boolean;
   /** Its share of the in-flight budget, once admitted. */
   reservation?: Reservation;
+  /** The sender's address (remoteIpOf: X-Forwarded-For only from trusted proxies). */
+  remoteIp: string;
 }
 
 const NONE = new Uint8Array(0);
@@ -36,7 +38,7 @@ export function captureEvent(
   c: Capture,
   { endpoint, secret, previousSecret }: IngestEndpoint,
   body: ReadBody,
-  options: { trustedProxies: ReadonlySet<string>; secretGraceMs: number; publicUrl: string },
+  options: { secretGraceMs: number; publicUrl: string },
 ): { capture: CapturedEvent; keepsBody: boolean; request: CapturedRequest; diagnosis: CaptureDiagnosis } {
   const { req } = c;
   const headers = rawHeaderPairs(req);
@@ -60,7 +62,7 @@ export function captureEvent(
     accountId: endpoint.accountId,
     endpointId: c.endpointId,
     method: req.method ?? "GET",
-    remoteIp: remoteIpOf(req, options.trustedProxies),
+    remoteIp: c.remoteIp,
     canonicalEventType: verified.canonicalEventType,
     provider: verified.provider,
     verification: verified.verification,

@@ -1,9 +1,10 @@
 import type { Client } from "@connectrpc/connect";
 import type { CatalogService, CryptoService, Endpoint } from "@whc/contracts";
 import { AppError } from "@whc/errors";
-import type { EndpointResponseConfig } from "@whc/api-model";
+import type { EndpointResponseConfig, InboundSecrets } from "@whc/api-model";
 import { responseConfigOf } from "@whc/api-model/present";
 import { forwardingOf, type Forwarding } from "./forward.js";
+import { inboundGuardOf, type InboundGuard } from "./inbound.js";
 
 export interface IngestEndpoint {
   endpoint: Endpoint;
@@ -15,6 +16,8 @@ export interface IngestEndpoint {
   response?: EndpointResponseConfig | undefined;
   /** relay and proxy endpoints: the mode and the forward settings, parsed once per lookup. */
   forwarding?: Forwarding | undefined;
+  /** Who may send (design §16), prepared once per lookup; undefined: anyone. */
+  inbound?: InboundGuard | undefined;
 }
 
 interface Entry {
@@ -49,8 +52,15 @@ export function createEndpointCache(
     if (!endpoint) return undefined;
     const open = async (sealed: Uint8Array) =>
       sealed.length > 0 ? Buffer.from((await crypto.openSecret({ sealed })).plaintext) : undefined;
-    const [secret, previousSecret] = await Promise.all([open(endpoint.sealedSecret), open(endpoint.sealedPreviousSecret)]);
-    return { endpoint, secret, previousSecret, response: responseConfigOf(endpoint.responseJson), forwarding: forwardingOf(endpoint) };
+    const [secret, previousSecret, inbound] = await Promise.all([open(endpoint.sealedSecret), open(endpoint.sealedPreviousSecret), open(endpoint.sealedInbound)]);
+    return {
+      endpoint,
+      secret,
+      previousSecret,
+      response: responseConfigOf(endpoint.responseJson),
+      forwarding: forwardingOf(endpoint),
+      inbound: inbound && inboundGuardOf(JSON.parse(inbound.toString("utf8")) as InboundSecrets),
+    };
   }
 
   return {

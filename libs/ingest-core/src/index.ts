@@ -13,3 +13,4 @@ export type { IngestMetrics } from "./metrics.js";
 export { verifyCapture } from "./verify.js";
 export { rawHeaderPairs } from "./request.js";
 export { replayDeadlineMs } from "./proxy.js";
+export { createRejectionCounter } from "./rejections.js";

@@ -14,7 +14,9 @@ import { createInflightBudget, type Reservation } from "./budget.js";
 
 const readBody = (req: http.IncomingMessage, keep: number, limit: number) => {
   const reservation = createInflightBudget(Number.MAX_SAFE_INTEGER).reserve(bodyReservation(req, limit)) as Reservation;
-  return new Promise<ReadBody>((resolve, reject) => readBodyThen(req, keep, limit, reservation, (err, body) => (err ? reject(err) : resolve(body as ReadBody))));
+  return new Promise<ReadBody>((resolve, reject) =>
+    readBodyThen(req, { keep, limit, idleMs: 0 }, reservation, (err, body) => (err ? reject(err) : resolve(body as ReadBody))),
+  );
 };
 
 const servers: http.Server[] = [];

@@ -1,6 +1,22 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { OVERLOAD_REASONS, type OverloadReason } from "./budget.js";
 
-const OUTCOMES = ["stored", "proxied", "forward_failed", "too_large", "forward_loop", "unknown_endpoint", "paused", "unavailable", "overloaded", "sender_gone"] as const;
+const OUTCOMES = [
+  "stored",
+  "proxied",
+  "forward_failed",
+  "too_large",
+  "forward_loop",
+  "unknown_endpoint",
+  "paused",
+  "unavailable",
+  "overloaded",
+  "sender_gone",
+  "body_timeout",
+  "rejected_address",
+  "rejected_auth",
+  "rejected_method",
+] as const;
 
 /** How a request to the receiving surface ended. */
 export type CaptureOutcome = (typeof OUTCOMES)[number];
@@ -8,6 +24,8 @@ export type CaptureOutcome = (typeof OUTCOMES)[number];
 export interface IngestMetrics {
   readonly registry: Registry;
   answered(outcome: CaptureOutcome): void;
+  /** A request answered 503 overloaded: outcome `overloaded`, and which limit it would have passed. */
+  overloaded(reason: OverloadReason): void;
   /** A stored capture: its provider and verdict, and the seconds from its arrival to its answer. */
   stored(provider: string, verification: string, seconds: number): void;
   /**
@@ -31,7 +49,7 @@ export function createIngestMetrics(): IngestMetrics {
   const registry = new Registry();
   const captures = new Counter({
     name: "whc_ingest_requests_total",
-    help: "Requests to webhook URLs by outcome: stored, proxied (stored, answered by the proxy destination), forward_failed (stored, proxy answered 502/504), too_large (413, metadata stored), unknown_endpoint (404), paused (503), unavailable (503, nothing stored), overloaded (503, over the in-flight byte budget, nothing stored), sender_gone (closed mid-body)",
+    help: "Requests to webhook URLs by outcome: stored, proxied (stored, answered by the proxy destination), forward_failed (stored, proxy answered 502/504), too_large (413, metadata stored), unknown_endpoint (404), paused (503), unavailable (503, nothing stored), overloaded (503, over the in-flight byte budget or a peer's or endpoint's share of it, nothing stored), sender_gone (closed mid-body), body_timeout (408, the body stopped arriving, nothing stored), rejected_address/rejected_auth/rejected_method (403/401/405 by the endpoint's inbound protection, nothing stored)",
     labelNames: ["outcome"],
     registers: [registry],
   });
@@ -47,6 +65,12 @@ export function createIngestMetrics(): IngestMetrics {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
     registers: [registry],
   });
+  const overloads = new Counter({
+    name: "whc_ingest_overloaded_total",
+    help: "Requests answered 503 overloaded, by the limit they would have passed: inflight (WHC_INGEST_MAX_INFLIGHT_BYTES), peer (_PER_PEER), endpoint (_PER_ENDPOINT)",
+    labelNames: ["reason"],
+    registers: [registry],
+  });
   const batches = new Histogram({
     name: "whc_ingest_batch_events",
     help: "Events per AppendEvents call (group commit)",
@@ -58,6 +82,8 @@ export function createIngestMetrics(): IngestMetrics {
   // its first occurrence; children are looked up once, not per capture.
   const outcomes = new Map(OUTCOMES.map((o) => [o, captures.labels(o)]));
   for (const child of outcomes.values()) child.inc(0);
+  const overloadReasons = new Map(OVERLOAD_REASONS.map((r) => [r, overloads.labels(r)]));
+  for (const child of overloadReasons.values()) child.inc(0);
   const verdictChildren = new Map<string, ReturnType<typeof verdicts.labels>>();
 
   const verdict = (provider: string, verification: string) => {
@@ -71,6 +97,10 @@ export function createIngestMetrics(): IngestMetrics {
     registry,
     answered(outcome) {
       outcomes.get(outcome)?.inc();
+    },
+    overloaded(reason) {
+      outcomes.get("overloaded")?.inc();
+      overloadReasons.get(reason)?.inc();
     },
     stored(provider, verification, seconds) {
       outcomes.get("stored")?.inc();

@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { Client } from "@connectrpc/connect";
 import type { AttemptResult, ReplayService } from "@whc/contracts";
-import { ATTEMPT_ERRORS, EVENT_ID_HEADER, HOP_BY_HOP_HEADERS, forwardSettings } from "@whc/api-model";
+import { ATTEMPT_ERRORS, EVENT_ID_HEADER, HOP_BY_HOP_HEADERS, forwardSettings, withUntrustedContentHeaders } from "@whc/api-model";
 import { AppError } from "@whc/errors";
 
 /** What ingest asks of the replay service. */
@@ -96,7 +96,8 @@ export function sendProxyAnswer(res: ServerResponse, answer: ProxyAnswer, eventI
   const bodyless = NO_CONTENT.has(answer.status);
   const framing = bodyless ? [] : ["content-length", String(answer.body.length)];
   try {
-    res.writeHead(answer.status, [...answer.headers.flat(), EVENT_ID_HEADER, eventId, ...framing]);
+    // The destination's bytes, served from the webhook origin: never as a page of it (design §14).
+    res.writeHead(answer.status, [...withUntrustedContentHeaders(answer.headers).flat(), EVENT_ID_HEADER, eventId, ...framing]);
   } catch {
     if (res.headersSent) return answer;
     return sendProxyAnswer(res, forwardFailed("protocol_error"), eventId);

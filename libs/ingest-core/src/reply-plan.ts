@@ -1,6 +1,6 @@
 import type { ServerResponse } from "node:http";
 import type { CapturedEvent } from "@whc/contracts";
-import { EVENT_ID_HEADER, type ResponseSource } from "@whc/api-model";
+import { EVENT_ID_HEADER, withUntrustedContentHeaders, type ResponseSource } from "@whc/api-model";
 import type { HeaderPair } from "@whc/signatures";
 import { diagnosticJson, type CaptureDiagnosis } from "./capture.js";
 import type { IngestEndpoint } from "./endpoint-cache.js";
@@ -57,14 +57,18 @@ export function renderReply(
   return resolveAnswer(found.response, answer, { eventId: stored.id, receivedAtMs: stored.receivedAtMs, path: req.path, headers: req.headers, body: req.body });
 }
 
-/** Writes the answer; framing is the server's. A header Node refuses falls back to the built-in answer. */
+/**
+ * Writes the answer; framing is the server's. A header Node refuses falls back to the built-in
+ * answer. The body may be the tenant's configured bytes or echo the sender's: never a page
+ * of the webhook origin (design §14).
+ */
 export function sendAnswer(res: ServerResponse, answer: RenderedAnswer, eventId: string): boolean {
   const body = answer.body;
   try {
-    res.writeHead(answer.status, [...answer.headers.flat(), EVENT_ID_HEADER, eventId, "content-length", String(body.length)]);
+    res.writeHead(answer.status, [...withUntrustedContentHeaders(answer.headers).flat(), EVENT_ID_HEADER, eventId, "content-length", String(body.length)]);
   } catch {
     const fallback = builtInAnswer(eventId);
-    res.writeHead(fallback.status, [...fallback.headers.flat(), EVENT_ID_HEADER, eventId, "content-length", String(fallback.body.length)]);
+    res.writeHead(fallback.status, [...withUntrustedContentHeaders(fallback.headers).flat(), EVENT_ID_HEADER, eventId, "content-length", String(fallback.body.length)]);
     res.end(fallback.body);
     return false;
   }

@@ -2,7 +2,7 @@ import type { IncomingMessage } from "node:http";
 import { isIP } from "node:net";
 
 import type { HeaderPair } from "@whc/signatures";
-import type { Reservation } from "./budget.js";
+import type { OverloadReason, Reservation } from "./budget.js";
 
 /** Header lines exactly as sent: original names, order and repeated values. */
 /** Frozen: the signature code then indexes the list once instead of scanning it per lookup. */
@@ -89,12 +89,29 @@ export interface ReadBody {
   overLimit: boolean;
 }
 
-/** A chunked body grew past what the admission budget had left: cut off, nothing kept. */
+/** A chunked body grew past what the admission budget (or its peer's or endpoint's share) had left: cut off, nothing kept. */
 export class BodyOverBudget extends Error {
-  constructor() {
+  constructor(readonly reason: OverloadReason) {
     super("the request body grew past the ingest in-flight budget");
     this.name = "BodyOverBudget";
   }
+}
+
+/** The body made no progress for the idle time (WHC_INGEST_BODY_IDLE_MS): cut off, nothing kept. */
+export class BodyIdle extends Error {
+  constructor(readonly idleMs: number) {
+    super(`the request body made no progress for ${idleMs} ms`);
+    this.name = "BodyIdle";
+  }
+}
+
+export interface ReadLimits {
+  /** The first this many bytes are `kept` (stored). */
+  keep: number;
+  /** Past this many bytes nothing more is read: the body is over the inbound limit. */
+  limit: number;
+  /** A body from which nothing arrives for this long fails with BodyIdle (0: never). */
+  idleMs: number;
 }
 
 /**
@@ -105,12 +122,12 @@ export class BodyOverBudget extends Error {
  * It keeps no more than `reservation` holds: a body of known length is copied as it arrives
  * into one buffer of the reserved size (the socket's chunks are dropped at once, and no
  * concatenation doubles the body at the end); a chunked body grows the reservation chunk by
- * chunk and fails with BodyOverBudget when the budget has no room left.
+ * chunk and fails with BodyOverBudget when the budget has no room left. A sender that stops
+ * sending fails with BodyIdle after `idleMs`, so it cannot hold its reservation for long.
  */
 export function readBodyThen(
   req: IncomingMessage,
-  keep: number,
-  limit: number,
+  { keep, limit, idleMs }: ReadLimits,
   reservation: Reservation,
   done: (err: Error | undefined, body?: ReadBody) => void,
 ): void {
@@ -121,9 +138,11 @@ export function readBodyThen(
   let stored = 0;
   let overLimit = false;
   let finished = false;
+  const idle = idleMs > 0 && !req.complete ? setTimeout(() => finish(new BodyIdle(idleMs)), idleMs) : undefined;
   const finish = (err?: Error) => {
     if (finished) return;
     finished = true;
+    clearTimeout(idle);
     // The request may outlive its answer (a keep-alive connection): nothing of it may hold the body.
     req.off("data", onData);
     req.off("end", onEnd);
@@ -134,6 +153,7 @@ export function readBodyThen(
     done(undefined, { whole, kept: whole.length > keep ? whole.subarray(0, keep) : whole, total, overLimit });
   };
   const onData = (chunk: Buffer) => {
+    idle?.refresh();
     if (total + chunk.length > limit) {
       total += chunk.length;
       overLimit = true;
@@ -144,7 +164,8 @@ export function readBodyThen(
       // Node's parser delivers no more than the declared length; the reservation covers it.
       chunk.copy(into, stored);
     } else {
-      if (!reservation.grow(chunk.length)) return finish(new BodyOverBudget());
+      const refused = reservation.grow(chunk.length);
+      if (refused) return finish(new BodyOverBudget(refused));
       chunks.push(chunk);
     }
     total += chunk.length;

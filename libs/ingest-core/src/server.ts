@@ -9,8 +9,8 @@ import { capturedSummaryJson } from "@whc/api-model/present";
 import type { ReadinessJson } from "@whc/api-model";
 import type { CaptureBus } from "@whc/ports";
 import { isUuid } from "@whc/ids";
-import { discardBody, LINGER_MS, NOT_FOUND, reply } from "./answer.js";
-import { createInflightBudget, type InflightBudget, type Reservation } from "./budget.js";
+import { closeAfterAnswer, discardBody, NOT_FOUND, reply, type Lingering } from "./answer.js";
+import { createInflightBudget, isReservation, type InflightBudget, type OverloadReason, type Reservation } from "./budget.js";
 import { createBurstCollector, createReleaseCollector } from "./collect.js";
 import type { Appended, AppendBatcher } from "./batcher.js";
 
@@ -19,7 +19,9 @@ import { captureEvent, diagnosticJson, type Capture } from "./capture.js";
 import { planReply, recordPlan, renderReply, sendAnswer, type ReplyPlan, type ReplyRequest } from "./reply-plan.js";
 import type { EndpointCache, IngestEndpoint } from "./endpoint-cache.js";
 import type { IngestMetrics } from "./metrics.js";
-import { BodyOverBudget, bodyReservation, readBodyThen, type ReadBody } from "./request.js";
+import type { InboundRefusal } from "./inbound.js";
+import type { RejectionCounter } from "./rejections.js";
+import { BodyIdle, BodyOverBudget, bodyReservation, knownBodyLength, readBodyThen, remoteIpOf, type ReadBody } from "./request.js";
 import { withForward, type Forwarding } from "./forward.js";
 import { callFailureReason, forwardFailed, PROXY_CALL_MARGIN_MS, proxyAnswerOf, sendProxyAnswer, type ProxyAnswer, type ReplayForwarder } from "./proxy.js";
 
@@ -38,6 +40,8 @@ export interface IngestDeps {
   readiness: { check(): Promise<ReadinessJson> };
   metrics: IngestMetrics;
   logger: Logger;
+  /** Counts requests the endpoints' inbound protection refused (rejectedCount, design §16). */
+  rejections: Pick<RejectionCounter, "count">;
 }
 
 export interface IngestOptions {
@@ -50,6 +54,12 @@ export interface IngestOptions {
   publicUrl: string;
   /** WHC_INGEST_MAX_INFLIGHT_BYTES: the most request-body bytes held across requests in flight (design §13). */
   maxInflightBytes: number;
+  /** WHC_INGEST_MAX_INFLIGHT_BYTES_PER_PEER: the most of it one remote address may hold (design §14). */
+  maxInflightBytesPerPeer: number;
+  /** WHC_INGEST_MAX_INFLIGHT_BYTES_PER_ENDPOINT: the most of it one endpoint's requests may hold (design §14). */
+  maxInflightBytesPerEndpoint: number;
+  /** WHC_INGEST_BODY_IDLE_MS: a body from which nothing arrives for this long is cut with 408 (design §14). */
+  bodyIdleMs: number;
   /** WHC_MAX_HOPS: a capture arriving with this many forwards behind it is answered 508 and not forwarded (design §14). */
   maxHops: number;
 }
@@ -66,10 +76,10 @@ const RETRY_AFTER_OUTAGE_S = "5";
 const RETRY_AFTER_OVERLOADED_S = "1";
 /**
  * After a burst of bodies, how long the budget stays empty before the dead bodies are
- * collected: past the lingering of the last refused connections, whose dropped bytes are
- * garbage too.
+ * collected. What refused connections drop while they linger is counted by the release
+ * collector as each closes.
  */
-const BURST_QUIET_MS = LINGER_MS + 1000;
+const BURST_QUIET_MS = 3000;
 
 /**
  * What every step of a capture needs, built once per handler and passed first: the steps
@@ -81,8 +91,8 @@ interface Surface {
   logger: Logger;
   metrics: IngestMetrics;
   budget: InflightBudget;
-  /** Told the bytes of large bodies that died (given back, or dropped unread): collects garbage after enough. */
-  garbage: (bytes: number) => void;
+  /** How refused bodies are drained: what they drop is garbage, counted towards a collection. */
+  lingering: Lingering;
 }
 
 /*
@@ -98,8 +108,13 @@ interface Surface {
 export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
   // Bodies given back and bodies dropped unread are both garbage that V8 is slow to collect.
   const garbage = createReleaseCollector(options.maxInflightBytes / 4);
-  const budget = createInflightBudget(options.maxInflightBytes, { afterBurst: createBurstCollector(BURST_QUIET_MS), released: garbage });
-  const s: Surface = { deps, options, logger: deps.logger, metrics: deps.metrics, budget, garbage };
+  const budget = createInflightBudget(
+    options.maxInflightBytes,
+    { afterBurst: createBurstCollector(BURST_QUIET_MS), released: garbage },
+    { perPeer: options.maxInflightBytesPerPeer, perEndpoint: options.maxInflightBytesPerEndpoint },
+  );
+  const lingering: Lingering = { dropped: garbage, idleMs: options.bodyIdleMs };
+  const s: Surface = { deps, options, logger: deps.logger, metrics: deps.metrics, budget, lingering };
   deps.metrics.watchInflight(s.budget);
 
   /**
@@ -119,7 +134,7 @@ export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
     const match = HOOK_PATH.exec(url);
     if (!match || !isUuid(match[1] as string)) {
       s.metrics.answered("unknown_endpoint");
-      reply(res, 404, NOT_FOUND, discardBody(req, s.garbage));
+      reply(res, 404, NOT_FOUND, discardBody(req, s.lingering));
       return;
     }
     lookUpEndpoint(s, {
@@ -130,6 +145,7 @@ export function createIngestHandler(deps: IngestDeps, options: IngestOptions) {
       rest: match[2] ?? "",
       startedMs: performance.now(),
       expectsContinue,
+      remoteIp: remoteIpOf(req, options.trustedProxies),
     });
   };
 }
@@ -194,7 +210,7 @@ function lookUpEndpoint(s: Surface, c: Capture): void {
 function admit(s: Surface, c: Capture, found: IngestEndpoint | undefined): void {
   if (!found) {
     s.metrics.answered("unknown_endpoint");
-    reply(c.res, 404, NOT_FOUND, discardBody(c.req, s.garbage));
+    reply(c.res, 404, NOT_FOUND, discardBody(c.req, s.lingering));
     return;
   }
   if (found.endpoint.status === "paused") {
@@ -203,34 +219,70 @@ function admit(s: Surface, c: Capture, found: IngestEndpoint | undefined): void 
       c.res,
       503,
       { ok: false, error: "endpoint_paused", message: "This endpoint is paused." },
-      { "retry-after": "60", ...discardBody(c.req, s.garbage) },
+      { "retry-after": "60", ...discardBody(c.req, s.lingering) },
     );
     return;
+  }
+  // Nothing configured costs this one check (design §20).
+  if (found.inbound) {
+    const refused = found.inbound.check(c.req, c.remoteIp);
+    if (refused) return rejected(s, c, refused);
   }
   if (c.res.destroyed) {
     // Gone while its endpoint was looked up: nothing to reserve for, and nobody to answer.
     s.metrics.answered("sender_gone");
     return;
   }
-  const reservation = s.budget.reserve(bodyReservation(c.req, s.options.maxInboundBodyBytes));
-  if (!reservation) return overloaded(s, c);
+  const declared = knownBodyLength(c.req);
+  // Declared over the inbound limit: answered 413 at once (its metadata stored), nothing of
+  // the body read or reserved, and no 100 Continue invites it.
+  if (declared !== undefined && declared > s.options.maxInboundBodyBytes) return captureBody(s, c, found, DECLARED_TOO_LARGE);
+  const reservation = s.budget.reserve(bodyReservation(c.req, s.options.maxInboundBodyBytes), { peer: c.remoteIp, endpoint: c.endpointId });
+  if (!isReservation(reservation)) return overloaded(s, c, reservation);
   // Every way the request ends (answered, sender gone, failure) closes the response once.
   c.res.once("close", reservation.release);
   c.reservation = reservation;
-  // A sender that asked first gets its go-ahead only now: an unknown, paused or overloaded
-  // endpoint has answered above, before a byte of the body was sent.
+  // A sender that asked first gets its go-ahead only now: an unknown, paused, too large or
+  // overloaded request has answered above, before a byte of the body was sent.
   if (c.expectsContinue) c.res.writeContinue();
   readBody(s, c, found, reservation);
 }
 
-/** 503 overloaded (design §13): the body would pass the in-flight budget; nothing is stored. */
-function overloaded(s: Surface, c: Capture): void {
-  s.metrics.answered("overloaded");
+/** Refused by the endpoint's inbound protection (design §16): 401, 403 or 405 before the body is read; nothing stored, counted. */
+function rejected(s: Surface, c: Capture, refused: InboundRefusal): void {
+  s.metrics.answered(refused.outcome);
+  s.deps.rejections.count(c.endpointId);
+  reply(c.res, refused.status, { ok: false, error: refused.error, message: refused.message }, { ...refused.headers, ...discardBody(c.req, s.lingering) });
+}
+
+/** A body declared past the inbound limit, never read: its capture keeps the declared size only. */
+const DECLARED_TOO_LARGE: ReadBody = { whole: Buffer.alloc(0), kept: Buffer.alloc(0), total: 0, overLimit: true };
+
+/**
+ * 503 overloaded (design §13, §14): the body would pass the in-flight budget, or the share of
+ * it its remote address or its endpoint may hold; nothing is stored. The body is drained so
+ * the sender reads this answer.
+ */
+function overloaded(s: Surface, c: Capture, reason: OverloadReason): void {
+  s.metrics.overloaded(reason);
   reply(
     c.res,
     503,
     { ok: false, error: "overloaded", message: "Ingest holds as many request bodies as it may; retry shortly." },
-    { "retry-after": RETRY_AFTER_OVERLOADED_S, ...discardBody(c.req, s.garbage) },
+    { "retry-after": RETRY_AFTER_OVERLOADED_S, ...discardBody(c.req, s.lingering) },
+  );
+}
+
+/** 408 (design §14): the body stopped arriving; its reservation is back, nothing is stored, the connection closes. */
+function bodyIdle(s: Surface, c: Capture, err: BodyIdle): void {
+  c.reservation?.release();
+  s.metrics.answered("body_timeout");
+  s.logger.info({ path: pathOnly(c.url), idleMs: err.idleMs }, "request body stalled; answered 408, nothing stored");
+  reply(
+    c.res,
+    408,
+    { ok: false, error: "request_timeout", message: "The request body stopped arriving; nothing was stored." },
+    { connection: "close" },
   );
 }
 
@@ -238,8 +290,10 @@ function readBody(s: Surface, c: Capture, found: IngestEndpoint, reservation: Re
   // A forwarded body is stored whole (up to the inbound limit): the forward sends the stored
   // bytes, and a cut body would reach the destination as if it were the sender's.
   const keep = found.forwarding ? s.options.maxInboundBodyBytes : s.options.maxStoredBodyBytes;
-  readBodyThen(c.req, keep, s.options.maxInboundBodyBytes, reservation, (err, body) => {
-    if (err instanceof BodyOverBudget) return overloaded(s, c);
+  const limits = { keep, limit: s.options.maxInboundBodyBytes, idleMs: s.options.bodyIdleMs };
+  readBodyThen(c.req, limits, reservation, (err, body) => {
+    if (err instanceof BodyOverBudget) return overloaded(s, c, err.reason);
+    if (err instanceof BodyIdle) return bodyIdle(s, c, err);
     if (err && !c.req.complete) {
       // The sender hung up mid-body: it got no answer, so it will retry; nothing is kept.
       s.logger.info({ path: pathOnly(c.url) }, "sender closed the connection before its body ended; nothing stored");
@@ -342,7 +396,7 @@ function commit(s: Surface, c: Capture, capture: CapturedEvent, pending: Pending
       // commit): nothing was stored, so the sender is told what it will be told from now on.
       s.deps.endpoints.invalidate(c.endpointId);
       s.metrics.answered("unknown_endpoint");
-      reply(c.res, 404, NOT_FOUND, overLimit ? { connection: "close" } : {});
+      reply(c.res, 404, NOT_FOUND, overLimit ? closeAfterAnswer(c.req, s.lingering) : {});
       return;
     }
     // A sequence's status is the one the catalog stored for the capture's place in it.
@@ -364,7 +418,7 @@ function notify(s: Surface, capture: CapturedEvent, stored: Stored): void {
 function answerStored(s: Surface, c: Capture, event: CapturedEvent, stored: Stored, pending: Pending | undefined): void {
   if (!pending) {
     s.metrics.answered("too_large");
-    reply(c.res, 413, { ok: false, error: "payload_too_large", id: stored.id }, { connection: "close" });
+    reply(c.res, 413, { ok: false, error: "payload_too_large", id: stored.id }, closeAfterAnswer(c.req, s.lingering));
     return;
   }
   if (pending.proxy) return proxy(s, c, event, stored, pending.proxy);

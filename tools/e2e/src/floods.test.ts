@@ -1,6 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { readFileSync } from "node:fs";
 import http from "node:http";
+import net from "node:net";
 import { apiClient, buildApps, createOpenApiValidator, startAllInOne, tempDir, type ApiClient, type RunningProcess } from "@whc/testing";
 import { startCluster } from "./cluster.js";
 
@@ -56,7 +57,15 @@ let api: ApiClient;
 beforeAll(async () => {
   const { "all-in-one": main } = buildApps("all-in-one");
   dir = tempDir("whc-e2e-flood-");
-  const started = await startAllInOne(main!, dir.path, { WHC_BOOTSTRAP_API_KEYS: `flood:${KEY}`, WHC_INGEST_MAX_INFLIGHT_BYTES: String(BUDGET_BYTES) });
+  const started = await startAllInOne(main!, dir.path, {
+    WHC_BOOTSTRAP_API_KEYS: `flood:${KEY}`,
+    WHC_INGEST_MAX_INFLIGHT_BYTES: String(BUDGET_BYTES),
+    // Every sender here is one process sharing two cores with ingest (and, in CI, with other
+    // tests): one sender's body can make no progress for seconds while the others flow. The
+    // idle cut (408) is not what these tests are about (ingest-budget.test.ts is); refused
+    // bodies still linger at most 30 s.
+    WHC_INGEST_BODY_IDLE_MS: "600000",
+  });
   proc = started.proc;
   const openapi = (await (await fetch(`${started.gatewayUrl}/v1/openapi.json`)).json()) as Record<string, unknown>;
   api = apiClient(started.gatewayUrl, KEY, createOpenApiValidator(openapi));
@@ -133,9 +142,50 @@ describe("a flood of large captures against the in-flight budget", () => {
   );
 });
 
+describe("a flood of large bodies sent with fetch (undici)", () => {
+  const FETCH_SENDERS = 200;
+  it(`${FETCH_SENDERS} concurrent ${mib(BODY_BYTES)} fetch POSTs: every answer is 200 or 503 overloaded, none a connection error`, async () => {
+    const ep = (await api.post("/v1/endpoints", { slug: "fetch-flood" })).body as { id: string; webhookUrl: string };
+    const bytes = new Uint8Array(BODY_BYTES).fill(0x66);
+    const started = Date.now();
+    // fetch writes the whole body before it reads the answer: a refused body must be drained
+    // (read and dropped) to its end, or the sender sees a reset instead of the 503. Each body
+    // goes as one chunk of a stream with its Content-Length declared: on the wire exactly what
+    // fetch sends for a Uint8Array body, without the copy fetch makes of each one (1.8 GB
+    // here, and seconds of the test process's time that would stall every sender's body).
+    const answers = await Promise.all(
+      Array.from({ length: FETCH_SENDERS }, async () => {
+        const body = new ReadableStream({
+          pull(controller) {
+            controller.enqueue(bytes);
+            controller.close();
+          },
+        });
+        try {
+          const res = await fetch(ep.webhookUrl, {
+            method: "POST",
+            body,
+            duplex: "half",
+            headers: { "content-type": "application/octet-stream", "content-length": String(BODY_BYTES) },
+          } as RequestInit);
+          return { status: res.status, json: (await res.json()) as { ok: boolean; error?: string } };
+        } catch (err) {
+          const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+          return { status: 0, error: cause?.code ?? cause?.message ?? String(err) };
+        }
+      }),
+    );
+    const count = (status: number) => answers.filter((a) => a.status === status).length;
+    console.log(`fetch flood (${((Date.now() - started) / 1000).toFixed(1)} s): ${count(200)} stored, ${count(503)} overloaded, ${count(0)} connection errors`);
+    expect(answers.filter((a) => a.status !== 200 && a.status !== 503)).toEqual([]);
+    expect(count(200)).toBeGreaterThan(0);
+    for (const a of answers.filter((x) => x.status === 503)) expect(a.json).toMatchObject({ ok: false, error: "overloaded" });
+  }, 60_000);
+});
+
 describe("the distributed ingest process", () => {
-  it("reads WHC_INGEST_MAX_INFLIGHT_BYTES: a body past it gets 503 overloaded, counted; one within it is stored", async () => {
-    const cluster = await startCluster({ WHC_INGEST_MAX_INFLIGHT_BYTES: String(MIB) });
+  it("reads WHC_INGEST_MAX_INFLIGHT_BYTES and WHC_INGEST_BODY_IDLE_MS: a body past the budget gets 503 overloaded, counted; one within it is stored; a stalled one 408", async () => {
+    const cluster = await startCluster({ WHC_INGEST_MAX_INFLIGHT_BYTES: String(MIB), WHC_INGEST_BODY_IDLE_MS: "500" });
     try {
       const ep = (await cluster.api.post("/v1/endpoints", { slug: "budget" })).body as { id: string; webhookUrl: string };
       const refused = await post(ep.webhookUrl, Buffer.alloc(MIB + 1, "r"));
@@ -145,7 +195,19 @@ describe("the distributed ingest process", () => {
       expect((await cluster.api.get(`/v1/endpoints/${ep.id}/events`)).body.items.map((e: { id: string }) => e.id)).toEqual([stored.json.id]);
       const metrics = await (await fetch(`${cluster.metricsUrls.ingest}/metrics`)).text();
       expect(metrics).toMatch(/^whc_ingest_requests_total\{outcome="overloaded"\} 1$/m);
+      expect(metrics).toMatch(/^whc_ingest_overloaded_total\{reason="inflight"\} 1$/m);
       expect(metrics).toMatch(/^whc_ingest_inflight_body_bytes_limit 1048576$/m);
+      // And WHC_INGEST_BODY_IDLE_MS: a body that stops arriving is cut with 408, nothing stored.
+      const { port, pathname } = new URL(ep.webhookUrl);
+      const stalled = await new Promise<string>((resolve, reject) => {
+        let text = "";
+        const socket = net.connect(Number(port), "127.0.0.1", () => socket.write(`POST ${pathname} HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nstalls`));
+        socket.on("data", (c) => (text += c.toString("latin1")));
+        socket.on("close", () => resolve(text.split("\r\n")[0] as string));
+        socket.on("error", reject);
+      });
+      expect(stalled).toBe("HTTP/1.1 408 Request Timeout");
+      expect((await cluster.api.get(`/v1/endpoints/${ep.id}/events`)).body.items).toHaveLength(1);
     } finally {
       await cluster.shutdown();
     }

@@ -6,6 +6,7 @@ import { resolveEndpoint } from "../endpoint-ref.js";
 import { oneOf, table } from "../output.js";
 import { readResponseOption } from "../response-option.js";
 import { describeEndpoint, forwardText } from "../views.js";
+import { inboundOf, inboundText, withInboundOptions, type InboundFlags } from "../inbound-options.js";
 
 /** The command-line flags that make a destination's settings (design §11). */
 interface ForwardFlags {
@@ -17,7 +18,7 @@ interface ForwardFlags {
   targetSecret?: string;
 }
 
-interface CreateOptions extends ForwardFlags {
+interface CreateOptions extends ForwardFlags, InboundFlags {
   slug?: string;
   name?: string;
   provider?: string;
@@ -25,7 +26,7 @@ interface CreateOptions extends ForwardFlags {
   metadataOnly?: boolean;
 }
 
-interface UpdateOptions extends ForwardFlags {
+interface UpdateOptions extends ForwardFlags, InboundFlags {
   /** false for `--no-forward`. */
   forward?: false;
   name?: string;
@@ -65,6 +66,7 @@ function modeOf(opts: ForwardFlags & { metadataOnly?: boolean }): string | undef
 function createRequest(opts: CreateOptions): CreateEndpointRequest {
   const forward = forwardSettingsOf(opts);
   const mode = modeOf(opts);
+  const inbound = inboundOf(opts);
   return {
     ...(opts.slug ? { slug: opts.slug } : {}),
     ...(opts.name ? { displayName: opts.name } : {}),
@@ -72,6 +74,7 @@ function createRequest(opts: CreateOptions): CreateEndpointRequest {
     ...(opts.secret ? { secret: opts.secret } : {}),
     ...(mode ? { operatingMode: mode as CreateEndpointRequest["operatingMode"] } : {}),
     ...(forward ? { forward } : {}),
+    ...(inbound ? { inbound } : {}),
   };
 }
 
@@ -98,8 +101,9 @@ function booleanArgument(value: string): boolean {
 }
 
 /** The PATCH body: only what was asked for, since every field given replaces the stored one. */
-async function updateRequest(opts: UpdateOptions): Promise<UpdateEndpointRequest> {
+async function updateRequest(opts: UpdateOptions, current?: EndpointJson): Promise<UpdateEndpointRequest> {
   const forward = forwardSettingsOf(opts);
+  const inbound = inboundOf(opts, current?.inbound);
   const body: UpdateEndpointRequest = {
     ...(opts.mode !== undefined ? { operatingMode: opts.mode as UpdateEndpointRequest["operatingMode"] } : {}),
     ...(opts.forward === false ? { forward: null } : forward ? { forward } : {}),
@@ -110,6 +114,7 @@ async function updateRequest(opts: UpdateOptions): Promise<UpdateEndpointRequest
     ...(opts.response === false ? { response: null } : opts.response !== undefined ? { response: await readResponseOption(opts.response) } : {}),
     ...(opts.replayFromApi !== undefined ? { replayFromApi: opts.replayFromApi } : {}),
     ...(opts.replayFromDashboard !== undefined ? { replayFromDashboard: opts.replayFromDashboard } : {}),
+    ...(inbound !== undefined ? { inbound } : {}),
   };
   if (Object.keys(body).length === 0) throw new Error("nothing to update: give at least one option (whc endpoints update --help)");
   return body;
@@ -138,6 +143,7 @@ function changeLines(body: UpdateEndpointRequest, e: EndpointJson): string[] {
   else if (body.response !== undefined) lines.push(`response: ${shortened(JSON.stringify(e.response ?? body.response), 200)}`);
   if (body.replayFromApi !== undefined) lines.push(`replay from the API: ${e.replayFromApi ? "allowed" : "refused"}`);
   if (body.replayFromDashboard !== undefined) lines.push(`replay from the dashboard: ${e.replayFromDashboard ? "allowed" : "refused"}`);
+  if (body.inbound !== undefined) lines.push(`inbound: ${inboundText(e)}`);
   return lines.map((l) => `  ${l}`);
 }
 
@@ -168,7 +174,7 @@ export function endpointCommands(program: Command, ctx: () => Context): void {
       out.result(e, () => describeEndpoint(e));
     });
 
-  withForwardOptions(endpoints.command("create"))
+  withInboundOptions(withForwardOptions(endpoints.command("create")))
     .option("--slug <slug>")
     .option("--name <displayName>")
     .option("--provider <provider>", oneOf(PROVIDER_NAMES))
@@ -182,7 +188,7 @@ export function endpointCommands(program: Command, ctx: () => Context): void {
       out.result(e, () => `created ${e.slug} (${e.id})\nsend webhooks to ${e.webhookUrl}${forwarding}`);
     });
 
-  withForwardOptions(endpoints.command("update"))
+  withInboundOptions(withForwardOptions(endpoints.command("update")))
     .description("change an endpoint; only the options given change")
     .argument("<endpoint>", "its id or slug")
     .option("--name <displayName>")
@@ -196,14 +202,21 @@ export function endpointCommands(program: Command, ctx: () => Context): void {
     .option("--response <json>", "what the endpoint answers (design §10), as JSON or @file.json; checked here before sending")
     .option("--no-response", "answer 200 with the event id again")
     .option("--no-forward", "remove the forward settings (and the target secret); set --mode capture too")
+    .option("--no-inbound", "remove the inbound protection: anyone may send again")
     .addOption(new Option("--replay-from-api <bool>", "allow replays asked through the API").argParser(booleanArgument))
     .addOption(new Option("--replay-from-dashboard <bool>", "allow replays asked from the dashboard").argParser(booleanArgument))
     .action(async (ref: string, opts: UpdateOptions) => {
       const { out, api } = ctx();
       // Checked before anything is sent, the lookup by slug included.
-      const body = await updateRequest(opts);
+      await updateRequest(opts);
       const client = api();
-      const e = await out.busy("updating", async () => client.endpoints.update((await resolveEndpoint(client, ref)).id, body));
+      let body: UpdateEndpointRequest = {};
+      const e = await out.busy("updating", async () => {
+        const found = await resolveEndpoint(client, ref);
+        // Inbound flags change only their part: the rest of the protection is the endpoint's.
+        body = await updateRequest(opts, found);
+        return client.endpoints.update(found.id, body);
+      });
       out.result(e, () => [`updated ${e.slug} (${e.id})`, ...changeLines(body, e)].join("\n"));
     });
 

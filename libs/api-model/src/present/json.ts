@@ -12,6 +12,8 @@ import {
   type ForwardAttemptJson,
   type ForwardedResponseJson,
   type ForwardViewJson,
+  inboundView,
+  type InboundViewJson,
 } from "../index.js";
 
 /** Internal records (protobuf) as the /v1 shapes: what the gateway answers and NATS carries. */
@@ -48,7 +50,19 @@ export function endpointJson(e: Endpoint, ingestPublicUrl: string): EndpointJson
     ...(e.secretRotatedAtMs !== undefined ? { secretRotatedAt: isoTime(e.secretRotatedAtMs) } : {}),
     ...(e.responseJson ? { response: responseConfigOf(e.responseJson) } : {}),
     ...(e.forwardJson ? { forward: forwardViewOf(e.forwardJson, e.targetSecretSet) } : {}),
+    ...(e.inboundJson ? { inbound: inboundViewOfJson(e.inboundJson) } : {}),
+    rejectedCount: Number(e.rejectedCount),
   };
+}
+
+/** The stored inbound view (inbound_json, written by the gateway from a validated request). */
+export function inboundViewOfJson(json: string): InboundViewJson | undefined {
+  try {
+    const parsed = inboundView.safeParse(JSON.parse(json));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Unknown keys are ignored: settings written by a newer version still read. */

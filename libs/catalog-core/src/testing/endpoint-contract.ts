@@ -129,6 +129,46 @@ export function endpointUpdateContract(ctx: ContractContext): void {
       }
     });
 
+    it("keeps the inbound protection with its sealed secrets, replaced and removed together, and counts its rejections", async () => {
+      const { accountId } = await ctx.accountWithEndpoint();
+      const { inboundJson: _i, rejectedCount: _r, ...bare } = endpointFixture(accountId);
+      const plainOne = await ctx.store().createEndpoint(bare);
+      expect([plainOne.inboundJson, plainOne.sealedInbound, plainOne.rejectedCount]).toEqual(["", undefined, 0]);
+      const inboundJson = '{"methods":["POST"],"basicAuth":{"username":"u"}}';
+      const created = await ctx.store().createEndpoint(endpointFixture(accountId, { inboundJson, sealedInbound: bytes(3) }));
+      const id = created.id;
+      expect([created.inboundJson, plain(created.sealedInbound)]).toEqual([inboundJson, [3]]);
+
+      const other = '{"allowIps":["203.0.113.0/24"]}';
+      const steps: [EndpointPatch, string, number[] | undefined][] = [
+        [{ displayName: "y" }, inboundJson, [3]],
+        [{ inboundJson: other, sealedInbound: bytes(4) }, other, [4]],
+        [{ inboundJson: "" }, "", undefined],
+        [{ inboundJson, sealedInbound: bytes(5) }, inboundJson, [5]],
+        // Removing the protection wins over secrets given with it.
+        [{ inboundJson: "", sealedInbound: bytes(6) }, "", undefined],
+      ];
+      let now = 20_000;
+      for (const [patch, json, sealed] of steps) {
+        now += 1000;
+        const updated = await ctx.store().updateEndpoint(accountId, id, patch, now);
+        const again = await ctx.store().getEndpoint(id);
+        for (const e of [updated, again]) expect([e?.inboundJson, plain(e?.sealedInbound)], JSON.stringify(patch)).toEqual([json, sealed]);
+      }
+
+      await ctx.store().countRejections([
+        { endpointId: id, count: 3 },
+        { endpointId: plainOne.id, count: 1 },
+        { endpointId: "01a20000-0000-7000-8000-0000000000aa", count: 5 },
+      ]);
+      await ctx.store().countRejections([{ endpointId: id, count: 2 }]);
+      await ctx.store().countRejections([]);
+      expect((await ctx.store().getEndpoint(id))?.rejectedCount).toBe(5);
+      expect((await ctx.store().getEndpoint(plainOne.id, accountId))?.rejectedCount).toBe(1);
+      // An update leaves the count alone.
+      expect((await ctx.store().updateEndpoint(accountId, id, { displayName: "z" }, now + 1000))?.rejectedCount).toBe(5);
+    });
+
     it("never leaves a relay or proxy endpoint without forward settings, whatever the patch", async () => {
       const { accountId } = await ctx.accountWithEndpoint();
       const forwardJson = '{"url":"https://app.example.test/hooks"}';

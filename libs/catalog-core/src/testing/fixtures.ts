@@ -35,6 +35,8 @@ export function endpointFixture(accountId: string, overrides: Partial<EndpointRe
     responseJson: "",
     sequenceCounter: 0,
     forwardJson: "",
+    inboundJson: "",
+    rejectedCount: 0,
     ...overrides,
   };
 }

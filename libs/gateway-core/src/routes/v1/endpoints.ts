@@ -17,6 +17,7 @@ import { PROVIDER_NAMES } from "@whc/signatures";
 import type { GatewayDeps, GatewayOptions } from "../../deps.js";
 import { route, type Route } from "../../route.js";
 import { forwardPatch, requireForwardFor, sealTargetSecret, storedForwardJson, vetForwardTarget } from "./forward-settings.js";
+import { inboundOfNewEndpoint, inboundPatch } from "./inbound-settings.js";
 
 const SLUG_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
 
@@ -115,6 +116,7 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
             responseJson: body.response ? JSON.stringify(body.response) : "",
             forwardJson: forward ? storedForwardJson(forward) : "",
             sealedTargetSecret: forward?.targetSecret ? await sealTargetSecret(crypto, forward.targetSecret) : new Uint8Array(),
+            ...(await inboundOfNewEndpoint(crypto, body.inbound)),
             source: "api",
           }),
         });
@@ -161,13 +163,14 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
       success: { status: 200, schema: endpoint, description: "The endpoint as updated. Ingest sees the change within a second." },
       errors: [400, 413, 415],
       async handler(_ctx, { auth, params, body }) {
-        const { secret, response, forward, ...plain } = body;
+        const { secret, response, forward, inbound, ...plain } = body;
         const warnings: Warning[] = [];
         // A patch leaving a relay or proxy endpoint without forward settings is refused by the
         // catalog inside the update (validation_failed on forward), against what is stored then.
         const patch = create(EndpointPatchSchema, {
           ...plain,
           ...(await forwardPatch(deps, forward, options.ingestPublicUrl, warnings)),
+          ...(await inboundPatch(deps, auth.accountId, params.id!, inbound)),
           ...(typeof secret === "string"
             ? { sealedSecret: (await crypto.sealSecret({ plaintext: Buffer.from(secret, "utf8") })).sealed }
             : {}),
