@@ -19,6 +19,7 @@ import { Code, ConnectError, type Transport } from "@connectrpc/connect";
 import { createAppendBatcher } from "./batcher.js";
 import { createEndpointCache } from "./endpoint-cache.js";
 import { createIngestMetrics } from "./metrics.js";
+import { createRejectionCounter } from "./rejections.js";
 import { createIngestHandler } from "./server.js";
 import type { ReplayForwarder } from "./proxy.js";
 
@@ -89,12 +90,16 @@ beforeAll(async () => {
       health: { catalog: createServiceClient(Health, catalogTransport), crypto: createServiceClient(Health, cryptoTransport) },
       readiness: { check: async () => ({ status: "ok", checks: {}, failing: [] }) },
       metrics,
+      rejections: createRejectionCounter(ingestCatalog, logger),
       logger,
     },
     {
       maxStoredBodyBytes: 1024 * 1024,
       maxInboundBodyBytes: 2 * 1024 * 1024,
       maxInflightBytes: 16 * 1024 * 1024,
+      maxInflightBytesPerPeer: 4 * 1024 * 1024,
+      maxInflightBytesPerEndpoint: 8 * 1024 * 1024,
+      bodyIdleMs: 10_000,
       trustedProxies: new Set(),
       secretGraceMs: 0,
       maxHops: 3,
