@@ -3,6 +3,7 @@ import { ENDPOINT_PAGE_DEFAULT, ENDPOINT_PAGE_MAX, ENDPOINT_STATUSES, OPERATING_
 import { dateTime, extension, headerName, providerName, uuid, warning } from "./common.js";
 import { endpointResponseConfig } from "./responses.js";
 import { forwardSettings, forwardView } from "./forwarding.js";
+import { redactSettings } from "./redaction.js";
 
 /** The Endpoint of interface 0.1.0 as the gateway answers it. */
 export const endpoint = z.object({
@@ -35,6 +36,7 @@ export const endpoint = z.object({
   secretRotatedAt: dateTime.optional().meta({ ...extension, description: "When the secret last changed; the previous one verifies for WHC_SECRET_GRACE_S after it." }),
   response: endpointResponseConfig.optional().meta({ ...extension, description: "What the endpoint answers; absent: 200 with the event id." }),
   forward: forwardView.optional().meta({ ...extension, description: "Where relay and proxy endpoints forward; absent: nowhere." }),
+  redact: redactSettings.optional().meta({ ...extension, description: "What is replaced before a capture is stored (design §16); absent: nothing." }),
 });
 export type EndpointJson = z.infer<typeof endpoint>;
 
@@ -80,13 +82,14 @@ export const createEndpointRequest = z.strictObject({
   secret: z.string().min(1).max(1024).optional().meta({ ...extension, writeOnly: true }),
   response: endpointResponseConfig.optional().meta({ ...extension }),
   forward: forwardSettings.optional().meta({ ...extension, description: "Needed by operatingMode relay and proxy." }),
+  redact: redactSettings.optional(),
 });
 /** What a client sends (before defaults). */
 export type CreateEndpointRequest = z.input<typeof createEndpointRequest>;
 
 /**
  * `PATCH /v1/endpoints/{id}` (docs/design.md §9): a field given replaces the stored one; `null`
- * removes `secret`, `response` or `forward`. `slug` cannot change.
+ * removes `secret`, `response`, `forward` or `redact`. `slug` cannot change.
  */
 export const updateEndpointRequest = z
   .strictObject({
@@ -105,6 +108,7 @@ export const updateEndpointRequest = z
     genericSignaturePrefix: z.string().max(100).optional(),
     response: endpointResponseConfig.nullable().optional(),
     forward: forwardSettings.nullable().optional().meta({ description: "Replaces the forward settings (a targetSecret left out is kept); null removes them." }),
+    redact: redactSettings.nullable().optional().meta({ description: "Replaces the redaction settings; null removes them. Captures stored before keep what they were stored with." }),
   })
   .meta({ ...extension });
 export type UpdateEndpointRequest = z.input<typeof updateEndpointRequest>;

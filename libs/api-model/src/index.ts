@@ -12,6 +12,7 @@ export * from "./errors.js";
 export * from "./providers.js";
 export * from "./responses.js";
 export * from "./forwarding.js";
+export * from "./redaction.js";
 export * from "./diagnostic.js";
 export * from "./receiving.js";
 export * from "./headers.js";

@@ -59,6 +59,7 @@ export function endpointToProto(e: EndpointRecord, includeSecret = false): Endpo
     forwardJson: e.forwardJson,
     targetSecretSet: e.sealedTargetSecret !== undefined && e.sealedTargetSecret.length > 0,
     ...(includeSecret && e.sealedTargetSecret ? { sealedTargetSecret: e.sealedTargetSecret } : {}),
+    redactJson: e.redactJson,
   });
 }
 
@@ -82,6 +83,7 @@ export function endpointFromProto(e: Endpoint): Omit<EndpointRecord, "id" | "cre
     sequenceCounter: 0,
     forwardJson: e.forwardJson,
     sealedTargetSecret: e.sealedTargetSecret.length > 0 ? e.sealedTargetSecret : undefined,
+    redactJson: e.redactJson,
   };
 }
 
@@ -103,6 +105,7 @@ export function endpointPatchFromProto(p: EndpointPatchProto): EndpointPatch {
     forwardJson: p.forwardJson,
     sealedTargetSecret: p.sealedTargetSecret,
     clearTargetSecret: p.clearTargetSecret,
+    redactJson: p.redactJson,
   };
 }
 
@@ -131,6 +134,7 @@ export function newEventFromProto(e: Event): NewEvent {
     forwardedResponseJson: e.forwardedResponseJson,
     sequenceStatuses: e.sequenceStatuses,
     forward: e.forward ? { target: e.forward.target, scheduled: e.forwardScheduled } : undefined,
+    redactionsJson: e.redactionsJson,
   };
 }
 
@@ -161,6 +165,7 @@ export function newEventFromCapture(c: CapturedEvent): NewEvent {
     forwardedResponseJson: c.forwardedResponseJson,
     sequenceStatuses: c.sequenceStatuses,
     forward: c.forwardTarget ? { target: c.forwardTarget, scheduled: c.forwardScheduled } : undefined,
+    redactionsJson: c.redactionsJson,
   };
 }
 
@@ -231,6 +236,7 @@ export function eventToProto(e: EventRecord): Event {
     diagnosticJson: e.diagnosticJson,
     forwardedResponseJson: e.forwardedResponseJson,
     ...(e.forward ? { forward: forwardToProto(e.forward) } : {}),
+    redactionsJson: e.redactionsJson ?? "",
   });
 }
 

@@ -3,11 +3,17 @@ import { validationFailed, type AppError } from "@whc/errors";
 import type { EndpointPatch, EndpointRecord, NewEndpoint } from "./types.js";
 
 /**
- * The record a store writes for a new endpoint: counters at zero, no response and no forward
- * settings unless given.
+ * The record a store writes for a new endpoint: counters at zero, no response, forward or
+ * redaction settings unless given.
  */
 export function newEndpointRecord(endpoint: NewEndpoint): EndpointRecord {
-  return { ...endpoint, responseJson: endpoint.responseJson ?? "", forwardJson: endpoint.forwardJson ?? "", sequenceCounter: 0 };
+  return {
+    ...endpoint,
+    responseJson: endpoint.responseJson ?? "",
+    forwardJson: endpoint.forwardJson ?? "",
+    redactJson: endpoint.redactJson ?? "",
+    sequenceCounter: 0,
+  };
 }
 
 /** The fields a patch replaces as given (the secrets and the sequence have rules). */
@@ -22,6 +28,7 @@ const REPLACED = [
   "genericSignaturePrefix",
   "responseJson",
   "forwardJson",
+  "redactJson",
 ] as const satisfies readonly (keyof EndpointPatch & keyof EndpointRecord)[];
 
 export type ReplacedField = (typeof REPLACED)[number];

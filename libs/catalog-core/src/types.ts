@@ -49,6 +49,8 @@ export interface EndpointRecord {
   forwardJson: string;
   /** The forward target secret, sealed; replay re-signs with it. */
   sealedTargetSecret?: Uint8Array | undefined;
+  /** What ingest replaces before storing a capture (the /v1 `redact` object as JSON); "" for nothing. */
+  redactJson: string;
 }
 
 /** A page of an account's endpoints: ids strictly greater than `after` (any id, even a deleted one's). */
@@ -61,8 +63,8 @@ export interface EndpointPage {
  * What createEndpoint takes: the record without what the store keeps or defaults. A new
  * endpoint starts its sequence at 0 and, without responseJson, answers the default.
  */
-export type NewEndpoint = Omit<EndpointRecord, "responseJson" | "sequenceCounter" | "forwardJson"> &
-  Partial<Pick<EndpointRecord, "responseJson" | "sequenceCounter" | "forwardJson">>;
+export type NewEndpoint = Omit<EndpointRecord, "responseJson" | "sequenceCounter" | "forwardJson" | "redactJson"> &
+  Partial<Pick<EndpointRecord, "responseJson" | "sequenceCounter" | "forwardJson" | "redactJson">>;
 
 /**
  * A change to an endpoint: each field present replaces the stored one, the others stay.
@@ -88,6 +90,8 @@ export interface EndpointPatch {
   forwardJson?: string | undefined;
   sealedTargetSecret?: Uint8Array | undefined;
   clearTargetSecret?: boolean | undefined;
+  /** `""` removes the redaction settings. */
+  redactJson?: string | undefined;
 }
 
 export interface SealedBody {
@@ -142,6 +146,8 @@ export interface NewEvent {
    * at its receivedAt; without (proxy) it waits for ingest's own attempt.
    */
   forward?: { target: string; scheduled: boolean } | undefined;
+  /** How many values ingest replaced before storing (the /v1 `redactions` as JSON); "" or absent: none. */
+  redactionsJson?: string | undefined;
 }
 
 /** One request to the destination and what it answered. */
@@ -179,7 +185,7 @@ export interface EventRecord extends Omit<NewEvent, "searchTokens" | "sequenceSt
 }
 
 /** The list view leaves out the heavy parts (and the forward attempts). */
-export type EventSummaryRecord = Omit<EventRecord, "headers" | "body" | "sealedRequest" | "diagnosticJson" | "forwardedResponseJson" | "forward"> & {
+export type EventSummaryRecord = Omit<EventRecord, "headers" | "body" | "sealedRequest" | "diagnosticJson" | "forwardedResponseJson" | "forward" | "redactionsJson"> & {
   bodyStored: boolean;
   keyId?: string | undefined;
   forwardState?: DeliveryState | undefined;

@@ -18,6 +18,7 @@ function stored(overrides: Partial<EndpointRecord> = {}): AnyDoc {
     responseJson: '{"sequence":[{"status":500},{"status":200}]}',
     forwardJson: '{"url":"https://app.example.test/hooks"}',
     sealedTargetSecret: secret(6),
+    redactJson: '{"headers":["authorization"]}',
     ...overrides,
   });
   return { ...endpointDocs.write(record), sequenceCounter: 5, eventCount: 3 };
@@ -59,6 +60,8 @@ describe("MongoDB endpoint update documents, evaluated by mingo", () => {
     ["target secret cleared", { clearTargetSecret: true }],
     ["target secret cleared and a new one", { clearTargetSecret: true, sealedTargetSecret: secret(8) }],
     ["a forward that looks like a field path", { forwardJson: "$forwardJson" }],
+    ["redactJson", { redactJson: '{"jsonPaths":["$.card.number"]}' }],
+    ["redactJson removed", { redactJson: "" }],
   ];
 
   it.each(cases)("%s: gives what applyEndpointPatch gives", (_name, patch) => {

@@ -175,6 +175,7 @@ export const endpointRows = new RecordRows<EndpointRecord>("endpoints", {
   sequenceCounter: kept(integer("sequence_counter"), 0),
   forwardJson: text("forward_json"),
   sealedTargetSecret: optionalBlob("sealed_target_secret"),
+  redactJson: text("redact_json"),
 });
 
 /** An event's small columns, in `events`: what a list shows. */
@@ -285,6 +286,8 @@ export interface BodyRecord {
   sealedRequest: Uint8Array | undefined;
   diagnosticJson: string;
   forwardedResponseJson: string;
+  /** What was redacted (the /v1 `redactions` as JSON); '' for nothing. */
+  redactionsJson: string;
 }
 
 export const bodyRows = new RecordRows<BodyRecord>("event_bodies", {
@@ -295,6 +298,7 @@ export const bodyRows = new RecordRows<BodyRecord>("event_bodies", {
   sealedRequest: sealedPart("sealed_request"),
   diagnosticJson: text("diagnostic"),
   forwardedResponseJson: text("forwarded_response"),
+  redactionsJson: text("redactions"),
 });
 
 /** A whole event, but its forward record, from a row of `events` joined with `event_bodies`. */
@@ -312,6 +316,7 @@ export function eventFromRow(row: Row): EventRecord {
       : undefined,
     diagnosticJson: b.diagnosticJson,
     forwardedResponseJson: b.forwardedResponseJson,
+    redactionsJson: b.redactionsJson,
   };
 }
 

@@ -21,8 +21,10 @@ import type Database from "better-sqlite3";
  * in clear and read as they did (ADR 0009).
  * Version 6: `listeners`, the running `whc listen`s heard from within their lifetime (design
  * §19, ADR 0062).
+ * Version 7: redaction (design §16, ADR 0045). Endpoints gained their settings
+ * (`redact_json`), event bodies the counts of what was replaced (`redactions`); '' is none.
  */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 /**
  * Columns added to a table after it first shipped. A new catalog gets them from CREATE TABLE;
@@ -40,6 +42,7 @@ export const addedColumns = {
     // The id of the last stamp the endpoint gave out (ADR 0008); NULL until its first append
     // by this version, which then reads its newest event instead.
     ["last_stamp_id", "TEXT"],
+    ["redact_json", "TEXT NOT NULL DEFAULT ''"],
   ],
   events: [
     ["forward_state", "TEXT"],
@@ -50,7 +53,10 @@ export const addedColumns = {
     // Attempt numbers given out: claims and direct attempts take the next one.
     ["forward_started", "INTEGER NOT NULL DEFAULT 0"],
   ],
-  event_bodies: [["sealed_request", "BLOB"]],
+  event_bodies: [
+    ["sealed_request", "BLOB"],
+    ["redactions", "TEXT NOT NULL DEFAULT ''"],
+  ],
 } as const satisfies Record<string, readonly (readonly [name: string, definition: string])[]>;
 
 const columnsSql = (table: keyof typeof addedColumns) =>

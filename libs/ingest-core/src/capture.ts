@@ -78,6 +78,7 @@ export function captureEvent(
     sequenceStatuses: [],
     forwardTarget: "",
     forwardScheduled: false,
+    redactionsJson: "",
   };
   const diagnosis: CaptureDiagnosis = {
     bodySha256: hash("sha256", body.whole, "hex"),

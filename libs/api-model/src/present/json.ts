@@ -3,6 +3,7 @@ import type { CapturedEvent, Endpoint, Event, Forward, Header } from "@whc/contr
 import {
   endpointResponseConfig,
   destinationSettings,
+  storedJsonOf,
   type DestinationSettings,
   type Decryption,
   type EndpointJson,
@@ -59,13 +60,7 @@ const storedDestination = z.object(destinationSettings.shape);
  * when saved, so a bad one reads as none.
  */
 export function destinationSettingsOf(json: string): DestinationSettings | undefined {
-  if (!json) return undefined;
-  try {
-    const parsed = storedDestination.safeParse(JSON.parse(json));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
+  return storedJsonOf(storedDestination, json);
 }
 
 /** The stored forward settings as the Endpoint shows them. */
@@ -76,13 +71,7 @@ export function forwardViewOf(json: string, targetSecretSet: boolean): ForwardVi
 
 /** The stored response configuration; it was validated when saved, so a bad one reads as none. */
 export function responseConfigOf(json: string): EndpointResponseConfig | undefined {
-  if (!json) return undefined;
-  try {
-    const parsed = endpointResponseConfig.safeParse(JSON.parse(json));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
+  return storedJsonOf(endpointResponseConfig, json);
 }
 
 /**

@@ -35,6 +35,7 @@ export function endpointFixture(accountId: string, overrides: Partial<EndpointRe
     responseJson: "",
     sequenceCounter: 0,
     forwardJson: "",
+    redactJson: "",
     ...overrides,
   };
 }
