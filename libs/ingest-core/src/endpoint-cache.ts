@@ -1,9 +1,10 @@
 import type { Client } from "@connectrpc/connect";
 import type { CatalogService, CryptoService, Endpoint } from "@whc/contracts";
 import { AppError } from "@whc/errors";
-import type { EndpointResponseConfig } from "@whc/api-model";
+import { redactSettingsOf, type EndpointResponseConfig } from "@whc/api-model";
 import { responseConfigOf } from "@whc/api-model/present";
 import { forwardingOf, type Forwarding } from "./forward.js";
+import { compileRedactor, type Redactor } from "./redact.js";
 
 export interface IngestEndpoint {
   endpoint: Endpoint;
@@ -15,6 +16,8 @@ export interface IngestEndpoint {
   response?: EndpointResponseConfig | undefined;
   /** relay and proxy endpoints: the mode and the forward settings, parsed once per lookup. */
   forwarding?: Forwarding | undefined;
+  /** What is replaced before storing (design §16), compiled once per lookup; undefined: nothing. */
+  redactor?: Redactor | undefined;
 }
 
 interface Entry {
@@ -50,7 +53,14 @@ export function createEndpointCache(
     const open = async (sealed: Uint8Array) =>
       sealed.length > 0 ? Buffer.from((await crypto.openSecret({ sealed })).plaintext) : undefined;
     const [secret, previousSecret] = await Promise.all([open(endpoint.sealedSecret), open(endpoint.sealedPreviousSecret)]);
-    return { endpoint, secret, previousSecret, response: responseConfigOf(endpoint.responseJson), forwarding: forwardingOf(endpoint) };
+    return {
+      endpoint,
+      secret,
+      previousSecret,
+      response: responseConfigOf(endpoint.responseJson),
+      forwarding: forwardingOf(endpoint),
+      redactor: compileRedactor(redactSettingsOf(endpoint.redactJson)),
+    };
   }
 
   return {

@@ -3,6 +3,8 @@ import type { CapturedEvent, Endpoint, Event, Forward, Header } from "@whc/contr
 import {
   endpointResponseConfig,
   destinationSettings,
+  redactSettings,
+  redactionCountsOf,
   storedJsonOf,
   type DestinationSettings,
   type Decryption,
@@ -49,6 +51,7 @@ export function endpointJson(e: Endpoint, ingestPublicUrl: string): EndpointJson
     ...(e.secretRotatedAtMs !== undefined ? { secretRotatedAt: isoTime(e.secretRotatedAtMs) } : {}),
     ...(e.responseJson ? { response: responseConfigOf(e.responseJson) } : {}),
     ...(e.forwardJson ? { forward: forwardViewOf(e.forwardJson, e.targetSecretSet) } : {}),
+    ...(e.redactJson ? { redact: storedJsonOf(redactSettings, e.redactJson) } : {}),
   };
 }
 
@@ -228,6 +231,7 @@ export function eventDetailJson(
 ): EventDetailJson {
   const { searchMatchedTruncated: _unused, ...summary } = eventSummaryJson(e);
   void _unused;
+  const redactions = redactionCountsOf(e.redactionsJson);
   return {
     ...summary,
     decryption: opened.decryption,
@@ -236,6 +240,7 @@ export function eventDetailJson(
     remoteIp: e.remoteIp,
     ...(opened.decryption === "ok" && opened.plaintext ? bodyJson(opened.plaintext) : {}),
     diagnostic: parseObject(e.diagnosticJson),
+    ...(redactions ? { redactions } : {}),
     forwardedResponse: forwardedResponseJson(e.forward, opened.attemptBodies),
   };
 }
