@@ -19,8 +19,8 @@ export const MAX_PATTERN_REPEAT = 1000;
 /**
  * The most backtracking steps an endpoint's patterns together may take from one position of a
  * body (ADR 0045): each one's worst case, worked out from its syntax by patternCost. Measured,
- * the matcher spends about 2.7 ns per step: at this many, at most about 0.7 s on a 1 MiB body
- * built to defeat them (docs/performance.md), and microseconds on an ordinary webhook.
+ * the matcher spends about 2.7 ns per step: at this many, under a second on a 1 MiB body built
+ * to defeat them (docs/performance.md), and microseconds on an ordinary webhook.
  */
 export const MAX_PATTERN_COST = 256;
 

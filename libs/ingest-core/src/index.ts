@@ -7,6 +7,8 @@ export type { AppendBatcher, BatcherOptions } from "./batcher.js";
 export { createEndpointCache } from "./endpoint-cache.js";
 export type { EndpointCache, IngestEndpoint } from "./endpoint-cache.js";
 export { verifyCapture } from "./verify.js";
+export { compileRedactor, redact } from "./redact.js";
+export type { Redactor, Redacted } from "./redact.js";
 export type { VerifyInput, VerifyResult, Verification } from "./verify.js";
 export { rawHeaderPairs, remoteIpOf, readBodyThen, normaliseIp } from "./request.js";
 export { createIngestMetrics } from "./metrics.js";

@@ -208,46 +208,46 @@ class JsonScanner {
     }
   }
 
-  /** Past a string (at its opening quote); whether it held an escape. */
+  /** Past a string (at its opening quote); whether it held an escape. Quotes are found natively, not byte by byte. */
   string(): boolean {
     const b = this.b;
-    let escaped = false;
-    this.at += 1;
+    const start = this.at + 1;
+    let quote = start - 1;
     for (;;) {
-      const c = b[this.at];
-      if (c === undefined) this.fail();
-      this.at += 1;
-      if (c === Ch.Quote) return escaped;
-      if (c === Ch.Backslash) {
-        escaped = true;
-        this.at += 1;
-      }
+      quote = b.indexOf(Ch.Quote, quote + 1);
+      if (quote < 0) this.fail();
+      // A quote after an odd run of backslashes is escaped.
+      let slashes = 0;
+      while (b[quote - 1 - slashes] === Ch.Backslash) slashes += 1;
+      if (slashes % 2 === 0) break;
     }
+    this.at = quote + 1;
+    const slash = b.indexOf(Ch.Backslash, start);
+    return slash >= 0 && slash < quote;
   }
 
   /**
    * Past one value of any kind, without recursion (a body may nest deeper than the stack): a
-   * run of brackets, braces and strings until the depth is back to zero, or one scalar.
+   * container is passed by counting its brackets and braces, strings jumped over whole; what
+   * is inside is not checked further (nothing in it is redacted).
    */
   skip(): void {
     const b = this.b;
+    this.space();
+    const first = b[this.at];
+    if (first === Ch.Quote) return void this.string();
+    if (first !== Ch.OpenBrace && first !== Ch.OpenBracket) return this.scalar();
     let depth = 0;
     do {
-      this.space();
       const c = b[this.at];
       if (c === undefined) this.fail();
-      if (c === Ch.Quote) this.string();
-      else if (c === Ch.OpenBrace || c === Ch.OpenBracket) {
-        depth += 1;
-        this.at += 1;
-      } else if (c === Ch.CloseBrace || c === Ch.CloseBracket) {
-        if (depth === 0) this.fail();
-        depth -= 1;
-        this.at += 1;
-      } else if (c === Ch.Comma || c === Ch.Colon) {
-        if (depth === 0) this.fail();
-        this.at += 1;
-      } else this.scalar();
+      if (c === Ch.Quote) {
+        this.string();
+        continue;
+      }
+      if (c === Ch.OpenBrace || c === Ch.OpenBracket) depth += 1;
+      else if (c === Ch.CloseBrace || c === Ch.CloseBracket) depth -= 1;
+      this.at += 1;
     } while (depth > 0);
   }
 
