@@ -391,4 +391,35 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     await expect.poll(() => page.getByTestId("edit-outcome").textContent()).toBe("Nothing changed.");
     await shot("13-edited");
   });
+  it("sets redaction in the settings form (a runaway pattern refused with its field) and shows an event's redaction counts", async () => {
+    const api = createApiClient({ baseUrl: gatewayUrl, apiKey: KEY });
+    const ep = await api.endpoints.create({ slug: "redacting" });
+    await openSettings("redacting");
+    await page.getByTestId("edit-redact-headers").fill("authorization\n");
+    await page.getByTestId("edit-redact-json-paths").fill("$.card.number");
+    await page.getByTestId("edit-redact-patterns").fill("(a+)+$");
+    await page.getByTestId("save-endpoint").click();
+    await expect.poll(() => page.getByTestId("redact-problem").textContent()).toMatch(/^Redaction not saved: patterns\.0: every repetition needs an upper bound/);
+    expect((await api.endpoints.get(ep.id)).redact).toBeUndefined();
+
+    await page.getByTestId("edit-redact-patterns").fill("\\b\\d{13,19}\\b");
+    await page.getByTestId("save-endpoint").click();
+    await expect.poll(async () => (await api.endpoints.get(ep.id)).redact).toEqual({ headers: ["authorization"], jsonPaths: ["$.card.number"], patterns: ["\\b\\d{13,19}\\b"] });
+    expect(await page.getByTestId("redact-problem").isHidden()).toBe(true);
+    expect(await page.getByTestId("edit-outcome").textContent()).toBe("Saved.");
+    await shot("17-redaction-saved");
+
+    const res = await fetch(ep.webhookUrl, {
+      method: "POST",
+      headers: { authorization: "Bearer secret-token", "content-type": "application/json" },
+      body: '{"card":{"number":"4242424242424242"},"memo":"5555555555554444"}',
+    });
+    const { id } = (await res.json()) as { id: string };
+    await openEndpoint("redacting");
+    await openEvent(id);
+    expect(await page.getByTestId("redactions").textContent()).toBe("redacted: 1 header, 1 JSON value, 1 pattern match");
+    expect(await page.getByTestId("detail").textContent()).not.toContain("4242424242424242");
+    await shot("18-redacted-event");
+    expect(cspViolations).toEqual([]);
+  });
 });

@@ -1,16 +1,17 @@
-import type { EndpointJson, EndpointResponseConfig, UpdateEndpointRequest } from "@whc/api-model";
+import type { EndpointJson, EndpointResponseConfig, RedactSettings, UpdateEndpointRequest } from "@whc/api-model";
 import { clear, h } from "./dom.js";
 import { exactTime, relativeTime } from "./format.js";
 import { forwardFields, type ForwardFields } from "./forward-settings.js";
 import { fillProviders } from "./providers.js";
-import type { checkResponse, ResponseCheck } from "./response-check.js";
+import { redactFields, type RedactFields } from "./redact-settings.js";
+import type * as Checks from "./response-check.js";
+import type { RedactCheck, ResponseCheck } from "./response-check.js";
 import type { AppContext, EndpointTab, Mounted } from "./views.js";
 
 // The schemas come with zod; the chunk is fetched when the settings are first shown, not with the page.
-let checker: Promise<typeof checkResponse> | undefined;
-function loadChecker(): Promise<typeof checkResponse> {
-  checker ??= import("./response-check.js").then(
-    (m) => m.checkResponse,
+let checker: Promise<typeof Checks> | undefined;
+function loadChecker(): Promise<typeof Checks> {
+  checker ??= import("./response-check.js").catch(
     (err: unknown) => {
       checker = undefined;
       throw err;
@@ -22,7 +23,13 @@ function loadChecker(): Promise<typeof checkResponse> {
 /** The textarea's text: empty means no configured answer. */
 async function readResponse(text: string): Promise<ResponseCheck | { ok: true; value: null }> {
   if (!text.trim()) return { ok: true, value: null };
-  return (await loadChecker())(text);
+  return (await loadChecker()).checkResponse(text);
+}
+
+/** The redaction lists as typed: null when they redact nothing. */
+async function readRedact(lists: RedactSettings): Promise<RedactCheck> {
+  if (Object.keys(lists).length === 0) return { ok: true, value: null };
+  return (await loadChecker()).checkRedact(lists);
 }
 
 /** JSON with object keys sorted, so that reordered keys do not count as a change. */
@@ -47,11 +54,13 @@ interface Fields {
   replayFromApi: HTMLInputElement;
   response: HTMLTextAreaElement;
   forward: ForwardFields;
+  redact: RedactFields;
 }
 
 /** Only what differs from `ep`: every field given replaces the stored one, and a response given restarts its sequence. */
-function changes(ep: EndpointJson, f: Fields, response: EndpointResponseConfig | null): UpdateEndpointRequest {
+function changes(ep: EndpointJson, f: Fields, response: EndpointResponseConfig | null, redact: RedactSettings | null): UpdateEndpointRequest {
   const changedResponse = canonical(response ?? undefined) !== canonical(ep.response);
+  const changedRedact = canonical(redact ?? undefined) !== canonical(ep.redact);
   const header = f.signatureHeader.value.trim();
   return {
     ...(f.name.value !== ep.displayName ? { displayName: f.name.value } : {}),
@@ -61,6 +70,7 @@ function changes(ep: EndpointJson, f: Fields, response: EndpointResponseConfig |
     ...(f.replayFromDashboard.checked !== ep.replayFromDashboard ? { replayFromDashboard: f.replayFromDashboard.checked } : {}),
     ...(f.replayFromApi.checked !== ep.replayFromApi ? { replayFromApi: f.replayFromApi.checked } : {}),
     ...(changedResponse ? { response } : {}),
+    ...(changedRedact ? { redact } : {}),
     ...f.forward.changes(ep),
   };
 }
@@ -92,6 +102,7 @@ function fieldsOf(ctx: AppContext, ep: EndpointJson): Fields {
       ep.response ? JSON.stringify(ep.response, null, 2) : "",
     ),
     forward: forwardFields(ep),
+    redact: redactFields(ep),
   };
 }
 
@@ -121,15 +132,20 @@ function editForm(ctx: AppContext, ep: EndpointJson, save: (body: UpdateEndpoint
       problem,
     ),
     section("Forwarding", f.forward.element),
+    section("Redaction", f.redact.element),
     h("div", { class: "row form-actions" }, h("button", { type: "submit", class: "btn primary", "data-testid": "save-endpoint" }, "Save changes"), outcome),
   );
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     outcome.textContent = "";
-    const response = await readResponse(f.response.value).catch((err: unknown) => ({ ok: false as const, problem: `the checker did not load (${(err as Error).message})` }));
+    const notLoaded = (err: unknown) => ({ ok: false as const, problem: `the checker did not load (${(err as Error).message})` });
+    const response = await readResponse(f.response.value).catch(notLoaded);
     problem.hidden = response.ok;
     if (!response.ok) return void (problem.textContent = `Response not saved: ${response.problem}`);
-    const body = changes(ctx.endpoints.items().find((x) => x.id === ep.id) ?? ep, f, response.value);
+    const redact = await readRedact(f.redact.lists()).catch(notLoaded);
+    f.redact.problem(redact.ok ? undefined : redact.problem);
+    if (!redact.ok) return;
+    const body = changes(ctx.endpoints.items().find((x) => x.id === ep.id) ?? ep, f, response.value, redact.value);
     if (Object.keys(body).length === 0) return void (outcome.textContent = "Nothing changed.");
     await save(body);
   });
@@ -148,7 +164,7 @@ function dangerZone(ctx: AppContext, ep: EndpointJson): HTMLElement {
   return section("Danger zone", h("p", { class: "hint" }, "Deleting the endpoint deletes all its events; senders then get 404."), remove);
 }
 
-/** The endpoint's settings: name, provider, secret, replay, answer, forwarding; and delete. */
+/** The endpoint's settings: name, provider, secret, replay, answer, forwarding, redaction; and delete. */
 function mountSettings(ctx: AppContext, endpoint: EndpointJson): Mounted {
   const slot = h("div");
   const element = h("div", { class: "settings", "data-testid": "endpoint-settings" }, slot, dangerZone(ctx, endpoint));

@@ -26,6 +26,22 @@ function failedStrip(ctx: AppContext, v: EventView): HTMLElement | null {
   );
 }
 
+/** What was replaced before the event was stored (design §16): the counts, as a person reads them. */
+function redactedPill(d: EventDetailJson): HTMLElement | null {
+  const r = d.redactions;
+  if (!r || r.headers + r.jsonPaths + r.patterns === 0) return null;
+  const parts = [
+    r.headers ? `${r.headers} header${r.headers === 1 ? "" : "s"}` : "",
+    r.jsonPaths ? `${r.jsonPaths} JSON value${r.jsonPaths === 1 ? "" : "s"}` : "",
+    r.patterns ? `${r.patterns} pattern match${r.patterns === 1 ? "" : "es"}` : "",
+  ].filter(Boolean);
+  return h(
+    "span",
+    { class: "pill warn", "data-testid": "redactions", title: "Replaced by [redacted] before storing: replays, forwards and exports send the redacted bytes." },
+    `redacted: ${parts.join(", ")}`,
+  );
+}
+
 function summary(ctx: AppContext, v: EventView, actions: HTMLElement): HTMLElement {
   const d = v.detail;
   return h(
@@ -45,6 +61,7 @@ function summary(ctx: AppContext, v: EventView, actions: HTMLElement): HTMLEleme
       h("span", { class: `status-code ${statusClass(d.responseCode)}`, title: "what the endpoint answered" }, String(d.responseCode)),
       h("span", { class: "chip" }, size(d.originalSizeBytes)),
       d.truncated ? h("span", { class: "pill warn", "data-testid": "truncated" }, "stored truncated") : null,
+      redactedPill(d),
       d.forwardState ? h("span", { class: `pill forward ${d.forwardState}` }, `→ ${d.forwardState}`) : null,
     ),
     h(

@@ -1,4 +1,4 @@
-import { checkShape, endpointResponseConfig, type EndpointResponseConfig } from "@whc/api-model";
+import { checkShape, endpointResponseConfig, redactSettings, redactsAnything, type EndpointResponseConfig, type RedactSettings } from "@whc/api-model";
 
 /**
  * Checks a response configuration (docs/design.md §10) as typed in the edit form. Loaded on
@@ -16,4 +16,13 @@ export function checkResponse(text: string): ResponseCheck {
   const checked = checkShape(endpointResponseConfig, json);
   if (checked.ok) return { ok: true, value: checked.value };
   return { ok: false, problem: `${checked.problem.field || "the whole value"}: ${checked.problem.message}` };
+}
+
+export type RedactCheck = { ok: true; value: RedactSettings | null } | { ok: false; problem: string };
+
+/** Checks the redaction lists as typed (design §16): null when they redact nothing. */
+export function checkRedact(lists: RedactSettings): RedactCheck {
+  const checked = checkShape(redactSettings, lists);
+  if (!checked.ok) return { ok: false, problem: `${checked.problem.field}: ${checked.problem.message}` };
+  return { ok: true, value: redactsAnything(checked.value) ? checked.value : null };
 }

@@ -194,6 +194,33 @@ describe("whc", () => {
     }
   });
 
+  it("sets redaction with repeatable --redact-* flags, shows it and its counts, refuses a bad pattern before sending, removes it with --no-redact", async () => {
+    await useNewKey("redactors");
+    const created = await cli(
+      "endpoints", "create", "--slug", "redacted",
+      "--redact-header", "authorization", "--redact-header", "x-api-key",
+      "--redact-json-path", "$.card.number",
+      "--redact-pattern", "\\b\\d{13,19}\\b",
+    );
+    expect(created).toContain("redacts headers authorization, x-api-key; JSON paths $.card.number; patterns \\b\\d{13,19}\\b");
+    const ep = JSON.parse(await cli("--json", "endpoints", "get", "redacted")) as { id: string; webhookUrl: string; redact?: unknown };
+    expect(ep.redact).toEqual({ headers: ["authorization", "x-api-key"], jsonPaths: ["$.card.number"], patterns: ["\\b\\d{13,19}\\b"] });
+
+    const res = await fetch(ep.webhookUrl, { method: "POST", headers: { authorization: "Bearer t" }, body: '{"card":{"number":"4242424242424242"},"note":"5555555555554444"}' });
+    const { id } = (await res.json()) as { id: string };
+    const shown = await cli("events", "get", "redacted", id);
+    expect(shown).toMatch(/redacted\s+1 header value\(s\), 1 JSON value\(s\), 1 pattern match\(es\)/);
+    expect(shown).toContain("authorization: [redacted]");
+    expect(await cli("events", "get", "redacted", id, "--body")).toBe('{"card":{"number":"[redacted]"},"note":"[redacted]"}');
+
+    const bad = await cliFailure("endpoints", "update", "redacted", "--redact-pattern", "(a+)+$");
+    expect(bad.stderr).toContain('--redact-pattern "(a+)+$": every repetition needs an upper bound');
+    const replaced = await cli("endpoints", "update", "redacted", "--redact-json-path", "$.items[*].pan");
+    expect(replaced).toContain("  redact: JSON paths $.items[*].pan");
+    const removed = JSON.parse(await cli("--json", "endpoints", "update", "redacted", "--no-redact")) as { redact?: unknown };
+    expect(removed.redact).toBeUndefined();
+  });
+
   it("refuses a bad --response before sending anything, naming the field", async () => {
     // The API it would use records every request: there must be none.
     const requests: string[] = [];

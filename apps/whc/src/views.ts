@@ -1,4 +1,4 @@
-import type { EndpointJson, EventDetailJson, ForwardedResponseJson, ForwardViewJson } from "@whc/api-model";
+import type { EndpointJson, EventDetailJson, ForwardedResponseJson, ForwardViewJson, RedactionCounts, RedactSettings } from "@whc/api-model";
 import { inboundText } from "./inbound-options.js";
 import { table } from "./output.js";
 
@@ -36,6 +36,7 @@ export function describeEvent(e: EventDetailJson): string {
     ["answered", String(e.responseCode)],
     ["body", bodyFact(e)],
     ["forward", forwardFact(e)],
+    ["redacted", e.redactions ? redactionsText(e.redactions) : undefined],
     ["read", e.readAt],
   ]);
   const headers = Object.entries(e.headers).flatMap(([name, values]) => values.map((v) => `  ${name}: ${v}`));
@@ -45,6 +46,17 @@ export function describeEvent(e: EventDetailJson): string {
 /** Where an endpoint forwards, in one line. */
 export function forwardText(f: ForwardViewJson): string {
   return `${f.url} (keepPath ${f.keepPath}, timeout ${f.timeoutMs} ms, ${f.maxAttempts} attempts${f.targetSecretSet ? ", re-signed" : ""})`;
+}
+
+/** What an endpoint redacts, in one line. */
+export function redactText(r: RedactSettings): string {
+  const part = (label: string, list: string[] | undefined) => (list?.length ? `${label} ${list.join(", ")}` : undefined);
+  return [part("headers", r.headers), part("JSON paths", r.jsonPaths), part("patterns", r.patterns)].filter(Boolean).join("; ");
+}
+
+/** How much of an event was redacted before it was stored. */
+function redactionsText(c: RedactionCounts): string {
+  return `${c.headers} header value(s), ${c.jsonPaths} JSON value(s), ${c.patterns} pattern match(es)`;
 }
 
 /** An endpoint's settings, as a person reads them. */
@@ -61,6 +73,7 @@ export function describeEndpoint(e: EndpointJson): string {
     ["secret", e.secretSet ? `set${e.secretRotatedAt ? `, rotated ${e.secretRotatedAt}` : ""}` : "none"],
     ["response", e.response ? JSON.stringify(e.response) : "200 with the event id"],
     ["inbound", inboundText(e)],
+    ["redact", e.redact ? redactText(e.redact) : undefined],
     ["replay", `from the API ${e.replayFromApi ? "allowed" : "refused"}, from the dashboard ${e.replayFromDashboard ? "allowed" : "refused"}`],
     ["events", `${e.eventCount}${e.lastEventAt ? `, last ${e.lastEventAt}` : ""}`],
     ["purged", e.purgedEventCount ? `${e.purgedEventCount}${e.lastPurgedAt ? `, last ${e.lastPurgedAt}` : ""}` : undefined],

@@ -19,3 +19,17 @@ export const providerName = z.string().regex(/^[a-z][a-z0-9_]{0,39}$/);
 /** Something the caller should know that did not stop the request: before using an export or a replay (design §12), after saving a destination (§14). */
 export const warning = z.object({ code: z.string(), message: z.string() });
 export type Warning = z.infer<typeof warning>;
+
+/**
+ * A value the catalog stores as JSON (settings, counts), read with its schema: it was
+ * validated when written, so what does not parse reads as none (undefined).
+ */
+export function storedJsonOf<S extends z.ZodType>(schema: S, json: string): z.output<S> | undefined {
+  if (!json) return undefined;
+  try {
+    const parsed = schema.safeParse(JSON.parse(json));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -4,6 +4,7 @@ import { dateTime, extension, headerName, providerName, uuid, warning } from "./
 import { endpointResponseConfig } from "./responses.js";
 import { forwardSettings, forwardView } from "./forwarding.js";
 import { inboundSettings, inboundView } from "./inbound.js";
+import { redactSettings } from "./redaction.js";
 
 /** The Endpoint of interface 0.1.0 as the gateway answers it. */
 export const endpoint = z.object({
@@ -38,6 +39,7 @@ export const endpoint = z.object({
   forward: forwardView.optional().meta({ ...extension, description: "Where relay and proxy endpoints forward; absent: nowhere." }),
   inbound: inboundView.optional(),
   rejectedCount: z.int().meta({ ...extension, description: "Requests the inbound protection refused (401, 403, 405), none of them stored." }),
+  redact: redactSettings.optional().meta({ ...extension, description: "What is replaced before a capture is stored (design §16); absent: nothing." }),
 });
 export type EndpointJson = z.infer<typeof endpoint>;
 
@@ -84,13 +86,14 @@ export const createEndpointRequest = z.strictObject({
   response: endpointResponseConfig.optional().meta({ ...extension }),
   forward: forwardSettings.optional().meta({ ...extension, description: "Needed by operatingMode relay and proxy." }),
   inbound: inboundSettings.optional(),
+  redact: redactSettings.optional(),
 });
 /** What a client sends (before defaults). */
 export type CreateEndpointRequest = z.input<typeof createEndpointRequest>;
 
 /**
  * `PATCH /v1/endpoints/{id}` (docs/design.md §9): a field given replaces the stored one; `null`
- * removes `secret`, `response` or `forward`. `slug` cannot change.
+ * removes `secret`, `response`, `forward` or `redact`. `slug` cannot change.
  */
 export const updateEndpointRequest = z
   .strictObject({
@@ -113,6 +116,7 @@ export const updateEndpointRequest = z
       .nullable()
       .optional()
       .meta({ description: "Replaces the inbound protection (a password or token value left out is kept when one is set); null removes it." }),
+    redact: redactSettings.nullable().optional().meta({ description: "Replaces the redaction settings; null removes them. Captures stored before keep what they were stored with." }),
   })
   .meta({ ...extension });
 export type UpdateEndpointRequest = z.input<typeof updateEndpointRequest>;

@@ -10,7 +10,7 @@ export const curlQuery = z.strictObject({
     .describe("true: header values are not masked."),
 });
 
-const warnings = z.array(warning).optional().meta({ ...extension, description: "Present when a replay as captured would fail, e.g. a stale signature." });
+const warnings = z.array(warning).optional().meta({ ...extension, description: "Present when a replay as captured would fail (`signature_timestamp_stale`) or differs from what the sender sent (`body_redacted`: the event was stored redacted, design §16)." });
 
 /** Operation 8's answer. */
 export const curlExport = z.object({

@@ -3,6 +3,7 @@ import { BODY_ENCODINGS, DECRYPTIONS, DELIVERY_STATES, VERIFICATIONS } from "./v
 import { dateTime, extension, uuid } from "./common.js";
 import { forwardedResponse } from "./forwarding.js";
 import { diagnostic } from "./diagnostic.js";
+import { redactionCounts } from "./redaction.js";
 
 
 const summaryFields = {
@@ -49,6 +50,7 @@ export const eventDetail = z.object({
   body: z.string().optional(),
   bodyEncoding: z.enum(BODY_ENCODINGS).optional(),
   diagnostic,
+  redactions: redactionCounts.optional(),
   forwardedResponse: z.union([forwardedResponse, z.strictObject({})]).describe("{} until the event is forwarded (design §11)."),
 });
 export type EventDetailJson = z.infer<typeof eventDetail>;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ATTEMPT_ERRORS, DELIVERY_STATES, ATTEMPT_TRIGGERS, DESTINATION_DEFAULTS } from "./values.js";
-import { dateTime, extension } from "./common.js";
+import { dateTime, extension, warning } from "./common.js";
 
 /**
  * A destination's settings (design §11; ADR 0014): where a relay or proxy endpoint's
@@ -49,6 +49,10 @@ export const forwardAttempt = z.object({
   bodyBase64: z.string().describe("The answer's first bytes, up to 64 KiB."),
   bodyTruncated: z.boolean(),
   error: z.enum(ATTEMPT_ERRORS).nullable(),
+  warnings: z
+    .array(warning)
+    .optional()
+    .meta({ ...extension, description: "Redeliver's answer only: what the caller should know of what was sent (`body_redacted`: the event was stored redacted, and so it was sent)." }),
 });
 export type ForwardAttemptJson = z.infer<typeof forwardAttempt>;
 

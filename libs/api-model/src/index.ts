@@ -13,6 +13,7 @@ export * from "./providers.js";
 export * from "./responses.js";
 export * from "./forwarding.js";
 export * from "./inbound.js";
+export * from "./redaction.js";
 export * from "./diagnostic.js";
 export * from "./receiving.js";
 export * from "./headers.js";

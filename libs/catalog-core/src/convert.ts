@@ -62,6 +62,7 @@ export function endpointToProto(e: EndpointRecord, includeSecret = false): Endpo
     inboundJson: e.inboundJson,
     ...(includeSecret && e.sealedInbound ? { sealedInbound: e.sealedInbound } : {}),
     rejectedCount: BigInt(e.rejectedCount),
+    redactJson: e.redactJson,
   });
 }
 
@@ -88,6 +89,7 @@ export function endpointFromProto(e: Endpoint): Omit<EndpointRecord, "id" | "cre
     inboundJson: e.inboundJson,
     sealedInbound: e.sealedInbound.length > 0 ? e.sealedInbound : undefined,
     rejectedCount: 0,
+    redactJson: e.redactJson,
   };
 }
 
@@ -111,6 +113,7 @@ export function endpointPatchFromProto(p: EndpointPatchProto): EndpointPatch {
     clearTargetSecret: p.clearTargetSecret,
     inboundJson: p.inboundJson,
     sealedInbound: p.sealedInbound,
+    redactJson: p.redactJson,
   };
 }
 
@@ -139,6 +142,7 @@ export function newEventFromProto(e: Event): NewEvent {
     forwardedResponseJson: e.forwardedResponseJson,
     sequenceStatuses: e.sequenceStatuses,
     forward: e.forward ? { target: e.forward.target, scheduled: e.forwardScheduled } : undefined,
+    redactionsJson: e.redactionsJson,
   };
 }
 
@@ -169,6 +173,7 @@ export function newEventFromCapture(c: CapturedEvent): NewEvent {
     forwardedResponseJson: c.forwardedResponseJson,
     sequenceStatuses: c.sequenceStatuses,
     forward: c.forwardTarget ? { target: c.forwardTarget, scheduled: c.forwardScheduled } : undefined,
+    redactionsJson: c.redactionsJson,
   };
 }
 
@@ -239,6 +244,7 @@ export function eventToProto(e: EventRecord): Event {
     diagnosticJson: e.diagnosticJson,
     forwardedResponseJson: e.forwardedResponseJson,
     ...(e.forward ? { forward: forwardToProto(e.forward) } : {}),
+    redactionsJson: e.redactionsJson ?? "",
   });
 }
 

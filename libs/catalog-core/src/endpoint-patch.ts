@@ -3,8 +3,8 @@ import { validationFailed, type AppError } from "@whc/errors";
 import type { EndpointPatch, EndpointRecord, NewEndpoint } from "./types.js";
 
 /**
- * The record a store writes for a new endpoint: counters at zero, no response and no forward
- * settings unless given.
+ * The record a store writes for a new endpoint: counters at zero, no response, forward or
+ * redaction settings unless given.
  */
 export function newEndpointRecord(endpoint: NewEndpoint): EndpointRecord {
   return {
@@ -14,6 +14,7 @@ export function newEndpointRecord(endpoint: NewEndpoint): EndpointRecord {
     inboundJson: endpoint.inboundJson ?? "",
     sealedInbound: endpoint.inboundJson ? endpoint.sealedInbound : undefined,
     rejectedCount: 0,
+    redactJson: endpoint.redactJson ?? "",
     sequenceCounter: 0,
   };
 }
@@ -31,6 +32,7 @@ const REPLACED = [
   "responseJson",
   "forwardJson",
   "inboundJson",
+  "redactJson",
 ] as const satisfies readonly (keyof EndpointPatch & keyof EndpointRecord)[];
 
 export type ReplacedField = (typeof REPLACED)[number];

@@ -53,6 +53,8 @@ export interface EndpointRecord {
   sealedInbound?: Uint8Array | undefined;
   /** Requests refused by the inbound protection (design §16). */
   rejectedCount: number;
+  /** What ingest replaces before storing a capture (the /v1 `redact` object as JSON); "" for nothing. */
+  redactJson: string;
 }
 
 /** A page of an account's endpoints: ids strictly greater than `after` (any id, even a deleted one's). */
@@ -65,8 +67,8 @@ export interface EndpointPage {
  * What createEndpoint takes: the record without what the store keeps or defaults. A new
  * endpoint starts its sequence at 0 and, without responseJson, answers the default.
  */
-export type NewEndpoint = Omit<EndpointRecord, "responseJson" | "sequenceCounter" | "forwardJson" | "inboundJson" | "rejectedCount"> &
-  Partial<Pick<EndpointRecord, "responseJson" | "sequenceCounter" | "forwardJson" | "inboundJson" | "rejectedCount">>;
+export type NewEndpoint = Omit<EndpointRecord, "responseJson" | "sequenceCounter" | "forwardJson" | "inboundJson" | "rejectedCount" | "redactJson"> &
+  Partial<Pick<EndpointRecord, "responseJson" | "sequenceCounter" | "forwardJson" | "inboundJson" | "rejectedCount" | "redactJson">>;
 
 /**
  * A change to an endpoint: each field present replaces the stored one, the others stay.
@@ -95,6 +97,8 @@ export interface EndpointPatch {
   /** With `sealedInbound`, replaces the inbound protection; `""` removes it and its secrets. */
   inboundJson?: string | undefined;
   sealedInbound?: Uint8Array | undefined;
+  /** `""` removes the redaction settings. */
+  redactJson?: string | undefined;
 }
 
 export interface SealedBody {
@@ -149,6 +153,8 @@ export interface NewEvent {
    * at its receivedAt; without (proxy) it waits for ingest's own attempt.
    */
   forward?: { target: string; scheduled: boolean } | undefined;
+  /** How many values ingest replaced before storing (the /v1 `redactions` as JSON); "" or absent: none. */
+  redactionsJson?: string | undefined;
 }
 
 /** One request to the destination and what it answered. */
@@ -186,7 +192,7 @@ export interface EventRecord extends Omit<NewEvent, "searchTokens" | "sequenceSt
 }
 
 /** The list view leaves out the heavy parts (and the forward attempts). */
-export type EventSummaryRecord = Omit<EventRecord, "headers" | "body" | "sealedRequest" | "diagnosticJson" | "forwardedResponseJson" | "forward"> & {
+export type EventSummaryRecord = Omit<EventRecord, "headers" | "body" | "sealedRequest" | "diagnosticJson" | "forwardedResponseJson" | "forward" | "redactionsJson"> & {
   bodyStored: boolean;
   keyId?: string | undefined;
   forwardState?: DeliveryState | undefined;

@@ -88,6 +88,7 @@ export const SUMMARY_PROJECTION = {
   tokens: 0,
   diagnosticJson: 0,
   forwardedResponseJson: 0,
+  redactionsJson: 0,
   "forward.attempts": 0,
 } as const;
 

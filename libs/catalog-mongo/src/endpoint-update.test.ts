@@ -21,6 +21,7 @@ function stored(overrides: Partial<EndpointRecord> = {}): AnyDoc {
     inboundJson: '{"methods":["POST"]}',
     sealedInbound: secret(9),
     rejectedCount: 4,
+    redactJson: '{"headers":["authorization"]}',
     ...overrides,
   });
   return { ...endpointDocs.write(record), sequenceCounter: 5, eventCount: 3 };
@@ -66,6 +67,8 @@ describe("MongoDB endpoint update documents, evaluated by mingo", () => {
     ["inbound removed, with its sealed secrets", { inboundJson: "" }],
     ["inbound removed, sealed secrets given with it", { inboundJson: "", sealedInbound: secret(11) }],
     ["an inbound that looks like a field path", { inboundJson: "$inboundJson", sealedInbound: secret(12) }],
+    ["redactJson", { redactJson: '{"jsonPaths":["$.card.number"]}' }],
+    ["redactJson removed", { redactJson: "" }],
   ];
 
   it.each(cases)("%s: gives what applyEndpointPatch gives", (_name, patch) => {

@@ -113,7 +113,12 @@ describe("MongoDB documents <-> records", () => {
       forwardedResponseJson: "{}",
     });
     const { searchTokens: _t, ...stored } = e;
-    expect(eventFromDoc(doc)).toEqual({ ...stored, id: s.id, receivedAt: s.receivedAt, readAt: undefined });
+    // Nothing redacted: no field in the document, and "" read back; counts are kept as given.
+    expect(eventFromDoc(doc)).toEqual({ ...stored, id: s.id, receivedAt: s.receivedAt, readAt: undefined, redactionsJson: "" });
+    const counts = '{"headers":1,"jsonPaths":0,"patterns":2}';
+    const redacted = eventToDoc({ ...e, redactionsJson: counts }, s);
+    expect(redacted.redactionsJson).toBe(counts);
+    expect(eventFromDoc(redacted).redactionsJson).toBe(counts);
     expect(summaryDocs.read(doc)).toMatchObject({ id: s.id, bodyStored: true, keyId: "k1", readAt: undefined });
 
     const docs = [doc];

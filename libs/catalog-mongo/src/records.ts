@@ -107,6 +107,7 @@ export const endpointDocs = new RecordDocs<EndpointRecord>({
   sealedInbound: optionalBinary(),
   // Moved by countRejections ($inc) only.
   rejectedCount: kept(withDefault(0), 0),
+  redactJson: withDefault(""),
 });
 
 /** The fields a list shows; the rest of an event (headers, body, tokens...) is eventToDoc's. */
@@ -159,7 +160,7 @@ export function tokensOf(tokens: readonly Uint8Array[]): Binary[] {
 
 /** A new event's document, as stamped at commit, with the response code stored for it. */
 export function eventToDoc(e: NewEvent, s: Stamp, responseCode = e.responseCode): AnyDoc {
-  const { headers, body, sealedRequest, searchTokens, diagnosticJson, forwardedResponseJson, sequenceStatuses: _statuses, forward, ...fields } = e;
+  const { headers, body, sealedRequest, searchTokens, diagnosticJson, forwardedResponseJson, sequenceStatuses: _statuses, forward, redactionsJson, ...fields } = e;
   const summary: EventSummaryRecord = {
     ...fields,
     responseCode,
@@ -180,6 +181,8 @@ export function eventToDoc(e: NewEvent, s: Stamp, responseCode = e.responseCode)
       : {}),
     diagnosticJson,
     forwardedResponseJson,
+    // Only on a capture that had something redacted.
+    ...(redactionsJson ? { redactionsJson } : {}),
     // A relay capture enters the outbox with its insert.
     ...(forward ? { forward: deliveryToDoc(appendedDelivery(forward, s.receivedAt), []) } : {}),
   };
@@ -197,6 +200,7 @@ export function eventFromDoc(d: AnyDoc): EventRecord {
       : undefined,
     diagnosticJson: d.diagnosticJson,
     forwardedResponseJson: d.forwardedResponseJson,
+    redactionsJson: (d.redactionsJson as string | undefined) ?? "",
     forward: forwardFromDoc(d),
   };
 }

@@ -141,6 +141,7 @@ export function createEventAppend(db: Database.Database): Pick<CatalogStore, "ap
           sealedRequest: e.sealedRequest?.ciphertext,
           diagnosticJson: e.diagnosticJson,
           forwardedResponseJson: e.forwardedResponseJson,
+          redactionsJson: e.redactionsJson ?? "",
         }),
       );
       // A relay or proxy capture starts its delivery here; a relay one enters the outbox.

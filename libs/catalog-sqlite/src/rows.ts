@@ -179,6 +179,7 @@ export const endpointRows = new RecordRows<EndpointRecord>("endpoints", {
   sealedInbound: optionalBlob("sealed_inbound"),
   // Moved by CountRejections only.
   rejectedCount: kept(integer("rejected_count"), 0),
+  redactJson: text("redact_json"),
 });
 
 /** An event's small columns, in `events`: what a list shows. */
@@ -289,6 +290,8 @@ export interface BodyRecord {
   sealedRequest: Uint8Array | undefined;
   diagnosticJson: string;
   forwardedResponseJson: string;
+  /** What was redacted (the /v1 `redactions` as JSON); '' for nothing. */
+  redactionsJson: string;
 }
 
 export const bodyRows = new RecordRows<BodyRecord>("event_bodies", {
@@ -299,6 +302,7 @@ export const bodyRows = new RecordRows<BodyRecord>("event_bodies", {
   sealedRequest: sealedPart("sealed_request"),
   diagnosticJson: text("diagnostic"),
   forwardedResponseJson: text("forwarded_response"),
+  redactionsJson: text("redactions"),
 });
 
 /** A whole event, but its forward record, from a row of `events` joined with `event_bodies`. */
@@ -316,6 +320,7 @@ export function eventFromRow(row: Row): EventRecord {
       : undefined,
     diagnosticJson: b.diagnosticJson,
     forwardedResponseJson: b.forwardedResponseJson,
+    redactionsJson: b.redactionsJson,
   };
 }
 

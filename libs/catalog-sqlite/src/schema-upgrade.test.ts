@@ -192,12 +192,13 @@ describe("embedded SQLite: a catalog created by version 1", () => {
         sequenceCounter: 0,
         sealedPreviousSecret: undefined,
         secretRotatedAt: undefined,
+        redactJson: "",
       });
       expect([...endpoint!.sealedSecret!]).toEqual([7, 7, 7]);
       expect((await store.listEndpoints("acct-1")).map((e) => e.id)).toEqual([ENDPOINT_ID]);
 
       const event = await store.getEvent("acct-1", ENDPOINT_ID, EVENT_ID);
-      expect(event).toMatchObject({ id: EVENT_ID, receivedAt: 300, path: "/x", responseCode: 200, headers: [["Content-Type", "application/json"]] });
+      expect(event).toMatchObject({ id: EVENT_ID, receivedAt: 300, path: "/x", responseCode: 200, headers: [["Content-Type", "application/json"]], redactionsJson: "" });
       expect([...event!.body!.ciphertext]).toEqual([1, 2, 3]);
       const found = await store.listEvents({ accountId: "acct-1", endpointId: ENDPOINT_ID, limit: 10, searchTokens: [token("legacy")] });
       expect(found.events.map((e) => e.id)).toEqual([EVENT_ID]);
@@ -207,6 +208,8 @@ describe("embedded SQLite: a catalog created by version 1", () => {
     const db = new Database(file, { readonly: true });
     const columns = (db.pragma("table_info(endpoints)") as { name: string }[]).map((c) => c.name);
     expect(columns).toEqual(expect.arrayContaining(addedColumns.endpoints.map(([name]) => name)));
+    const bodyColumns = (db.pragma("table_info(event_bodies)") as { name: string }[]).map((c) => c.name);
+    expect(bodyColumns).toEqual(expect.arrayContaining(addedColumns.event_bodies.map(([name]) => name)));
     expect(db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get()).toEqual({ value: String(SCHEMA_VERSION) });
     db.close();
   });

@@ -21,8 +21,12 @@ import type Database from "better-sqlite3";
  * in clear and read as they did (ADR 0009).
  * Version 6: `listeners`, the running `whc listen`s heard from within their lifetime (design
  * §19, ADR 0062).
+ * Version 7: redaction (design §16, ADR 0045). Endpoints gained their settings
+ * (`redact_json`), event bodies the counts of what was replaced (`redactions`); '' is none.
+ * Inbound protection too (design §16): endpoints gained `inbound_json`, its sealed secrets
+ * (`sealed_inbound`) and `rejected_count`.
  */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 /**
  * Columns added to a table after it first shipped. A new catalog gets them from CREATE TABLE;
@@ -44,6 +48,7 @@ export const addedColumns = {
     ["inbound_json", "TEXT NOT NULL DEFAULT ''"],
     ["sealed_inbound", "BLOB"],
     ["rejected_count", "INTEGER NOT NULL DEFAULT 0"],
+    ["redact_json", "TEXT NOT NULL DEFAULT ''"],
   ],
   events: [
     ["forward_state", "TEXT"],
@@ -54,7 +59,10 @@ export const addedColumns = {
     // Attempt numbers given out: claims and direct attempts take the next one.
     ["forward_started", "INTEGER NOT NULL DEFAULT 0"],
   ],
-  event_bodies: [["sealed_request", "BLOB"]],
+  event_bodies: [
+    ["sealed_request", "BLOB"],
+    ["redactions", "TEXT NOT NULL DEFAULT ''"],
+  ],
 } as const satisfies Record<string, readonly (readonly [name: string, definition: string])[]>;
 
 const columnsSql = (table: keyof typeof addedColumns) =>

@@ -39,6 +39,7 @@ const capture: fc.Arbitrary<CapturedEvent> = fc
     sequenceStatuses: fc.array(fc.oneof(fc.constantFrom(200, 404, 503), int32), { maxLength: 6 }),
     forwardTarget: text,
     forwardScheduled: fc.boolean(),
+    redactionsJson: text,
   })
   .map((fields) => create(CapturedEventSchema, fields));
 
@@ -77,7 +78,7 @@ describe("encoded captures (AppendEventsRequest.encoded_captures)", () => {
     type Piece = (w: BinaryWriter) => void;
     const piece: fc.Arbitrary<Piece> = fc.oneof(
       fc.tuple(fc.integer({ min: 1, max: 8 }), plainText).map(([f, s]): Piece => (w) => w.tag(f, WireType.LengthDelimited).string(s)),
-      fc.tuple(fc.constantFrom(13, 17, 18, 20), plainText).map(([f, s]): Piece => (w) => w.tag(f, WireType.LengthDelimited).string(s)),
+      fc.tuple(fc.constantFrom(13, 17, 18, 20, 22), plainText).map(([f, s]): Piece => (w) => w.tag(f, WireType.LengthDelimited).string(s)),
       int32.map((n): Piece => (w) => w.tag(9, WireType.Varint).int32(n)),
       int32.map((n): Piece => (w) => w.tag(19, WireType.Varint).int32(n)),
       fc.array(int32, { maxLength: 4 }).map((ns): Piece => (w) => {
@@ -89,10 +90,10 @@ describe("encoded captures (AppendEventsRequest.encoded_captures)", () => {
       fc.boolean().map((b): Piece => (w) => w.tag(21, WireType.Varint).bool(b)),
       fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).map((n): Piece => (w) => w.tag(11, WireType.Varint).int64(n)),
       fc.tuple(fc.constantFrom(12, 14, 15, 16), bytes).map(([f, b]): Piece => (w) => w.tag(f, WireType.LengthDelimited).bytes(b)),
-      fc.tuple(fc.integer({ min: 22, max: 5000 }), fc.nat()).map(([f, n]): Piece => (w) => w.tag(f, WireType.Varint).uint32(n)),
-      fc.tuple(fc.integer({ min: 22, max: 5000 }), bytes).map(([f, b]): Piece => (w) => w.tag(f, WireType.LengthDelimited).bytes(b)),
-      fc.integer({ min: 22, max: 5000 }).map((f): Piece => (w) => w.tag(f, WireType.Bit32).fixed32(7)),
-      fc.integer({ min: 22, max: 5000 }).map((f): Piece => (w) => w.tag(f, WireType.Bit64).fixed64(7n)),
+      fc.tuple(fc.integer({ min: 23, max: 5000 }), fc.nat()).map(([f, n]): Piece => (w) => w.tag(f, WireType.Varint).uint32(n)),
+      fc.tuple(fc.integer({ min: 23, max: 5000 }), bytes).map(([f, b]): Piece => (w) => w.tag(f, WireType.LengthDelimited).bytes(b)),
+      fc.integer({ min: 23, max: 5000 }).map((f): Piece => (w) => w.tag(f, WireType.Bit32).fixed32(7)),
+      fc.integer({ min: 23, max: 5000 }).map((f): Piece => (w) => w.tag(f, WireType.Bit64).fixed64(7n)),
     );
     fc.assert(
       fc.property(fc.array(fc.array(piece, { maxLength: 12 }), { maxLength: 3 }), fc.boolean(), (captures, outerUnknown) => {

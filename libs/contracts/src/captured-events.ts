@@ -47,6 +47,7 @@ const T_FORWARDED = tag(18, LEN);
 const T_STATUSES = tag(19, LEN);
 const T_TARGET = tag(20, LEN);
 const T_SCHEDULED = tag(21, VARINT);
+const T_REDACTIONS = tag(22, LEN);
 const T_CAPTURE = tag(1, LEN);
 
 /** Bytes of an unsigned varint below 2^53. */
@@ -112,6 +113,7 @@ function plan(c: CapturedEvent): Plan {
   if (statuses > 0) size += lenField(T_STATUSES.length, statuses);
   text(T_TARGET, c.forwardTarget);
   if (c.forwardScheduled) size += T_SCHEDULED.length + 1;
+  text(T_REDACTIONS, c.redactionsJson);
   return { size, strings, statuses };
 }
 
@@ -196,6 +198,7 @@ export function encodeCapturedEvents(captures: readonly CapturedEvent[]): Uint8A
     }
     w.string(T_TARGET, c.forwardTarget, s[11] as number);
     if (c.forwardScheduled) w.raw([...T_SCHEDULED, 1]);
+    w.string(T_REDACTIONS, c.redactionsJson, s[12] as number);
   });
   if (w.at !== total) throw new Error(`encodeCapturedEvents wrote ${w.at} bytes of ${total}`);
   return w.buf;
@@ -320,15 +323,17 @@ function emptyCapture(): CapturedEvent {
     sequenceStatuses: [],
     forwardTarget: "",
     forwardScheduled: false,
+    redactionsJson: "",
   };
 }
 
-const STRING_KEYS: Record<number, (typeof STRING_FIELDS)[number][1] | "keyId" | "diagnosticJson" | "forwardedResponseJson" | "forwardTarget"> = {
+const STRING_KEYS: Record<number, (typeof STRING_FIELDS)[number][1] | "keyId" | "diagnosticJson" | "forwardedResponseJson" | "forwardTarget" | "redactionsJson"> = {
   ...Object.fromEntries(STRING_FIELDS),
   13: "keyId",
   17: "diagnosticJson",
   18: "forwardedResponseJson",
   20: "forwardTarget",
+  22: "redactionsJson",
 };
 
 const BYTES_KEYS: Record<number, "wrappedKey" | "sealedRequest" | "body" | "searchTokens"> = {

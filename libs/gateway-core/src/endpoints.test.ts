@@ -104,6 +104,33 @@ describe("creating an endpoint", () => {
     }
   });
 
+  it("keeps redact settings (design §16): shown as given, replaced by a PATCH, removed by null; bad ones named", async () => {
+    const redact = { headers: ["authorization"], jsonPaths: ["$.card.number"], patterns: ["\\b\\d{13,19}\\b"] };
+    const ep = await t.a.api.endpoints.create({ redact });
+    expect(ep.redact).toEqual(redact);
+    expect((await t.a.api.endpoints.get(ep.id)).redact).toEqual(redact);
+    expect((await t.a.api.endpoints.update(ep.id, { redact: { jsonPaths: ["$.items[*].pan"] } })).redact).toEqual({ jsonPaths: ["$.items[*].pan"] });
+    expect((await t.a.api.endpoints.update(ep.id, { displayName: "kept" })).redact).toEqual({ jsonPaths: ["$.items[*].pan"] });
+    expect((await t.a.api.endpoints.update(ep.id, { redact: null })).redact).toBeUndefined();
+    // Settings that redact nothing are none.
+    expect((await t.a.api.endpoints.create({ redact: { headers: [] } })).redact).toBeUndefined();
+    const cases: [Record<string, unknown>, string, string][] = [
+      [{ headers: ["bad header"] }, "redact.headers.0", "pattern"],
+      [{ jsonPaths: ["card.number"] }, "redact.jsonPaths.0", "format"],
+      [{ patterns: ["(unclosed"] }, "redact.patterns.0", "format"],
+      [{ patterns: ["(a+)+$"] }, "redact.patterns.0", "format"],
+      [{ patterns: Array.from({ length: 11 }, (_, i) => `p${i}`) }, "redact.patterns", "length"],
+      [{ cards: true }, "redact.cards", "unknown"],
+    ];
+    for (const [bad, field, reason] of cases) {
+      for (const call of [t.a.api.endpoints.create({ redact: bad } as never), t.a.api.endpoints.update(ep.id, { redact: bad } as never)]) {
+        const err = await refusal(call);
+        expectReply(err, 400, "validation_failed");
+        expect(err.details, JSON.stringify(bad)).toEqual({ field, reason });
+      }
+    }
+  });
+
   it("refuses a provider the registry does not know, naming the field", async () => {
     const err = await refusal(t.a.api.endpoints.create({ provider: "paypal_classic" }));
     expectReply(err, 400, "validation_failed");

@@ -8,6 +8,7 @@ import { hash } from "node:crypto";
 import { bodyKind } from "@whc/signatures";
 import type { DiagnosticJson, HandshakeName, ResponseSource } from "@whc/api-model";
 import { verifyCapture } from "./verify.js";
+import { redact, redactedAny, type Redactor } from "./redact.js";
 
 /** One capture in progress. */
 export interface Capture {
@@ -80,6 +81,7 @@ export function captureEvent(
     sequenceStatuses: [],
     forwardTarget: "",
     forwardScheduled: false,
+    redactionsJson: "",
   };
   const diagnosis: CaptureDiagnosis = {
     bodySha256: hash("sha256", body.whole, "hex"),
@@ -87,6 +89,33 @@ export function captureEvent(
     signature: verified.signature,
   };
   return { capture, keepsBody, request: { path: c.rest, headers }, diagnosis };
+}
+
+/**
+ * Replaces what the endpoint redacts (design §16, ADR 0045) in what is stored: after the
+ * signature was judged on the bytes as sent (captureEvent), before sealing and indexing. The
+ * body is redacted whole, then cut to `keep` bytes, so a value is never half kept at the cut.
+ * The capture records the counts; its body hash becomes the stored bytes' (a hash of the
+ * original would let whoever reads it test guesses of a redacted card number). Without a match
+ * the request and body come back as they were.
+ */
+export function redactCapture(
+  r: Redactor,
+  capture: CapturedEvent,
+  diagnosis: CaptureDiagnosis,
+  request: CapturedRequest,
+  whole: Buffer | undefined,
+  keep: number,
+): { request: CapturedRequest; body: Buffer | undefined } {
+  const out = redact(r, request.headers, whole);
+  const cut = (b: Buffer | undefined) => (b && b.length > keep ? b.subarray(0, keep) : b);
+  if (!redactedAny(out.counts)) return { request, body: cut(whole) };
+  capture.redactionsJson = JSON.stringify(out.counts);
+  if (out.body && out.body !== whole) {
+    diagnosis.bodySha256 = hash("sha256", out.body, "hex");
+    capture.truncated = out.body.length > keep;
+  }
+  return { request: { path: request.path, headers: out.headers }, body: cut(out.body) };
 }
 
 /** What ingest learned of a capture before answering it (design §12); the answer adds its source (diagnosticJson). */

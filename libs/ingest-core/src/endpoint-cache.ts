@@ -1,10 +1,11 @@
 import type { Client } from "@connectrpc/connect";
 import type { CatalogService, CryptoService, Endpoint } from "@whc/contracts";
 import { AppError } from "@whc/errors";
-import type { EndpointResponseConfig, InboundSecrets } from "@whc/api-model";
+import { redactSettingsOf, type EndpointResponseConfig, type InboundSecrets } from "@whc/api-model";
 import { responseConfigOf } from "@whc/api-model/present";
 import { forwardingOf, type Forwarding } from "./forward.js";
 import { inboundGuardOf, type InboundGuard } from "./inbound.js";
+import { compileRedactor, type Redactor } from "./redact.js";
 
 export interface IngestEndpoint {
   endpoint: Endpoint;
@@ -18,6 +19,8 @@ export interface IngestEndpoint {
   forwarding?: Forwarding | undefined;
   /** Who may send (design §16), prepared once per lookup; undefined: anyone. */
   inbound?: InboundGuard | undefined;
+  /** What is replaced before storing (design §16), compiled once per lookup; undefined: nothing. */
+  redactor?: Redactor | undefined;
 }
 
 interface Entry {
@@ -60,6 +63,7 @@ export function createEndpointCache(
       response: responseConfigOf(endpoint.responseJson),
       forwarding: forwardingOf(endpoint),
       inbound: inbound && inboundGuardOf(JSON.parse(inbound.toString("utf8")) as InboundSecrets),
+      redactor: compileRedactor(redactSettingsOf(endpoint.redactJson)),
     };
   }
 

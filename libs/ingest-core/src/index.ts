@@ -11,6 +11,7 @@ export type { EndpointCache } from "./endpoint-cache.js";
 export { createIngestMetrics } from "./metrics.js";
 export type { IngestMetrics } from "./metrics.js";
 export { verifyCapture } from "./verify.js";
+export { compileRedactor, redact } from "./redact.js";
 export { rawHeaderPairs } from "./request.js";
 export { replayDeadlineMs } from "./proxy.js";
 export { createRejectionCounter } from "./rejections.js";

@@ -15,7 +15,7 @@ import { createBurstCollector, createReleaseCollector } from "./collect.js";
 import type { Appended, AppendBatcher } from "./batcher.js";
 
 type Stored = Exclude<Appended, { endpointMissing: true }>;
-import { captureEvent, diagnosticJson, type Capture } from "./capture.js";
+import { captureEvent, diagnosticJson, redactCapture, type Capture } from "./capture.js";
 import { planReply, recordPlan, renderReply, sendAnswer, type ReplyPlan, type ReplyRequest } from "./reply-plan.js";
 import type { EndpointCache, IngestEndpoint } from "./endpoint-cache.js";
 import type { IngestMetrics } from "./metrics.js";
@@ -286,11 +286,17 @@ function bodyIdle(s: Surface, c: Capture, err: BodyIdle): void {
   );
 }
 
+/**
+ * The body bytes a capture stores. A forwarded body is stored whole (up to the inbound limit):
+ * the forward sends the stored bytes, and a cut body would reach the destination as if it were
+ * the sender's.
+ */
+function storedBytes(s: Surface, found: IngestEndpoint): number {
+  return found.forwarding ? s.options.maxInboundBodyBytes : s.options.maxStoredBodyBytes;
+}
+
 function readBody(s: Surface, c: Capture, found: IngestEndpoint, reservation: Reservation): void {
-  // A forwarded body is stored whole (up to the inbound limit): the forward sends the stored
-  // bytes, and a cut body would reach the destination as if it were the sender's.
-  const keep = found.forwarding ? s.options.maxInboundBodyBytes : s.options.maxStoredBodyBytes;
-  const limits = { keep, limit: s.options.maxInboundBodyBytes, idleMs: s.options.bodyIdleMs };
+  const limits = { keep: storedBytes(s, found), limit: s.options.maxInboundBodyBytes, idleMs: s.options.bodyIdleMs };
   readBodyThen(c.req, limits, reservation, (err, body) => {
     if (err instanceof BodyOverBudget) return overloaded(s, c, err.reason);
     if (err instanceof BodyIdle) return bodyIdle(s, c, err);
@@ -327,6 +333,10 @@ function arrivedHop(c: Capture): number {
 
 function captureBody(s: Surface, c: Capture, found: IngestEndpoint, body: ReadBody): void {
   const { capture, keepsBody, request: captured, diagnosis } = captureEvent(c, found, body, s.options);
+  let storedRequest = captured;
+  let storedBody = keepsBody ? body.kept : undefined;
+  // Without redaction this one check is all it costs (design §20): nothing is allocated.
+  if (found.redactor) ({ request: storedRequest, body: storedBody } = redactCapture(found.redactor, capture, diagnosis, captured, keepsBody ? body.whole : undefined, storedBytes(s, found)));
   let pending: Pending | undefined;
   if (body.overLimit) {
     // Refused as too large: only metadata is stored (never forwarded), and ingest's own 413 is the answer.
@@ -351,7 +361,7 @@ function captureBody(s: Surface, c: Capture, found: IngestEndpoint, body: ReadBo
     recordPlan(capture, found, reply, diagnosis);
     pending = { found, reply, request };
   }
-  const parts: CaptureParts = { request: packRequest(captured), body: keepsBody ? body.kept : undefined, forwardTarget: capture.forwardTarget || undefined };
+  const parts: CaptureParts = { request: packRequest(storedRequest), body: storedBody, forwardTarget: capture.forwardTarget || undefined };
   sealThenCommit(s, c, capture, parts, pending);
 }
 

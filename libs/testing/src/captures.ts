@@ -27,6 +27,8 @@ export interface CaptureInput {
   forwardTarget?: string;
   /** relay: the delivery enters the outbox with the append. */
   forwardScheduled?: boolean;
+  /** What ingest redacted, as the /v1 `redactions` JSON; absent: nothing. */
+  redactionsJson?: string;
 }
 
 const NONE = new Uint8Array(0);
@@ -74,6 +76,7 @@ export async function sealedCapture(sealer: EnvelopeSealer, input: CaptureInput,
     sequenceStatuses: input.sequenceStatuses ?? [],
     forwardTarget: input.forwardTarget ?? "",
     forwardScheduled: input.forwardScheduled ?? false,
+    redactionsJson: input.redactionsJson ?? "",
   };
   const request = packRequest({ path: input.path ?? "", headers: input.headers ?? [["Content-Type", "application/json"]] });
   const sealed = await sealer.sealCapture(input.endpointId, { request, body, forwardTarget: input.forwardTarget });

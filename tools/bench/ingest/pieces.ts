@@ -5,7 +5,7 @@ import { MessageChannel } from "node:worker_threads";
 import { create } from "@bufbuild/protobuf";
 import { EventSchema, SealedBodySchema } from "@whc/contracts";
 import { seal, createBlindIndexer, packRequest } from "@whc/sealing";
-import { verifyCapture } from "@whc/ingest-core";
+import { compileRedactor, redact, verifyCapture } from "@whc/ingest-core";
 import { canonicalEventType } from "@whc/signatures";
 import { eventSummaryJson } from "@whc/api-model/present";
 import { requestContext } from "@whc/logging";
@@ -68,6 +68,18 @@ const requestAad = Buffer.from(`${endpointId}\0request`);
 time("packRequest (13 headers)", 20000, () => packRequest({ path: "/orders/7?source=bench", headers }));
 time("packRequest + seal of the request", 20000, () => seal(key, packRequest({ path: "/orders/7?source=bench", headers }), requestAad));
 time("eventSummaryJson", 20000, () => eventSummaryJson(event));
+// Redaction (design §16, ADR 0045): what a capture costs with an endpoint's redact configured.
+const redactor = compileRedactor({ headers: ["stripe-signature"], jsonPaths: ["$.data.object.customer", "$.data.object.lines[*].description"], patterns: ["\\b\\d{13,19}\\b"] })!;
+time("redact: 1 header, 2 JSON paths, 1 pattern", 20000, () => redact(redactor, headers, body));
+const headerOnly = compileRedactor({ headers: ["authorization"] })!;
+time("redact: 1 header", 20000, () => redact(headerOnly, headers, body));
+const pathOnly = compileRedactor({ jsonPaths: ["$.data.object.customer"] })!;
+time("redact: 1 JSON path", 20000, () => redact(pathOnly, headers, body));
+const patternOnly = compileRedactor({ patterns: ["\\b\\d{13,19}\\b"] })!;
+time("redact: 1 pattern (card numbers)", 20000, () => redact(patternOnly, headers, body));
+// The worst an allowed pattern can be made to do (ADR 0045): 1 MiB of digits, cost 255.
+const digits = Buffer.alloc(1 << 20, "1");
+time("redact: pattern \\d{1,85}x, 1 MiB of digits", 3, () => redact(compileRedactor({ patterns: ["\\d{1,85}x"] })!, [], digits));
 time("randomUUID", 20000, () => randomUUID());
 time("requestContext.run", 20000, () => requestContext.run({ requestId: "x" }, () => 1));
 const { port1, port2 } = new MessageChannel();

@@ -2,6 +2,7 @@ import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { BSON, MongoClient } from "mongodb";
+import Stripe from "stripe";
 import { needlesIn, needlesInFiles, waitFor } from "@whc/testing";
 import { startCluster, type Cluster } from "./cluster.js";
 
@@ -19,6 +20,8 @@ const SECRETS = [BEARER, QUERY, SUBPATH];
 /** Stored in clear on purpose (the event type): the scan must find it, or it reads nothing. */
 const CLEAR_CONTROL = "DistClearControlQzx";
 const REST = `/in/${SUBPATH}?token=${QUERY}`;
+/** A card number an endpoint redacts (design §16): in no file, document or search result. */
+const CARD = "4000056655665556";
 
 let cluster: Cluster;
 const seen: { url: string; authorization: string | undefined }[] = [];
@@ -60,6 +63,47 @@ async function atRest(needles: readonly string[]): Promise<string[]> {
   const files = needlesInFiles(cluster.env.WHC_DATA_DIR!, needles);
   return uri ? [...files, ...needlesIn(await mongoDocuments(uri), needles)] : files;
 }
+
+describe("distributed: redaction (design §16)", () => {
+  it("verifies a Stripe-signed body in ingest, then stores it redacted byte for byte around the value; search, replay and the store never see it", async () => {
+    const secret = "whsec_distributed_redaction";
+    const res = await cluster.api.post("/v1/endpoints", {
+      slug: "redacted",
+      provider: "stripe",
+      secret,
+      redact: { headers: ["authorization"], jsonPaths: ["$.data.object.card.number"], patterns: ["\\bsk_live_[A-Za-z0-9]{8,32}"] },
+    });
+    expect(res.status, res.text).toBe(201);
+    const ep = res.body as { id: string; webhookUrl: string };
+    const payload = `{"type":"${CLEAR_CONTROL}","data":{"object":{"card":{ "number": "${CARD}" },"key":"sk_live_abcdEFGH1234","words":"kept here"}}}`;
+    const sent = await fetch(ep.webhookUrl, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        authorization: `Bearer ${BEARER}`,
+        "stripe-signature": new Stripe("sk_test_x").webhooks.generateTestHeaderString({ payload, secret }),
+      },
+      body: payload,
+    });
+    expect(sent.status).toBe(200);
+    const id = ((await sent.json()) as { id: string }).id;
+
+    const detail = (await cluster.api.get(`/v1/endpoints/${ep.id}/events/${id}`)).body as Record<string, unknown> & { headers: Record<string, string[]> };
+    expect(detail).toMatchObject({ verification: "verified", redactions: { headers: 1, jsonPaths: 1, patterns: 1 } });
+    expect(detail.body).toBe(payload.replace(`"${CARD}"`, '"[redacted]"').replace("sk_live_abcdEFGH1234", "[redacted]"));
+    expect(detail.headers.authorization).toEqual(["[redacted]"]);
+    const found = async (words: string) => ((await cluster.api.get(`/v1/endpoints/${ep.id}/events?search=${words}`)).body as { items: unknown[] }).items.length;
+    expect([await found(CARD), await found("kept")]).toEqual([0, 1]);
+    const curl = await cluster.api.get(`/v1/endpoints/${ep.id}/events/${id}/curl`);
+    expect(curl.body).toMatchObject({ byteIdentical: false, warnings: [{ code: "body_redacted" }] });
+    const replayed = await cluster.api.post(`/v1/endpoints/${ep.id}/events/${id}/replay`, { target_url: `${destUrl}/redacted` });
+    expect(replayed.status, replayed.text).toBe(200);
+    expect(replayed.body.warnings).toEqual([expect.objectContaining({ code: "body_redacted" })]);
+    expect(seen.find((s) => s.url === "/redacted")?.authorization).toBe("[redacted]");
+    expect(await atRest([CLEAR_CONTROL])).not.toEqual([]);
+    expect(await atRest([CARD])).toEqual([]);
+  });
+});
 
 describe("distributed: a capture's headers, sub-path and query at rest", () => {
   it("are stored sealed, yet the API, cURL export, replay and a relay carry them", async () => {
@@ -111,6 +155,6 @@ describe("distributed: a capture's headers, sub-path and query at rest", () => {
     // Once every process has stopped (SQLite checkpoints its WAL into the file on close).
     for (const s of ["gateway", "ingest", "replay", "catalog"] as const) await cluster.stop(s);
     expect(await atRest([CLEAR_CONTROL])).not.toEqual([]);
-    expect(await atRest(SECRETS)).toEqual([]);
+    expect(await atRest([...SECRETS, CARD])).toEqual([]);
   });
 });

@@ -1,11 +1,20 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
-import { OPERATING_MODES, type CreateEndpointRequest, type EndpointJson, type ForwardSettingsInput, type UpdateEndpointRequest } from "@whc/api-model";
+import {
+  OPERATING_MODES,
+  checkShape,
+  redactSettings,
+  type CreateEndpointRequest,
+  type EndpointJson,
+  type ForwardSettingsInput,
+  type RedactSettings,
+  type UpdateEndpointRequest,
+} from "@whc/api-model";
 import { PROVIDER_NAMES } from "@whc/signatures";
 import type { Context } from "../context.js";
 import { resolveEndpoint } from "../endpoint-ref.js";
 import { oneOf, table } from "../output.js";
 import { readResponseOption } from "../response-option.js";
-import { describeEndpoint, forwardText } from "../views.js";
+import { describeEndpoint, forwardText, redactText } from "../views.js";
 import { inboundOf, inboundText, withInboundOptions, type InboundFlags } from "../inbound-options.js";
 
 /** The command-line flags that make a destination's settings (design §11). */
@@ -18,7 +27,14 @@ interface ForwardFlags {
   targetSecret?: string;
 }
 
-interface CreateOptions extends ForwardFlags, InboundFlags {
+/** The repeatable flags that make an endpoint's `redact` (design §16). */
+interface RedactFlags {
+  redactHeader?: string[];
+  redactJsonPath?: string[];
+  redactPattern?: string[];
+}
+
+interface CreateOptions extends ForwardFlags, InboundFlags, RedactFlags {
   slug?: string;
   name?: string;
   provider?: string;
@@ -26,9 +42,11 @@ interface CreateOptions extends ForwardFlags, InboundFlags {
   metadataOnly?: boolean;
 }
 
-interface UpdateOptions extends ForwardFlags, InboundFlags {
+interface UpdateOptions extends ForwardFlags, InboundFlags, RedactFlags {
   /** false for `--no-forward`. */
   forward?: false;
+  /** false for `--no-redact`. */
+  redact?: false;
   name?: string;
   pause?: boolean;
   resume?: boolean;
@@ -57,6 +75,23 @@ function forwardSettingsOf(opts: ForwardFlags): ForwardSettingsInput | undefined
   };
 }
 
+/**
+ * The `redact` object from the --redact-* flags, checked here so a bad path or pattern is named
+ * before anything is sent; undefined when none was given.
+ */
+function redactSettingsOf(opts: RedactFlags): RedactSettings | undefined {
+  const lists: Record<string, string[] | undefined> = { headers: opts.redactHeader, jsonPaths: opts.redactJsonPath, patterns: opts.redactPattern };
+  if (Object.values(lists).every((l) => l === undefined)) return undefined;
+  const checked = checkShape(redactSettings, Object.fromEntries(Object.entries(lists).filter(([, l]) => l !== undefined)));
+  if (checked.ok) return checked.value;
+  const { field, message } = checked.problem;
+  const [list = "", index] = field.split(".");
+  const value = index === undefined ? undefined : lists[list]?.[Number(index)];
+  throw new Error(`${REDACT_FLAGS[list] ?? "--redact-*"}${value === undefined ? "" : ` ${JSON.stringify(value)}`}: ${message} (nothing was sent)`);
+}
+
+const REDACT_FLAGS: Record<string, string> = { headers: "--redact-header", jsonPaths: "--redact-json-path", patterns: "--redact-pattern" };
+
 /** --forward-to alone means relay: the mode that forwards without changing what senders get. */
 function modeOf(opts: ForwardFlags & { metadataOnly?: boolean }): string | undefined {
   if (opts.metadataOnly) return "metadata_only";
@@ -65,6 +100,7 @@ function modeOf(opts: ForwardFlags & { metadataOnly?: boolean }): string | undef
 
 function createRequest(opts: CreateOptions): CreateEndpointRequest {
   const forward = forwardSettingsOf(opts);
+  const redact = redactSettingsOf(opts);
   const mode = modeOf(opts);
   const inbound = inboundOf(opts);
   return {
@@ -75,6 +111,7 @@ function createRequest(opts: CreateOptions): CreateEndpointRequest {
     ...(mode ? { operatingMode: mode as CreateEndpointRequest["operatingMode"] } : {}),
     ...(forward ? { forward } : {}),
     ...(inbound ? { inbound } : {}),
+    ...(redact ? { redact } : {}),
   };
 }
 
@@ -94,6 +131,19 @@ function withForwardOptions(command: Command): Command {
     .option("--target-secret <secret>", "re-sign forwarded requests with this secret (write-only)");
 }
 
+/** Each use of a repeatable flag adds its value. */
+function repeated(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+/** The redaction options both create and update take (design §16). */
+function withRedactOptions(command: Command): Command {
+  return command
+    .option("--redact-header <name>", "store this header's values as [redacted] (repeatable)", repeated)
+    .option("--redact-json-path <path>", 'store the JSON value at $.a.b, $.a[0] or $.a[*].b as "[redacted]" (repeatable)', repeated)
+    .option("--redact-pattern <regex>", "store matches of this bounded regular expression in UTF-8 bodies as [redacted] (repeatable)", repeated);
+}
+
 function booleanArgument(value: string): boolean {
   if (value === "true") return true;
   if (value === "false") return false;
@@ -104,6 +154,8 @@ function booleanArgument(value: string): boolean {
 async function updateRequest(opts: UpdateOptions, current?: EndpointJson): Promise<UpdateEndpointRequest> {
   const forward = forwardSettingsOf(opts);
   const inbound = inboundOf(opts, current?.inbound);
+  const redact = redactSettingsOf(opts);
+  if (redact && opts.redact === false) throw new Error("--no-redact removes every redaction: give it without --redact-* (nothing was sent)");
   const body: UpdateEndpointRequest = {
     ...(opts.mode !== undefined ? { operatingMode: opts.mode as UpdateEndpointRequest["operatingMode"] } : {}),
     ...(opts.forward === false ? { forward: null } : forward ? { forward } : {}),
@@ -115,6 +167,7 @@ async function updateRequest(opts: UpdateOptions, current?: EndpointJson): Promi
     ...(opts.replayFromApi !== undefined ? { replayFromApi: opts.replayFromApi } : {}),
     ...(opts.replayFromDashboard !== undefined ? { replayFromDashboard: opts.replayFromDashboard } : {}),
     ...(inbound !== undefined ? { inbound } : {}),
+    ...(opts.redact === false ? { redact: null } : redact ? { redact } : {}),
   };
   if (Object.keys(body).length === 0) throw new Error("nothing to update: give at least one option (whc endpoints update --help)");
   return body;
@@ -141,6 +194,8 @@ function changeLines(body: UpdateEndpointRequest, e: EndpointJson): string[] {
   if (body.secret === null) lines.push("secret: removed");
   if (body.response === null) lines.push("response: removed (answers 200 with the event id)");
   else if (body.response !== undefined) lines.push(`response: ${shortened(JSON.stringify(e.response ?? body.response), 200)}`);
+  if (body.redact === null) lines.push("redact: removed (captures are stored as sent)");
+  else if (body.redact !== undefined) lines.push(`redact: ${e.redact ? redactText(e.redact) : "nothing"}`);
   if (body.replayFromApi !== undefined) lines.push(`replay from the API: ${e.replayFromApi ? "allowed" : "refused"}`);
   if (body.replayFromDashboard !== undefined) lines.push(`replay from the dashboard: ${e.replayFromDashboard ? "allowed" : "refused"}`);
   if (body.inbound !== undefined) lines.push(`inbound: ${inboundText(e)}`);
@@ -174,7 +229,7 @@ export function endpointCommands(program: Command, ctx: () => Context): void {
       out.result(e, () => describeEndpoint(e));
     });
 
-  withInboundOptions(withForwardOptions(endpoints.command("create")))
+  withRedactOptions(withInboundOptions(withForwardOptions(endpoints.command("create"))))
     .option("--slug <slug>")
     .option("--name <displayName>")
     .option("--provider <provider>", oneOf(PROVIDER_NAMES))
@@ -185,11 +240,12 @@ export function endpointCommands(program: Command, ctx: () => Context): void {
       const client = api();
       const e = await out.busy("creating", () => client.endpoints.create(createRequest(opts)));
       const forwarding = e.forward ? `\n${e.operatingMode} to ${e.forward.url}` : "";
-      out.result(e, () => `created ${e.slug} (${e.id})\nsend webhooks to ${e.webhookUrl}${forwarding}`);
+      const redacting = e.redact ? `\nredacts ${redactText(e.redact)}` : "";
+      out.result(e, () => `created ${e.slug} (${e.id})\nsend webhooks to ${e.webhookUrl}${forwarding}${redacting}`);
     });
 
-  withInboundOptions(withForwardOptions(endpoints.command("update")))
-    .description("change an endpoint; only the options given change")
+  withRedactOptions(withInboundOptions(withForwardOptions(endpoints.command("update"))))
+    .description("change an endpoint; only the options given change (the --redact-* flags given replace every redaction)")
     .argument("<endpoint>", "its id or slug")
     .option("--name <displayName>")
     .addOption(new Option("--pause", "refuse captures (503) until resumed").conflicts("resume"))
@@ -203,6 +259,7 @@ export function endpointCommands(program: Command, ctx: () => Context): void {
     .option("--no-response", "answer 200 with the event id again")
     .option("--no-forward", "remove the forward settings (and the target secret); set --mode capture too")
     .option("--no-inbound", "remove the inbound protection: anyone may send again")
+    .option("--no-redact", "store captures as sent again (the events already stored stay redacted)")
     .addOption(new Option("--replay-from-api <bool>", "allow replays asked through the API").argParser(booleanArgument))
     .addOption(new Option("--replay-from-dashboard <bool>", "allow replays asked from the dashboard").argParser(booleanArgument))
     .action(async (ref: string, opts: UpdateOptions) => {

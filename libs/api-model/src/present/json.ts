@@ -3,6 +3,9 @@ import type { CapturedEvent, Endpoint, Event, Forward, Header } from "@whc/contr
 import {
   endpointResponseConfig,
   destinationSettings,
+  redactSettings,
+  redactionCountsOf,
+  storedJsonOf,
   type DestinationSettings,
   type Decryption,
   type EndpointJson,
@@ -52,6 +55,7 @@ export function endpointJson(e: Endpoint, ingestPublicUrl: string): EndpointJson
     ...(e.forwardJson ? { forward: forwardViewOf(e.forwardJson, e.targetSecretSet) } : {}),
     ...(e.inboundJson ? { inbound: inboundViewOfJson(e.inboundJson) } : {}),
     rejectedCount: Number(e.rejectedCount),
+    ...(e.redactJson ? { redact: storedJsonOf(redactSettings, e.redactJson) } : {}),
   };
 }
 
@@ -73,13 +77,7 @@ const storedDestination = z.object(destinationSettings.shape);
  * when saved, so a bad one reads as none.
  */
 export function destinationSettingsOf(json: string): DestinationSettings | undefined {
-  if (!json) return undefined;
-  try {
-    const parsed = storedDestination.safeParse(JSON.parse(json));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
+  return storedJsonOf(storedDestination, json);
 }
 
 /** The stored forward settings as the Endpoint shows them. */
@@ -90,13 +88,7 @@ export function forwardViewOf(json: string, targetSecretSet: boolean): ForwardVi
 
 /** The stored response configuration; it was validated when saved, so a bad one reads as none. */
 export function responseConfigOf(json: string): EndpointResponseConfig | undefined {
-  if (!json) return undefined;
-  try {
-    const parsed = endpointResponseConfig.safeParse(JSON.parse(json));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
+  return storedJsonOf(endpointResponseConfig, json);
 }
 
 /**
@@ -253,6 +245,7 @@ export function eventDetailJson(
 ): EventDetailJson {
   const { searchMatchedTruncated: _unused, ...summary } = eventSummaryJson(e);
   void _unused;
+  const redactions = redactionCountsOf(e.redactionsJson);
   return {
     ...summary,
     decryption: opened.decryption,
@@ -261,6 +254,7 @@ export function eventDetailJson(
     remoteIp: e.remoteIp,
     ...(opened.decryption === "ok" && opened.plaintext ? bodyJson(opened.plaintext) : {}),
     diagnostic: parseObject(e.diagnosticJson),
+    ...(redactions ? { redactions } : {}),
     forwardedResponse: forwardedResponseJson(e.forward, opened.attemptBodies),
   };
 }

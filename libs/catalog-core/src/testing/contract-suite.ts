@@ -8,6 +8,7 @@ import { endpointFixture, eventFixture, keyHash, token } from "./fixtures.js";
 import { forwardingContract } from "./forward-contract.js";
 import { endpointListContract, endpointQuotaContract } from "./endpoint-list-contract.js";
 import { listenerContract } from "./listener-contract.js";
+import { redactionContract } from "./redaction-contract.js";
 
 export interface ContractOptions {
   open: () => Promise<CatalogStore>;
@@ -161,6 +162,7 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
     endpointUpdateContract(context);
     responseSequenceContract(context);
     forwardingContract(context);
+    redactionContract(context);
     listenerContract(context, options.another);
 
     describe("events", () => {

@@ -37,6 +37,7 @@ export function endpointFixture(accountId: string, overrides: Partial<EndpointRe
     forwardJson: "",
     inboundJson: "",
     rejectedCount: 0,
+    redactJson: "",
     ...overrides,
   };
 }

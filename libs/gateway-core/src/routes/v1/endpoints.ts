@@ -9,7 +9,9 @@ import {
   endpointList,
   extension,
   listEndpointsQuery,
+  redactsAnything,
   updateEndpointRequest,
+  type RedactSettings,
   type Warning,
 } from "@whc/api-model";
 import { endpointJson } from "@whc/api-model/present";
@@ -18,6 +20,11 @@ import type { GatewayDeps, GatewayOptions } from "../../deps.js";
 import { route, type Route } from "../../route.js";
 import { forwardPatch, requireForwardFor, sealTargetSecret, storedForwardJson, vetForwardTarget } from "./forward-settings.js";
 import { inboundOfNewEndpoint, inboundPatch } from "./inbound-settings.js";
+
+/** The stored form of `redact`: "" when it redacts nothing (absent, null or every list empty). */
+function storedRedactJson(redact: RedactSettings | null | undefined): string {
+  return redactsAnything(redact ?? undefined) ? JSON.stringify(redact) : "";
+}
 
 const SLUG_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
 
@@ -78,7 +85,8 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
         "resource. Every field is optional: `slug` defaults to a random `ep-...`, `displayName` to the slug, " +
         "`operatingMode` to `capture`, `status` to `active`, `provider` to `generic`. A `secret` turns on signature " +
         "verification with the provider's scheme (write-only: the Endpoint shows `secretSet`). `relay` and `proxy` need " +
-        "`forward` settings, whose URL the egress guard vets now.\n\n" +
+        "`forward` settings, whose URL the egress guard vets now. `redact` names what ingest replaces before storing a " +
+        "capture (design §16).\n\n" +
         "Errors: 409 `slug_taken` when the account already has the slug; 400 `validation_failed` naming the field " +
         "(`forward` with `reason: required` for a forwarding mode without settings), or `target_not_allowed` for a " +
         "forward URL the egress guard refuses.",
@@ -117,6 +125,7 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
             forwardJson: forward ? storedForwardJson(forward) : "",
             sealedTargetSecret: forward?.targetSecret ? await sealTargetSecret(crypto, forward.targetSecret) : new Uint8Array(),
             ...(await inboundOfNewEndpoint(crypto, body.inbound)),
+            redactJson: storedRedactJson(body.redact),
             source: "api",
           }),
         });
@@ -148,7 +157,7 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
       summary: "Update an endpoint",
       description:
         "Changes the fields given and answers the endpoint as updated; ingest applies the change within a second. A field " +
-        "given replaces the stored one; `null` removes `secret`, `response` or `forward` (new `forward` settings without " +
+        "given replaces the stored one; `null` removes `secret`, `response`, `forward` or `redact` (new `forward` settings without " +
         "`targetSecret` keep the stored one). A new `secret` leaves the previous one verifying for `WHC_SECRET_GRACE_S` " +
         "(a day by default), so a provider that switches over gradually is never reported as failing; a `response` given " +
         "restarts its sequence. `{\"status\": \"paused\"}` pauses the endpoint: ingest then answers its senders 503 and " +
@@ -163,7 +172,7 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
       success: { status: 200, schema: endpoint, description: "The endpoint as updated. Ingest sees the change within a second." },
       errors: [400, 413, 415],
       async handler(_ctx, { auth, params, body }) {
-        const { secret, response, forward, inbound, ...plain } = body;
+        const { secret, response, forward, inbound, redact, ...plain } = body;
         const warnings: Warning[] = [];
         // A patch leaving a relay or proxy endpoint without forward settings is refused by the
         // catalog inside the update (validation_failed on forward), against what is stored then.
@@ -177,6 +186,7 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
           clearSecret: secret === null,
           // A response given restarts its sequence: "the n-th capture since the sequence was set".
           ...(response !== undefined ? { responseJson: response === null ? "" : JSON.stringify(response), resetSequence: true } : {}),
+          ...(redact !== undefined ? { redactJson: storedRedactJson(redact) } : {}),
         });
         const res = await catalog.updateEndpoint({ accountId: auth.accountId, endpointId: params.id!, patch });
         bus.publishEndpointChanged(params.id!);

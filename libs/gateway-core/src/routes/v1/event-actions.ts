@@ -4,7 +4,7 @@ import { webhookUrlOf } from "@whc/api-model/present";
 import { openCapture } from "@whc/sealing";
 import type { GatewayDeps, GatewayOptions } from "../../deps.js";
 import { route, type Route } from "../../route.js";
-import { staleSignatureWarning } from "./warnings.js";
+import { sendWarnings } from "./warnings.js";
 
 const RATE_LIMIT_HEADERS = {
   "RateLimit-Limit": { description: "The account's daily replay allowance.", schema: { type: "integer" } },
@@ -15,13 +15,16 @@ const RATE_LIMIT_HEADERS = {
 /** Operations 8 (cURL export) and 9 (replay). */
 export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): Route[] {
   const { catalog } = deps;
-  /** After an exact replay: whether the signature it carried was already too old. Never fails the replay. */
-  async function staleWarning(accountId: string, endpointId: string, eventId: string) {
+  /**
+   * After a replay: whether the signature an exact one carried was already too old, whether the
+   * body sent was stored redacted. Never fails the replay.
+   */
+  async function replayWarnings(accountId: string, endpointId: string, eventId: string, exact: boolean) {
     try {
       const { event } = await catalog.getEvent({ accountId, endpointId, eventId, markRead: false });
-      return event ? staleSignatureWarning(event, Date.now()) : undefined;
+      return event ? sendWarnings(event, exact, Date.now()) : [];
     } catch {
-      return undefined;
+      return [];
     }
   }
   return [
@@ -34,7 +37,9 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
         "One line of bash that sends the captured request again to its `webhookUrl` (sub-path and query included) with " +
         "its method, headers and body, quoted so that nothing in it can break out. Credentials and signature headers are " +
         "masked (`[MASKED]`) unless `unmasked=true`; `headersMasked`, `bodyOmitted` and `byteIdentical` say how faithful " +
-        "the command is, and `warnings` says when the captured signature is already older than its provider accepts.",
+        "the command is (`byteIdentical` is false for an event stored redacted), and `warnings` says when the captured " +
+        "signature is already older than its provider accepts (`signature_timestamp_stale`) or the event was stored " +
+        "redacted (`body_redacted`).",
       tags: ["events"],
       query: curlQuery,
       success: { status: 200, schema: curlExport, description: "A single-line bash cURL command." },
@@ -46,7 +51,7 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
         // Headers, sub-path and query are sealed with the body (ADR 0009).
         const { event: e, body } = await openCapture(deps.opener, event!);
         const signatureHeader = endpoint!.genericSignatureHeader;
-        const stale = staleSignatureWarning(e, Date.now());
+        const warnings = sendWarnings(e, true, Date.now());
         const exported = buildCurlCommand({
           method: e.method,
           url: webhookUrlOf(options.ingestPublicUrl, endpointId) + e.path,
@@ -56,7 +61,9 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
           unmasked: query.unmasked ?? false,
           extraMaskedHeaders: signatureHeader ? [signatureHeader] : [],
         });
-        return stale ? { ...exported, warnings: [stale] } : exported;
+        // A redacted event's command sends the redacted bytes (design §16).
+        const redacted = warnings.some((w) => w.code === "body_redacted");
+        return { ...exported, byteIdentical: exported.byteIdentical && !redacted, ...(warnings.length > 0 ? { warnings } : {}) };
       },
     }),
     route({
@@ -68,7 +75,8 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
         "Sends the captured request to `target_url` and answers what the target said. `exact` (the default) sends the " +
         "captured method, headers and body bytes; `resign` (the default when `target_secret` is given) recomputes the " +
         "provider's signature headers with `target_secret` and a fresh timestamp, for a target that verifies them. " +
-        "Redirects are answers, never followed; `response_excerpt_base64` holds the first 4 KiB of the answer.\n\n" +
+        "Redirects are answers, never followed; `response_excerpt_base64` holds the first 4 KiB of the answer. An event " +
+        "stored redacted is sent as stored, with `warnings: [{\"code\":\"body_redacted\"}]`.\n\n" +
         "The target must pass the SSRF guard (http or https; public addresses only, unless " +
         "`WHC_REPLAY_ALLOW_PRIVATE_TARGETS`), and each replay spends one unit of the account's daily allowance (the " +
         "`RateLimit-*` headers).\n\n" +
@@ -110,7 +118,7 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
         ctx.set("RateLimit-Limit", String(res.rateLimitLimit));
         ctx.set("RateLimit-Remaining", String(res.rateLimitRemaining));
         ctx.set("RateLimit-Reset", String(res.rateLimitReset));
-        const stale = res.mode === "exact" ? await staleWarning(auth.accountId, params.endpointId!, params.eventId!) : undefined;
+        const warnings = await replayWarnings(auth.accountId, params.endpointId!, params.eventId!, res.mode === "exact");
         return {
           result: res.result as ReplayResultJson["result"],
           ...(res.targetStatus ? { target_status: res.targetStatus } : {}),
@@ -123,7 +131,7 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
           target_url: res.targetUrl,
           event_id: res.eventId,
           ...(res.auditId ? { audit_id: res.auditId } : {}),
-          ...(stale ? { warnings: [stale] } : {}),
+          ...(warnings.length > 0 ? { warnings } : {}),
         };
       },
     }),

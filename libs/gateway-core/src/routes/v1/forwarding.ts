@@ -4,6 +4,7 @@ import { extension, forwardAttempt, recordAttemptRequest, type ForwardAttemptJso
 import { forwardAttemptJson } from "@whc/api-model/present";
 import type { GatewayDeps } from "../../deps.js";
 import { route, type Route } from "../../route.js";
+import { redactedBodyWarning } from "./warnings.js";
 
 /** What a recorded attempt keeps of the answer body (design §11): redelivery asks for as much. */
 const ATTEMPT_BODY_BYTES = 64 * 1024;
@@ -18,7 +19,16 @@ function attemptJson(result: AttemptResult | undefined): ForwardAttemptJson {
 
 /** Forwarding's operations on one event (design §11): redeliver now, and record a client's attempt. */
 export function forwardingRoutes(deps: GatewayDeps): Route[] {
-  const { replay } = deps;
+  const { replay, catalog } = deps;
+  /** After a redelivery: whether the body sent was stored redacted (design §16). Never fails the redelivery. */
+  async function redactedWarning(accountId: string, endpointId: string, eventId: string) {
+    try {
+      const { event } = await catalog.getEvent({ accountId, endpointId, eventId, markRead: false });
+      return event && redactedBodyWarning(event);
+    } catch {
+      return undefined;
+    }
+  }
   return [
     route({
       method: "POST",
@@ -29,7 +39,8 @@ export function forwardingRoutes(deps: GatewayDeps): Route[] {
         "Sends the event to the endpoint's `forward` destination now (trigger `manual`) and answers the attempt, also " +
         "recorded in the event's `forwardedResponse`. A 2xx makes the delivery `delivered` and takes it out of the retry " +
         "outbox; any other answer leaves a delivery waiting for a retry as it is, and otherwise marks it `failed`. Works " +
-        "on any endpoint with `forward` settings, `capture` ones included.\n\n" +
+        "on any endpoint with `forward` settings, `capture` ones included. An event stored redacted is sent as stored, " +
+        "and the answer carries `warnings: [{\"code\":\"body_redacted\"}]`.\n\n" +
         "Errors: 409 `forward_not_configured` when the endpoint has no `forward` settings.",
       tags: ["forwarding"],
       extension: true,
@@ -48,7 +59,8 @@ export function forwardingRoutes(deps: GatewayDeps): Route[] {
           trigger: "manual",
           maxResponseBytes: ATTEMPT_BODY_BYTES,
         });
-        return attemptJson(res.attempt);
+        const redacted = await redactedWarning(auth.accountId, params.endpointId!, params.eventId!);
+        return { ...attemptJson(res.attempt), ...(redacted ? { warnings: [redacted] } : {}) };
       },
     }),
     route({
