@@ -83,7 +83,9 @@ function renderDeliveries(ctx: AppContext, v: EventView): HTMLElement {
     button.disabled = true;
     outcome.textContent = "Sending…";
     const attempt = await ctx.banner.guarded(() => ctx.client.events.redeliver(endpoint.id, detail.id));
-    outcome.textContent = attempt ? `#${attempt.n}: ${answerOf(attempt)} in ${duration(attempt.durationMs)}` : "";
+    // A redacted event is sent as stored: the answer's warning says so (design §16).
+    const warned = attempt?.warnings?.length ? ` — ${attempt.warnings.map((w) => w.message).join(" ")}` : "";
+    outcome.textContent = attempt ? `#${attempt.n}: ${answerOf(attempt)} in ${duration(attempt.durationMs)}${warned}` : "";
     button.disabled = false;
     if (attempt) await v.reload();
   });

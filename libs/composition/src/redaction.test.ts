@@ -167,6 +167,12 @@ describe("redaction (design §16)", () => {
     expect(exported.warnings?.map((w) => w.code)).toEqual(["body_redacted"]);
     expect(exported.command).not.toContain(CARD);
 
+    // A proxy forwards what is stored too, before the sender is answered.
+    const proxy = await endpoint({ operatingMode: "proxy", forward: { url: `${dest.url}/proxy` }, redact: { jsonPaths: ["$.data.object.card.number"] } });
+    const proxied = await fetch(proxy.webhookUrl, { method: "POST", headers: { "content-type": "application/json" }, body: payload });
+    expect([proxied.status, await proxied.text()]).toEqual([200, "ok"]);
+    expect(dest.received.find((s) => s.url === "/proxy")?.body.equals(stored)).toBe(true);
+
     // The same capture on an endpoint without redact: byte-identical, no warning.
     const plain = await endpoint({});
     const plainId = await send(plain.webhookUrl, payload, { "content-type": "application/json" });

@@ -71,6 +71,8 @@ describe("redaction of a capture (design §16)", () => {
     const r = compileRedactor({ jsonPaths: ["$.card.number"] })!;
     const cut = bytes('{"card":{"number":"4242424242424242"},"rest":"cut of');
     expect(redact(r, [], cut).body!.toString()).toBe('{"card":{"number":"[redacted]"},"rest":"cut of');
+    const bom = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), bytes('{"card":{"number":1}}')]);
+    expect(redact(r, [], bom).body!.subarray(3).toString()).toBe('{"card":{"number":"[redacted]"}}');
     fc.assert(
       fc.property(fc.uint8Array({ maxLength: 80 }), (garbage) => {
         redact(r, [], Buffer.from(garbage));

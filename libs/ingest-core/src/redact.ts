@@ -113,6 +113,8 @@ type State = readonly [path: readonly JsonPathStep[], matched: number];
  */
 export function jsonValueSpans(bytes: Buffer, paths: readonly (readonly JsonPathStep[])[]): [number, number][] {
   const scanner = new JsonScanner(bytes);
+  // A UTF-8 byte order mark before the document, which JSON does not allow but senders send.
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) scanner.at = 3;
   try {
     scanner.value(paths.map((p): State => [p, 0]));
   } catch (err) {
