@@ -2,6 +2,7 @@ import type { EndpointJson, EndpointResponseConfig, UpdateEndpointRequest } from
 import { clear, h } from "./dom.js";
 import { exactTime, relativeTime } from "./format.js";
 import { forwardFields, type ForwardFields } from "./forward-settings.js";
+import { inboundFields, type InboundFields } from "./inbound-settings.js";
 import { fillProviders } from "./providers.js";
 import type { checkResponse, ResponseCheck } from "./response-check.js";
 import type { AppContext, EndpointTab, Mounted } from "./views.js";
@@ -47,6 +48,7 @@ interface Fields {
   replayFromApi: HTMLInputElement;
   response: HTMLTextAreaElement;
   forward: ForwardFields;
+  inbound: InboundFields;
 }
 
 /** Only what differs from `ep`: every field given replaces the stored one, and a response given restarts its sequence. */
@@ -62,6 +64,7 @@ function changes(ep: EndpointJson, f: Fields, response: EndpointResponseConfig |
     ...(f.replayFromApi.checked !== ep.replayFromApi ? { replayFromApi: f.replayFromApi.checked } : {}),
     ...(changedResponse ? { response } : {}),
     ...f.forward.changes(ep),
+    ...f.inbound.changes(ep),
   };
 }
 
@@ -92,6 +95,7 @@ function fieldsOf(ctx: AppContext, ep: EndpointJson): Fields {
       ep.response ? JSON.stringify(ep.response, null, 2) : "",
     ),
     forward: forwardFields(ep),
+    inbound: inboundFields(ep),
   };
 }
 
@@ -121,6 +125,7 @@ function editForm(ctx: AppContext, ep: EndpointJson, save: (body: UpdateEndpoint
       problem,
     ),
     section("Forwarding", f.forward.element),
+    section("Who may send", f.inbound.element),
     h("div", { class: "row form-actions" }, h("button", { type: "submit", class: "btn primary", "data-testid": "save-endpoint" }, "Save changes"), outcome),
   );
   form.addEventListener("submit", async (e) => {
@@ -148,7 +153,7 @@ function dangerZone(ctx: AppContext, ep: EndpointJson): HTMLElement {
   return section("Danger zone", h("p", { class: "hint" }, "Deleting the endpoint deletes all its events; senders then get 404."), remove);
 }
 
-/** The endpoint's settings: name, provider, secret, replay, answer, forwarding; and delete. */
+/** The endpoint's settings: name, provider, secret, replay, answer, forwarding, who may send; and delete. */
 function mountSettings(ctx: AppContext, endpoint: EndpointJson): Mounted {
   const slot = h("div");
   const element = h("div", { class: "settings", "data-testid": "endpoint-settings" }, slot, dangerZone(ctx, endpoint));
