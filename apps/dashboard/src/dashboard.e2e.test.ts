@@ -420,6 +420,31 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     expect(await page.getByTestId("redactions").textContent()).toBe("redacted: 1 header, 1 JSON value, 1 pattern match");
     expect(await page.getByTestId("detail").textContent()).not.toContain("4242424242424242");
     await shot("18-redacted-event");
+  });
+
+  it("protects the webhook URL from the settings form: basic auth and methods, refusals counted, then removed", async () => {
+    const api = createApiClient({ baseUrl: gatewayUrl, apiKey: KEY });
+    const ep = await api.endpoints.create({ slug: "guarded" });
+    await openSettings("guarded");
+    expect(await page.getByTestId("inbound-state").textContent()).toBe("Anyone who knows the URL may send.");
+    await page.getByTestId("edit-inbound-username").fill("hooks");
+    await page.getByTestId("edit-inbound-password").fill("dash-secret");
+    await page.getByTestId("edit-inbound-methods").fill("post");
+    await page.getByTestId("save-endpoint").click();
+    await expect.poll(async () => (await api.endpoints.get(ep.id)).inbound).toEqual({ basicAuth: { username: "hooks", passwordSet: true }, methods: ["POST"] });
+    expect(await page.getByTestId("edit-inbound-password").inputValue()).toBe("");
+    await expect.poll(() => captureStatus(ep.webhookUrl), { timeout: 5000, interval: 200 }).toBe(401);
+    const auth = `Basic ${Buffer.from("hooks:dash-secret").toString("base64")}`;
+    expect((await fetch(ep.webhookUrl, { method: "POST", headers: { authorization: auth }, body: "{}" })).status).toBe(200);
+    await expect.poll(async () => (await api.endpoints.get(ep.id)).rejectedCount, { timeout: 5000 }).toBeGreaterThan(0);
+    await shot("19-inbound");
+
+    // Emptied, the protection is removed: anyone may send again.
+    await page.getByTestId("edit-inbound-username").fill("");
+    await page.getByTestId("edit-inbound-methods").fill("");
+    await page.getByTestId("save-endpoint").click();
+    await expect.poll(async () => (await api.endpoints.get(ep.id)).inbound).toBeUndefined();
+    await expect.poll(() => captureStatus(ep.webhookUrl), { timeout: 5000, interval: 200 }).toBe(200);
     expect(cspViolations).toEqual([]);
   });
 });

@@ -2,6 +2,7 @@ import type { EndpointJson, EndpointResponseConfig, RedactSettings, UpdateEndpoi
 import { clear, h } from "./dom.js";
 import { exactTime, relativeTime } from "./format.js";
 import { forwardFields, type ForwardFields } from "./forward-settings.js";
+import { inboundFields, type InboundFields } from "./inbound-settings.js";
 import { fillProviders } from "./providers.js";
 import { redactFields, type RedactFields } from "./redact-settings.js";
 import type * as Checks from "./response-check.js";
@@ -55,6 +56,7 @@ interface Fields {
   response: HTMLTextAreaElement;
   forward: ForwardFields;
   redact: RedactFields;
+  inbound: InboundFields;
 }
 
 /** Only what differs from `ep`: every field given replaces the stored one, and a response given restarts its sequence. */
@@ -72,6 +74,7 @@ function changes(ep: EndpointJson, f: Fields, response: EndpointResponseConfig |
     ...(changedResponse ? { response } : {}),
     ...(changedRedact ? { redact } : {}),
     ...f.forward.changes(ep),
+    ...f.inbound.changes(ep),
   };
 }
 
@@ -103,6 +106,7 @@ function fieldsOf(ctx: AppContext, ep: EndpointJson): Fields {
     ),
     forward: forwardFields(ep),
     redact: redactFields(ep),
+    inbound: inboundFields(ep),
   };
 }
 
@@ -133,6 +137,7 @@ function editForm(ctx: AppContext, ep: EndpointJson, save: (body: UpdateEndpoint
     ),
     section("Forwarding", f.forward.element),
     section("Redaction", f.redact.element),
+    section("Who may send", f.inbound.element),
     h("div", { class: "row form-actions" }, h("button", { type: "submit", class: "btn primary", "data-testid": "save-endpoint" }, "Save changes"), outcome),
   );
   form.addEventListener("submit", async (e) => {
@@ -164,7 +169,7 @@ function dangerZone(ctx: AppContext, ep: EndpointJson): HTMLElement {
   return section("Danger zone", h("p", { class: "hint" }, "Deleting the endpoint deletes all its events; senders then get 404."), remove);
 }
 
-/** The endpoint's settings: name, provider, secret, replay, answer, forwarding, redaction; and delete. */
+/** The endpoint's settings: name, provider, secret, replay, answer, forwarding, redaction, who may send; and delete. */
 function mountSettings(ctx: AppContext, endpoint: EndpointJson): Mounted {
   const slot = h("div");
   const element = h("div", { class: "settings", "data-testid": "endpoint-settings" }, slot, dangerZone(ctx, endpoint));

@@ -16,7 +16,18 @@ export const captureAck = z.object({
 export type CaptureAckJson = z.infer<typeof captureAck>;
 
 /** Why ingest refused a request (or stored only its metadata: `payload_too_large`). */
-export const CAPTURE_REFUSALS = ["not_found", "endpoint_paused", "overloaded", "service_unavailable", "payload_too_large", "forward_loop"] as const;
+export const CAPTURE_REFUSALS = [
+  "not_found",
+  "endpoint_paused",
+  "overloaded",
+  "service_unavailable",
+  "payload_too_large",
+  "forward_loop",
+  "request_timeout",
+  "unauthorized",
+  "forbidden",
+  "method_not_allowed",
+] as const;
 
 export const captureRefusal = z.object({
   ok: z.literal(false),

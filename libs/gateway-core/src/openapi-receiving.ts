@@ -22,6 +22,28 @@ const RESPONSES: Record<string, Json> = {
       "the id of the new event in `/v1`.",
     content: { "application/json": { schema: ref("CaptureAck") } },
   },
+  "401": {
+    description:
+      "The endpoint's `inbound` protection wants credentials the request lacks: its `basicAuth` (answered with `WWW-Authenticate: Basic realm=\"webhook\"`) " +
+      "or its `headerToken`. Nothing is stored; the endpoint's `rejectedCount` counts it.",
+    headers: { "WWW-Authenticate": { schema: { type: "string" }, description: "`Basic realm=\"webhook\"` when the endpoint has `basicAuth`." } },
+    content: { "application/json": { schema: ref("CaptureRefusal"), example: { ok: false, error: "unauthorized", message: "This endpoint requires credentials." } } },
+  },
+  "403": {
+    description:
+      "The sender's address (the socket's peer, or `X-Forwarded-For` past `WHC_TRUSTED_PROXIES`) is not in the endpoint's `inbound.allowIps`. Nothing is stored; counted in `rejectedCount`.",
+    content: { "application/json": { schema: ref("CaptureRefusal"), example: { ok: false, error: "forbidden", message: "This endpoint does not accept requests from this address." } } },
+  },
+  "405": {
+    description: "The method is not one of the endpoint's `inbound.methods`. Nothing is stored; counted in `rejectedCount`.",
+    headers: { Allow: { schema: { type: "string" }, description: "The methods the endpoint accepts." } },
+    content: { "application/json": { schema: ref("CaptureRefusal"), example: { ok: false, error: "method_not_allowed", message: "This endpoint does not accept this method." } } },
+  },
+  "408": {
+    description:
+      "`request_timeout`: nothing of the body arrived for `WHC_INGEST_BODY_IDLE_MS` (10 s by default), or the request was not finished in time (the HTTP server's own 408). Nothing is stored.",
+    content: { "application/json": { schema: ref("CaptureRefusal") } },
+  },
   "404": {
     description:
       "No endpoint has this id (or the part after `/h/` is not a UUID), or it was deleted before the capture committed. Nothing is stored.",
@@ -43,7 +65,7 @@ const RESPONSES: Record<string, Json> = {
     description:
       "Nothing is stored; retry after `Retry-After` seconds. `error` says why: `endpoint_paused` (the endpoint's `status` is `paused`; Retry-After 60), " +
       "`service_unavailable` (the catalog or crypto service cannot be reached, or the store cannot commit; Retry-After 5), or `overloaded` " +
-      "(ingest already holds as many request bodies as `WHC_INGEST_MAX_INFLIGHT_BYTES` allows; Retry-After 1).",
+      "(ingest already holds as many request bodies as `WHC_INGEST_MAX_INFLIGHT_BYTES` allows, or as the sender's address or the endpoint may hold of it; Retry-After 1).",
     headers: retryAfter("Seconds to wait before retrying: 60 when paused, 5 on an outage, 1 when overloaded."),
     content: { "application/json": { schema: ref("CaptureRefusal") } },
   },
@@ -80,8 +102,9 @@ Every request is stored before it is answered, with its method, headers, body (u
 by default; beyond that it is stored truncated, but signatures are checked on every byte) and the sender's address.
 When the endpoint has a \`secret\`, the signature is verified with its provider's scheme; the verdict is recorded on the
 event (\`verification\`, \`diagnostic.signature\`) and never changes the answer. A sender that sends
-\`Expect: 100-continue\` is told 404 or 503 before it sends its body. Malformed HTTP (400) and a request not finished
-in time (408) are answered by the HTTP server itself, and nothing is stored.`;
+\`Expect: 100-continue\` is told 401, 403, 404, 405, 413 or 503 before it sends its body. Malformed HTTP (400) is answered by
+the HTTP server itself, and nothing is stored. Every answer to a stored capture carries \`X-Content-Type-Options: nosniff\`
+and \`Content-Security-Policy: sandbox\`.`;
 
 interface Method {
   method: "get" | "post" | "put" | "patch" | "delete";

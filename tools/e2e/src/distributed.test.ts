@@ -104,4 +104,24 @@ describe("distributed processes (five services, two catalogs, ingests and gatewa
       expect(Date.now() - changedAt).toBeLessThan(1000);
     }
   });
+
+  it("refuse a capture the inbound protection does not admit: 401/405 from either ingest, nothing stored, rejectedCount kept by the catalog", async () => {
+    const created = await cluster.api.post("/v1/endpoints", { slug: "guarded", inbound: { headerToken: { name: "X-Hook-Token", value: "distributed-token" }, methods: ["POST"] } });
+    expect(created.status).toBe(201);
+    const { id } = created.body as { id: string };
+    const ingests = [cluster.ingestUrl, replicas.ingestUrls[1]].filter((u): u is string => u !== undefined);
+    for (const base of ingests) {
+      const hook = `${base}/h/${id}`;
+      expect((await fetch(hook, { method: "POST", body: "{}" })).status).toBe(401);
+      const put = await fetch(hook, { method: "PUT", headers: { "x-hook-token": "distributed-token" }, body: "{}" });
+      expect([put.status, put.headers.get("allow")]).toEqual([405, "POST"]);
+      expect((await fetch(hook, { method: "POST", headers: { "x-hook-token": "distributed-token" }, body: "{}" })).status).toBe(200);
+    }
+    expect((await cluster.api.get(`/v1/endpoints/${id}/events`)).body.items).toHaveLength(ingests.length);
+    const counted = await waitFor(async () => {
+      const n = (await cluster.api.get(`/v1/endpoints/${id}`)).body.rejectedCount as number;
+      return n === 2 * ingests.length ? n : undefined;
+    }, { what: "rejectedCount from both ingests" });
+    expect(counted).toBe(2 * ingests.length);
+  });
 });
