@@ -19,4 +19,5 @@ export * from "./problems.js";
 export * from "./listeners.js";
 export * from "./event-signature.js";
 export * from "./config-file.js";
+export * from "./scenario.js";
 export * from "./client.js";
