@@ -21,7 +21,7 @@ let env: Record<string, string>;
 let app: http.Server;
 let appUrl: string;
 let answer = 200;
-let received: { id: string; path: string; atMs: number }[] = [];
+let received: { id: string; path: string; atMs: number; amount: unknown }[] = [];
 let refused: string[] = [];
 
 async function cli(...args: string[]) {
@@ -45,7 +45,7 @@ function startApp(): Promise<void> {
     req.on("end", () => {
       try {
         const event = stripe.webhooks.constructEvent(Buffer.concat(chunks), String(req.headers["stripe-signature"]), SECRET);
-        received.push({ id: event.id, path: req.url ?? "", atMs: Date.now() });
+        received.push({ id: event.id, path: req.url ?? "", atMs: Date.now(), amount: (event.data.object as { amount_paid?: unknown }).amount_paid });
         res.writeHead(answer, { "content-type": "application/json" }).end('{"received":true}');
       } catch (err) {
         refused.push((err as Error).message);
@@ -60,7 +60,7 @@ beforeAll(async () => {
   const mains = buildApps("all-in-one", "whc");
   whc = mains.whc!;
   dir = tempDir("whc-cli-scenario-");
-  server = await startAllInOne(mains["all-in-one"]!, dir.path);
+  server = await startAllInOne(mains["all-in-one"]!, dir.path, { WHC_REPLAY_ALLOW_PRIVATE_TARGETS: "true" });
   // whc keys creates the key in the same data directory.
   env = { WHC_DATA_DIR: dir.path, WHC_API_URL: server.gatewayUrl };
   env.WHC_API_KEY = (JSON.parse(await cli("--json", "keys", "create", "--account", "scenarios")) as { key: string }).key;
@@ -165,4 +165,16 @@ describe("whc scenario", () => {
     expect(refusedFile.code).toBe(1);
     expect(refusedFile.stderr).toContain("is not a scenario");
   });
+});
+
+describe("whc events replay --edit", () => {
+  it("sends the edited body, re-signed with --secret, which the app's constructEvent accepts", async () => {
+    const [first] = (JSON.parse(await cli("--json", "events", "list", "billing", "--limit", "200")) as { items: { id: string }[] }).items;
+    received = [];
+    const out = await cli("events", "replay", "billing", first!.id, "--to", appUrl, "--secret", SECRET, "--edit", '{"jsonMergePatch":{"data":{"object":{"amount_paid":999}}}}');
+    expect(out).toMatch(/^delivered: HTTP 200 in \d+ ms \(resign, edited\)/);
+    expect(received.map((r) => r.amount)).toEqual([999]);
+    const bad = await cliFailure("events", "replay", "billing", first!.id, "--to", appUrl, "--edit", "not json");
+    expect(bad.code).toBe(1);
+  }, 60_000);
 });

@@ -133,6 +133,18 @@ async function exportEvents(ctx: Context, ref: string, opts: FilterOptions & { o
   if (!ctx.out.json) process.stderr.write(`exported ${outcome.count} events of ${endpoint.slug}\n`);
 }
 
+/** `--edit`: the replay request's `edits` object as JSON; the API checks its fields. */
+function editsArgument(value: string): ReplayRequest["edits"] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new InvalidArgumentError("a JSON object: {\"headers\":{\"set\":{...},\"remove\":[...]}, \"body\"|\"bodyBase64\"|\"jsonMergePatch\"|\"jsonPatch\": ...}");
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new InvalidArgumentError("a JSON object");
+  return parsed as ReplayRequest["edits"];
+}
+
 const shownValue = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
 
 /** A diff as a person reads it: one line a change, `-` what the first event had, `+` what the second has. */
@@ -231,7 +243,12 @@ export function eventCommands(program: Command, ctx: () => Context): void {
     .requiredOption("--to <url>", "the target URL")
     .option("--mode <mode>", oneOf(REPLAY_MODES))
     .option("--secret <secret>", "re-sign with this secret")
-    .action(async (ref: string, eventId: string, opts: { to: string; mode?: string; secret?: string }) => {
+    .addOption(
+      new Option("--edit <json>", 'change the request first, e.g. \'{"jsonMergePatch":{"data":{"object":{"amount":700}}}}\' (docs/api.md); with --secret the edited bytes are signed').argParser(
+        editsArgument,
+      ),
+    )
+    .action(async (ref: string, eventId: string, opts: { to: string; mode?: string; secret?: string; edit?: ReplayRequest["edits"] }) => {
       const { out, api } = ctx();
       const client = api();
       const endpointId = (await resolveEndpoint(client, ref)).id;
@@ -241,12 +258,13 @@ export function eventCommands(program: Command, ctx: () => Context): void {
           // Passed through as typed: the API refuses an unknown mode with its own message.
           ...(opts.mode ? { mode: opts.mode as ReplayRequest["mode"] } : {}),
           ...(opts.secret ? { target_secret: opts.secret } : {}),
+          ...(opts.edit ? { edits: opts.edit } : {}),
         }),
       );
       out.result(res, () =>
         res.result === "network_error"
           ? `network error: ${res.network_failure_reason} after ${res.duration_ms} ms`
-          : `${res.result}: HTTP ${res.target_status} in ${res.duration_ms} ms (${res.mode})`,
+          : `${res.result}: HTTP ${res.target_status} in ${res.duration_ms} ms (${res.mode}${res.edited ? ", edited" : ""})`,
       );
     });
 }
