@@ -1,9 +1,11 @@
-// Writes docs/webhooks.schema.json, the JSON Schema of whc apply's file, from its zod schema
-// (npm run docs:config-schema). libs/api-model/src/config-file.test.ts fails when they differ.
+// Writes the JSON Schemas of the files whc reads and writes, from their zod schemas
+// (npm run docs:config-schema): docs/webhooks.schema.json (whc apply) and docs/scenario.schema.json
+// (whc scenario). The tests beside those schemas in libs/api-model fail when they differ.
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { configFileJsonSchema } from "@whc/api-model";
+import { configFileJsonSchema, scenarioJsonSchema } from "@whc/api-model";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 writeFileSync(path.join(root, "docs", "webhooks.schema.json"), `${JSON.stringify(configFileJsonSchema(), null, 2)}\n`);
+writeFileSync(path.join(root, "docs", "scenario.schema.json"), `${JSON.stringify(scenarioJsonSchema(), null, 2)}\n`);

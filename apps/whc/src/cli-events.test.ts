@@ -202,6 +202,28 @@ async function oneSummary(n: number): Promise<EventSummaryJson> {
   return page.items.find((e) => e.id === captured[n])!;
 }
 
+describe("whc events diff", () => {
+  it("prints what changed from one event to the other, --ignore leaves paths out, --json is the API's answer", async () => {
+    const [first, , , last] = captured;
+    const text = await ok("events", "diff", "shop-hooks", first!, last!);
+    expect(text).toContain("~ /path: /orders -> \n");
+    expect(text).toContain("- /query/x: 1");
+    expect(text).toContain("- /headers/x-marker: m1");
+    expect(text).toContain("~ /body/type: order.created -> order.paid");
+    expect(text).toContain("~ /body/id: alpha-1 -> alpha-2");
+    const ignored = json<{ same: boolean; bodyKind: string; changes: { path: string }[] }>(
+      await ok("--json", "events", "diff", endpoint.id, first!, last!, "--ignore", "path,query,headers,body.type"),
+    );
+    expect(ignored.bodyKind).toBe("json");
+    expect(ignored.changes.map((c) => c.path)).toEqual(["/body/id"]);
+    expect(await ok("events", "diff", "shop-hooks", first!, first!)).toBe("same (body: json)\n");
+    const binary = json<{ bodyKind: string }>(await ok("--json", "events", "diff", "shop-hooks", captured[2]!, last!));
+    expect(binary.bodyKind).toBe("binary");
+    expect((await run(["events", "diff", "shop-hooks", first!, "0190e5a4-0000-7000-8000-000000000000"])).code).toBe(2);
+    // Five whc processes: room for a loaded machine.
+  }, 60_000);
+});
+
 describe("whc events delete", () => {
   it("deletes by slug; reading it afterwards exits 2", async () => {
     const victim = await capture(endpoint.webhookUrl, '{"type":"to.delete"}', { "content-type": "application/json" });

@@ -5,6 +5,7 @@ import { keyCommands } from "./commands/keys.js";
 import { listenCommand } from "./commands/listen.js";
 import { triggerCommand } from "./commands/trigger.js";
 import { configCommands } from "./commands/config.js";
+import { scenarioCommands } from "./commands/scenario.js";
 import { contextOf } from "./context.js";
 import { errorText, exitCodeOf, exitCodesHelp } from "./exit-codes.js";
 
@@ -25,6 +26,7 @@ export function buildCli(env: NodeJS.ProcessEnv): Command {
   eventCommands(program, ctx);
   listenCommand(program, ctx);
   triggerCommand(program, ctx);
+  scenarioCommands(program, ctx);
   configCommands(program, ctx);
   return program;
 }

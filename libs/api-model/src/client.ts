@@ -5,6 +5,7 @@ import { CLIENT_HEADER, ENDPOINT_PAGE_MAX, NDJSON_MEDIA_TYPE } from "./values.js
 import type { ProviderListJson, TriggerRequestJson, TriggerResultJson } from "./providers.js";
 import type { ForwardAttemptJson, RecordAttemptRequest } from "./forwarding.js";
 import type { EventSignatureJson, EventSignatureRequest } from "./event-signature.js";
+import type { EventDiffJson, EventDiffQueryText } from "./event-diff.js";
 import type { ListenerHeartbeatRequest, ListenerJson, ListenerListJson } from "./listeners.js";
 
 /**
@@ -326,6 +327,9 @@ export function createApiClient(options: ApiClientOptions) {
     /** Records an attempt the client made itself (whc listen). */
     recordAttempt: (endpointId: string, eventId: string, body: RecordAttemptRequest) =>
       request<ForwardAttemptJson>("POST", `${eventsPath(endpointId, eventId)}/attempts`, { body }),
+    /** What changed from the event to `query.with` (design §19). */
+    diff: (endpointId: string, eventId: string, query: EventDiffQueryText) =>
+      request<EventDiffJson>("GET", `${eventsPath(endpointId, eventId)}/diff`, { query }),
     /** Fresh signature headers for the event's stored body, signed now (design §19). */
     signature: (endpointId: string, eventId: string, body: EventSignatureRequest = {}) =>
       request<EventSignatureJson>("POST", `${eventsPath(endpointId, eventId)}/signature`, { body }),

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { FORWARDING_MODES, SLUG_PATTERN } from "./values.js";
 import { createEndpointRequest } from "./endpoints.js";
 import { destinationSettings } from "./forwarding.js";
+import { fileJsonSchema } from "./file-schema.js";
 
 /**
  * The file `whc apply` reads and `whc export-config` writes (design §16, "Configuration as
@@ -107,18 +108,7 @@ export type ConfigFile = z.output<typeof configFile>;
 /** What a person writes (before defaults). */
 export type ConfigFileInput = z.input<typeof configFile>;
 
-type Json = { [key: string]: unknown };
-
-/** `x-extension` says what goes beyond interface 0.1.0 of /v1; it means nothing in this file. */
-function withoutExtensionMarks(node: unknown): void {
-  if (typeof node !== "object" || node === null) return;
-  delete (node as Json)["x-extension"];
-  for (const value of Object.values(node)) withoutExtensionMarks(value);
-}
-
 /** The JSON Schema of the file (docs/webhooks.schema.json): what editors and CI check a file against. */
-export function configFileJsonSchema(): Json {
-  const schema = z.toJSONSchema(configFile, { io: "input", target: "draft-2020-12", unrepresentable: "any" }) as Json;
-  withoutExtensionMarks(schema);
-  return { ...schema, title: "Webhook Capture configuration (whc apply, whc export-config)" };
+export function configFileJsonSchema(): Record<string, unknown> {
+  return fileJsonSchema(configFile, "Webhook Capture configuration (whc apply, whc export-config)");
 }

@@ -20,5 +20,7 @@ export * from "./headers.js";
 export * from "./problems.js";
 export * from "./listeners.js";
 export * from "./event-signature.js";
+export * from "./event-diff.js";
 export * from "./config-file.js";
+export * from "./scenario.js";
 export * from "./client.js";

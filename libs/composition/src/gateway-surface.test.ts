@@ -62,6 +62,7 @@ describe("tenant isolation", () => {
       ["POST", `/v1/endpoints/${ep.id}/events/${ev}/attempts`, { url: "http://127.0.0.1:9/hook", status: 200, durationMs: 5 }],
       ["POST", `/v1/endpoints/${ep.id}/events/${ev}/signature`, {}],
       ["POST", `/v1/endpoints/${ep.id}/events/${ev}/signature`, { target_secret: "whsec_mine" }],
+      ["GET", `/v1/endpoints/${ep.id}/events/${ev}/diff?with=${ev}`],
       ["GET", `/v1/endpoints/${ep.id}/listeners`],
       ["PUT", `/v1/endpoints/${ep.id}/listeners/${LISTENER}`, { ...heartbeat, host: "intruder" }],
       ["DELETE", `/v1/endpoints/${ep.id}/listeners/${LISTENER}`],
@@ -202,12 +203,12 @@ describe("robustness", () => {
   it("never answers 5xx, always with the error shape and no stack or exception text, whatever the request", async () => {
     const ep = (await t.a.post("/v1/endpoints", {})).body as { id: string };
     const segment = fc.oneof(
-      fc.constantFrom("v1", "endpoints", "events", "curl", "replay", "signature", "listeners", ep.id, UUID, "..", "%00", "%ZZ", "", "x".repeat(300)),
+      fc.constantFrom("v1", "endpoints", "events", "curl", "replay", "signature", "listeners", "diff", ep.id, UUID, "..", "%00", "%ZZ", "", "x".repeat(300)),
       fc.string({ maxLength: 12 }).map(encodeURIComponent),
     );
     const query = fc.dictionary(
-      fc.constantFrom("limit", "before", "beforeId", "after", "afterId", "from", "to", "wait", "search", "status", "responseCode", "x", "unmasked"),
-      fc.oneof(fc.string({ maxLength: 20 }), fc.constantFrom("0", "-1", "201", "99999999999", "2026-01-01T00:00:00Z", UUID, "true", "1s")),
+      fc.constantFrom("limit", "before", "beforeId", "after", "afterId", "from", "to", "wait", "search", "status", "responseCode", "x", "unmasked", "with", "ignore"),
+      fc.oneof(fc.string({ maxLength: 20 }), fc.constantFrom("0", "-1", "201", "99999999999", "2026-01-01T00:00:00Z", UUID, "true", "1s", "body.x,headers.date")),
       { maxKeys: 4 },
     );
     const body = fc.oneof(

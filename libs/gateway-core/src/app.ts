@@ -21,6 +21,7 @@ import { forwardingRoutes } from "./routes/v1/forwarding.js";
 import { triggerRoutes } from "./routes/v1/trigger.js";
 import { eventSignatureRoutes } from "./routes/v1/event-signature.js";
 import { listenerRoutes } from "./routes/v1/listeners.js";
+import { eventDiffRoutes } from "./routes/v1/event-diff.js";
 
 /** Every operation the gateway answers: the router and the OpenAPI document are both made from it. */
 export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions): Route[] {
@@ -33,6 +34,7 @@ export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions): Route
     ...forwardingRoutes(deps),
     ...triggerRoutes(deps, options),
     ...eventSignatureRoutes(deps, options),
+    ...eventDiffRoutes(deps),
     ...listenerRoutes(deps),
   ];
   return routes;

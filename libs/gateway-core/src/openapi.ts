@@ -9,6 +9,8 @@ import {
   eventDetail,
   eventSignature,
   eventSignatureRequest,
+  eventDiff,
+  eventDiffChange,
   eventList,
   eventSummary,
   forwardAttempt,
@@ -178,6 +180,26 @@ const RESPONSES = new Map<z.ZodType, Component>([
           replaces: ["stripe-signature"],
           provider: "stripe",
           signedAt: "2026-11-26T10:02:17.000Z",
+        },
+      ],
+    },
+  ],
+  [eventDiffChange, { id: "EventDiffChange", description: "One change from the event to `with`: what, where (a JSON Pointer), and the values on each side." }],
+  [
+    eventDiff,
+    {
+      id: "EventDiff",
+      description: "What changed between two captured requests.",
+      examples: [
+        {
+          same: false,
+          bodyKind: "json",
+          changes: [
+            { op: "replace", path: "/headers/stripe-signature", from: "t=1795000000,v1=5257a8...", to: "t=1795000420,v1=9c1f02..." },
+            { op: "replace", path: "/body/data/object/amount", from: 500, to: 700 },
+            { op: "add", path: "/body/data/object/coupon", to: "SPRING" },
+          ],
+          truncated: false,
         },
       ],
     },

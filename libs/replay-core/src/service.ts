@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { Endpoint, Event, ReplayService } from "@whc/contracts";
 import { AppError, validationFailed } from "@whc/errors";
@@ -5,6 +6,7 @@ import { currentRequestId } from "@whc/logging";
 import { parseTargetUrl, refusalReason, type SendResult, type Vetted } from "@whc/egress-guard";
 import { openCapture } from "@whc/sealing";
 import { outboundHeaders } from "./outbound.js";
+import { applyEdits } from "./edits.js";
 import { createForwardHandlers } from "./forward-service.js";
 import { createSignHandler } from "./sign-event.js";
 import type { ForwardDeps } from "./forward-attempt.js";
@@ -73,6 +75,8 @@ export function createReplayService(deps: ReplayServiceDeps, options: ReplayServ
       // anything is taken, so a crypto outage charges nothing.
       const { event, body } = await openCapture(deps.opener, stored);
       const sourceBodyTruncated = event.truncated || body === undefined;
+      // Edits are checked before anything is taken too: a bad patch charges nothing.
+      const request = applyEdits(event.headers, body, sourceBodyTruncated, req.edits);
 
       const lease = await deps.leases.acquire(parsed.target.url.origin);
       if (!lease) throw new AppError("egress_capacity_exhausted", "no egress lease");
@@ -86,9 +90,9 @@ export function createReplayService(deps: ReplayServiceDeps, options: ReplayServ
         }
 
         const headers = outboundHeaders(
-          event.headers,
+          request.headers,
           event.provider,
-          body,
+          request.body,
           mode === "resign"
             ? {
                 secret: Buffer.from(req.targetSecret, "utf8"),
@@ -107,7 +111,7 @@ export function createReplayService(deps: ReplayServiceDeps, options: ReplayServ
               family: vetted.family,
               method: event.method,
               headers,
-              body,
+              body: request.body,
               connectTimeoutMs: options.connectTimeoutMs,
               totalTimeoutMs: options.totalTimeoutMs,
               maxExcerptBytes: options.maxExcerptBytes,
@@ -157,6 +161,8 @@ export function createReplayService(deps: ReplayServiceDeps, options: ReplayServ
           rateLimitLimit: options.dailyLimit,
           rateLimitRemaining: charge.remaining,
           rateLimitReset: secondsToUtcMidnight(startedAt),
+          edited: request.edited,
+          requestSha256: createHash("sha256").update(request.body ?? new Uint8Array()).digest("hex"),
         };
       } finally {
         await lease.release();

@@ -1,6 +1,6 @@
 import { createWriteStream } from "node:fs";
 import { type Command, InvalidArgumentError, Option } from "commander";
-import { cursorAfter, REPLAY_MODES, type ApiClient, type EventListJson, type EventSummaryJson, type ReplayRequest } from "@whc/api-model";
+import { cursorAfter, REPLAY_MODES, type ApiClient, type EventDiffJson, type EventListJson, type EventSummaryJson, type ReplayRequest } from "@whc/api-model";
 import type { Context } from "../context.js";
 import { resolveEndpoint } from "../endpoint-ref.js";
 import { cursorText, filterQuery, withEventFilters, type FilterOptions } from "../event-filters.js";
@@ -133,7 +133,32 @@ async function exportEvents(ctx: Context, ref: string, opts: FilterOptions & { o
   if (!ctx.out.json) process.stderr.write(`exported ${outcome.count} events of ${endpoint.slug}\n`);
 }
 
-/** `whc events tail|list|get|delete|export|curl|replay`. */
+/** `--edit`: the replay request's `edits` object as JSON; the API checks its fields. */
+function editsArgument(value: string): ReplayRequest["edits"] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new InvalidArgumentError("a JSON object: {\"headers\":{\"set\":{...},\"remove\":[...]}, \"body\"|\"bodyBase64\"|\"jsonMergePatch\"|\"jsonPatch\": ...}");
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new InvalidArgumentError("a JSON object");
+  return parsed as ReplayRequest["edits"];
+}
+
+const shownValue = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
+
+/** A diff as a person reads it: one line a change, `-` what the first event had, `+` what the second has. */
+function diffText(d: EventDiffJson): string {
+  if (d.same) return `same (body: ${d.bodyKind})`;
+  const lines = d.changes.map((c) => {
+    if (c.op === "add") return `+ ${c.path}: ${shownValue(c.to)}`;
+    if (c.op === "remove") return `- ${c.path}: ${shownValue(c.from)}`;
+    return `~ ${c.path}: ${shownValue(c.from)} -> ${shownValue(c.to)}`;
+  });
+  return [...lines, `${d.changes.length} changes (body: ${d.bodyKind})${d.truncated ? ", more not listed" : ""}`].join("\n");
+}
+
+/** `whc events tail|list|get|delete|export|curl|replay|diff`. */
 export function eventCommands(program: Command, ctx: () => Context): void {
   const events = program.command("events").description("captured events");
 
@@ -197,13 +222,33 @@ export function eventCommands(program: Command, ctx: () => Context): void {
     });
 
   events
+    .command("diff")
+    .description("what changed from one event to another (of any endpoint of the account): method, path, query, headers, body")
+    .argument("<endpoint>", "the first event's endpoint: its id or slug")
+    .argument("<eventId>", "the first event (from)")
+    .argument("<withEventId>", "the second event (to)")
+    .option("--ignore <paths>", "comma-separated dotted paths to leave out, e.g. headers.date,body.created")
+    .action(async (ref: string, eventId: string, withId: string, opts: { ignore?: string }) => {
+      const { out, api } = ctx();
+      const client = api();
+      const endpointId = (await resolveEndpoint(client, ref)).id;
+      const d = await out.busy("comparing", () => client.events.diff(endpointId, eventId, { with: withId, ...(opts.ignore ? { ignore: opts.ignore } : {}) }));
+      out.result(d, () => diffText(d));
+    });
+
+  events
     .command("replay")
     .argument("<endpoint>", "its id or slug")
     .argument("<eventId>")
     .requiredOption("--to <url>", "the target URL")
     .option("--mode <mode>", oneOf(REPLAY_MODES))
     .option("--secret <secret>", "re-sign with this secret")
-    .action(async (ref: string, eventId: string, opts: { to: string; mode?: string; secret?: string }) => {
+    .addOption(
+      new Option("--edit <json>", 'change the request first, e.g. \'{"jsonMergePatch":{"data":{"object":{"amount":700}}}}\' (docs/api.md); with --secret the edited bytes are signed').argParser(
+        editsArgument,
+      ),
+    )
+    .action(async (ref: string, eventId: string, opts: { to: string; mode?: string; secret?: string; edit?: ReplayRequest["edits"] }) => {
       const { out, api } = ctx();
       const client = api();
       const endpointId = (await resolveEndpoint(client, ref)).id;
@@ -213,12 +258,13 @@ export function eventCommands(program: Command, ctx: () => Context): void {
           // Passed through as typed: the API refuses an unknown mode with its own message.
           ...(opts.mode ? { mode: opts.mode as ReplayRequest["mode"] } : {}),
           ...(opts.secret ? { target_secret: opts.secret } : {}),
+          ...(opts.edit ? { edits: opts.edit } : {}),
         }),
       );
       out.result(res, () =>
         res.result === "network_error"
           ? `network error: ${res.network_failure_reason} after ${res.duration_ms} ms`
-          : `${res.result}: HTTP ${res.target_status} in ${res.duration_ms} ms (${res.mode})`,
+          : `${res.result}: HTTP ${res.target_status} in ${res.duration_ms} ms (${res.mode}${res.edited ? ", edited" : ""})`,
       );
     });
 }

@@ -70,10 +70,15 @@ export interface LocalRequestInput {
   attempt: number;
 }
 
+/** Whether a captured header goes out again when the request is sent on (listen, scenarios). */
+export function isSentOn(name: string): boolean {
+  return !NOT_FORWARDED.has(name.toLowerCase());
+}
+
 export function localRequest({ forwardTo, detail, body, attempt }: LocalRequestInput): LocalRequest {
   const headers: [string, string][] = [];
   for (const [name, values] of Object.entries(detail.headers)) {
-    if (NOT_FORWARDED.has(name.toLowerCase())) continue;
+    if (!isSentOn(name)) continue;
     for (const value of values) headers.push([name, wireValue(value)]);
   }
   headers.push([DELIVERY_ID_HEADER, detail.id], [ATTEMPT_HEADER, String(attempt)]);

@@ -1,16 +1,37 @@
 import { buildCurlCommand } from "@whc/curl-export";
 import { CLIENT_HEADER, curlExport, curlQuery, replayRequest, replayResult, type ReplayResultJson } from "@whc/api-model";
 import { webhookUrlOf } from "@whc/api-model/present";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { ReplayEditsSchema } from "@whc/contracts";
+import type { z } from "zod";
 import { openCapture } from "@whc/sealing";
 import type { GatewayDeps, GatewayOptions } from "../../deps.js";
 import { route, type Route } from "../../route.js";
 import { sendWarnings } from "./warnings.js";
+
+type ReplayEditsInit = MessageInitShape<typeof ReplayEditsSchema>;
+type ReplayRequestBody = z.output<typeof replayRequest>;
 
 const RATE_LIMIT_HEADERS = {
   "RateLimit-Limit": { description: "The account's daily replay allowance.", schema: { type: "integer" } },
   "RateLimit-Remaining": { description: "Replays left today (UTC).", schema: { type: "integer" } },
   "RateLimit-Reset": { description: "Seconds to the next UTC midnight.", schema: { type: "integer" } },
 };
+
+/** The API's edits as the replay service takes them; JSON patches travel as JSON text. */
+function replayEditsMessage(edits: NonNullable<ReplayRequestBody["edits"]>): ReplayEditsInit {
+  const body: ReplayEditsInit["body"] =
+    edits.body !== undefined
+      ? { case: "bodyBytes", value: Buffer.from(edits.body, "utf8") }
+      : edits.bodyBase64 !== undefined
+        ? { case: "bodyBytes", value: Buffer.from(edits.bodyBase64, "base64") }
+        : edits.jsonMergePatch !== undefined
+          ? { case: "jsonMergePatch", value: JSON.stringify(edits.jsonMergePatch) }
+          : edits.jsonPatch !== undefined
+            ? { case: "jsonPatch", value: JSON.stringify(edits.jsonPatch) }
+            : { case: undefined };
+  return { setHeaders: edits.headers?.set ?? {}, removeHeaders: edits.headers?.remove ?? [], body };
+}
 
 /** Operations 8 (cURL export) and 9 (replay). */
 export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): Route[] {
@@ -82,7 +103,12 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
         "`RateLimit-*` headers).\n\n" +
         "Errors: 403 `replay_disabled` when the endpoint's `replayFromApi` is false; 400 `target_not_allowed` (nothing " +
         "spent); 429 `replay_limit_exceeded`, with `Retry-After` at the next UTC midnight; 503 " +
-        "`egress_capacity_exhausted` when the target's origin has no free egress slot (nothing sent, nothing spent).",
+        "`egress_capacity_exhausted` when the target's origin has no free egress slot (nothing sent, nothing spent).\n\n" +
+        "`edits` (extension) changes the request first: `headers.set` and `headers.remove`, then at most one body edit " +
+        "(`body` text, `bodyBase64`, `jsonMergePatch`, `jsonPatch` on a JSON body); with `resign` the edited bytes are " +
+        "signed. The answer then says `edited: true`; `request_sha256` is the SHA-256 of the body sent. A patch of a body " +
+        "that is not stored whole or is not JSON, or a failing `test` operation, is 409 `conflict`; a patch that does not " +
+        "apply is 400 `validation_failed` (nothing spent either way).",
       tags: ["replay"],
       headers: [
         {
@@ -114,6 +140,7 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
           targetSecret: body.target_secret ?? "",
           client,
           keyId: auth.keyId,
+          ...(body.edits ? { edits: replayEditsMessage(body.edits) } : {}),
         });
         ctx.set("RateLimit-Limit", String(res.rateLimitLimit));
         ctx.set("RateLimit-Remaining", String(res.rateLimitRemaining));
@@ -132,6 +159,8 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
           event_id: res.eventId,
           ...(res.auditId ? { audit_id: res.auditId } : {}),
           ...(warnings.length > 0 ? { warnings } : {}),
+          ...(res.edited ? { edited: true } : {}),
+          ...(res.requestSha256 ? { request_sha256: res.requestSha256 } : {}),
         };
       },
     }),

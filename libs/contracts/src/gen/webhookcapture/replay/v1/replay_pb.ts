@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file webhookcapture/replay/v1/replay.proto.
  */
 export const file_webhookcapture_replay_v1_replay: GenFile = /*@__PURE__*/
-  fileDesc("CiV3ZWJob29rY2FwdHVyZS9yZXBsYXkvdjEvcmVwbGF5LnByb3RvEhh3ZWJob29rY2FwdHVyZS5yZXBsYXkudjEiqAEKElJlcGxheUV2ZW50UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhMKC2VuZHBvaW50X2lkGAIgASgJEhAKCGV2ZW50X2lkGAMgASgJEhIKCnRhcmdldF91cmwYBCABKAkSDAoEbW9kZRgFIAEoCRIVCg10YXJnZXRfc2VjcmV0GAYgASgJEg4KBmNsaWVudBgHIAEoCRIOCgZrZXlfaWQYCCABKAki3QIKE1JlcGxheUV2ZW50UmVzcG9uc2USDgoGcmVzdWx0GAEgASgJEhUKDXRhcmdldF9zdGF0dXMYAiABKAUSHgoWbmV0d29ya19mYWlsdXJlX3JlYXNvbhgDIAEoCRITCgtkdXJhdGlvbl9tcxgEIAEoAxIYChByZXNwb25zZV9leGNlcnB0GAUgASgMEhkKEWV4Y2VycHRfdHJ1bmNhdGVkGAYgASgIEh0KFXNvdXJjZV9ib2R5X3RydW5jYXRlZBgHIAEoCBIMCgRtb2RlGAggASgJEhIKCnRhcmdldF91cmwYCSABKAkSEAoIZXZlbnRfaWQYCiABKAkSEAoIYXVkaXRfaWQYCyABKAkSGAoQcmF0ZV9saW1pdF9saW1pdBgMIAEoBRIcChRyYXRlX2xpbWl0X3JlbWFpbmluZxgNIAEoBRIYChByYXRlX2xpbWl0X3Jlc2V0GA4gASgFIn0KE0ZvcndhcmRFdmVudFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRITCgtlbmRwb2ludF9pZBgCIAEoCRIQCghldmVudF9pZBgDIAEoCRIPCgd0cmlnZ2VyGAQgASgJEhoKEm1heF9yZXNwb25zZV9ieXRlcxgFIAEoBSLjAQoNQXR0ZW1wdFJlc3VsdBIJCgFuGAEgASgFEg8KB3RyaWdnZXIYAiABKAkSDQoFYXRfbXMYAyABKAMSCwoDdXJsGAQgASgJEhMKC2R1cmF0aW9uX21zGAUgASgDEg4KBnN0YXR1cxgGIAEoBRIxCgdoZWFkZXJzGAcgAygLMiAud2ViaG9va2NhcHR1cmUuY29tbW9uLnYxLkhlYWRlchIMCgRib2R5GAggASgMEhYKDmJvZHlfdHJ1bmNhdGVkGAkgASgIEg0KBWVycm9yGAogASgJEg0KBXN0YXRlGAsgASgJIlAKFEZvcndhcmRFdmVudFJlc3BvbnNlEjgKB2F0dGVtcHQYASABKAsyJy53ZWJob29rY2FwdHVyZS5yZXBsYXkudjEuQXR0ZW1wdFJlc3VsdCJXChtSZWNvcmRDbGllbnRBdHRlbXB0UmVzcG9uc2USOAoHYXR0ZW1wdBgBIAEoCzInLndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5BdHRlbXB0UmVzdWx0ItkBChpSZWNvcmRDbGllbnRBdHRlbXB0UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhMKC2VuZHBvaW50X2lkGAIgASgJEhAKCGV2ZW50X2lkGAMgASgJEgsKA3VybBgEIAEoCRIOCgZzdGF0dXMYBSABKAUSDQoFZXJyb3IYBiABKAkSEwoLZHVyYXRpb25fbXMYByABKAMSMQoHaGVhZGVycxgIIAMoCzIgLndlYmhvb2tjYXB0dXJlLmNvbW1vbi52MS5IZWFkZXISDAoEYm9keRgJIAEoDCIoChlDaGVja0ZvcndhcmRUYXJnZXRSZXF1ZXN0EgsKA3VybBgBIAEoCSJPChpDaGVja0ZvcndhcmRUYXJnZXRSZXNwb25zZRIPCgdhbGxvd2VkGAEgASgIEg4KBnJlYXNvbhgCIAEoCRIQCghjYXRlZ29yeRgDIAEoCSKiAQoQU2lnbkV2ZW50UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhMKC2VuZHBvaW50X2lkGAIgASgJEhAKCGV2ZW50X2lkGAMgASgJEhUKDXRhcmdldF9zZWNyZXQYBCABKAkSEgoKdGFyZ2V0X3VybBgFIAEoCRIYChBjYXB0dXJlX2Jhc2VfdXJsGAYgASgJEg4KBmNsaWVudBgHIAEoCSKAAQoRU2lnbkV2ZW50UmVzcG9uc2USMQoHaGVhZGVycxgBIAMoCzIgLndlYmhvb2tjYXB0dXJlLmNvbW1vbi52MS5IZWFkZXISEAoIcmVwbGFjZXMYAiADKAkSEAoIcHJvdmlkZXIYAyABKAkSFAoMc2lnbmVkX2F0X21zGAQgASgDMtYECg1SZXBsYXlTZXJ2aWNlEmoKC1JlcGxheUV2ZW50Eiwud2ViaG9va2NhcHR1cmUucmVwbGF5LnYxLlJlcGxheUV2ZW50UmVxdWVzdBotLndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5SZXBsYXlFdmVudFJlc3BvbnNlEm0KDEZvcndhcmRFdmVudBItLndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5Gb3J3YXJkRXZlbnRSZXF1ZXN0Gi4ud2ViaG9va2NhcHR1cmUucmVwbGF5LnYxLkZvcndhcmRFdmVudFJlc3BvbnNlEoIBChNSZWNvcmRDbGllbnRBdHRlbXB0EjQud2ViaG9va2NhcHR1cmUucmVwbGF5LnYxLlJlY29yZENsaWVudEF0dGVtcHRSZXF1ZXN0GjUud2ViaG9va2NhcHR1cmUucmVwbGF5LnYxLlJlY29yZENsaWVudEF0dGVtcHRSZXNwb25zZRJ/ChJDaGVja0ZvcndhcmRUYXJnZXQSMy53ZWJob29rY2FwdHVyZS5yZXBsYXkudjEuQ2hlY2tGb3J3YXJkVGFyZ2V0UmVxdWVzdBo0LndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5DaGVja0ZvcndhcmRUYXJnZXRSZXNwb25zZRJkCglTaWduRXZlbnQSKi53ZWJob29rY2FwdHVyZS5yZXBsYXkudjEuU2lnbkV2ZW50UmVxdWVzdBorLndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5TaWduRXZlbnRSZXNwb25zZWIGcHJvdG8z", [file_webhookcapture_common_v1_common]);
+  fileDesc("CiV3ZWJob29rY2FwdHVyZS9yZXBsYXkvdjEvcmVwbGF5LnByb3RvEhh3ZWJob29rY2FwdHVyZS5yZXBsYXkudjEi3gEKElJlcGxheUV2ZW50UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhMKC2VuZHBvaW50X2lkGAIgASgJEhAKCGV2ZW50X2lkGAMgASgJEhIKCnRhcmdldF91cmwYBCABKAkSDAoEbW9kZRgFIAEoCRIVCg10YXJnZXRfc2VjcmV0GAYgASgJEg4KBmNsaWVudBgHIAEoCRIOCgZrZXlfaWQYCCABKAkSNAoFZWRpdHMYCSABKAsyJS53ZWJob29rY2FwdHVyZS5yZXBsYXkudjEuUmVwbGF5RWRpdHMi9AEKC1JlcGxheUVkaXRzEkoKC3NldF9oZWFkZXJzGAEgAygLMjUud2ViaG9va2NhcHR1cmUucmVwbGF5LnYxLlJlcGxheUVkaXRzLlNldEhlYWRlcnNFbnRyeRIWCg5yZW1vdmVfaGVhZGVycxgCIAMoCRIUCgpib2R5X2J5dGVzGAMgASgMSAASGgoQanNvbl9tZXJnZV9wYXRjaBgEIAEoCUgAEhQKCmpzb25fcGF0Y2gYBSABKAlIABoxCg9TZXRIZWFkZXJzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIGCgRib2R5IoUDChNSZXBsYXlFdmVudFJlc3BvbnNlEg4KBnJlc3VsdBgBIAEoCRIVCg10YXJnZXRfc3RhdHVzGAIgASgFEh4KFm5ldHdvcmtfZmFpbHVyZV9yZWFzb24YAyABKAkSEwoLZHVyYXRpb25fbXMYBCABKAMSGAoQcmVzcG9uc2VfZXhjZXJwdBgFIAEoDBIZChFleGNlcnB0X3RydW5jYXRlZBgGIAEoCBIdChVzb3VyY2VfYm9keV90cnVuY2F0ZWQYByABKAgSDAoEbW9kZRgIIAEoCRISCgp0YXJnZXRfdXJsGAkgASgJEhAKCGV2ZW50X2lkGAogASgJEhAKCGF1ZGl0X2lkGAsgASgJEhgKEHJhdGVfbGltaXRfbGltaXQYDCABKAUSHAoUcmF0ZV9saW1pdF9yZW1haW5pbmcYDSABKAUSGAoQcmF0ZV9saW1pdF9yZXNldBgOIAEoBRIOCgZlZGl0ZWQYDyABKAgSFgoOcmVxdWVzdF9zaGEyNTYYECABKAkifQoTRm9yd2FyZEV2ZW50UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhMKC2VuZHBvaW50X2lkGAIgASgJEhAKCGV2ZW50X2lkGAMgASgJEg8KB3RyaWdnZXIYBCABKAkSGgoSbWF4X3Jlc3BvbnNlX2J5dGVzGAUgASgFIuMBCg1BdHRlbXB0UmVzdWx0EgkKAW4YASABKAUSDwoHdHJpZ2dlchgCIAEoCRINCgVhdF9tcxgDIAEoAxILCgN1cmwYBCABKAkSEwoLZHVyYXRpb25fbXMYBSABKAMSDgoGc3RhdHVzGAYgASgFEjEKB2hlYWRlcnMYByADKAsyIC53ZWJob29rY2FwdHVyZS5jb21tb24udjEuSGVhZGVyEgwKBGJvZHkYCCABKAwSFgoOYm9keV90cnVuY2F0ZWQYCSABKAgSDQoFZXJyb3IYCiABKAkSDQoFc3RhdGUYCyABKAkiUAoURm9yd2FyZEV2ZW50UmVzcG9uc2USOAoHYXR0ZW1wdBgBIAEoCzInLndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5BdHRlbXB0UmVzdWx0IlcKG1JlY29yZENsaWVudEF0dGVtcHRSZXNwb25zZRI4CgdhdHRlbXB0GAEgASgLMicud2ViaG9va2NhcHR1cmUucmVwbGF5LnYxLkF0dGVtcHRSZXN1bHQi2QEKGlJlY29yZENsaWVudEF0dGVtcHRSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEwoLZW5kcG9pbnRfaWQYAiABKAkSEAoIZXZlbnRfaWQYAyABKAkSCwoDdXJsGAQgASgJEg4KBnN0YXR1cxgFIAEoBRINCgVlcnJvchgGIAEoCRITCgtkdXJhdGlvbl9tcxgHIAEoAxIxCgdoZWFkZXJzGAggAygLMiAud2ViaG9va2NhcHR1cmUuY29tbW9uLnYxLkhlYWRlchIMCgRib2R5GAkgASgMIigKGUNoZWNrRm9yd2FyZFRhcmdldFJlcXVlc3QSCwoDdXJsGAEgASgJIk8KGkNoZWNrRm9yd2FyZFRhcmdldFJlc3BvbnNlEg8KB2FsbG93ZWQYASABKAgSDgoGcmVhc29uGAIgASgJEhAKCGNhdGVnb3J5GAMgASgJIqIBChBTaWduRXZlbnRSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEwoLZW5kcG9pbnRfaWQYAiABKAkSEAoIZXZlbnRfaWQYAyABKAkSFQoNdGFyZ2V0X3NlY3JldBgEIAEoCRISCgp0YXJnZXRfdXJsGAUgASgJEhgKEGNhcHR1cmVfYmFzZV91cmwYBiABKAkSDgoGY2xpZW50GAcgASgJIoABChFTaWduRXZlbnRSZXNwb25zZRIxCgdoZWFkZXJzGAEgAygLMiAud2ViaG9va2NhcHR1cmUuY29tbW9uLnYxLkhlYWRlchIQCghyZXBsYWNlcxgCIAMoCRIQCghwcm92aWRlchgDIAEoCRIUCgxzaWduZWRfYXRfbXMYBCABKAMy1gQKDVJlcGxheVNlcnZpY2USagoLUmVwbGF5RXZlbnQSLC53ZWJob29rY2FwdHVyZS5yZXBsYXkudjEuUmVwbGF5RXZlbnRSZXF1ZXN0Gi0ud2ViaG9va2NhcHR1cmUucmVwbGF5LnYxLlJlcGxheUV2ZW50UmVzcG9uc2USbQoMRm9yd2FyZEV2ZW50Ei0ud2ViaG9va2NhcHR1cmUucmVwbGF5LnYxLkZvcndhcmRFdmVudFJlcXVlc3QaLi53ZWJob29rY2FwdHVyZS5yZXBsYXkudjEuRm9yd2FyZEV2ZW50UmVzcG9uc2USggEKE1JlY29yZENsaWVudEF0dGVtcHQSNC53ZWJob29rY2FwdHVyZS5yZXBsYXkudjEuUmVjb3JkQ2xpZW50QXR0ZW1wdFJlcXVlc3QaNS53ZWJob29rY2FwdHVyZS5yZXBsYXkudjEuUmVjb3JkQ2xpZW50QXR0ZW1wdFJlc3BvbnNlEn8KEkNoZWNrRm9yd2FyZFRhcmdldBIzLndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5DaGVja0ZvcndhcmRUYXJnZXRSZXF1ZXN0GjQud2ViaG9va2NhcHR1cmUucmVwbGF5LnYxLkNoZWNrRm9yd2FyZFRhcmdldFJlc3BvbnNlEmQKCVNpZ25FdmVudBIqLndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5TaWduRXZlbnRSZXF1ZXN0Gisud2ViaG9va2NhcHR1cmUucmVwbGF5LnYxLlNpZ25FdmVudFJlc3BvbnNlYgZwcm90bzM", [file_webhookcapture_common_v1_common]);
 
 /**
  * @generated from message webhookcapture.replay.v1.ReplayEventRequest
@@ -61,6 +61,13 @@ export type ReplayEventRequest = Message<"webhookcapture.replay.v1.ReplayEventRe
    * @generated from field: string key_id = 8;
    */
   keyId: string;
+
+  /**
+   * Changes made to the captured request before it is sent (design §19); absent: none.
+   *
+   * @generated from field: webhookcapture.replay.v1.ReplayEdits edits = 9;
+   */
+  edits?: ReplayEdits | undefined;
 };
 
 /**
@@ -69,6 +76,62 @@ export type ReplayEventRequest = Message<"webhookcapture.replay.v1.ReplayEventRe
  */
 export const ReplayEventRequestSchema: GenMessage<ReplayEventRequest> = /*@__PURE__*/
   messageDesc(file_webhookcapture_replay_v1_replay, 0);
+
+/**
+ * Header edits apply to the captured headers; at most one body edit. With mode resign the
+ * edited bytes are signed.
+ *
+ * @generated from message webhookcapture.replay.v1.ReplayEdits
+ */
+export type ReplayEdits = Message<"webhookcapture.replay.v1.ReplayEdits"> & {
+  /**
+   * Set (replacing every captured value of the name, case-insensitively).
+   *
+   * @generated from field: map<string, string> set_headers = 1;
+   */
+  setHeaders: { [key: string]: string };
+
+  /**
+   * Lower-case names removed.
+   *
+   * @generated from field: repeated string remove_headers = 2;
+   */
+  removeHeaders: string[];
+
+  /**
+   * @generated from oneof webhookcapture.replay.v1.ReplayEdits.body
+   */
+  body: {
+    /**
+     * @generated from field: bytes body_bytes = 3;
+     */
+    value: Uint8Array;
+    case: "bodyBytes";
+  } | {
+    /**
+     * RFC 7386, as JSON text, applied to the captured JSON body.
+     *
+     * @generated from field: string json_merge_patch = 4;
+     */
+    value: string;
+    case: "jsonMergePatch";
+  } | {
+    /**
+     * RFC 6902, as JSON text, applied to the captured JSON body.
+     *
+     * @generated from field: string json_patch = 5;
+     */
+    value: string;
+    case: "jsonPatch";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message webhookcapture.replay.v1.ReplayEdits.
+ * Use `create(ReplayEditsSchema)` to create a new message.
+ */
+export const ReplayEditsSchema: GenMessage<ReplayEdits> = /*@__PURE__*/
+  messageDesc(file_webhookcapture_replay_v1_replay, 1);
 
 /**
  * @generated from message webhookcapture.replay.v1.ReplayEventResponse
@@ -147,6 +210,20 @@ export type ReplayEventResponse = Message<"webhookcapture.replay.v1.ReplayEventR
    * @generated from field: int32 rate_limit_reset = 14;
    */
   rateLimitReset: number;
+
+  /**
+   * Edits were applied (design §19).
+   *
+   * @generated from field: bool edited = 15;
+   */
+  edited: boolean;
+
+  /**
+   * Lower-case hex SHA-256 of the body bytes sent.
+   *
+   * @generated from field: string request_sha256 = 16;
+   */
+  requestSha256: string;
 };
 
 /**
@@ -154,7 +231,7 @@ export type ReplayEventResponse = Message<"webhookcapture.replay.v1.ReplayEventR
  * Use `create(ReplayEventResponseSchema)` to create a new message.
  */
 export const ReplayEventResponseSchema: GenMessage<ReplayEventResponse> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_replay_v1_replay, 1);
+  messageDesc(file_webhookcapture_replay_v1_replay, 2);
 
 /**
  * @generated from message webhookcapture.replay.v1.ForwardEventRequest
@@ -196,7 +273,7 @@ export type ForwardEventRequest = Message<"webhookcapture.replay.v1.ForwardEvent
  * Use `create(ForwardEventRequestSchema)` to create a new message.
  */
 export const ForwardEventRequestSchema: GenMessage<ForwardEventRequest> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_replay_v1_replay, 2);
+  messageDesc(file_webhookcapture_replay_v1_replay, 3);
 
 /**
  * One attempt as made: the answer body in clear (the catalog keeps it sealed).
@@ -267,7 +344,7 @@ export type AttemptResult = Message<"webhookcapture.replay.v1.AttemptResult"> & 
  * Use `create(AttemptResultSchema)` to create a new message.
  */
 export const AttemptResultSchema: GenMessage<AttemptResult> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_replay_v1_replay, 3);
+  messageDesc(file_webhookcapture_replay_v1_replay, 4);
 
 /**
  * @generated from message webhookcapture.replay.v1.ForwardEventResponse
@@ -284,7 +361,7 @@ export type ForwardEventResponse = Message<"webhookcapture.replay.v1.ForwardEven
  * Use `create(ForwardEventResponseSchema)` to create a new message.
  */
 export const ForwardEventResponseSchema: GenMessage<ForwardEventResponse> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_replay_v1_replay, 4);
+  messageDesc(file_webhookcapture_replay_v1_replay, 5);
 
 /**
  * @generated from message webhookcapture.replay.v1.RecordClientAttemptResponse
@@ -301,7 +378,7 @@ export type RecordClientAttemptResponse = Message<"webhookcapture.replay.v1.Reco
  * Use `create(RecordClientAttemptResponseSchema)` to create a new message.
  */
 export const RecordClientAttemptResponseSchema: GenMessage<RecordClientAttemptResponse> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_replay_v1_replay, 5);
+  messageDesc(file_webhookcapture_replay_v1_replay, 6);
 
 /**
  * @generated from message webhookcapture.replay.v1.RecordClientAttemptRequest
@@ -358,7 +435,7 @@ export type RecordClientAttemptRequest = Message<"webhookcapture.replay.v1.Recor
  * Use `create(RecordClientAttemptRequestSchema)` to create a new message.
  */
 export const RecordClientAttemptRequestSchema: GenMessage<RecordClientAttemptRequest> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_replay_v1_replay, 6);
+  messageDesc(file_webhookcapture_replay_v1_replay, 7);
 
 /**
  * @generated from message webhookcapture.replay.v1.CheckForwardTargetRequest
@@ -375,7 +452,7 @@ export type CheckForwardTargetRequest = Message<"webhookcapture.replay.v1.CheckF
  * Use `create(CheckForwardTargetRequestSchema)` to create a new message.
  */
 export const CheckForwardTargetRequestSchema: GenMessage<CheckForwardTargetRequest> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_replay_v1_replay, 7);
+  messageDesc(file_webhookcapture_replay_v1_replay, 8);
 
 /**
  * @generated from message webhookcapture.replay.v1.CheckForwardTargetResponse
@@ -404,7 +481,7 @@ export type CheckForwardTargetResponse = Message<"webhookcapture.replay.v1.Check
  * Use `create(CheckForwardTargetResponseSchema)` to create a new message.
  */
 export const CheckForwardTargetResponseSchema: GenMessage<CheckForwardTargetResponse> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_replay_v1_replay, 8);
+  messageDesc(file_webhookcapture_replay_v1_replay, 9);
 
 /**
  * @generated from message webhookcapture.replay.v1.SignEventRequest
@@ -460,7 +537,7 @@ export type SignEventRequest = Message<"webhookcapture.replay.v1.SignEventReques
  * Use `create(SignEventRequestSchema)` to create a new message.
  */
 export const SignEventRequestSchema: GenMessage<SignEventRequest> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_replay_v1_replay, 9);
+  messageDesc(file_webhookcapture_replay_v1_replay, 10);
 
 /**
  * @generated from message webhookcapture.replay.v1.SignEventResponse
@@ -496,7 +573,7 @@ export type SignEventResponse = Message<"webhookcapture.replay.v1.SignEventRespo
  * Use `create(SignEventResponseSchema)` to create a new message.
  */
 export const SignEventResponseSchema: GenMessage<SignEventResponse> = /*@__PURE__*/
-  messageDesc(file_webhookcapture_replay_v1_replay, 10);
+  messageDesc(file_webhookcapture_replay_v1_replay, 11);
 
 /**
  * Sends a captured event to a target URL behind the SSRF guard, an egress lease and the
