@@ -6,6 +6,7 @@ import type { ProviderListJson, TriggerRequestJson, TriggerResultJson } from "./
 import type { ForwardAttemptJson, RecordAttemptRequest } from "./forwarding.js";
 import type { EventSignatureJson, EventSignatureRequest } from "./event-signature.js";
 import type { ListenerHeartbeatRequest, ListenerJson, ListenerListJson } from "./listeners.js";
+import type { ApiKeyListJson, CreateApiKeyRequest, CreatedApiKeyJson } from "./keys.js";
 
 /**
  * The one typed client of /v1, for the dashboard, the CLI and tests. It runs wherever `fetch`
@@ -343,6 +344,14 @@ export function createApiClient(options: ApiClientOptions) {
     delete: (endpointId: string, listenerId: string, signal?: AbortSignal) => request<void>("DELETE", listenersPath(endpointId, listenerId), { signal }),
   };
 
+  /** API keys (design §15): those within the calling key's reach. */
+  const keys = {
+    list: (signal?: AbortSignal) => request<ApiKeyListJson>("GET", "/v1/keys", { signal }),
+    /** The answer's `key` is the key itself, shown this once. */
+    create: (body: CreateApiKeyRequest) => request<CreatedApiKeyJson>("POST", "/v1/keys", { body }),
+    revoke: (id: string) => request<void>("DELETE", `/v1/keys/${seg(id)}`),
+  };
+
   const follow = createFollow(events.list);
 
   return {
@@ -351,6 +360,7 @@ export function createApiClient(options: ApiClientOptions) {
     events,
     providers: { list: () => request<ProviderListJson>("GET", "/v1/providers") },
     listeners,
+    keys,
     follow,
   };
 }

@@ -18,4 +18,5 @@ export * from "./headers.js";
 export * from "./problems.js";
 export * from "./listeners.js";
 export * from "./event-signature.js";
+export * from "./keys.js";
 export * from "./client.js";

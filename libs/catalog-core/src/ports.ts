@@ -1,4 +1,4 @@
-import type { ApiKeyRecord, AppendResult, Cursor, EndpointPatch, EndpointPage, EndpointRecord, EventPage, EventQuery, EventRecord, ListenerRecord, NewEndpoint, NewEvent, ReplayAuditRecord, ReplayCharge, DeliveryClaim, AttemptRecord, DeliveryRecord, OutboxStats } from "./types.js";
+import type { ApiKeyFilter, ApiKeyRecord, AppendResult, Cursor, EndpointPatch, EndpointPage, EndpointRecord, EventPage, EventQuery, EventRecord, ListenerRecord, NewEndpoint, NewEvent, ReplayAuditRecord, ReplayCharge, DeliveryClaim, AttemptRecord, DeliveryRecord, OutboxStats } from "./types.js";
 import type { Clock } from "./ids.js";
 import type { AttemptTransition, EventRef } from "@whc/ports";
 
@@ -10,10 +10,26 @@ import type { AttemptTransition, EventRef } from "@whc/ports";
 export interface CatalogStore {
   readonly kind: string;
 
-  ensureApiKey(accountName: string, keyHash: Uint8Array, prefix: string, now: number): Promise<{ key: ApiKeyRecord; created: boolean }>;
+  /**
+   * Registers the hash as a key of the account named (created if new) with every scope
+   * (`*`), idempotently: the same hash again answers the stored key, `created` false.
+   */
+  ensureApiKey(accountName: string, keyHash: Uint8Array, prefix: string, now: number, name?: string): Promise<{ key: ApiKeyRecord; created: boolean }>;
+  /**
+   * Registers a key of an existing account as given (its accountName is the store's);
+   * `not_found` when the account does not exist, `conflict` when the hash is registered.
+   */
+  createApiKey(key: Omit<ApiKeyRecord, "accountName">): Promise<ApiKeyRecord>;
   findApiKeyByHash(keyHash: Uint8Array): Promise<ApiKeyRecord | undefined>;
-  listApiKeys(accountName?: string): Promise<ApiKeyRecord[]>;
-  revokeApiKey(keyId: string, now: number): Promise<ApiKeyRecord | undefined>;
+  /** By createdAt, then id. */
+  listApiKeys(filter?: ApiKeyFilter): Promise<ApiKeyRecord[]>;
+  /**
+   * Sets revokedAt once (a second revoke keeps the first time); with accountId, only a key of
+   * that account. Undefined when there is no such key.
+   */
+  revokeApiKey(keyId: string, now: number, accountId?: string): Promise<ApiKeyRecord | undefined>;
+  /** Sets lastUsedAt to `at` unless it is already after `notBefore` (ADR 0051). */
+  touchApiKey(keyId: string, at: number, notBefore: number): Promise<void>;
   countActiveApiKeys(): Promise<number>;
 
   /**

@@ -12,7 +12,7 @@ import { AppError, notFound, validationFailed } from "@whc/errors";
 import { timingSafeEqual } from "node:crypto";
 import { TOKEN_BYTES } from "@whc/sealing";
 import type { CatalogStore } from "./ports.js";
-import { type AppendResult, type Cursor } from "./types.js";
+import { type ApiKeyRecord, type AppendResult, type Cursor } from "./types.js";
 import { newId, requireUuid } from "./ids.js";
 import {
   apiKeyToProto,
@@ -26,7 +26,7 @@ import {
 } from "./convert.js";
 import { forwardMethods } from "./service-forward.js";
 import { listenerMethods } from "./service-listeners.js";
-import { DELIVERY_STATES, LISTENER_LIMITS, LISTENER_STALL_S, LISTENER_TTL_S } from "@whc/api-model";
+import { DELIVERY_STATES, KEY_LIMITS, LISTENER_LIMITS, LISTENER_STALL_S, LISTENER_TTL_S, SCOPES } from "@whc/api-model";
 import type { ListenerOptions } from "./service-listeners.js";
 
 const DAY_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
@@ -64,41 +64,101 @@ export interface CatalogServiceOptions {
   endpointQuota?: number;
   /** Listener liveness (design §19): each defaults to its value in @whc/api-model's LISTENER_* constants. */
   listeners?: Partial<ListenerOptions>;
+  /** How stale a key's lastUsedAt may get before a use writes it again (ADR 0051); default a minute. */
+  lastUsedIntervalMs?: number;
+  /** Told when a key's last use could not be written (the key is accepted all the same). */
+  logger?: { warn(obj: object, msg: string): void };
 }
+
+/** A key's lastUsedAt is written at most this often (ADR 0051). */
+export const LAST_USED_INTERVAL_MS = 60_000;
 
 /** The largest page of endpoints one call answers (the gateway asks for at most 500). */
 export const MAX_ENDPOINT_PAGE = 1000;
 
 type CatalogMethods<K extends keyof ServiceImpl<typeof CatalogService>> = Pick<ServiceImpl<typeof CatalogService>, K>;
 
+function requireScopes(scopes: readonly string[]): string[] {
+  if (scopes.length === 0) throw validationFailed("scopes", "required");
+  scopes.forEach((s, i) => {
+    if (!(SCOPES as readonly string[]).includes(s)) throw validationFailed(`scopes.${i}`, "format");
+  });
+  return [...new Set(scopes)];
+}
+
 function apiKeyMethods(
   store: CatalogStore,
   now: () => number,
-): CatalogMethods<"authenticateApiKey" | "ensureApiKey" | "listApiKeys" | "revokeApiKey" | "countApiKeys"> {
+  lastUsedIntervalMs: number,
+  logger: { warn(obj: object, msg: string): void } | undefined,
+): CatalogMethods<"authenticateApiKey" | "ensureApiKey" | "createApiKey" | "listApiKeys" | "revokeApiKey" | "countApiKeys"> {
+  /** lastUsedAt, written only when the stored one is older than the interval (ADR 0051). */
+  async function noteUse(key: ApiKeyRecord, at: number): Promise<void> {
+    if (key.lastUsedAt !== undefined && at - key.lastUsedAt < lastUsedIntervalMs) return;
+    try {
+      await store.touchApiKey(key.id, at, at - lastUsedIntervalMs);
+    } catch (err) {
+      // A key is not refused because its last use could not be noted.
+      logger?.warn({ err, keyId: key.id }, "api key lastUsedAt not recorded");
+    }
+  }
+
   return {
     async authenticateApiKey(req) {
       if (req.keyHash.length !== 32) throw new AppError("unauthorized", "bad key hash");
       const key = await store.findApiKeyByHash(req.keyHash);
+      const at = now();
       if (!key || key.revokedAt !== undefined || !timingSafeEqual(key.keyHash, req.keyHash)) {
         throw new AppError("unauthorized", "unknown or revoked key");
       }
-      return create(AuthenticateApiKeyResponseSchema, { accountId: key.accountId, keyId: key.id });
+      if (key.expiresAt !== undefined && key.expiresAt <= at) throw new AppError("unauthorized", "expired key");
+      await noteUse(key, at);
+      return create(AuthenticateApiKeyResponseSchema, {
+        accountId: key.accountId,
+        keyId: key.id,
+        prefix: key.prefix,
+        scopes: key.scopes,
+        endpointIds: key.endpointIds,
+      });
     },
 
     async ensureApiKey(req) {
       if (!req.accountName) throw validationFailed("account_name", "required");
       if (req.keyHash.length !== 32) throw validationFailed("key_hash", "length");
-      const { key, created } = await store.ensureApiKey(req.accountName, req.keyHash, req.prefix, now());
+      const { key, created } = await store.ensureApiKey(req.accountName, req.keyHash, req.prefix, now(), req.name);
       return { key: apiKeyToProto(key), created };
     },
 
+    async createApiKey(req) {
+      if (!req.accountId) throw validationFailed("account_id", "required");
+      if (req.keyHash.length !== 32) throw validationFailed("key_hash", "length");
+      if (req.name.length > KEY_LIMITS.nameLength) throw validationFailed("name", "length");
+      if (req.endpointIds.length > KEY_LIMITS.endpointIds) throw validationFailed("endpoint_ids", "length");
+      req.endpointIds.forEach((id, i) => requireUuid(`endpoint_ids.${i}`, id));
+      const key = await store.createApiKey({
+        id: newId(),
+        accountId: req.accountId,
+        name: req.name,
+        prefix: req.prefix,
+        keyHash: req.keyHash,
+        scopes: requireScopes(req.scopes),
+        endpointIds: [...new Set(req.endpointIds.map((id) => id.toLowerCase()))],
+        createdAt: now(),
+        expiresAt: req.expiresAtMs === undefined ? undefined : Number(req.expiresAtMs),
+        lastUsedAt: undefined,
+        revokedAt: undefined,
+      });
+      return { key: apiKeyToProto(key) };
+    },
+
     async listApiKeys(req) {
-      const keys = await store.listApiKeys(req.accountName || undefined);
+      const keys = await store.listApiKeys({ accountName: req.accountName || undefined, accountId: req.accountId || undefined });
       return { keys: keys.map(apiKeyToProto) };
     },
 
     async revokeApiKey(req) {
-      const key = await store.revokeApiKey(req.keyId, now());
+      requireUuid("key_id", req.keyId);
+      const key = await store.revokeApiKey(req.keyId.toLowerCase(), now(), req.accountId || undefined);
       if (!key) throw notFound("api key");
       return { key: apiKeyToProto(key) };
     },
@@ -303,7 +363,7 @@ export function createCatalogService(
 ): ServiceImpl<typeof CatalogService> {
   const now = options.now ?? Date.now;
   return {
-    ...apiKeyMethods(store, now),
+    ...apiKeyMethods(store, now, options.lastUsedIntervalMs ?? LAST_USED_INTERVAL_MS, options.logger),
     ...endpointMethods(store, now, options.endpointQuota),
     ...eventMethods(store, now),
     ...replayMethods(store, now),

@@ -5,10 +5,25 @@ export interface ApiKeyRecord {
   id: string;
   accountId: string;
   accountName: string;
+  /** For people; "" on keys made before keys had names. */
+  name: string;
   prefix: string;
   keyHash: Uint8Array;
+  /** What the key may do (design §15); keys made before scopes read as ["*"]. */
+  scopes: string[];
+  /** The only endpoints the key sees; [] for every endpoint of its account. */
+  endpointIds: string[];
   createdAt: number;
+  expiresAt?: number | undefined;
+  /** Moved at most once per interval (ADR 0051), never backwards. */
+  lastUsedAt?: number | undefined;
   revokedAt?: number | undefined;
+}
+
+/** What listApiKeys selects: one account (by name or id), or every account. */
+export interface ApiKeyFilter {
+  accountName?: string | undefined;
+  accountId?: string | undefined;
 }
 
 export type OperatingMode = "capture" | "metadata_only";

@@ -38,6 +38,8 @@ const optionalBinary = (): Field<Uint8Array | undefined> => ({
 });
 /** Absent in documents written before the field existed: read as `fallback`. */
 const withDefault = <T>(fallback: T): Field<T> => ({ read: (v) => (v ?? fallback) as T, write: (v) => v });
+/** An array of strings; absent in documents written before the field existed: a copy of `fallback`. */
+const stringList = (fallback: readonly string[]): Field<string[]> => ({ read: (v) => [...((v as string[] | null | undefined) ?? fallback)], write: (v) => v });
 const kept = <T>(field: Field<T>, initial?: unknown): Field<T> => ({ ...field, kept: initial === undefined ? {} : { initial } });
 
 /** One record type's documents. */
@@ -66,13 +68,19 @@ class RecordDocs<R> {
   }
 }
 
+/** Keys stored before scopes (design §15) read as holding every scope, on every endpoint. */
 export const apiKeyDocs = new RecordDocs<ApiKeyRecord>({
   id: same("_id"),
   accountId: same(),
   accountName: same(),
+  name: withDefault(""),
   prefix: same(),
   keyHash: binary(),
+  scopes: stringList(["*"]),
+  endpointIds: stringList([]),
   createdAt: same(),
+  expiresAt: optional(),
+  lastUsedAt: optional(),
   revokedAt: optional(),
 });
 

@@ -142,9 +142,14 @@ export const apiKeyRows = new RecordRows<ApiKeyRecord>("api_keys", {
   accountId: text("account_id"),
   // From the accounts table, joined in by every read of a key.
   accountName: kept(text("account_name")),
+  name: text("name"),
   prefix: text("prefix"),
   keyHash: blob("key_hash"),
+  scopes: json<string[]>("scopes"),
+  endpointIds: json<string[]>("endpoint_ids"),
   createdAt: integer("created_at"),
+  expiresAt: optionalInteger("expires_at"),
+  lastUsedAt: optionalInteger("last_used_at"),
   revokedAt: optionalInteger("revoked_at"),
 });
 

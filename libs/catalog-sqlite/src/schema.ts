@@ -21,8 +21,10 @@ import type Database from "better-sqlite3";
  * in clear and read as they did (ADR 0009).
  * Version 6: `listeners`, the running `whc listen`s heard from within their lifetime (design
  * §19, ADR 0062).
+ * Version 7: API keys gained a name, scopes, endpoint restriction, expiry and last use (design
+ * §15; keys from before hold every scope, `*`).
  */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 /**
  * Columns added to a table after it first shipped. A new catalog gets them from CREATE TABLE;
@@ -30,6 +32,14 @@ export const SCHEMA_VERSION = 6;
  * each to be nullable or to have a default, which is what rows written before hold.
  */
 export const addedColumns = {
+  api_keys: [
+    ["name", "TEXT NOT NULL DEFAULT ''"],
+    // JSON arrays: what the key may do, and the only endpoints it sees ([]: every one).
+    ["scopes", `TEXT NOT NULL DEFAULT '["*"]'`],
+    ["endpoint_ids", "TEXT NOT NULL DEFAULT '[]'"],
+    ["expires_at", "INTEGER"],
+    ["last_used_at", "INTEGER"],
+  ],
   endpoints: [
     ["response_json", "TEXT NOT NULL DEFAULT ''"],
     ["sealed_previous_secret", "BLOB"],
@@ -71,8 +81,10 @@ CREATE TABLE IF NOT EXISTS api_keys (
   key_hash BLOB NOT NULL UNIQUE,
   prefix TEXT NOT NULL,
   created_at INTEGER NOT NULL,
-  revoked_at INTEGER
+  revoked_at INTEGER,
+${columnsSql("api_keys")}
 );
+CREATE INDEX IF NOT EXISTS api_keys_account ON api_keys (account_id, created_at);
 
 CREATE TABLE IF NOT EXISTS endpoints (
   key INTEGER PRIMARY KEY,

@@ -99,9 +99,11 @@ export async function openSqliteStoreInWorker(options: { file: string }): Promis
   return {
     kind: "sqlite",
     ensureApiKey: (...a) => call("ensureApiKey", ...a),
+    createApiKey: (...a) => call("createApiKey", ...a),
     findApiKeyByHash: (...a) => call("findApiKeyByHash", ...a),
     listApiKeys: (...a) => call("listApiKeys", ...a),
     revokeApiKey: (...a) => call("revokeApiKey", ...a),
+    touchApiKey: (...a) => call("touchApiKey", ...a),
     countActiveApiKeys: () => call("countActiveApiKeys"),
     createEndpoint: (...a) => call("createEndpoint", ...a),
     getEndpoint: (...a) => call("getEndpoint", ...a),

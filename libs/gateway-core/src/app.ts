@@ -20,6 +20,7 @@ import { forwardingRoutes } from "./routes/v1/forwarding.js";
 import { triggerRoutes } from "./routes/v1/trigger.js";
 import { eventSignatureRoutes } from "./routes/v1/event-signature.js";
 import { listenerRoutes } from "./routes/v1/listeners.js";
+import { keyRoutes } from "./routes/v1/keys.js";
 
 /** Every operation the gateway answers: the router and the OpenAPI document are both made from it. */
 export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions): Route[] {
@@ -33,6 +34,7 @@ export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions): Route
     ...triggerRoutes(deps, options),
     ...eventSignatureRoutes(deps, options),
     ...listenerRoutes(deps),
+    ...keyRoutes(deps),
   ];
   return routes;
 }

@@ -20,6 +20,9 @@ export const TAGS = {
   listeners:
     "Listeners are the running `whc listen` processes that follow an endpoint and pass its captures to a local app: " +
     "each registers and heartbeats, so anyone can see who is listening, how far behind, and whether one is stuck.",
+  keys:
+    "API keys of the account, each with scopes (what it may do), optionally restricted to some endpoints and expiring: " +
+    "create one per job or person with only what it needs, see when each was last used, revoke one at once.",
   system:
     "Health, metrics, the provider list and this document: what operators, probes and client generators read. " +
     "Health, metrics and this document need no API key.",

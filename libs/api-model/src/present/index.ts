@@ -1,2 +1,3 @@
 export * from "./json.js";
 export * from "./listeners.js";
+export * from "./keys.js";

@@ -28,6 +28,7 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
     route({
       method: "GET",
       path: "/v1/endpoints/{endpointId}/events/{eventId}/curl",
+      scope: "events:read",
       operationId: "exportCurl",
       summary: "Export an event as a cURL command",
       description:
@@ -62,6 +63,7 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
     route({
       method: "POST",
       path: "/v1/endpoints/{endpointId}/events/{eventId}/replay",
+      scope: "events:replay",
       operationId: "replayEvent",
       summary: "Replay an event to a URL",
       description:

@@ -108,6 +108,7 @@ export function exportRoute(deps: GatewayDeps): Route {
   return route({
     method: "GET",
     path: "/v1/endpoints/{endpointId}/events/export",
+    scope: "events:read",
     operationId: "exportEvents",
     summary: "Export events as NDJSON",
     description:

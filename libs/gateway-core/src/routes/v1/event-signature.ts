@@ -12,6 +12,7 @@ export function eventSignatureRoutes(deps: GatewayDeps, options: GatewayOptions)
     route({
       method: "POST",
       path: "/v1/endpoints/{endpointId}/events/{eventId}/signature",
+      scope: "events:replay",
       operationId: "signEvent",
       summary: "Sign an event's stored bytes again, now",
       description:

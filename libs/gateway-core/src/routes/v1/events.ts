@@ -90,6 +90,7 @@ export function eventRoutes(deps: GatewayDeps, options: GatewayOptions): Route[]
     route({
       method: "GET",
       path: "/v1/endpoints/{endpointId}/events",
+      scope: "events:read",
       operationId: "listEvents",
       summary: "List an endpoint's events",
       description:
@@ -139,6 +140,7 @@ export function eventRoutes(deps: GatewayDeps, options: GatewayOptions): Route[]
     route({
       method: "GET",
       path: "/v1/endpoints/{endpointId}/events/{eventId}",
+      scope: "events:read",
       operationId: "getEvent",
       summary: "Get an event",
       description:
@@ -159,6 +161,7 @@ export function eventRoutes(deps: GatewayDeps, options: GatewayOptions): Route[]
     route({
       method: "DELETE",
       path: "/v1/endpoints/{endpointId}/events/{eventId}",
+      scope: "events:write",
       operationId: "deleteEvent",
       summary: "Delete an event",
       description:

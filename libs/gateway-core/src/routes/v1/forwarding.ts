@@ -23,6 +23,7 @@ export function forwardingRoutes(deps: GatewayDeps): Route[] {
     route({
       method: "POST",
       path: "/v1/endpoints/{endpointId}/events/{eventId}/redeliver",
+      scope: "events:replay",
       operationId: "redeliverEvent",
       summary: "Redeliver an event to its forward destination",
       description:
@@ -54,6 +55,7 @@ export function forwardingRoutes(deps: GatewayDeps): Route[] {
     route({
       method: "POST",
       path: "/v1/endpoints/{endpointId}/events/{eventId}/attempts",
+      scope: "events:write",
       operationId: "recordAttempt",
       summary: "Record a delivery attempt a client made",
       description:

@@ -81,6 +81,7 @@ export function triggerRoutes(deps: GatewayDeps, options: GatewayOptions): Route
     route({
       method: "POST",
       path: "/v1/endpoints/{endpointId}/trigger",
+      scope: "events:replay",
       operationId: "triggerEvent",
       summary: "Send a sample event to an endpoint",
       description:
