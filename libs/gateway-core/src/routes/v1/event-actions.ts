@@ -1,5 +1,5 @@
 import { buildCurlCommand } from "@whc/curl-export";
-import { CLIENT_HEADER, curlExport, curlQuery, replayRequest, replayResult, type ReplayResultJson } from "@whc/api-model";
+import { curlExport, curlQuery, isDashboardSession, replayRequest, replayResult, type ReplayResultJson } from "@whc/api-model";
 import { webhookUrlOf } from "@whc/api-model/present";
 import { openCapture } from "@whc/sealing";
 import type { GatewayDeps, GatewayOptions } from "../../deps.js";
@@ -74,20 +74,11 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
         "The target must pass the SSRF guard (http or https; public addresses only, unless " +
         "`WHC_REPLAY_ALLOW_PRIVATE_TARGETS`), and each replay spends one unit of the account's daily allowance (the " +
         "`RateLimit-*` headers).\n\n" +
-        "Errors: 403 `replay_disabled` when the endpoint's `replayFromApi` is false; 400 `target_not_allowed` (nothing " +
+        "Errors: 403 `replay_disabled` when the endpoint's `replayFromApi` is false (its `replayFromDashboard`, for a " +
+        "key with scope `dashboard`: the dashboard's session; no request header changes which flag applies); 400 `target_not_allowed` (nothing " +
         "spent); 429 `replay_limit_exceeded`, with `Retry-After` at the next UTC midnight; 503 " +
         "`egress_capacity_exhausted` when the target's origin has no free egress slot (nothing sent, nothing spent).",
       tags: ["replay"],
-      headers: [
-        {
-          name: CLIENT_HEADER,
-          in: "header",
-          required: false,
-          "x-extension": true,
-          schema: { type: "string", enum: ["api", "dashboard"] },
-          description: "`dashboard`: the endpoint's replayFromDashboard applies instead of replayFromApi.",
-        },
-      ],
       body: replayRequest,
       bodyRequired: true,
       success: {
@@ -98,7 +89,8 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
       },
       errors: [400, 403, 413, 415, 429],
       async handler(ctx, { auth, params, body }): Promise<ReplayResultJson> {
-        const client = ctx.get(CLIENT_HEADER).toLowerCase() === "dashboard" ? "dashboard" : "api";
+        // Only the dashboard's session is the dashboard (design §14): a header says nothing.
+        const client = isDashboardSession(auth.scopes) ? "dashboard" : "api";
         const res = await deps.replay.replayEvent({
           accountId: auth.accountId,
           endpointId: params.endpointId!,
