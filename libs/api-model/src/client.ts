@@ -7,6 +7,7 @@ import type { ForwardAttemptJson, RecordAttemptRequest } from "./forwarding.js";
 import type { EventSignatureJson, EventSignatureRequest } from "./event-signature.js";
 import type { ListenerHeartbeatRequest, ListenerJson, ListenerListJson } from "./listeners.js";
 import type { ApiKeyListJson, CreateApiKeyRequest, CreatedApiKeyJson } from "./keys.js";
+import type { AuditListJson, ListAuditQueryText } from "./audit.js";
 
 /**
  * The one typed client of /v1, for the dashboard, the CLI and tests. It runs wherever `fetch`
@@ -350,6 +351,11 @@ export function createApiClient(options: ApiClientOptions) {
     revoke: (id: string) => request<void>("DELETE", `/v1/keys/${seg(id)}`),
   };
 
+  /** The audit log (design §15), newest first; page with `before`/`beforeId` from `nextBefore`/`nextBeforeId`. */
+  const audit = {
+    list: (query: ListAuditQueryText = {}, signal?: AbortSignal) => request<AuditListJson>("GET", "/v1/audit", { query, signal }),
+  };
+
   const follow = createFollow(events.list);
 
   return {
@@ -359,6 +365,7 @@ export function createApiClient(options: ApiClientOptions) {
     providers: { list: () => request<ProviderListJson>("GET", "/v1/providers") },
     listeners,
     keys,
+    audit,
     follow,
   };
 }

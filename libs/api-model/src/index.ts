@@ -19,4 +19,5 @@ export * from "./problems.js";
 export * from "./listeners.js";
 export * from "./event-signature.js";
 export * from "./keys.js";
+export * from "./audit.js";
 export * from "./client.js";

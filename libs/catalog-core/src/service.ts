@@ -25,11 +25,24 @@ import {
   newEventFromProto,
 } from "./convert.js";
 import { forwardMethods } from "./service-forward.js";
+import { auditEntryOf, auditMethods } from "./service-audit.js";
 import { listenerMethods } from "./service-listeners.js";
 import { DELIVERY_STATES, KEY_LIMITS, LISTENER_LIMITS, LISTENER_STALL_S, LISTENER_TTL_S, SCOPES } from "@whc/api-model";
 import type { ListenerOptions } from "./service-listeners.js";
 
 const DAY_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
+
+/** The actions a GetEvent may record: the detail read and the cURL export. */
+const READ_ACTIONS: readonly string[] = ["event.read", "event.curl_exported"];
+
+/** A replay target as an audit entry keeps it: its origin, never its path or query (a token may sit there). */
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return "";
+  }
+}
 
 function cursorOf(c: { receivedAtMs: bigint; id: string } | undefined, field: string): Cursor | undefined {
   if (!c) return undefined;
@@ -135,7 +148,8 @@ function apiKeyMethods(
       if (req.name.length > KEY_LIMITS.nameLength) throw validationFailed("name", "length");
       if (req.endpointIds.length > KEY_LIMITS.endpointIds) throw validationFailed("endpoint_ids", "length");
       req.endpointIds.forEach((id, i) => requireUuid(`endpoint_ids.${i}`, id));
-      const key = await store.createApiKey({
+      const at = now();
+      const record = {
         id: newId(),
         accountId: req.accountId,
         name: req.name,
@@ -143,11 +157,18 @@ function apiKeyMethods(
         keyHash: req.keyHash,
         scopes: requireScopes(req.scopes),
         endpointIds: [...new Set(req.endpointIds.map((id) => id.toLowerCase()))],
-        createdAt: now(),
+        createdAt: at,
         expiresAt: req.expiresAtMs === undefined ? undefined : Number(req.expiresAtMs),
         lastUsedAt: undefined,
         revokedAt: undefined,
+      };
+      const audit = auditEntryOf(req.audit, {
+        accountId: req.accountId,
+        action: "key.created",
+        at,
+        details: { id: record.id, prefix: record.prefix, name: record.name, scopes: record.scopes, endpointIds: record.endpointIds },
       });
+      const key = await store.createApiKey(record, audit);
       return { key: apiKeyToProto(key) };
     },
 
@@ -158,7 +179,11 @@ function apiKeyMethods(
 
     async revokeApiKey(req) {
       requireUuid("key_id", req.keyId);
-      const key = await store.revokeApiKey(req.keyId.toLowerCase(), now(), req.accountId || undefined);
+      const at = now();
+      const keyId = req.keyId.toLowerCase();
+      const audit = req.audit && auditEntryOf(req.audit, { accountId: req.accountId, action: "key.revoked", at, details: { id: keyId } });
+      if (audit && !req.accountId) throw validationFailed("account_id", "required");
+      const key = await store.revokeApiKey(keyId, at, req.accountId || undefined, audit);
       if (!key) throw notFound("api key");
       return { key: apiKeyToProto(key) };
     },
@@ -180,15 +205,10 @@ function endpointMethods(
       if (!req.endpoint) throw validationFailed("endpoint", "required");
       if (!req.endpoint.accountId) throw validationFailed("account_id", "required");
       const at = now();
-      const created = await store.createEndpoint(
-        {
-          ...endpointFromProto(req.endpoint),
-          id: newId(),
-          createdAt: at,
-          updatedAt: at,
-        },
-        endpointQuota,
-      );
+      const id = newId();
+      const fields = endpointFromProto(req.endpoint);
+      const audit = auditEntryOf(req.audit, { accountId: fields.accountId, action: "endpoint.created", at, endpointId: id, details: { slug: fields.slug } });
+      const created = await store.createEndpoint({ ...fields, id, createdAt: at, updatedAt: at }, endpointQuota, audit);
       return { endpoint: endpointToProto(created) };
     },
 
@@ -219,14 +239,17 @@ function endpointMethods(
       if (req.patch.sealedTargetSecret !== undefined && req.patch.sealedTargetSecret.length === 0) {
         throw validationFailed("patch.sealed_target_secret", "length");
       }
-      const updated = await store.updateEndpoint(req.accountId, req.endpointId, endpointPatchFromProto(req.patch), now());
+      const at = now();
+      const audit = auditEntryOf(req.audit, { accountId: req.accountId, action: "endpoint.updated", at, endpointId: req.endpointId });
+      const updated = await store.updateEndpoint(req.accountId, req.endpointId, endpointPatchFromProto(req.patch), at, audit);
       if (!updated) throw notFound("endpoint");
       return { endpoint: endpointToProto(updated) };
     },
 
     async deleteEndpoint(req) {
       requireUuid("endpoint_id", req.endpointId);
-      if (!(await store.deleteEndpoint(req.accountId, req.endpointId))) throw notFound("endpoint");
+      const audit = auditEntryOf(req.audit, { accountId: req.accountId, action: "endpoint.deleted", at: now(), endpointId: req.endpointId });
+      if (!(await store.deleteEndpoint(req.accountId, req.endpointId, audit))) throw notFound("endpoint");
       return {};
     },
   };
@@ -299,7 +322,10 @@ function eventMethods(
     async getEvent(req) {
       requireUuid("endpoint_id", req.endpointId);
       requireUuid("event_id", req.eventId);
-      const event = await store.getEvent(req.accountId, req.endpointId, req.eventId, req.markRead ? now() : undefined);
+      const at = now();
+      if (req.audit && !READ_ACTIONS.includes(req.audit.action)) throw validationFailed("audit.action", "unknown");
+      const audit = auditEntryOf(req.audit, { accountId: req.accountId, action: req.audit?.action ?? "", at, endpointId: req.endpointId, eventId: req.eventId });
+      const event = await store.getEvent(req.accountId, req.endpointId, req.eventId, req.markRead ? at : undefined, audit);
       if (!event) throw notFound("event");
       return { event: eventToProto(event) };
     },
@@ -309,7 +335,8 @@ function eventMethods(
       requireUuid("event_id", req.eventId);
       const endpoint = await store.getEndpoint(req.endpointId, req.accountId);
       if (!endpoint) throw notFound("endpoint");
-      return { deleted: await store.deleteEvent(req.accountId, req.endpointId, req.eventId) };
+      const audit = auditEntryOf(req.audit, { accountId: req.accountId, action: "event.deleted", at: now(), endpointId: req.endpointId, eventId: req.eventId });
+      return { deleted: await store.deleteEvent(req.accountId, req.endpointId, req.eventId, audit) };
     },
 
     async purgeEvents(req) {
@@ -335,6 +362,15 @@ function replayMethods(store: CatalogStore, now: () => number): CatalogMethods<"
       const audit: ReplayAudit | undefined = req.audit;
       if (!audit) throw validationFailed("audit", "required");
       const id = audit.id || newId();
+      const createdAt = Number(audit.createdAtMs) || now();
+      const entry = auditEntryOf(req.context, {
+        accountId: audit.accountId,
+        action: "event.replayed",
+        at: createdAt,
+        endpointId: audit.endpointId,
+        eventId: audit.eventId,
+        details: { audit_id: id, result: audit.result, mode: audit.mode, target: originOf(audit.targetUrl) },
+      });
       await store.recordReplayAudit({
         id,
         accountId: audit.accountId,
@@ -347,10 +383,10 @@ function replayMethods(store: CatalogStore, now: () => number): CatalogMethods<"
         targetStatus: audit.targetStatus,
         networkFailureReason: audit.networkFailureReason,
         durationMs: Number(audit.durationMs),
-        createdAt: Number(audit.createdAtMs) || now(),
+        createdAt,
         requestId: audit.requestId,
         client: audit.client,
-      });
+      }, entry);
       return { id };
     },
   };
@@ -368,6 +404,7 @@ export function createCatalogService(
     ...eventMethods(store, now),
     ...replayMethods(store, now),
     ...forwardMethods(store, now),
+    ...auditMethods(store, now),
     ...listenerMethods(store, now, {
       ttlMs: LISTENER_TTL_S * 1000,
       stallMs: LISTENER_STALL_S * 1000,

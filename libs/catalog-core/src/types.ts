@@ -302,3 +302,44 @@ export interface AppendResult extends Stamp {
   /** The sequence position the event took; only when it was appended with sequenceStatuses. */
   sequenceIndex?: number | undefined;
 }
+
+/** One entry of the audit log (design §15; ADR 0053). */
+export interface AuditRecord {
+  id: string;
+  accountId: string;
+  at: number;
+  action: string;
+  keyId: string;
+  keyPrefix: string;
+  remoteIp: string;
+  requestId: string;
+  endpointId?: string | undefined;
+  eventId?: string | undefined;
+  /** Never a body or a secret. */
+  details: Record<string, unknown>;
+}
+
+/** A position in the log: newest first by (at, id). */
+export interface AuditCursor {
+  at: number;
+  id: string;
+}
+
+export interface AuditQuery {
+  accountId: string;
+  before?: AuditCursor | undefined;
+  after?: AuditCursor | undefined;
+  fromMs?: number | undefined;
+  toMs?: number | undefined;
+  action?: string | undefined;
+  keyId?: string | undefined;
+  endpointId?: string | undefined;
+  limit: number;
+}
+
+export interface AuditPage {
+  /** Newest first. */
+  entries: AuditRecord[];
+  /** Entries older than the last returned one also match. */
+  hasOlder: boolean;
+}

@@ -4,6 +4,7 @@ import { ensuredApiKey, type ApiKeyFilter, type ApiKeyRecord, type CatalogStore 
 import type { CatalogCollections } from "./connection.js";
 import { isDuplicate } from "./errors.js";
 import { apiKeyDocs, bytes, type AnyDoc } from "./records.js";
+import type { WithAudit } from "./audit.js";
 
 export type ApiKeyMethods = Pick<
   CatalogStore,
@@ -33,7 +34,7 @@ export function touchFilter(keyId: string, notBefore: number): Doc {
 }
 
 /** Accounts and their API keys; an account exists from its first key on. */
-export function createApiKeys({ accounts, keys }: Pick<CatalogCollections, "accounts" | "keys">): ApiKeyMethods {
+export function createApiKeys({ accounts, keys }: Pick<CatalogCollections, "accounts" | "keys">, withAudit: WithAudit): ApiKeyMethods {
   /** The account of that name, created if there is none; a racing creator's wins. */
   async function accountNamed(name: string, now: number): Promise<AnyDoc> {
     let account: AnyDoc | null = null;
@@ -73,11 +74,11 @@ export function createApiKeys({ accounts, keys }: Pick<CatalogCollections, "acco
     ensureApiKey,
 
     // A registered hash fails the unique keyHash index: errors.ts names it a conflict.
-    async createApiKey(key) {
+    async createApiKey(key, audit) {
       const account = await accounts.findOne({ _id: key.accountId });
       if (!account) throw notFound("account");
       const doc = apiKeyDocs.write({ ...key, accountName: account.name as string });
-      await keys.insertOne(doc);
+      await withAudit(audit, (session) => keys.insertOne(doc, { session }));
       return apiKeyDocs.read(doc);
     },
 
@@ -91,8 +92,13 @@ export function createApiKeys({ accounts, keys }: Pick<CatalogCollections, "acco
       return docs.map((d) => apiKeyDocs.read(d));
     },
 
-    async revokeApiKey(keyId, now, accountId) {
-      await keys.updateOne(revokeFilter(keyId, accountId), { $set: { revokedAt: now } });
+    async revokeApiKey(keyId, now, accountId, audit) {
+      // Only the call that revokes it writes key.revoked.
+      await withAudit(
+        audit,
+        (session) => keys.updateOne(revokeFilter(keyId, accountId), { $set: { revokedAt: now } }, { session }),
+        (res) => res.modifiedCount > 0,
+      );
       const d = await keys.findOne({ _id: keyId, ...(accountId !== undefined ? { accountId } : {}) });
       return d ? apiKeyDocs.read(d) : undefined;
     },

@@ -1,5 +1,5 @@
 import { Binary } from "mongodb";
-import { NEVER_FORWARDED, appendedDelivery, deliveryRecordOf, type ApiKeyRecord, type DeliveryProgress, type EndpointRecord, type EventRecord, type EventSummaryRecord, type AttemptRecord, type DeliveryRecord, type HeaderPair, type NewEvent, type ReplayAuditRecord, type Stamp } from "@whc/catalog-core";
+import { NEVER_FORWARDED, appendedDelivery, deliveryRecordOf, type ApiKeyRecord, type AuditRecord, type DeliveryProgress, type EndpointRecord, type EventRecord, type EventSummaryRecord, type AttemptRecord, type DeliveryRecord, type HeaderPair, type NewEvent, type ReplayAuditRecord, type Stamp } from "@whc/catalog-core";
 import type { DeliveryState } from "@whc/api-model";
 import { unpackSearchTokens } from "@whc/sealing";
 
@@ -151,6 +151,21 @@ export const auditDocs = new RecordDocs<ReplayAuditRecord>({
   createdAt: same(),
   requestId: same(),
   client: same(),
+});
+
+/** One entry of the audit log (design §15): `endpointId` and `eventId` absent when it concerns none. */
+export const auditLogDocs = new RecordDocs<AuditRecord>({
+  id: same("_id"),
+  accountId: same(),
+  at: same(),
+  action: same(),
+  keyId: same(),
+  keyPrefix: same(),
+  remoteIp: same(),
+  requestId: same(),
+  endpointId: optional(),
+  eventId: optional(),
+  details: same(),
 });
 
 /** Search tokens as stored and queried: distinct, as binaries. */

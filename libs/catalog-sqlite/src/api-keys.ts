@@ -1,8 +1,9 @@
 import type Database from "better-sqlite3";
 import { randomUUID } from "node:crypto";
 import { AppError, notFound } from "@whc/errors";
-import { ensuredApiKey, type ApiKeyRecord, type CatalogStore } from "@whc/catalog-core";
+import { ensuredApiKey, type ApiKeyRecord, type AuditRecord, type CatalogStore } from "@whc/catalog-core";
 import { apiKeyRows, asBuffer, type Row } from "./rows.js";
+import type { WriteAudit } from "./audit.js";
 
 export type ApiKeyMethods = Pick<
   CatalogStore,
@@ -12,7 +13,7 @@ export type ApiKeyMethods = Pick<
 const SELECT_KEYS = "SELECT k.*, a.name AS account_name FROM api_keys k JOIN accounts a ON a.id = k.account_id";
 
 /** Accounts and their API keys; an account exists from its first key on. */
-export function createApiKeys(db: Database.Database): ApiKeyMethods {
+export function createApiKeys(db: Database.Database, writeAudit: WriteAudit): ApiKeyMethods {
   const stmt = {
     accountByName: db.prepare("SELECT id FROM accounts WHERE name = ?"),
     accountById: db.prepare("SELECT name FROM accounts WHERE id = ?"),
@@ -52,11 +53,20 @@ export function createApiKeys(db: Database.Database): ApiKeyMethods {
   });
 
   // A duplicate hash fails the UNIQUE key_hash constraint: errors.ts names it a conflict.
-  const createApiKeyTx = db.transaction((key: Omit<ApiKeyRecord, "accountName">) => {
+  const createApiKeyTx = db.transaction((key: Omit<ApiKeyRecord, "accountName">, audit: AuditRecord | undefined) => {
     const account = stmt.accountById.get(key.accountId) as { name: string } | undefined;
     if (!account) throw notFound("account");
     stmt.insertKey.run(apiKeyRows.values({ ...key, accountName: account.name }));
+    writeAudit(audit);
     return keyById(key.id)!;
+  });
+
+  const revokeTx = db.transaction((keyId: string, now: number, accountId: string | undefined, audit: AuditRecord | undefined) => {
+    const found = keyById(keyId);
+    if (!found || (accountId !== undefined && found.accountId !== accountId)) return undefined;
+    // Only the call that revokes it writes key.revoked.
+    if (stmt.revokeKey.run(now, keyId).changes > 0) writeAudit(audit);
+    return keyById(keyId);
   });
 
   return {
@@ -64,8 +74,8 @@ export function createApiKeys(db: Database.Database): ApiKeyMethods {
       return ensureApiKeyTx.immediate(accountName, keyHash, prefix, now, name);
     },
 
-    async createApiKey(key) {
-      return createApiKeyTx.immediate(key);
+    async createApiKey(key, audit) {
+      return createApiKeyTx.immediate(key, audit);
     },
 
     async findApiKeyByHash(keyHash) {
@@ -80,11 +90,8 @@ export function createApiKeys(db: Database.Database): ApiKeyMethods {
       return rows.map((row) => apiKeyRows.read(row)).filter((k) => !filter.accountName || k.accountName === filter.accountName);
     },
 
-    async revokeApiKey(keyId, now, accountId) {
-      const found = keyById(keyId);
-      if (!found || (accountId !== undefined && found.accountId !== accountId)) return undefined;
-      stmt.revokeKey.run(now, keyId);
-      return keyById(keyId);
+    async revokeApiKey(keyId, now, accountId, audit) {
+      return revokeTx.immediate(keyId, now, accountId, audit);
     },
 
     async touchApiKey(keyId, at, notBefore) {

@@ -1,4 +1,4 @@
-import type { ApiKeyRecord, DeliveryProgress, EndpointRecord, EventRecord, EventSummaryRecord, AttemptRecord, HeaderPair, ReplayAuditRecord } from "@whc/catalog-core";
+import type { ApiKeyRecord, AuditRecord, DeliveryProgress, EndpointRecord, EventRecord, EventSummaryRecord, AttemptRecord, HeaderPair, ReplayAuditRecord } from "@whc/catalog-core";
 import type { DeliveryState, AttemptTrigger } from "@whc/api-model";
 
 /**
@@ -335,4 +335,19 @@ export const auditRows = new RecordRows<ReplayAuditRecord>("replay_audit", {
   createdAt: integer("created_at"),
   requestId: text("request_id"),
   client: text("client"),
+});
+
+/** One entry of the audit log (design §15), its details as JSON text. */
+export const auditLogRows = new RecordRows<AuditRecord>("audit_log", {
+  id: text("id"),
+  accountId: text("account_id"),
+  at: integer("at"),
+  action: text("action"),
+  keyId: text("key_id"),
+  keyPrefix: text("key_prefix"),
+  remoteIp: text("remote_ip"),
+  requestId: text("request_id"),
+  endpointId: optionalText("endpoint_id"),
+  eventId: optionalText("event_id"),
+  details: json<Record<string, unknown>>("details"),
 });

@@ -22,7 +22,8 @@ import type Database from "better-sqlite3";
  * Version 6: `listeners`, the running `whc listen`s heard from within their lifetime (design
  * §19, ADR 0062).
  * Version 7: API keys gained a name, scopes, endpoint restriction, expiry and last use (design
- * §15; keys from before hold every scope, `*`).
+ * §15; keys from before hold every scope, `*`); `audit_log`, written in each audited action's
+ * transaction (ADR 0053).
  */
 export const SCHEMA_VERSION = 7;
 
@@ -194,6 +195,24 @@ CREATE TABLE IF NOT EXISTS replay_audit (
   client TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS replay_audit_account ON replay_audit (account_id, created_at);
+
+-- The audit log (design §15): who did what, newest first per account by (at, id).
+CREATE TABLE IF NOT EXISTS audit_log (
+  id TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  action TEXT NOT NULL,
+  key_id TEXT NOT NULL,
+  key_prefix TEXT NOT NULL,
+  remote_ip TEXT NOT NULL,
+  request_id TEXT NOT NULL,
+  endpoint_id TEXT,
+  event_id TEXT,
+  details TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS audit_log_page ON audit_log (account_id, at, id);
+CREATE INDEX IF NOT EXISTS audit_log_endpoint ON audit_log (account_id, endpoint_id, at, id);
+CREATE INDEX IF NOT EXISTS audit_log_retention ON audit_log (at);
 
 -- Running listeners (whc listen), one row each until expires_at passes without a heartbeat.
 CREATE TABLE IF NOT EXISTS listeners (

@@ -95,8 +95,11 @@ describe("tenant isolation", () => {
     // The owner's list still pages to it, and the owner's key still works.
     expect((await t.a.get(`/v1/endpoints?limit=500`)).body.items.map((e: { id: string }) => e.id)).toContain(ep.id);
     expect((await t.anonymous.get(`/v1/endpoints/${ep.id}/events`, { key: aKey.key })).status).toBe(200);
-    // Keys are listed only to their own account.
+    // Keys and the audit log are each account's own: an endpoint id of another account filters to nothing, as an unknown one.
     expect(JSON.stringify((await t.b.get("/v1/keys")).body)).not.toContain(aKey.id);
+    expect((await t.b.get(`/v1/audit?endpointId=${ep.id}`)).body).toEqual((await t.b.get(`/v1/audit?endpointId=${UUID}`)).body);
+    expect((await t.b.get(`/v1/audit?endpointId=${ep.id}`)).body.items).toEqual([]);
+    expect(JSON.stringify((await t.b.get("/v1/audit")).body)).not.toContain(ep.id);
   });
 });
 

@@ -21,6 +21,7 @@ import { triggerRoutes } from "./routes/v1/trigger.js";
 import { eventSignatureRoutes } from "./routes/v1/event-signature.js";
 import { listenerRoutes } from "./routes/v1/listeners.js";
 import { keyRoutes } from "./routes/v1/keys.js";
+import { auditRoutes } from "./routes/v1/audit.js";
 
 /** Every operation the gateway answers: the router and the OpenAPI document are both made from it. */
 export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions): Route[] {
@@ -35,6 +36,7 @@ export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions): Route
     ...eventSignatureRoutes(deps, options),
     ...listenerRoutes(deps),
     ...keyRoutes(deps),
+    ...auditRoutes(deps),
   ];
   return routes;
 }

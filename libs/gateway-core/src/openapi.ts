@@ -1,5 +1,7 @@
 import { z } from "zod";
 import {
+  auditEntry,
+  auditList,
   apiKeyList,
   apiKeyView,
   captureAck,
@@ -220,6 +222,28 @@ const RESPONSES = new Map<z.ZodType, Component>([
   ],
   [apiKeyList, { id: "ApiKeyList", description: "The account's keys within the calling key's reach, oldest first." }],
   [createdApiKey, { id: "CreatedApiKey", description: "A new key as listed, with the key itself in `key`: shown this once." }],
+  [
+    auditEntry,
+    {
+      id: "AuditEntry",
+      description: "One entry of the audit log: an action, the key that took it, from where, on which endpoint and event.",
+      examples: [
+        {
+          id: "019a6b30-0b00-7c00-8d00-2e3f4a5b6c7d",
+          at: "2026-11-26T10:05:00.000Z",
+          action: "event.curl_exported",
+          keyId: "019a6b2f-0a00-7b00-8c00-1d2e3f4a5b6c",
+          keyPrefix: "whc_3Fq9Zk",
+          remoteIp: "203.0.113.7",
+          requestId: "0b6f3c2e-8d4a-4f1b-9c7e-5a2d1e3f4b6c",
+          endpointId: ENDPOINT_ID_EXAMPLE,
+          eventId: EVENT_ID_EXAMPLE,
+          details: { unmasked: true },
+        },
+      ],
+    },
+  ],
+  [auditList, { id: "AuditList", description: "A page of the audit log, newest first by (at, id), with the cursors to page on." }],
   [
     errorReply,
     {

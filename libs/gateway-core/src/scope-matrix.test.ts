@@ -39,6 +39,7 @@ const REQUESTS: Record<string, { path: string; body?: unknown }> = {
   "GET /v1/keys": { path: "/v1/keys" },
   "POST /v1/keys": { path: "/v1/keys", body: { name: "minted", scopes: ["keys:write"] } },
   "DELETE /v1/keys/{id}": { path: `/v1/keys/${U}` },
+  "GET /v1/audit": { path: "/v1/audit" },
   "GET /v1/providers": { path: "/v1/providers" },
 };
 

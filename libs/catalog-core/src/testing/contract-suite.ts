@@ -8,6 +8,7 @@ import { endpointFixture, eventFixture, keyHash, token } from "./fixtures.js";
 import { forwardingContract } from "./forward-contract.js";
 import { endpointListContract, endpointQuotaContract } from "./endpoint-list-contract.js";
 import { listenerContract } from "./listener-contract.js";
+import { auditContract } from "./audit-contract.js";
 
 export interface ContractOptions {
   open: () => Promise<CatalogStore>;
@@ -213,6 +214,7 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
     responseSequenceContract(context);
     forwardingContract(context);
     listenerContract(context, options.another);
+    auditContract(context);
 
     describe("events", () => {
       it("stamps in order and lists newest first with exact counters", async () => {

@@ -19,6 +19,7 @@ import type { GatewayDeps, GatewayOptions } from "../../deps.js";
 import { route, type Route } from "../../route.js";
 import type { AuthState } from "../../middleware/auth.js";
 import { forbidden } from "../../scopes.js";
+import { auditContext } from "../../audit.js";
 import { forwardPatch, requireForwardFor, sealTargetSecret, storedForwardJson, vetForwardTarget } from "./forward-settings.js";
 
 const SLUG_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
@@ -146,6 +147,7 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
             sealedTargetSecret: forward?.targetSecret ? await sealTargetSecret(crypto, forward.targetSecret) : new Uint8Array(),
             source: "api",
           }),
+          audit: auditContext(ctx, auth),
         });
         const created = res.endpoint!;
         bus.publishEndpointChanged(created.id);
@@ -191,7 +193,7 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
       bodyRequired: true,
       success: { status: 200, schema: endpoint, description: "The endpoint as updated. Ingest sees the change within a second." },
       errors: [400, 413, 415],
-      async handler(_ctx, { auth, params, body }) {
+      async handler(ctx, { auth, params, body }) {
         const { secret, response, forward, ...plain } = body;
         const warnings: Warning[] = [];
         // A patch leaving a relay or proxy endpoint without forward settings is refused by the
@@ -206,7 +208,9 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
           // A response given restarts its sequence: "the n-th capture since the sequence was set".
           ...(response !== undefined ? { responseJson: response === null ? "" : JSON.stringify(response), resetSequence: true } : {}),
         });
-        const res = await catalog.updateEndpoint({ accountId: auth.accountId, endpointId: params.id!, patch });
+        // The entry names the fields changed, never their values (a secret among them).
+        const audit = auditContext(ctx, auth, { fields: Object.keys(body).sort() });
+        const res = await catalog.updateEndpoint({ accountId: auth.accountId, endpointId: params.id!, patch, audit });
         bus.publishEndpointChanged(params.id!);
         return { ...present(res.endpoint!), ...(warnings.length > 0 ? { warnings } : {}) };
       },
@@ -223,8 +227,8 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
       tags: ["endpoints"],
       success: { status: 204, description: "Deleted, with its events." },
       errors: [400],
-      async handler(_ctx, { auth, params }) {
-        await catalog.deleteEndpoint({ accountId: auth.accountId, endpointId: params.id! });
+      async handler(ctx, { auth, params }) {
+        await catalog.deleteEndpoint({ accountId: auth.accountId, endpointId: params.id!, audit: auditContext(ctx, auth) });
         bus.publishEndpointChanged(params.id!);
       },
     }),

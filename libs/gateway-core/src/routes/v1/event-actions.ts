@@ -5,6 +5,7 @@ import { openCapture } from "@whc/sealing";
 import type { GatewayDeps, GatewayOptions } from "../../deps.js";
 import { route, type Route } from "../../route.js";
 import { staleSignatureWarning } from "./warnings.js";
+import { auditContext } from "../../audit.js";
 
 const RATE_LIMIT_HEADERS = {
   "RateLimit-Limit": { description: "The account's daily replay allowance.", schema: { type: "integer" } },
@@ -40,10 +41,12 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
       query: curlQuery,
       success: { status: 200, schema: curlExport, description: "A single-line bash cURL command." },
       errors: [400],
-      async handler(_ctx, { auth, params, query }) {
+      async handler(ctx, { auth, params, query }) {
         const { endpointId, eventId } = params as { endpointId: string; eventId: string };
+        const unmasked = query.unmasked ?? false;
         const { endpoint } = await catalog.getEndpoint({ accountId: auth.accountId, endpointId });
-        const { event } = await catalog.getEvent({ accountId: auth.accountId, endpointId, eventId, markRead: false });
+        const audit = auditContext(ctx, auth, { unmasked }, "event.curl_exported");
+        const { event } = await catalog.getEvent({ accountId: auth.accountId, endpointId, eventId, markRead: false, audit });
         // Headers, sub-path and query are sealed with the body (ADR 0009).
         const { event: e, body } = await openCapture(deps.opener, event!);
         const signatureHeader = endpoint!.genericSignatureHeader;
@@ -54,7 +57,7 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
           headers: e.headers.map((h) => [h.name, h.value] as const),
           body,
           bodyTruncated: e.truncated,
-          unmasked: query.unmasked ?? false,
+          unmasked,
           extraMaskedHeaders: signatureHeader ? [signatureHeader] : [],
         });
         return stale ? { ...exported, warnings: [stale] } : exported;
@@ -100,6 +103,7 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
           targetSecret: body.target_secret ?? "",
           client,
           keyId: auth.keyId,
+          audit: auditContext(ctx, auth),
         });
         ctx.set("RateLimit-Limit", String(res.rateLimitLimit));
         ctx.set("RateLimit-Remaining", String(res.rateLimitRemaining));

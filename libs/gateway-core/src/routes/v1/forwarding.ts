@@ -4,6 +4,7 @@ import { extension, forwardAttempt, recordAttemptRequest, type ForwardAttemptJso
 import { forwardAttemptJson } from "@whc/api-model/present";
 import type { GatewayDeps } from "../../deps.js";
 import { route, type Route } from "../../route.js";
+import { auditContext } from "../../audit.js";
 
 /** What a recorded attempt keeps of the answer body (design §11): redelivery asks for as much. */
 const ATTEMPT_BODY_BYTES = 64 * 1024;
@@ -41,8 +42,9 @@ export function forwardingRoutes(deps: GatewayDeps): Route[] {
         description: "Sent to the endpoint's forward destination (trigger manual); the attempt, also recorded in forwardedResponse.",
       },
       errors: [400, 409, 413, 415],
-      async handler(_ctx, { auth, params }) {
+      async handler(ctx, { auth, params }) {
         const res = await replay.forwardEvent({
+          audit: auditContext(ctx, auth),
           accountId: auth.accountId,
           endpointId: params.endpointId!,
           eventId: params.eventId!,

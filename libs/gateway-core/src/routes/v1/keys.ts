@@ -15,6 +15,7 @@ import type { GatewayDeps } from "../../deps.js";
 import type { AuthState } from "../../middleware/auth.js";
 import { route, type Route } from "../../route.js";
 import { forbidden } from "../../scopes.js";
+import { auditContext } from "../../audit.js";
 
 /** Whether a key is within the caller's reach: its scopes and endpoints no wider (design §15). */
 function withinReach(auth: AuthState, key: Pick<ApiKey, "scopes" | "endpointIds">): boolean {
@@ -82,7 +83,7 @@ export function keyRoutes(deps: GatewayDeps, now: () => number = Date.now): Rout
       bodyRequired: true,
       success: { status: 201, schema: createdApiKey, description: "Created; `key` is shown this once." },
       errors: [400, 403, 413, 415],
-      async handler(_ctx, { auth, body }): Promise<CreatedApiKeyJson> {
+      async handler(ctx, { auth, body }): Promise<CreatedApiKeyJson> {
         const scopes = [...new Set(body.scopes)];
         const lacking = missingScope(auth.scopes, scopes);
         if (lacking) throw forbidden(lacking, "scopes");
@@ -100,6 +101,7 @@ export function keyRoutes(deps: GatewayDeps, now: () => number = Date.now): Rout
           scopes,
           endpointIds,
           ...(expiresAtMs !== undefined ? { expiresAtMs: BigInt(expiresAtMs) } : {}),
+          audit: auditContext(ctx, auth),
         });
         return { ...apiKeyJson(res.key!), key };
       },
@@ -118,11 +120,11 @@ export function keyRoutes(deps: GatewayDeps, now: () => number = Date.now): Rout
       extension: true,
       success: { status: 204, description: "Revoked." },
       errors: [400],
-      async handler(_ctx, { auth, params }) {
+      async handler(ctx, { auth, params }) {
         const { keys } = await catalog.listApiKeys({ accountId: auth.accountId });
         const target = keys.find((k) => k.id === params.id);
         if (!target || !withinReach(auth, target)) throw notFound("api key");
-        await catalog.revokeApiKey({ keyId: target.id, accountId: auth.accountId });
+        await catalog.revokeApiKey({ keyId: target.id, accountId: auth.accountId, audit: auditContext(ctx, auth, { prefix: target.prefix, name: target.name }) });
       },
     }),
   ];
