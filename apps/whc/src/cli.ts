@@ -3,6 +3,7 @@ import { ApiError } from "@whc/api-model";
 import { endpointCommands } from "./commands/endpoints.js";
 import { eventCommands } from "./commands/events.js";
 import { keyCommands } from "./commands/keys.js";
+import { auditCommand } from "./commands/audit.js";
 import { listenCommand } from "./commands/listen.js";
 import { triggerCommand } from "./commands/trigger.js";
 import { contextOf } from "./context.js";
@@ -25,6 +26,7 @@ export function buildCli(env: NodeJS.ProcessEnv): Command {
   eventCommands(program, ctx);
   listenCommand(program, ctx);
   triggerCommand(program, ctx);
+  auditCommand(program, ctx);
   return program;
 }
 
