@@ -6,6 +6,7 @@ import { createEndpointList } from "./endpoints.js";
 import { relativeTime } from "./format.js";
 import { keyStore } from "./key-store.js";
 import { renderLogin } from "./login.js";
+import { closeSession, openSession } from "./session.js";
 import { logo } from "./logo.js";
 import { createPanes } from "./panes.js";
 import { formatRoute, parseRoute } from "./router.js";
@@ -63,8 +64,12 @@ export function startApp(root: HTMLElement): void {
     logins += 1;
     stopRouting?.();
     stopRouting = undefined;
-    renderLogin(root, ctx.banner, (key) => {
-      keyStore.set(key);
+    renderLogin(root, ctx.banner, async (pasted) => {
+      const before = logins;
+      const session = await ctx.banner.guarded(() => openSession(pasted));
+      // Refused (an unknown key shows the form again) or failed: the banner says why.
+      if (!session || logins !== before) return;
+      keyStore.set(session.key, session.id);
       void showApp();
     });
   }
@@ -74,8 +79,16 @@ export function startApp(root: HTMLElement): void {
     ctx.setProviders(res?.items ?? []);
   }
 
+  async function signOut(): Promise<void> {
+    const key = keyStore.get();
+    const sessionId = keyStore.sessionKeyId();
+    keyStore.clear();
+    showLogin();
+    if (key && sessionId) await closeSession(key, sessionId);
+  }
+
   function header(): HTMLElement {
-    const forget = h("button", { type: "button", class: "btn ghost", "data-testid": "forget-key", onclick: () => (keyStore.clear(), showLogin()) }, "Forget key");
+    const forget = h("button", { type: "button", class: "btn ghost", "data-testid": "forget-key", onclick: () => void signOut() }, "Sign out");
     return h(
       "header",
       { class: "topbar" },

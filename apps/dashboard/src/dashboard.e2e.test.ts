@@ -136,7 +136,14 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     await page.getByTestId("use-key").click();
     await page.getByTestId("new-endpoint").waitFor();
     expect(page.url()).not.toContain(KEY);
-    expect(await page.evaluate(() => sessionStorage.getItem("whc.apiKey"))).toBe(KEY);
+    // The pasted key opened a dashboard session (ADR 0052): the tab keeps that key, not the pasted one.
+    const stored = await page.evaluate(() => sessionStorage.getItem("whc.apiKey"));
+    expect(stored).toMatch(/^whc_[A-Za-z0-9]{40}$/);
+    expect(stored).not.toBe(KEY);
+    const sessions = (await createApiClient({ baseUrl: gatewayUrl, apiKey: KEY }).keys.list()).items.filter((k) => k.name === "dashboard session");
+    expect(sessions).toHaveLength(1);
+    expect(sessions[0]).toMatchObject({ scopes: ["dashboard"], prefix: stored!.slice(0, 10), revokedAt: null });
+    expect(Date.parse(sessions[0]!.expiresAt!)).toBeGreaterThan(Date.now() + 11 * 3_600_000);
   });
 
   it("offers the providers the API lists, by label, in the create form", async () => {

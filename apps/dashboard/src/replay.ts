@@ -63,7 +63,7 @@ export function replayDialog(ctx: AppContext, endpoint: EndpointJson, eventId: s
     };
     send.disabled = true;
     const started = performance.now();
-    const res = await ctx.banner.guarded(() => ctx.client.events.replay(endpoint.id, eventId, body, { client: "dashboard" }));
+    const res = await ctx.banner.guarded(() => ctx.client.events.replay(endpoint.id, eventId, body));
     send.disabled = false;
     clear(outcome, ...(res ? outcomeOf(res) : [h("p", { class: "problem" }, ctx.banner.element.textContent || `Failed after ${duration(performance.now() - started)}`)]));
   });

@@ -71,22 +71,43 @@ afterAll(async () => {
 });
 
 describe("whc", () => {
-  it("creates a key beside a running server, uses it, lists and revokes it", async () => {
-    const created = JSON.parse(await cli("--json", "keys", "create", "--account", "cli-team")) as { id: string; key: string };
+  it("creates an account's first key beside a running server, then scoped keys over /v1: lists, audits and revokes them", async () => {
+    const created = JSON.parse(await cli("--json", "keys", "create", "--account", "cli-team")) as { id: string; key: string; scopes: string[] };
     expect(created.key).toMatch(/^whc_[A-Za-z0-9]{40}$/);
+    expect(created.scopes).toEqual(["*"]);
     env.WHC_API_KEY = created.key;
+    // The catalog-direct form is for an account's first key only.
+    const again = await cliFailure("keys", "create", "--account", "cli-team");
+    expect([again.code, again.stderr]).toEqual([1, expect.stringContaining("already has a key")]);
 
     const endpoint = JSON.parse(await cli("--json", "endpoints", "create", "--slug", "from-cli")) as { id: string; webhookUrl: string };
     expect(endpoint.webhookUrl).toBe(`${ingestUrl}/h/${endpoint.id}`);
-    expect(await cli("endpoints", "list")).toContain("from-cli");
 
-    const listed = JSON.parse(await cli("--json", "keys", "list", "--account", "cli-team")) as { id: string; prefix: string }[];
-    expect(listed.map((k) => k.id)).toEqual([created.id]);
+    const scoped = JSON.parse(
+      await cli("--json", "keys", "create", "--name", "ci-reader", "--scope", "endpoints:read", "--scope", "events:read", "--endpoint", "from-cli", "--expires", "30d"),
+    ) as { id: string; key: string; endpointIds: string[]; expiresAt: string };
+    expect(scoped.endpointIds).toEqual([endpoint.id]);
+    expect(Date.parse(scoped.expiresAt)).toBeGreaterThan(Date.now() + 29 * 86_400_000);
+    const listed = JSON.parse(await cli("--json", "keys", "list")) as { items: { id: string; name: string }[] };
+    expect(listed.items.map((k) => k.name)).toEqual(["first key", "ci-reader"]);
     expect(JSON.stringify(listed)).not.toContain(created.key);
 
-    await cli("keys", "revoke", created.id);
-    await expect(cli("endpoints", "list")).rejects.toMatchObject({ stderr: expect.stringContaining("unauthorized") });
-  });
+    // The scoped key reads its endpoint and may do nothing else: exit 5 (forbidden).
+    const reader = { ...env, WHC_API_KEY: scoped.key };
+    const { stdout } = await run(process.execPath, [whc, "endpoints", "list"], { env: { ...reader, PATH: process.env.PATH ?? "" } });
+    expect(stdout).toContain("from-cli");
+    const refused = await run(process.execPath, [whc, "endpoints", "create"], { env: { ...reader, PATH: process.env.PATH ?? "" } }).catch((e: { code: number; stderr: string }) => e);
+    expect(refused).toMatchObject({ code: 5, stderr: expect.stringContaining("forbidden") });
+
+    const audit = JSON.parse(await cli("--json", "audit", "--action", "key.created")) as { items: { keyId: string; details: { name: string } }[] };
+    expect(audit.items.map((e) => [e.keyId, e.details.name])).toEqual([[created.id, "ci-reader"]]);
+    expect(await cli("audit", "--endpoint", "from-cli")).toMatch(/endpoint\.created/);
+
+    await cli("keys", "revoke", scoped.id);
+    const revoked = await run(process.execPath, [whc, "endpoints", "list"], { env: { ...reader, PATH: process.env.PATH ?? "" } }).catch((e: { code: number; stderr: string }) => e);
+    expect(revoked).toMatchObject({ code: 3, stderr: expect.stringContaining("unauthorized") });
+    expect(await cli("keys", "list")).toMatch(/ci-reader\s+whc_\S+…\s+endpoints:read,events:read\s+1\s+\S+\s+\S+\s+revoked/);
+  }, 60_000);
 
   it("tails an endpoint: new captures appear live", async () => {
     const created = JSON.parse(await cli("--json", "keys", "create", "--account", "tailers")) as { key: string };

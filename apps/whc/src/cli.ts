@@ -2,6 +2,7 @@ import { Command, CommanderError, Option } from "commander";
 import { endpointCommands } from "./commands/endpoints.js";
 import { eventCommands } from "./commands/events.js";
 import { keyCommands } from "./commands/keys.js";
+import { auditCommand } from "./commands/audit.js";
 import { listenCommand } from "./commands/listen.js";
 import { triggerCommand } from "./commands/trigger.js";
 import { configCommands } from "./commands/config.js";
@@ -28,6 +29,7 @@ export function buildCli(env: NodeJS.ProcessEnv): Command {
   triggerCommand(program, ctx);
   scenarioCommands(program, ctx);
   configCommands(program, ctx);
+  auditCommand(program, ctx);
   return program;
 }
 

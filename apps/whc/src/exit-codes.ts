@@ -18,7 +18,10 @@ export const EXIT_CODES = {
     code: 4,
     meaning: "the service could not answer: unreachable, unavailable or failing (5xx), or an export cut short",
   },
-  refused: { code: 5, meaning: "refused by the endpoint's or the account's rules: replay disabled (403), daily replay limit or a quota (429)" },
+  refused: {
+    code: 5,
+    meaning: "refused by the endpoint's or the account's rules, or the key's scopes: replay disabled or a scope the key lacks (403), daily replay limit or a quota (429)",
+  },
   interrupted: { code: 130, meaning: "stopped by a second Ctrl-C" },
 } as const;
 

@@ -83,7 +83,7 @@ describe("the packed whc", () => {
   });
 
   it("says what the embedded store needs when better-sqlite3 is not installed beside it", async () => {
-    const r = await whc(["keys", "list", "--data-dir", dir.path]);
+    const r = await whc(["keys", "create", "--account", "first", "--data-dir", dir.path]);
     expect(r).toMatchObject({ code: 1, stderr: expect.stringContaining("needs better-sqlite3") });
   });
 });

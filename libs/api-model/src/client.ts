@@ -1,12 +1,14 @@
 import type { CreateEndpointRequest, EndpointJson, EndpointListJson, ListEndpointsQueryText, UpdateEndpointRequest } from "./endpoints.js";
 import type { EventDetailJson, EventListJson, EventSummaryJson, ExportEventsQueryText, ListEventsQueryText } from "./events.js";
 import type { CurlExportJson, ReplayRequest, ReplayResultJson } from "./event-actions.js";
-import { CLIENT_HEADER, ENDPOINT_PAGE_MAX, NDJSON_MEDIA_TYPE } from "./values.js";
+import { ENDPOINT_PAGE_MAX, NDJSON_MEDIA_TYPE } from "./values.js";
 import type { ProviderListJson, TriggerRequestJson, TriggerResultJson } from "./providers.js";
 import type { ForwardAttemptJson, RecordAttemptRequest } from "./forwarding.js";
 import type { EventSignatureJson, EventSignatureRequest } from "./event-signature.js";
 import type { EventDiffJson, EventDiffQueryText } from "./event-diff.js";
 import type { ListenerHeartbeatRequest, ListenerJson, ListenerListJson } from "./listeners.js";
+import type { ApiKeyListJson, CreateApiKeyRequest, CreatedApiKeyJson } from "./keys.js";
+import type { AuditListJson, ListAuditQueryText } from "./audit.js";
 
 /**
  * The one typed client of /v1, for the dashboard, the CLI and tests. It runs wherever `fetch`
@@ -53,7 +55,7 @@ export interface ApiClientOptions {
   baseUrl: string;
   /** The API key, or a function read at each call (the dashboard's key can change). */
   apiKey?: string | (() => string | null | undefined);
-  /** Sent with every call, e.g. `X-Whc-Client: dashboard`. */
+  /** Sent with every call. */
   headers?: Record<string, string>;
   fetch?: typeof fetch;
 }
@@ -305,11 +307,9 @@ export function createApiClient(options: ApiClientOptions) {
     delete: (endpointId: string, eventId: string) => request<void>("DELETE", eventsPath(endpointId, eventId)),
     curl: (endpointId: string, eventId: string, o: { unmasked?: boolean } = {}) =>
       request<CurlExportJson>("GET", `${eventsPath(endpointId, eventId)}/curl`, { query: o.unmasked ? { unmasked: true } : {} }),
-    replay: (endpointId: string, eventId: string, body: ReplayRequest, o: { client?: "api" | "dashboard" } = {}) =>
-      request<ReplayResultJson>("POST", `${eventsPath(endpointId, eventId)}/replay`, {
-        body,
-        ...(o.client ? { headers: { [CLIENT_HEADER]: o.client } } : {}),
-      }),
+    /** Judged by the endpoint's replayFromApi, or its replayFromDashboard when the key has scope `dashboard` (design §14). */
+    replay: (endpointId: string, eventId: string, body: ReplayRequest) =>
+      request<ReplayResultJson>("POST", `${eventsPath(endpointId, eventId)}/replay`, { body }),
     /** Sends the event to the endpoint's forward destination now (design §11): the attempt. */
     redeliver: (endpointId: string, eventId: string) =>
       request<ForwardAttemptJson>("POST", `${eventsPath(endpointId, eventId)}/redeliver`, { body: {} }),
@@ -347,6 +347,19 @@ export function createApiClient(options: ApiClientOptions) {
     delete: (endpointId: string, listenerId: string, signal?: AbortSignal) => request<void>("DELETE", listenersPath(endpointId, listenerId), { signal }),
   };
 
+  /** API keys (design §15): those within the calling key's reach. */
+  const keys = {
+    list: (signal?: AbortSignal) => request<ApiKeyListJson>("GET", "/v1/keys", { signal }),
+    /** The answer's `key` is the key itself, shown this once. */
+    create: (body: CreateApiKeyRequest) => request<CreatedApiKeyJson>("POST", "/v1/keys", { body }),
+    revoke: (id: string) => request<void>("DELETE", `/v1/keys/${seg(id)}`),
+  };
+
+  /** The audit log (design §15), newest first; page with `before`/`beforeId` from `nextBefore`/`nextBeforeId`. */
+  const audit = {
+    list: (query: ListAuditQueryText = {}, signal?: AbortSignal) => request<AuditListJson>("GET", "/v1/audit", { query, signal }),
+  };
+
   const follow = createFollow(events.list);
 
   return {
@@ -355,6 +368,8 @@ export function createApiClient(options: ApiClientOptions) {
     events,
     providers: { list: () => request<ProviderListJson>("GET", "/v1/providers") },
     listeners,
+    keys,
+    audit,
     follow,
   };
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { FIELD_REASONS, HEALTH_CHECKS, QUOTA_NAMES, TARGET_REFUSAL_REASONS, TRIGGER_UNAVAILABLE_CAUSES } from "./values.js";
 import { extension } from "./common.js";
+import { SCOPES } from "./keys.js";
 
 
 /** Every error answer of /v1 (docs/design.md §3). */
@@ -8,7 +9,7 @@ export const errorReply = z.object({
   error: z.string(),
   message: z.string(),
   details: z.object({
-    field: z.string().optional(),
+    field: z.string().optional().describe("validation_failed: the offending field or parameter; forbidden, creating a key: `scopes` or `endpointIds`, the part wider than the creating key's own."),
     reason: z
       .union([z.enum(FIELD_REASONS), z.enum(TARGET_REFUSAL_REASONS)])
       .optional()
@@ -24,6 +25,10 @@ export const errorReply = z.object({
       .optional()
       .meta({ ...extension, description: "trigger_unavailable: why the endpoint cannot be triggered." }),
     status: z.int().optional().meta({ ...extension, description: "trigger_unavailable (not_captured): the status ingest answered." }),
+    scope: z
+      .enum(SCOPES)
+      .optional()
+      .meta({ ...extension, description: "forbidden: the scope the API key would need (design §15)." }),
   }),
   requestId: z.string(),
 });

@@ -96,8 +96,17 @@ const filterFields = {
   search: z.string().max(500).optional().describe("Every word (letters and digits, case-insensitive) must occur in the body."),
 };
 
+/** The page size of the event list and the audit log: 1-200, default 50. */
+export const pageLimit = z
+  .string()
+  .regex(/^\d{1,4}$/)
+  .transform(Number)
+  .pipe(z.number().int().min(1).max(200))
+  .optional()
+  .describe("Page size, 1-200, default 50.");
+
 /** A cursor is a pair: one half alone is refused, naming the missing half. */
-function requireCursorPairs(q: { before?: unknown; beforeId?: unknown; after?: unknown; afterId?: unknown }, ctx: z.RefinementCtx): void {
+export function requireCursorPairs(q: { before?: unknown; beforeId?: unknown; after?: unknown; afterId?: unknown }, ctx: z.RefinementCtx): void {
   for (const [time, id] of CURSOR_PAIRS) {
     if ((q[time] === undefined) !== (q[id] === undefined)) {
       const missing = q[time] === undefined ? time : id;
@@ -112,13 +121,7 @@ export const listEventsQuery = z
     ...cursorFields,
     ...filterFields,
     wait: waitText.optional().describe("Seconds (0-60, `25` or `25s`) to hold an empty page until a capture arrives."),
-    limit: z
-      .string()
-      .regex(/^\d{1,4}$/)
-      .transform(Number)
-      .pipe(z.number().int().min(1).max(200))
-      .optional()
-      .describe("Page size, 1-200, default 50."),
+    limit: pageLimit,
   })
   .superRefine(requireCursorPairs);
 /** What a client sends: every parameter as text. */

@@ -20,8 +20,6 @@ export const REPLAY_RESULTS = ["delivered", "rejected", "network_error"] as cons
 /** The export's media type: one event detail (operation 6's JSON) per line. Here, with the
  * values, so that the client (and the page that bundles it) needs no schema module. */
 export const NDJSON_MEDIA_TYPE = "application/x-ndjson";
-/** The header a browser client sends so that `replayFromDashboard` applies instead of `replayFromApi`. */
-export const CLIENT_HEADER = "X-Whc-Client";
 
 /** The quotas a 429 `quota_exceeded` names in `details.quota` (docs/api.md, "Quotas"). */
 export const QUOTA_NAMES = ["endpoints", "api_rate", "waits", "listeners"] as const;

@@ -25,8 +25,13 @@ export function apiKeyToProto(key: ApiKeyRecord): ApiKey {
     id: key.id,
     accountId: key.accountId,
     accountName: key.accountName,
+    name: key.name,
     prefix: key.prefix,
+    scopes: key.scopes,
+    endpointIds: key.endpointIds,
     createdAtMs: BigInt(key.createdAt),
+    ...(key.expiresAt !== undefined ? { expiresAtMs: BigInt(key.expiresAt) } : {}),
+    ...(key.lastUsedAt !== undefined ? { lastUsedAtMs: BigInt(key.lastUsedAt) } : {}),
     ...(key.revokedAt !== undefined ? { revokedAtMs: BigInt(key.revokedAt) } : {}),
   });
 }

@@ -1,6 +1,7 @@
 export type { CatalogStore } from "./ports.js";
 export type * from "./types.js";
 export { createCatalogService } from "./service.js";
+export { ensuredApiKey } from "./api-keys.js";
 export type { CatalogServiceOptions } from "./service.js";
 export { nextStamp } from "./ids.js";
 export { endpointQuotaExceeded } from "./quotas.js";

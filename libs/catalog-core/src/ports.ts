@@ -1,4 +1,4 @@
-import type { ApiKeyRecord, AppendResult, Cursor, EndpointPatch, EndpointPage, EndpointRecord, EventPage, EventQuery, EventRecord, ListenerRecord, NewEndpoint, NewEvent, ReplayAuditRecord, ReplayCharge, DeliveryClaim, AttemptRecord, DeliveryRecord, OutboxStats } from "./types.js";
+import type { ApiKeyFilter, ApiKeyRecord, AuditPage, AuditQuery, AuditRecord, AppendResult, Cursor, EndpointPatch, EndpointPage, EndpointRecord, EventPage, EventQuery, EventRecord, ListenerRecord, NewEndpoint, NewEvent, ReplayAuditRecord, ReplayCharge, DeliveryClaim, AttemptRecord, DeliveryRecord, OutboxStats } from "./types.js";
 import type { Clock } from "./ids.js";
 import type { AttemptTransition, EventRef } from "@whc/ports";
 
@@ -6,14 +6,35 @@ import type { AttemptTransition, EventRef } from "@whc/ports";
  * The catalog's storage port. Every adapter (embedded SQLite, MongoDB) passes the same
  * contract suite. Adapters translate driver failures into AppError reasons:
  * `slug_taken` for a duplicate slug, `service_unavailable` when the store cannot answer.
+ *
+ * A method taking an `audit` entry writes it with the action it records, only when the action
+ * took place (ADR 0053): in the action's transaction (SQLite; MongoDB where the server runs
+ * transactions), else right after it, before the method answers, so that no caller is told of
+ * an action whose entry failed.
  */
 export interface CatalogStore {
   readonly kind: string;
 
-  ensureApiKey(accountName: string, keyHash: Uint8Array, prefix: string, now: number): Promise<{ key: ApiKeyRecord; created: boolean }>;
+  /**
+   * Registers the hash as a key of the account named (created if new) with every scope
+   * (`*`), idempotently: the same hash again answers the stored key, `created` false.
+   */
+  ensureApiKey(accountName: string, keyHash: Uint8Array, prefix: string, now: number, name?: string): Promise<{ key: ApiKeyRecord; created: boolean }>;
+  /**
+   * Registers a key of an existing account as given (its accountName is the store's);
+   * `not_found` when the account does not exist, `conflict` when the hash is registered.
+   */
+  createApiKey(key: Omit<ApiKeyRecord, "accountName">, audit?: AuditRecord): Promise<ApiKeyRecord>;
   findApiKeyByHash(keyHash: Uint8Array): Promise<ApiKeyRecord | undefined>;
-  listApiKeys(accountName?: string): Promise<ApiKeyRecord[]>;
-  revokeApiKey(keyId: string, now: number): Promise<ApiKeyRecord | undefined>;
+  /** By createdAt, then id. */
+  listApiKeys(filter?: ApiKeyFilter): Promise<ApiKeyRecord[]>;
+  /**
+   * Sets revokedAt once (a second revoke keeps the first time); with accountId, only a key of
+   * that account. Undefined when there is no such key.
+   */
+  revokeApiKey(keyId: string, now: number, accountId?: string, audit?: AuditRecord): Promise<ApiKeyRecord | undefined>;
+  /** Sets lastUsedAt to `at` unless it is already after `notBefore` (ADR 0051). */
+  touchApiKey(keyId: string, at: number, notBefore: number): Promise<void>;
   countActiveApiKeys(): Promise<number>;
 
   /**
@@ -22,7 +43,7 @@ export interface CatalogStore {
    * decided in the insert's transaction so that concurrent creates, from any number of
    * catalog processes, never leave it with more (ADR 0036).
    */
-  createEndpoint(endpoint: NewEndpoint, quota?: number): Promise<EndpointRecord>;
+  createEndpoint(endpoint: NewEndpoint, quota?: number, audit?: AuditRecord): Promise<EndpointRecord>;
   /** Without accountId: an internal lookup by id alone. */
   getEndpoint(endpointId: string, accountId?: string): Promise<EndpointRecord | undefined>;
   /**
@@ -32,12 +53,12 @@ export interface CatalogStore {
    */
   listEndpoints(accountId: string, page?: EndpointPage): Promise<EndpointRecord[]>;
   /** Removes the endpoint and its events; false when it was not there. */
-  deleteEndpoint(accountId: string, endpointId: string): Promise<boolean>;
+  deleteEndpoint(accountId: string, endpointId: string, audit?: AuditRecord): Promise<boolean>;
   /**
    * Applies the patch (EndpointPatch says how) atomically and sets updatedAt = now; undefined
    * when the endpoint does not exist or belongs to another account (then nothing changes).
    */
-  updateEndpoint(accountId: string, endpointId: string, patch: EndpointPatch, now: number): Promise<EndpointRecord | undefined>;
+  updateEndpoint(accountId: string, endpointId: string, patch: EndpointPatch, now: number, audit?: AuditRecord): Promise<EndpointRecord | undefined>;
 
   /**
    * Stores the batch atomically and durably, stamping each event inside the append's
@@ -53,13 +74,20 @@ export interface CatalogStore {
   appendEvents(events: NewEvent[], clock: Clock): Promise<(AppendResult | undefined)[]>;
   listEvents(query: EventQuery): Promise<EventPage>;
   /** With markReadAt: sets readAt if it was not set yet and returns the updated record. */
-  getEvent(accountId: string, endpointId: string, eventId: string, markReadAt?: number): Promise<EventRecord | undefined>;
-  deleteEvent(accountId: string, endpointId: string, eventId: string): Promise<boolean>;
+  getEvent(accountId: string, endpointId: string, eventId: string, markReadAt?: number, audit?: AuditRecord): Promise<EventRecord | undefined>;
+  deleteEvent(accountId: string, endpointId: string, eventId: string, audit?: AuditRecord): Promise<boolean>;
 
   /** Atomically takes one unit of the day's allowance if fewer than `limit` were used. */
   chargeReplay(accountId: string, day: string, limit: number): Promise<ReplayCharge>;
   getReplayUsage(accountId: string, day: string): Promise<number>;
-  recordReplayAudit(audit: ReplayAuditRecord): Promise<void>;
+  recordReplayAudit(audit: ReplayAuditRecord, entry?: AuditRecord): Promise<void>;
+
+  /** The audit log: one entry written by itself (an action of several calls, or made elsewhere). */
+  recordAudit(entry: AuditRecord): Promise<void>;
+  /** Newest first by (at, id), cursors and filters as events' (design §3). */
+  listAudit(query: AuditQuery): Promise<AuditPage>;
+  /** Deletes entries older than `before`; answers how many. */
+  purgeAudit(before: number): Promise<number>;
 
   /** Deletes events received before `before`; updates purgedEventCount and lastPurgedAt. */
   purgeEvents(before: number, now: number): Promise<number>;
@@ -83,7 +111,7 @@ export interface CatalogStore {
    * Appends the attempt to the event's forward record and applies the transition; answers
    * the record after it, undefined when the event does not exist.
    */
-  recordForwardAttempt(ref: EventRef, attempt: AttemptRecord, transition: AttemptTransition): Promise<DeliveryRecord | undefined>;
+  recordForwardAttempt(ref: EventRef, attempt: AttemptRecord, transition: AttemptTransition, audit?: AuditRecord): Promise<DeliveryRecord | undefined>;
   /**
    * The earliest due time later than `after` of a delivery waiting in the outbox: when a
    * worker that claimed everything due at `after` should look again. Undefined when none.

@@ -4,6 +4,7 @@ import { notFound, validationFailed } from "@whc/errors";
 import type { CatalogStore } from "./ports.js";
 import { endpointToProto, eventToProto, forwardAttemptFromProto, forwardToProto } from "./convert.js";
 import { requireUuid } from "./ids.js";
+import { auditEntryOf } from "./service-audit.js";
 import { DELIVERY_STATES, ATTEMPT_TRIGGERS, type DeliveryState } from "@whc/api-model";
 import type { AttemptTransition, EventRef } from "@whc/ports";
 
@@ -89,7 +90,13 @@ export function forwardMethods(
     async recordForwardAttempt(req) {
       const ref = eventRefOf(req);
       const attempt = forwardAttemptFromProto(checkAttempt(req.attempt));
-      const forward = await store.recordForwardAttempt(ref, attempt, transitionOf(req));
+      const audit = auditEntryOf(req.audit, {
+        ...ref,
+        action: "event.redelivered",
+        at: now(),
+        details: { attempt: attempt.n, ...(attempt.status ? { status: attempt.status } : {}), ...(attempt.error ? { error: attempt.error } : {}) },
+      });
+      const forward = await store.recordForwardAttempt(ref, attempt, transitionOf(req), audit);
       if (!forward) return { recorded: false };
       return { recorded: true, forward: forwardToProto(forward) };
     },

@@ -623,6 +623,46 @@ describe("api keys", () => {
     expect(listed?.revokedAtMs).toBe(BigInt(clock.now));
   });
 
+  it("answers a key's scopes and endpoints, refuses it once expired, and writes its last use once a minute", async () => {
+    const { catalog, clock } = await startCatalog();
+    const accountId = await account(catalog, "acme");
+    const endpointId = "01890000-0000-7000-8000-0000000000e1";
+    const { key } = await catalog.createApiKey({
+      accountId,
+      name: "ci",
+      keyHash: hashOf("ci"),
+      prefix: "whc_ci",
+      scopes: ["events:read", "events:read"],
+      endpointIds: [endpointId.toUpperCase()],
+      expiresAtMs: BigInt(clock.now + 120_000),
+    });
+    expect(key).toMatchObject({ name: "ci", scopes: ["events:read"], endpointIds: [endpointId], accountName: "acme" });
+    expect(await catalog.authenticateApiKey({ keyHash: hashOf("ci") })).toMatchObject({ keyId: key!.id, prefix: "whc_ci", scopes: ["events:read"], endpointIds: [endpointId] });
+    const lastUsed = async () => (await catalog.listApiKeys({ accountId })).keys.find((k) => k.id === key!.id)!.lastUsedAtMs;
+    const firstUse = clock.now;
+    expect(await lastUsed()).toBe(BigInt(firstUse));
+    clock.now += 59_999;
+    await catalog.authenticateApiKey({ keyHash: hashOf("ci") });
+    expect(await lastUsed()).toBe(BigInt(firstUse));
+    clock.now += 1;
+    await catalog.authenticateApiKey({ keyHash: hashOf("ci") });
+    expect(await lastUsed()).toBe(BigInt(clock.now));
+    clock.now = firstUse + 120_000;
+    await expectFailure(catalog.authenticateApiKey({ keyHash: hashOf("ci") }), Code.Unauthenticated, "unauthorized");
+
+    await expectFailure(catalog.createApiKey({ accountId, name: "x", keyHash: hashOf("x"), prefix: "p", scopes: ["nope"] }), Code.InvalidArgument, "validation_failed", {
+      field: "scopes.0",
+      fieldReason: "format",
+    });
+    await expectFailure(catalog.createApiKey({ accountId, name: "x", keyHash: hashOf("x"), prefix: "p", scopes: [] }), Code.InvalidArgument, "validation_failed", {
+      field: "scopes",
+      fieldReason: "required",
+    });
+    // Revoking within another account is as unknown as an unknown key.
+    const other = await account(catalog, "other");
+    await expectFailure(catalog.revokeApiKey({ keyId: key!.id, accountId: other }), Code.NotFound, "not_found");
+  });
+
   it("answers not_found when revoking an unknown key, and validates what ensureApiKey is given", async () => {
     const { catalog } = await startCatalog();
 

@@ -12,7 +12,7 @@ import { AppError, notFound, validationFailed } from "@whc/errors";
 import { timingSafeEqual } from "node:crypto";
 import { TOKEN_BYTES } from "@whc/sealing";
 import type { CatalogStore } from "./ports.js";
-import { type AppendResult, type Cursor } from "./types.js";
+import { type ApiKeyRecord, type AppendResult, type Cursor } from "./types.js";
 import { isUuid, newId, requireUuid } from "./ids.js";
 import {
   apiKeyToProto,
@@ -25,11 +25,24 @@ import {
   newEventFromProto,
 } from "./convert.js";
 import { forwardMethods } from "./service-forward.js";
+import { auditEntryOf, auditMethods } from "./service-audit.js";
 import { listenerMethods } from "./service-listeners.js";
-import { DELIVERY_STATES, LISTENER_LIMITS, LISTENER_STALL_S, LISTENER_TTL_S } from "@whc/api-model";
+import { DELIVERY_STATES, KEY_LIMITS, LISTENER_LIMITS, LISTENER_STALL_S, LISTENER_TTL_S, SCOPES } from "@whc/api-model";
 import type { ListenerOptions } from "./service-listeners.js";
 
 const DAY_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
+
+/** The actions a GetEvent may record: the detail read and the cURL export. */
+const READ_ACTIONS: readonly string[] = ["event.read", "event.curl_exported"];
+
+/** A replay target as an audit entry keeps it: its origin, never its path or query (a token may sit there). */
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return "";
+  }
+}
 
 function cursorOf(c: { receivedAtMs: bigint; id: string } | undefined, field: string): Cursor | undefined {
   if (!c) return undefined;
@@ -64,41 +77,113 @@ export interface CatalogServiceOptions {
   endpointQuota?: number;
   /** Listener liveness (design §19): each defaults to its value in @whc/api-model's LISTENER_* constants. */
   listeners?: Partial<ListenerOptions>;
+  /** How stale a key's lastUsedAt may get before a use writes it again (ADR 0051); default a minute. */
+  lastUsedIntervalMs?: number;
+  /** Told when a key's last use could not be written (the key is accepted all the same). */
+  logger?: { warn(obj: object, msg: string): void };
 }
+
+/** A key's lastUsedAt is written at most this often (ADR 0051). */
+export const LAST_USED_INTERVAL_MS = 60_000;
 
 /** The largest page of endpoints one call answers (the gateway asks for at most 500). */
 export const MAX_ENDPOINT_PAGE = 1000;
 
 type CatalogMethods<K extends keyof ServiceImpl<typeof CatalogService>> = Pick<ServiceImpl<typeof CatalogService>, K>;
 
+function requireScopes(scopes: readonly string[]): string[] {
+  if (scopes.length === 0) throw validationFailed("scopes", "required");
+  scopes.forEach((s, i) => {
+    if (!(SCOPES as readonly string[]).includes(s)) throw validationFailed(`scopes.${i}`, "format");
+  });
+  return [...new Set(scopes)];
+}
+
 function apiKeyMethods(
   store: CatalogStore,
   now: () => number,
-): CatalogMethods<"authenticateApiKey" | "ensureApiKey" | "listApiKeys" | "revokeApiKey" | "countApiKeys"> {
+  lastUsedIntervalMs: number,
+  logger: { warn(obj: object, msg: string): void } | undefined,
+): CatalogMethods<"authenticateApiKey" | "ensureApiKey" | "createApiKey" | "listApiKeys" | "revokeApiKey" | "countApiKeys"> {
+  /** lastUsedAt, written only when the stored one is older than the interval (ADR 0051). */
+  async function noteUse(key: ApiKeyRecord, at: number): Promise<void> {
+    if (key.lastUsedAt !== undefined && at - key.lastUsedAt < lastUsedIntervalMs) return;
+    try {
+      await store.touchApiKey(key.id, at, at - lastUsedIntervalMs);
+    } catch (err) {
+      // A key is not refused because its last use could not be noted.
+      logger?.warn({ err, keyId: key.id }, "api key lastUsedAt not recorded");
+    }
+  }
+
   return {
     async authenticateApiKey(req) {
       if (req.keyHash.length !== 32) throw new AppError("unauthorized", "bad key hash");
       const key = await store.findApiKeyByHash(req.keyHash);
+      const at = now();
       if (!key || key.revokedAt !== undefined || !timingSafeEqual(key.keyHash, req.keyHash)) {
         throw new AppError("unauthorized", "unknown or revoked key");
       }
-      return create(AuthenticateApiKeyResponseSchema, { accountId: key.accountId, keyId: key.id });
+      if (key.expiresAt !== undefined && key.expiresAt <= at) throw new AppError("unauthorized", "expired key");
+      await noteUse(key, at);
+      return create(AuthenticateApiKeyResponseSchema, {
+        accountId: key.accountId,
+        keyId: key.id,
+        prefix: key.prefix,
+        scopes: key.scopes,
+        endpointIds: key.endpointIds,
+      });
     },
 
     async ensureApiKey(req) {
       if (!req.accountName) throw validationFailed("account_name", "required");
       if (req.keyHash.length !== 32) throw validationFailed("key_hash", "length");
-      const { key, created } = await store.ensureApiKey(req.accountName, req.keyHash, req.prefix, now());
+      const { key, created } = await store.ensureApiKey(req.accountName, req.keyHash, req.prefix, now(), req.name);
       return { key: apiKeyToProto(key), created };
     },
 
+    async createApiKey(req) {
+      if (!req.accountId) throw validationFailed("account_id", "required");
+      if (req.keyHash.length !== 32) throw validationFailed("key_hash", "length");
+      if (req.name.length > KEY_LIMITS.nameLength) throw validationFailed("name", "length");
+      if (req.endpointIds.length > KEY_LIMITS.endpointIds) throw validationFailed("endpoint_ids", "length");
+      req.endpointIds.forEach((id, i) => requireUuid(`endpoint_ids.${i}`, id));
+      const at = now();
+      const record = {
+        id: newId(),
+        accountId: req.accountId,
+        name: req.name,
+        prefix: req.prefix,
+        keyHash: req.keyHash,
+        scopes: requireScopes(req.scopes),
+        endpointIds: [...new Set(req.endpointIds.map((id) => id.toLowerCase()))],
+        createdAt: at,
+        expiresAt: req.expiresAtMs === undefined ? undefined : Number(req.expiresAtMs),
+        lastUsedAt: undefined,
+        revokedAt: undefined,
+      };
+      const audit = auditEntryOf(req.audit, {
+        accountId: req.accountId,
+        action: "key.created",
+        at,
+        details: { id: record.id, prefix: record.prefix, name: record.name, scopes: record.scopes, endpointIds: record.endpointIds },
+      });
+      const key = await store.createApiKey(record, audit);
+      return { key: apiKeyToProto(key) };
+    },
+
     async listApiKeys(req) {
-      const keys = await store.listApiKeys(req.accountName || undefined);
+      const keys = await store.listApiKeys({ accountName: req.accountName || undefined, accountId: req.accountId || undefined });
       return { keys: keys.map(apiKeyToProto) };
     },
 
     async revokeApiKey(req) {
-      const key = await store.revokeApiKey(req.keyId, now());
+      requireUuid("key_id", req.keyId);
+      const at = now();
+      const keyId = req.keyId.toLowerCase();
+      const audit = req.audit && auditEntryOf(req.audit, { accountId: req.accountId, action: "key.revoked", at, details: { id: keyId } });
+      if (audit && !req.accountId) throw validationFailed("account_id", "required");
+      const key = await store.revokeApiKey(keyId, at, req.accountId || undefined, audit);
       if (!key) throw notFound("api key");
       return { key: apiKeyToProto(key) };
     },
@@ -120,15 +205,10 @@ function endpointMethods(
       if (!req.endpoint) throw validationFailed("endpoint", "required");
       if (!req.endpoint.accountId) throw validationFailed("account_id", "required");
       const at = now();
-      const created = await store.createEndpoint(
-        {
-          ...endpointFromProto(req.endpoint),
-          id: newId(),
-          createdAt: at,
-          updatedAt: at,
-        },
-        endpointQuota,
-      );
+      const id = newId();
+      const fields = endpointFromProto(req.endpoint);
+      const audit = auditEntryOf(req.audit, { accountId: fields.accountId, action: "endpoint.created", at, endpointId: id, details: { slug: fields.slug } });
+      const created = await store.createEndpoint({ ...fields, id, createdAt: at, updatedAt: at }, endpointQuota, audit);
       return { endpoint: endpointToProto(created) };
     },
 
@@ -163,14 +243,17 @@ function endpointMethods(
       if ((req.patch.inboundJson === undefined) !== (req.patch.sealedInbound === undefined) && req.patch.inboundJson !== "") {
         throw validationFailed("patch.sealed_inbound", "required");
       }
-      const updated = await store.updateEndpoint(req.accountId, req.endpointId, endpointPatchFromProto(req.patch), now());
+      const at = now();
+      const audit = auditEntryOf(req.audit, { accountId: req.accountId, action: "endpoint.updated", at, endpointId: req.endpointId });
+      const updated = await store.updateEndpoint(req.accountId, req.endpointId, endpointPatchFromProto(req.patch), at, audit);
       if (!updated) throw notFound("endpoint");
       return { endpoint: endpointToProto(updated) };
     },
 
     async deleteEndpoint(req) {
       requireUuid("endpoint_id", req.endpointId);
-      if (!(await store.deleteEndpoint(req.accountId, req.endpointId))) throw notFound("endpoint");
+      const audit = auditEntryOf(req.audit, { accountId: req.accountId, action: "endpoint.deleted", at: now(), endpointId: req.endpointId });
+      if (!(await store.deleteEndpoint(req.accountId, req.endpointId, audit))) throw notFound("endpoint");
       return {};
     },
 
@@ -249,7 +332,10 @@ function eventMethods(
     async getEvent(req) {
       requireUuid("endpoint_id", req.endpointId);
       requireUuid("event_id", req.eventId);
-      const event = await store.getEvent(req.accountId, req.endpointId, req.eventId, req.markRead ? now() : undefined);
+      const at = now();
+      if (req.audit && !READ_ACTIONS.includes(req.audit.action)) throw validationFailed("audit.action", "unknown");
+      const audit = auditEntryOf(req.audit, { accountId: req.accountId, action: req.audit?.action ?? "", at, endpointId: req.endpointId, eventId: req.eventId });
+      const event = await store.getEvent(req.accountId, req.endpointId, req.eventId, req.markRead ? at : undefined, audit);
       if (!event) throw notFound("event");
       return { event: eventToProto(event) };
     },
@@ -259,7 +345,8 @@ function eventMethods(
       requireUuid("event_id", req.eventId);
       const endpoint = await store.getEndpoint(req.endpointId, req.accountId);
       if (!endpoint) throw notFound("endpoint");
-      return { deleted: await store.deleteEvent(req.accountId, req.endpointId, req.eventId) };
+      const audit = auditEntryOf(req.audit, { accountId: req.accountId, action: "event.deleted", at: now(), endpointId: req.endpointId, eventId: req.eventId });
+      return { deleted: await store.deleteEvent(req.accountId, req.endpointId, req.eventId, audit) };
     },
 
     async purgeEvents(req) {
@@ -285,6 +372,15 @@ function replayMethods(store: CatalogStore, now: () => number): CatalogMethods<"
       const audit: ReplayAudit | undefined = req.audit;
       if (!audit) throw validationFailed("audit", "required");
       const id = audit.id || newId();
+      const createdAt = Number(audit.createdAtMs) || now();
+      const entry = auditEntryOf(req.context, {
+        accountId: audit.accountId,
+        action: "event.replayed",
+        at: createdAt,
+        endpointId: audit.endpointId,
+        eventId: audit.eventId,
+        details: { audit_id: id, result: audit.result, mode: audit.mode, target: originOf(audit.targetUrl) },
+      });
       await store.recordReplayAudit({
         id,
         accountId: audit.accountId,
@@ -297,10 +393,10 @@ function replayMethods(store: CatalogStore, now: () => number): CatalogMethods<"
         targetStatus: audit.targetStatus,
         networkFailureReason: audit.networkFailureReason,
         durationMs: Number(audit.durationMs),
-        createdAt: Number(audit.createdAtMs) || now(),
+        createdAt,
         requestId: audit.requestId,
         client: audit.client,
-      });
+      }, entry);
       return { id };
     },
   };
@@ -313,11 +409,12 @@ export function createCatalogService(
 ): ServiceImpl<typeof CatalogService> {
   const now = options.now ?? Date.now;
   return {
-    ...apiKeyMethods(store, now),
+    ...apiKeyMethods(store, now, options.lastUsedIntervalMs ?? LAST_USED_INTERVAL_MS, options.logger),
     ...endpointMethods(store, now, options.endpointQuota),
     ...eventMethods(store, now),
     ...replayMethods(store, now),
     ...forwardMethods(store, now),
+    ...auditMethods(store, now),
     ...listenerMethods(store, now, {
       ttlMs: LISTENER_TTL_S * 1000,
       stallMs: LISTENER_STALL_S * 1000,

@@ -5,12 +5,26 @@ export interface ApiKeyRecord {
   id: string;
   accountId: string;
   accountName: string;
+  /** For people; "" on keys made before keys had names. */
+  name: string;
   prefix: string;
   keyHash: Uint8Array;
+  /** What the key may do (design §15); keys made before scopes read as ["*"]. */
+  scopes: string[];
+  /** The only endpoints the key sees; [] for every endpoint of its account. */
+  endpointIds: string[];
   createdAt: number;
+  expiresAt?: number | undefined;
+  /** Moved at most once per interval (ADR 0051), never backwards. */
+  lastUsedAt?: number | undefined;
   revokedAt?: number | undefined;
 }
 
+/** What listApiKeys selects: one account (by name or id), or every account. */
+export interface ApiKeyFilter {
+  accountName?: string | undefined;
+  accountId?: string | undefined;
+}
 
 export interface EndpointRecord {
   id: string;
@@ -299,4 +313,45 @@ export interface AppendResult extends Stamp {
   responseCode: number;
   /** The sequence position the event took; only when it was appended with sequenceStatuses. */
   sequenceIndex?: number | undefined;
+}
+
+/** One entry of the audit log (design §15; ADR 0053). */
+export interface AuditRecord {
+  id: string;
+  accountId: string;
+  at: number;
+  action: string;
+  keyId: string;
+  keyPrefix: string;
+  remoteIp: string;
+  requestId: string;
+  endpointId?: string | undefined;
+  eventId?: string | undefined;
+  /** Never a body or a secret. */
+  details: Record<string, unknown>;
+}
+
+/** A position in the log: newest first by (at, id). */
+export interface AuditCursor {
+  at: number;
+  id: string;
+}
+
+export interface AuditQuery {
+  accountId: string;
+  before?: AuditCursor | undefined;
+  after?: AuditCursor | undefined;
+  fromMs?: number | undefined;
+  toMs?: number | undefined;
+  action?: string | undefined;
+  keyId?: string | undefined;
+  endpointId?: string | undefined;
+  limit: number;
+}
+
+export interface AuditPage {
+  /** Newest first. */
+  entries: AuditRecord[];
+  /** Entries older than the last returned one also match. */
+  hasOlder: boolean;
 }

@@ -9,6 +9,8 @@ export interface CatalogCollections {
   events: Collection<AnyDoc>;
   counters: Collection<AnyDoc>;
   audits: Collection<AnyDoc>;
+  /** The audit log of design §15 (`audits` is the replay service's own record of replays). */
+  auditLog: Collection<AnyDoc>;
   listeners: Collection<AnyDoc>;
 }
 
@@ -54,6 +56,7 @@ export async function connectCatalog(options: ConnectOptions): Promise<CatalogCo
       events: db.collection("events"),
       counters: db.collection("replay_counters"),
       audits: db.collection("replay_audit"),
+      auditLog: db.collection("audit_log"),
       listeners: db.collection("listeners"),
     };
     await ensureIndexes(collections);
@@ -67,7 +70,7 @@ export async function connectCatalog(options: ConnectOptions): Promise<CatalogCo
 async function ensureIndexes(c: CatalogCollections): Promise<void> {
   await Promise.all([
     c.accounts.createIndexes([{ key: { name: 1 }, unique: true }]),
-    c.keys.createIndexes([{ key: { keyHash: 1 }, unique: true }, { key: { accountName: 1, createdAt: 1 } }]),
+    c.keys.createIndexes([{ key: { keyHash: 1 }, unique: true }, { key: { accountName: 1, createdAt: 1 } }, { key: { accountId: 1, createdAt: 1 } }]),
     c.endpoints.createIndexes([
       { key: { accountId: 1, slug: 1 }, unique: true },
       { key: { accountId: 1, createdAt: 1 } },
@@ -82,6 +85,11 @@ async function ensureIndexes(c: CatalogCollections): Promise<void> {
       OUTBOX_INDEX,
     ]),
     c.audits.createIndexes([{ key: { accountId: 1, createdAt: 1 } }]),
+    c.auditLog.createIndexes([
+      { key: { accountId: 1, at: -1, _id: -1 }, name: "page" },
+      { key: { accountId: 1, endpointId: 1, at: -1, _id: -1 }, name: "endpoint_page" },
+      { key: { at: 1 }, name: "retention" },
+    ]),
     // The live list of an endpoint, and every save's removal of expired listeners.
     c.listeners.createIndexes([{ key: { endpointId: 1, startedAt: 1 } }, { key: { expiresAt: 1 } }]),
   ]);

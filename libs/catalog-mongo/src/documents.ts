@@ -13,14 +13,19 @@ export type Doc = Record<string, unknown>;
 export const NEWEST_FIRST = { receivedAt: -1, _id: -1 } as const;
 export const OLDEST_FIRST = { receivedAt: 1, _id: 1 } as const;
 
+/** Strictly before (`$lt`) or after (`$gt`) the (time, id) pair in (`field`, _id) order: a keyset cursor. */
+export function beyondPair(field: string, op: "$lt" | "$gt", at: number, id: string): Doc {
+  return { $or: [{ [field]: { [op]: at } }, { [field]: at, _id: { [op]: id } }] };
+}
+
 /** Strictly older than the (receivedAt, id) pair. */
 export function olderThan(c: Cursor): Doc {
-  return { $or: [{ receivedAt: { $lt: c.receivedAt } }, { receivedAt: c.receivedAt, _id: { $lt: c.id } }] };
+  return beyondPair("receivedAt", "$lt", c.receivedAt, c.id);
 }
 
 /** Strictly newer than the (receivedAt, id) pair. */
 export function newerThan(c: Cursor): Doc {
-  return { $or: [{ receivedAt: { $gt: c.receivedAt } }, { receivedAt: c.receivedAt, _id: { $gt: c.id } }] };
+  return beyondPair("receivedAt", "$gt", c.receivedAt, c.id);
 }
 
 /** The filters of operation 5 other than cursors and search: endpoint, time window, fields. */

@@ -1,7 +1,8 @@
-import { endpointQuotaExceeded, forwardPrecondition, forwardRequired, newEndpointRecord, type CatalogStore } from "@whc/catalog-core";
+import { endpointQuotaExceeded, forwardPrecondition, forwardRequired, newEndpointRecord, type AuditRecord, type CatalogStore } from "@whc/catalog-core";
 import type { CatalogCollections, InTransaction } from "./connection.js";
 import { BY_ID, endpointOfAccount, endpointPageFilter, endpointPatchUpdate, endpointQuotaGuard, forwardPreconditionFilter } from "./documents.js";
-import { endpointDocs, type AnyDoc } from "./records.js";
+import { auditLogDocs, endpointDocs, type AnyDoc } from "./records.js";
+import type { WithAudit } from "./audit.js";
 
 export type EndpointMethods = Pick<
   CatalogStore,
@@ -16,29 +17,32 @@ export type EndpointMethods = Pick<
  * process, docs/operations.md).
  */
 export function createEndpoints(
-  { accounts, endpoints, events }: Pick<CatalogCollections, "accounts" | "endpoints" | "events">,
+  { accounts, endpoints, events, auditLog }: Pick<CatalogCollections, "accounts" | "endpoints" | "events" | "auditLog">,
   inTransaction: InTransaction,
+  withAudit: WithAudit,
 ): EndpointMethods {
   let createChain: Promise<unknown> = Promise.resolve();
 
-  async function createUnderQuota(doc: AnyDoc, quota: number): Promise<void> {
+  async function createUnderQuota(doc: AnyDoc, quota: number, audit: AuditRecord | undefined): Promise<void> {
+    // The entry joins the quota's transaction (WithAudit's own opens none inside it).
     await inTransaction(async (session) => {
       const guard = endpointQuotaGuard(doc.accountId as string);
       await accounts.updateOne(guard.filter, guard.update, { session });
       const count = await endpoints.countDocuments(endpointPageFilter(doc.accountId as string), { session, limit: quota });
       if (count >= quota) throw endpointQuotaExceeded(quota);
       await endpoints.insertOne(doc, { session });
+      if (audit) await auditLog.insertOne(auditLogDocs.write(audit), { session });
     });
   }
 
   return {
     // A duplicate slug fails the unique (accountId, slug) index: errors.ts names it.
-    async createEndpoint(endpoint, quota) {
+    async createEndpoint(endpoint, quota, audit) {
       const doc = endpointDocs.write(newEndpointRecord(endpoint));
       if (quota === undefined) {
-        await endpoints.insertOne(doc);
+        await withAudit(audit, (session) => endpoints.insertOne(doc, { session }));
       } else {
-        const run = createChain.then(() => createUnderQuota(doc, quota));
+        const run = createChain.then(() => createUnderQuota(doc, quota, audit));
         createChain = run.catch(() => undefined);
         await run;
       }
@@ -58,10 +62,16 @@ export function createEndpoints(
 
     // The forward rule is part of the filter: when it finds nothing, a second read tells an
     // unknown endpoint (undefined) from one the rule refuses.
-    async updateEndpoint(accountId, endpointId, patch, now) {
+    async updateEndpoint(accountId, endpointId, patch, now, audit) {
       const ofAccount = endpointOfAccount(accountId, endpointId);
       const guard = forwardPreconditionFilter(forwardPrecondition(patch));
-      const d = guard && (await endpoints.findOneAndUpdate({ ...ofAccount, ...guard }, endpointPatchUpdate(patch, now), { returnDocument: "after" }));
+      const d =
+        guard &&
+        (await withAudit(
+          audit,
+          (session) => endpoints.findOneAndUpdate({ ...ofAccount, ...guard }, endpointPatchUpdate(patch, now), { returnDocument: "after", session }),
+          (updated) => updated !== null,
+        ));
       if (d) return endpointDocs.read(d);
       const current = await endpoints.findOne(ofAccount);
       if (!current) return undefined;
@@ -76,11 +86,12 @@ export function createEndpoints(
       );
     },
 
-    async deleteEndpoint(accountId, endpointId) {
+    async deleteEndpoint(accountId, endpointId, audit) {
       return inTransaction(async (session) => {
         const res = await endpoints.deleteOne({ _id: endpointId, accountId }, { session });
         if (res.deletedCount === 0) return false;
         await events.deleteMany({ endpointId }, { session });
+        if (audit) await auditLog.insertOne(auditLogDocs.write(audit), { session });
         return true;
       });
     },

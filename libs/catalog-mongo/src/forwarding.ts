@@ -2,6 +2,7 @@ import type { CatalogStore, DeliveryClaim } from "@whc/catalog-core";
 import type { CatalogCollections } from "./connection.js";
 import { CLAIM_ORDER, OUTBOX_FILTER, proxyAnswerUpdate, beginUpdate, claimFilter, claimUpdate, eventRefFilter, nextDueFilter, recordUpdate } from "./delivery-documents.js";
 import { forwardFromDoc } from "./records.js";
+import type { WithAudit } from "./audit.js";
 
 export type ForwardMethods = Pick<CatalogStore, "claimDeliveries" | "beginForwardAttempt" | "recordForwardAttempt" | "nextDueAt" | "outboxStats" | "recordProxyAnswer">;
 
@@ -11,7 +12,7 @@ export type ForwardMethods = Pick<CatalogStore, "claimDeliveries" | "beginForwar
  * take the same delivery twice, and each claim moves the attempt counter it answers. Begin
  * and record are single-document pipeline updates, so they need no transaction either.
  */
-export function createForwarding({ events }: Pick<CatalogCollections, "events">): ForwardMethods {
+export function createForwarding({ events }: Pick<CatalogCollections, "events">, withAudit: WithAudit): ForwardMethods {
   return {
     async claimDeliveries(owner, now, claimMs, limit) {
       const claims: DeliveryClaim[] = [];
@@ -35,11 +36,12 @@ export function createForwarding({ events }: Pick<CatalogCollections, "events">)
       return d ? (d.forward.started as number) : undefined;
     },
 
-    async recordForwardAttempt(ref, attempt, transition) {
-      const d = await events.findOneAndUpdate(eventRefFilter(ref), recordUpdate(attempt, transition), {
-        returnDocument: "after",
-        projection: { forward: 1 },
-      });
+    async recordForwardAttempt(ref, attempt, transition, audit) {
+      const d = await withAudit(
+        audit,
+        (session) => events.findOneAndUpdate(eventRefFilter(ref), recordUpdate(attempt, transition), { returnDocument: "after", projection: { forward: 1 }, session }),
+        (recorded) => recorded !== null,
+      );
       return d ? forwardFromDoc(d) : undefined;
     },
 

@@ -1,5 +1,6 @@
 import { translatingErrors, type CatalogStore } from "@whc/catalog-core";
 import { createApiKeys } from "./api-keys.js";
+import { createAuditLog, createWithAudit } from "./audit.js";
 import { connectCatalog, createInTransaction } from "./connection.js";
 import type { Doc } from "./documents.js";
 import { createEndpoints } from "./endpoints.js";
@@ -34,17 +35,19 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Catalo
   });
   const { client, db, collections } = connection;
   const inTransaction = createInTransaction(connection);
+  const withAudit = createWithAudit(collections.auditLog, inTransaction);
 
   const store: CatalogStore = {
     kind: "mongodb",
-    ...createApiKeys(collections),
-    ...createEndpoints(collections, inTransaction),
+    ...createApiKeys(collections, withAudit),
+    ...createEndpoints(collections, inTransaction, withAudit),
     ...createEventAppend(collections, inTransaction),
     ...createEventSearch(collections),
     ...createEvents(collections, inTransaction),
-    ...createReplay(collections),
+    ...createReplay(collections, withAudit),
     ...createRetention(collections),
-    ...createForwarding(collections),
+    ...createForwarding(collections, withAudit),
+    ...createAuditLog(collections),
     ...createListeners(collections, inTransaction),
 
     async ping() {

@@ -7,6 +7,7 @@ import { endpointFixture, eventFixture, forwardAttemptFixture, keyHash, token } 
 import { packRequest, seal, sealedText } from "@whc/sealing";
 import { markReadFilter, SUMMARY_PROJECTION } from "./documents.js";
 import { OUTBOX_FILTER } from "./delivery-documents.js";
+import { API_KEY_ORDER, apiKeyListFilter, revokeFilter, touchFilter } from "./api-keys.js";
 import { apiKeyDocs, attemptFromDoc, attemptToDoc, auditDocs, endpointDocs, eventFromDoc, eventToDoc, summaryDocs, type AnyDoc } from "./records.js";
 
 const bin = (bytes: number[]) => new Binary(Buffer.from(bytes));
@@ -77,12 +78,37 @@ describe("MongoDB documents <-> records", () => {
   });
 
   it("writes a key without revokedAt, so that `revokedAt: { $exists: false }` finds it", () => {
-    const doc = apiKeyDocs.write({ id: "k1", accountId: "a", accountName: "acme", prefix: "p", keyHash: keyHash("k"), createdAt: 1, revokedAt: undefined });
-    expect(doc).toStrictEqual({ _id: "k1", accountId: "a", accountName: "acme", prefix: "p", keyHash: new Binary(Buffer.from(keyHash("k"))), createdAt: 1 });
+    const key = { id: "k1", accountId: "a", accountName: "acme", name: "ci", prefix: "p", keyHash: keyHash("k"), scopes: ["events:read"], endpointIds: ["e1"], createdAt: 1 };
+    const doc = apiKeyDocs.write({ ...key, expiresAt: undefined, lastUsedAt: undefined, revokedAt: undefined });
+    const { id: _id, ...stored } = key;
+    expect(doc).toStrictEqual({ _id: "k1", ...stored, keyHash: new Binary(Buffer.from(keyHash("k"))) });
     expect(new Query({ revokedAt: { $exists: false } }).find([doc]).all()).toHaveLength(1);
     const read = apiKeyDocs.read(doc);
-    expect(read).toEqual({ id: "k1", accountId: "a", accountName: "acme", prefix: "p", keyHash: read.keyHash, createdAt: 1, revokedAt: undefined });
+    expect(read).toEqual({ ...key, keyHash: read.keyHash, expiresAt: undefined, lastUsedAt: undefined, revokedAt: undefined });
     expect(Buffer.from(read.keyHash).equals(keyHash("k"))).toBe(true);
+  });
+
+  it("reads a key stored before scopes as holding every scope on every endpoint, unnamed", () => {
+    const old = { _id: "k0", accountId: "a", accountName: "acme", prefix: "p", keyHash: new Binary(Buffer.from(keyHash("k"))), createdAt: 1 };
+    expect(apiKeyDocs.read(old)).toMatchObject({ name: "", scopes: ["*"], endpointIds: [], expiresAt: undefined, lastUsedAt: undefined });
+  });
+
+  it("selects keys by account, revokes once within the account, and touches lastUsedAt only past the interval", () => {
+    const docs = [
+      { _id: "k1", accountId: "a", accountName: "acme", createdAt: 2 },
+      { _id: "k2", accountId: "a", accountName: "acme", createdAt: 1, lastUsedAt: 50 },
+      { _id: "k3", accountId: "b", accountName: "other", createdAt: 1, revokedAt: 9 },
+    ];
+    const ids = (filter: Record<string, unknown>) => new Query(filter).find(docs).sort(API_KEY_ORDER).all().map((d) => (d as { _id: string })._id);
+    expect(ids(apiKeyListFilter({ accountId: "a" }))).toEqual(["k2", "k1"]);
+    expect(ids(apiKeyListFilter({ accountName: "other" }))).toEqual(["k3"]);
+    expect(ids(apiKeyListFilter({}))).toHaveLength(3);
+    expect(ids(revokeFilter("k1", "b"))).toEqual([]);
+    expect(ids(revokeFilter("k1", "a"))).toEqual(["k1"]);
+    expect(ids(revokeFilter("k3"))).toEqual([]);
+    expect(ids(touchFilter("k1", 40))).toEqual(["k1"]);
+    expect(ids(touchFilter("k2", 40))).toEqual([]);
+    expect(ids(touchFilter("k2", 50))).toEqual(["k2"]);
   });
 
   it("writes an event as the list, the detail and the search read it; readAt absent until read", () => {

@@ -1,5 +1,5 @@
 import { Binary } from "mongodb";
-import { NEVER_FORWARDED, appendedDelivery, deliveryRecordOf, type ApiKeyRecord, type DeliveryProgress, type EndpointRecord, type EventRecord, type EventSummaryRecord, type AttemptRecord, type DeliveryRecord, type HeaderPair, type NewEvent, type ReplayAuditRecord, type Stamp } from "@whc/catalog-core";
+import { NEVER_FORWARDED, appendedDelivery, deliveryRecordOf, type ApiKeyRecord, type AuditRecord, type DeliveryProgress, type EndpointRecord, type EventRecord, type EventSummaryRecord, type AttemptRecord, type DeliveryRecord, type HeaderPair, type NewEvent, type ReplayAuditRecord, type Stamp } from "@whc/catalog-core";
 import type { DeliveryState } from "@whc/api-model";
 import { unpackSearchTokens } from "@whc/sealing";
 
@@ -38,6 +38,8 @@ const optionalBinary = (): Field<Uint8Array | undefined> => ({
 });
 /** Absent in documents written before the field existed: read as `fallback`. */
 const withDefault = <T>(fallback: T): Field<T> => ({ read: (v) => (v ?? fallback) as T, write: (v) => v });
+/** An array of strings; absent in documents written before the field existed: a copy of `fallback`. */
+const stringList = (fallback: readonly string[]): Field<string[]> => ({ read: (v) => [...((v as string[] | null | undefined) ?? fallback)], write: (v) => v });
 const kept = <T>(field: Field<T>, initial?: unknown): Field<T> => ({ ...field, kept: initial === undefined ? {} : { initial } });
 
 /** One record type's documents. */
@@ -66,13 +68,19 @@ class RecordDocs<R> {
   }
 }
 
+/** Keys stored before scopes (design §15) read as holding every scope, on every endpoint. */
 export const apiKeyDocs = new RecordDocs<ApiKeyRecord>({
   id: same("_id"),
   accountId: same(),
   accountName: same(),
+  name: withDefault(""),
   prefix: same(),
   keyHash: binary(),
+  scopes: stringList(["*"]),
+  endpointIds: stringList([]),
   createdAt: same(),
+  expiresAt: optional(),
+  lastUsedAt: optional(),
   revokedAt: optional(),
 });
 
@@ -148,6 +156,21 @@ export const auditDocs = new RecordDocs<ReplayAuditRecord>({
   createdAt: same(),
   requestId: same(),
   client: same(),
+});
+
+/** One entry of the audit log (design §15): `endpointId` and `eventId` absent when it concerns none. */
+export const auditLogDocs = new RecordDocs<AuditRecord>({
+  id: same("_id"),
+  accountId: same(),
+  at: same(),
+  action: same(),
+  keyId: same(),
+  keyPrefix: same(),
+  remoteIp: same(),
+  requestId: same(),
+  endpointId: optional(),
+  eventId: optional(),
+  details: same(),
 });
 
 /** Search tokens as stored and queried: distinct, as binaries. */

@@ -3,11 +3,12 @@ import type { CatalogCollections } from "./connection.js";
 import { chargeFilter, chargeUpdate, counterId } from "./documents.js";
 import { isDuplicate } from "./errors.js";
 import { auditDocs, type AnyDoc } from "./records.js";
+import type { WithAudit } from "./audit.js";
 
 export type ReplayMethods = Pick<CatalogStore, "chargeReplay" | "getReplayUsage" | "recordReplayAudit">;
 
 /** The daily replay allowance per account, and the audit trail of replays. */
-export function createReplay({ counters, audits }: Pick<CatalogCollections, "counters" | "audits">): ReplayMethods {
+export function createReplay({ counters, audits }: Pick<CatalogCollections, "counters" | "audits">, withAudit: WithAudit): ReplayMethods {
   async function usage(accountId: string, day: string): Promise<number> {
     const d = await counters.findOne({ _id: counterId(accountId, day) });
     return (d?.used as number | undefined) ?? 0;
@@ -31,8 +32,8 @@ export function createReplay({ counters, audits }: Pick<CatalogCollections, "cou
 
     getReplayUsage: usage,
 
-    async recordReplayAudit(audit) {
-      await audits.insertOne(auditDocs.write(audit));
+    async recordReplayAudit(audit, entry) {
+      await withAudit(entry, (session) => audits.insertOne(auditDocs.write(audit), { session }));
     },
   };
 }

@@ -11,8 +11,10 @@ import {
   type EndpointPatch,
   type EndpointRecord,
   type NewEndpoint,
+  type AuditRecord,
 } from "@whc/catalog-core";
 import { endpointRows, type Row } from "./rows.js";
+import type { WriteAudit } from "./audit.js";
 
 export type EndpointMethods = Pick<
   CatalogStore,
@@ -25,7 +27,7 @@ export type EndpointMethods = Pick<
  * update writes the patched record (applyEndpointPatch) in an IMMEDIATE transaction: no append
  * can move the sequence counter between its read and its write.
  */
-export function createEndpoints(db: Database.Database): EndpointMethods {
+export function createEndpoints(db: Database.Database, writeAudit: WriteAudit): EndpointMethods {
   const patched = endpointRows.update(PATCHED_FIELDS, "key = ?");
   const stmt = {
     insert: db.prepare(endpointRows.insertSql()),
@@ -48,27 +50,29 @@ export function createEndpoints(db: Database.Database): EndpointMethods {
     for (const { endpointId, count } of counts) stmt.addRejections.run(count, endpointId);
   });
 
-  const deleteTx = db.transaction((accountId: string, endpointId: string) => {
+  const deleteTx = db.transaction((accountId: string, endpointId: string, audit: AuditRecord | undefined) => {
     if (!stmt.ofAccount.get(endpointId, accountId)) return false;
     stmt.deleteSearch.run(endpointId);
     stmt.deleteBodies.run(endpointId);
     stmt.deleteAttempts.run(endpointId);
     stmt.deleteEvents.run(endpointId);
     stmt.delete.run(endpointId, accountId);
+    writeAudit(audit);
     return true;
   });
 
   // IMMEDIATE: the count and the insert happen under the write lock, so no other create, from
   // this process or another one sharing the file, lands between them (ADR 0036).
-  const createTx = db.transaction((endpoint: NewEndpoint, quota: number | undefined) => {
+  const createTx = db.transaction((endpoint: NewEndpoint, quota: number | undefined, audit: AuditRecord | undefined) => {
     if (quota !== undefined && (stmt.countUpTo.get(endpoint.accountId, quota) as { n: number }).n >= quota) {
       throw endpointQuotaExceeded(quota);
     }
     stmt.insert.run(endpointRows.values(newEndpointRecord(endpoint)));
+    writeAudit(audit);
     return endpointRows.read(stmt.byId.get(endpoint.id) as Row);
   });
 
-  const updateTx = db.transaction((accountId: string, endpointId: string, patch: EndpointPatch, now: number) => {
+  const updateTx = db.transaction((accountId: string, endpointId: string, patch: EndpointPatch, now: number, audit: AuditRecord | undefined) => {
     const row = stmt.ofAccount.get(endpointId, accountId) as Row | undefined;
     if (!row) return undefined;
     const current = endpointRows.read(row);
@@ -76,13 +80,14 @@ export function createEndpoints(db: Database.Database): EndpointMethods {
       throw forwardRequired(patch.operatingMode ?? current.operatingMode);
     }
     stmt.update.run(...patched.values(applyEndpointPatch(current, patch, now)), row.key);
+    writeAudit(audit);
     return endpointRows.read(stmt.byId.get(endpointId) as Row);
   });
 
   return {
     // A duplicate slug fails the UNIQUE (account_id, slug) constraint: errors.ts names it.
-    async createEndpoint(endpoint, quota) {
-      return createTx.immediate(endpoint, quota);
+    async createEndpoint(endpoint, quota, audit) {
+      return createTx.immediate(endpoint, quota, audit);
     },
 
     async getEndpoint(endpointId, accountId) {
@@ -95,12 +100,12 @@ export function createEndpoints(db: Database.Database): EndpointMethods {
       return (rows as Row[]).map((row) => endpointRows.read(row));
     },
 
-    async deleteEndpoint(accountId, endpointId) {
-      return deleteTx.immediate(accountId, endpointId);
+    async deleteEndpoint(accountId, endpointId, audit) {
+      return deleteTx.immediate(accountId, endpointId, audit);
     },
 
-    async updateEndpoint(accountId, endpointId, patch, now): Promise<EndpointRecord | undefined> {
-      return updateTx.immediate(accountId, endpointId, patch, now);
+    async updateEndpoint(accountId, endpointId, patch, now, audit): Promise<EndpointRecord | undefined> {
+      return updateTx.immediate(accountId, endpointId, patch, now, audit);
     },
 
     async countRejections(counts) {

@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
-import { deliveryRecordOf, type CatalogStore } from "@whc/catalog-core";
+import { deliveryRecordOf, type AuditRecord, type CatalogStore } from "@whc/catalog-core";
+import type { WriteAudit } from "./audit.js";
 import { isStoreUnavailable } from "./errors.js";
 import type { ReadAttempts } from "./forwarding.js";
 import { bodyRows, deliveryRows, eventFromRow, summaryRows, type Row } from "./rows.js";
@@ -25,7 +26,7 @@ export function createEventRemoval(db: Database.Database): RemoveEvent {
 }
 
 /** One event at a time: read it whole (marking it read), delete it. */
-export function createEvents(db: Database.Database, removeEvent: RemoveEvent, readAttempts: ReadAttempts): EventMethods {
+export function createEvents(db: Database.Database, removeEvent: RemoveEvent, readAttempts: ReadAttempts, writeAudit: WriteAudit): EventMethods {
   const stmt = {
     whole: db.prepare(`SELECT e.seq, ${summaryRows.columns("e")}, ${deliveryRows.columns("e")}, ${bodyRows.columns("b")}
       FROM events e JOIN event_bodies b ON b.seq = e.seq WHERE e.id = ? AND e.endpoint_id = ? AND e.account_id = ?`),
@@ -35,38 +36,42 @@ export function createEvents(db: Database.Database, removeEvent: RemoveEvent, re
     dropEndpointCount: db.prepare("UPDATE endpoints SET event_count = max(event_count - ?, 0) WHERE id = ?"),
   };
 
-  const getTx = db.transaction((accountId: string, endpointId: string, eventId: string, markReadAt?: number) => {
+  const getTx = db.transaction((accountId: string, endpointId: string, eventId: string, markReadAt?: number, audit?: AuditRecord) => {
     if (markReadAt !== undefined) stmt.markRead.run(markReadAt, eventId, endpointId, accountId);
     const row = stmt.whole.get(eventId, endpointId, accountId) as Row | undefined;
     if (!row) return undefined;
+    writeAudit(audit);
     const delivery = deliveryRows.read(row);
     // Read in the same transaction: the attempts agree with the delivery's state.
     const forward = delivery.state === undefined ? undefined : deliveryRecordOf(delivery, readAttempts(row.seq as number));
     return { ...eventFromRow(row), forward };
   });
 
-  const deleteTx = db.transaction((accountId: string, endpointId: string, eventId: string) => {
+  const deleteTx = db.transaction((accountId: string, endpointId: string, eventId: string, audit: AuditRecord | undefined) => {
     const row = stmt.seqOf.get(eventId, endpointId, accountId) as { seq: number } | undefined;
     if (!row) return false;
     removeEvent(row.seq);
     stmt.dropEndpointCount.run(1, endpointId);
+    writeAudit(audit);
     return true;
   });
 
   return {
-    async getEvent(accountId, endpointId, eventId, markReadAt) {
+    async getEvent(accountId, endpointId, eventId, markReadAt, audit) {
+      if (markReadAt === undefined && audit === undefined) return getTx(accountId, endpointId, eventId);
       try {
-        return markReadAt === undefined ? getTx(accountId, endpointId, eventId) : getTx.immediate(accountId, endpointId, eventId, markReadAt);
+        return getTx.immediate(accountId, endpointId, eventId, markReadAt, audit);
       } catch (err) {
         // A full disk (or a read-only file) refuses the readAt mark, not the read: the event
         // is shown as stored, and the first read once the store takes writes again marks it.
-        if (markReadAt === undefined || !isStoreUnavailable(err)) throw err;
+        // An audited read is refused instead: nothing is read without its entry (ADR 0053).
+        if (audit !== undefined || markReadAt === undefined || !isStoreUnavailable(err)) throw err;
         return getTx(accountId, endpointId, eventId);
       }
     },
 
-    async deleteEvent(accountId, endpointId, eventId) {
-      return deleteTx.immediate(accountId, endpointId, eventId);
+    async deleteEvent(accountId, endpointId, eventId, audit) {
+      return deleteTx.immediate(accountId, endpointId, eventId, audit);
     },
   };
 }

@@ -1,7 +1,8 @@
 import type Database from "better-sqlite3";
-import { begunDelivery, deliveryRecordOf, recordedDelivery, type CatalogStore, type DeliveryClaim, type AttemptRecord, type DeliveryRecord } from "@whc/catalog-core";
+import { begunDelivery, deliveryRecordOf, recordedDelivery, type AuditRecord, type CatalogStore, type DeliveryClaim, type AttemptRecord, type DeliveryRecord } from "@whc/catalog-core";
 import { attemptFromRow, attemptRows, attemptToRow, deliveryRows, deliveryUpdate, type Row } from "./rows.js";
 import type { AttemptTransition, EventRef } from "@whc/ports";
+import type { WriteAudit } from "./audit.js";
 
 export type ForwardMethods = Pick<CatalogStore, "claimDeliveries" | "beginForwardAttempt" | "recordForwardAttempt" | "nextDueAt" | "outboxStats" | "recordProxyAnswer">;
 
@@ -41,7 +42,7 @@ interface ClaimedRow {
  * attempt counter it answers. Begin and record read the delivery and write what
  * catalog-core's reference functions make of it, in IMMEDIATE transactions too.
  */
-export function createForwarding(db: Database.Database, readAttempts: ReadAttempts): ForwardMethods {
+export function createForwarding(db: Database.Database, readAttempts: ReadAttempts, writeAudit: WriteAudit): ForwardMethods {
   const stmt = {
     claim: db.prepare(CLAIM_SQL),
     delivery: db.prepare(`SELECT e.seq, ${deliveryRows.columns("e")} FROM events e WHERE e.id = ? AND e.endpoint_id = ? AND e.account_id = ?`),
@@ -77,13 +78,14 @@ export function createForwarding(db: Database.Database, readAttempts: ReadAttemp
     return next.started;
   });
 
-  const recordTx = db.transaction((ref: EventRef, attempt: AttemptRecord, transition: AttemptTransition): DeliveryRecord | undefined => {
+  const recordTx = db.transaction((ref: EventRef, attempt: AttemptRecord, transition: AttemptTransition, audit: AuditRecord | undefined): DeliveryRecord | undefined => {
     const row = deliveryOf(ref);
     if (!row) return undefined;
     const seq = row.seq as number;
     const current = deliveryRows.read(row);
     const { changes } = stmt.insertAttempt.run(attemptRows.values(attemptToRow(seq, attempt)));
     if (changes === 0) return deliveryRecordOf(current, readAttempts(seq));
+    writeAudit(audit);
     const next = recordedDelivery(current, attempt, transition);
     stmt.update.run(...deliveryUpdate.values(next), seq);
     return deliveryRecordOf(next, readAttempts(seq));
@@ -105,8 +107,8 @@ export function createForwarding(db: Database.Database, readAttempts: ReadAttemp
       return beginTx.immediate(ref, target);
     },
 
-    async recordForwardAttempt(ref, attempt, transition) {
-      return recordTx.immediate(ref, attempt, transition);
+    async recordForwardAttempt(ref, attempt, transition, audit) {
+      return recordTx.immediate(ref, attempt, transition, audit);
     },
 
     async nextDueAt(after) {

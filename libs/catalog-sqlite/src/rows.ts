@@ -1,4 +1,4 @@
-import type { ApiKeyRecord, DeliveryProgress, EndpointRecord, EventRecord, EventSummaryRecord, AttemptRecord, HeaderPair, ReplayAuditRecord } from "@whc/catalog-core";
+import type { ApiKeyRecord, AuditRecord, DeliveryProgress, EndpointRecord, EventRecord, EventSummaryRecord, AttemptRecord, HeaderPair, ReplayAuditRecord } from "@whc/catalog-core";
 import type { DeliveryState, AttemptTrigger } from "@whc/api-model";
 
 /**
@@ -142,9 +142,14 @@ export const apiKeyRows = new RecordRows<ApiKeyRecord>("api_keys", {
   accountId: text("account_id"),
   // From the accounts table, joined in by every read of a key.
   accountName: kept(text("account_name")),
+  name: text("name"),
   prefix: text("prefix"),
   keyHash: blob("key_hash"),
+  scopes: json<string[]>("scopes"),
+  endpointIds: json<string[]>("endpoint_ids"),
   createdAt: integer("created_at"),
+  expiresAt: optionalInteger("expires_at"),
+  lastUsedAt: optionalInteger("last_used_at"),
   revokedAt: optionalInteger("revoked_at"),
 });
 
@@ -339,4 +344,19 @@ export const auditRows = new RecordRows<ReplayAuditRecord>("replay_audit", {
   createdAt: integer("created_at"),
   requestId: text("request_id"),
   client: text("client"),
+});
+
+/** One entry of the audit log (design §15), its details as JSON text. */
+export const auditLogRows = new RecordRows<AuditRecord>("audit_log", {
+  id: text("id"),
+  accountId: text("account_id"),
+  at: integer("at"),
+  action: text("action"),
+  keyId: text("key_id"),
+  keyPrefix: text("key_prefix"),
+  remoteIp: text("remote_ip"),
+  requestId: text("request_id"),
+  endpointId: optionalText("endpoint_id"),
+  eventId: optionalText("event_id"),
+  details: json<Record<string, unknown>>("details"),
 });

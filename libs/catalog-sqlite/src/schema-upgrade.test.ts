@@ -214,6 +214,19 @@ describe("embedded SQLite: a catalog created by version 1", () => {
     db.close();
   });
 
+  it("reads its API keys as holding every scope on every endpoint, unnamed, never used (design §15)", async () => {
+    const hash = Buffer.alloc(32, 3);
+    const db = new Database(file);
+    db.prepare("INSERT INTO api_keys (id, account_id, key_hash, prefix, created_at) VALUES ('k-old', 'acct-1', ?, 'whc_old', 50)").run(hash);
+    db.close();
+    const store = openSqliteStore({ file });
+    try {
+      expect(await store.findApiKeyByHash(hash)).toMatchObject({ id: "k-old", accountName: "old", name: "", scopes: ["*"], endpointIds: [], expiresAt: undefined, lastUsedAt: undefined });
+    } finally {
+      await store.close();
+    }
+  });
+
   it("stamps an old endpoint's next capture after its newest old event, whatever the clock reads", async () => {
     const store = openSqliteStore({ file });
     try {

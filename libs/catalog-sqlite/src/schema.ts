@@ -25,8 +25,11 @@ import type Database from "better-sqlite3";
  * (`redact_json`), event bodies the counts of what was replaced (`redactions`); '' is none.
  * Inbound protection too (design §16): endpoints gained `inbound_json`, its sealed secrets
  * (`sealed_inbound`) and `rejected_count`.
+ * Version 8: API keys gained a name, scopes, endpoint restriction, expiry and last use (design
+ * §15; keys from before hold every scope, `*`); `audit_log`, written in each audited action's
+ * transaction (ADR 0053).
  */
-export const SCHEMA_VERSION = 7;
+export const SCHEMA_VERSION = 8;
 
 /**
  * Columns added to a table after it first shipped. A new catalog gets them from CREATE TABLE;
@@ -34,6 +37,14 @@ export const SCHEMA_VERSION = 7;
  * each to be nullable or to have a default, which is what rows written before hold.
  */
 export const addedColumns = {
+  api_keys: [
+    ["name", "TEXT NOT NULL DEFAULT ''"],
+    // JSON arrays: what the key may do, and the only endpoints it sees ([]: every one).
+    ["scopes", `TEXT NOT NULL DEFAULT '["*"]'`],
+    ["endpoint_ids", "TEXT NOT NULL DEFAULT '[]'"],
+    ["expires_at", "INTEGER"],
+    ["last_used_at", "INTEGER"],
+  ],
   endpoints: [
     ["response_json", "TEXT NOT NULL DEFAULT ''"],
     ["sealed_previous_secret", "BLOB"],
@@ -83,8 +94,10 @@ CREATE TABLE IF NOT EXISTS api_keys (
   key_hash BLOB NOT NULL UNIQUE,
   prefix TEXT NOT NULL,
   created_at INTEGER NOT NULL,
-  revoked_at INTEGER
+  revoked_at INTEGER,
+${columnsSql("api_keys")}
 );
+CREATE INDEX IF NOT EXISTS api_keys_account ON api_keys (account_id, created_at);
 
 CREATE TABLE IF NOT EXISTS endpoints (
   key INTEGER PRIMARY KEY,
@@ -194,6 +207,24 @@ CREATE TABLE IF NOT EXISTS replay_audit (
   client TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS replay_audit_account ON replay_audit (account_id, created_at);
+
+-- The audit log (design §15): who did what, newest first per account by (at, id).
+CREATE TABLE IF NOT EXISTS audit_log (
+  id TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  action TEXT NOT NULL,
+  key_id TEXT NOT NULL,
+  key_prefix TEXT NOT NULL,
+  remote_ip TEXT NOT NULL,
+  request_id TEXT NOT NULL,
+  endpoint_id TEXT,
+  event_id TEXT,
+  details TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS audit_log_page ON audit_log (account_id, at, id);
+CREATE INDEX IF NOT EXISTS audit_log_endpoint ON audit_log (account_id, endpoint_id, at, id);
+CREATE INDEX IF NOT EXISTS audit_log_retention ON audit_log (at);
 
 -- Running listeners (whc listen), one row each until expires_at passes without a heartbeat.
 CREATE TABLE IF NOT EXISTS listeners (

@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3";
 import { translatingErrors, type CatalogStore } from "@whc/catalog-core";
 import { createApiKeys } from "./api-keys.js";
+import { createAuditLog, createAuditWriter } from "./audit.js";
 import { openCatalogDatabase } from "./database.js";
 import { createEndpoints } from "./endpoints.js";
 import { translateSqliteError } from "./errors.js";
@@ -32,15 +33,17 @@ export function openSqliteStore(options: SqliteStoreOptions): CatalogStore {
 export function createSqliteStore(db: Database.Database): CatalogStore {
   const removeEvent = createEventRemoval(db);
   const readAttempts = createAttemptReader(db);
+  const writeAudit = createAuditWriter(db);
   const store: CatalogStore = {
     kind: "sqlite",
-    ...createApiKeys(db),
-    ...createEndpoints(db),
+    ...createApiKeys(db, writeAudit),
+    ...createEndpoints(db, writeAudit),
     ...createEventAppend(db),
     ...createEventSearch(db),
-    ...createEvents(db, removeEvent, readAttempts),
-    ...createForwarding(db, readAttempts),
-    ...createReplay(db),
+    ...createEvents(db, removeEvent, readAttempts, writeAudit),
+    ...createForwarding(db, readAttempts, writeAudit),
+    ...createReplay(db, writeAudit),
+    ...createAuditLog(db, writeAudit),
     ...createRetention(db, removeEvent),
     ...createListeners(db),
 

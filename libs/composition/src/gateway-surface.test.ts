@@ -20,8 +20,13 @@ const UUID = "01a20000-0000-7000-8000-000000000000";
 const LISTENER = "01a20000-0000-7000-8000-00000000beef";
 
 /** The route template a concrete path is an instance of: `/v1/endpoints/{endpointId}/events/{eventId}`. */
-function template(path: string, endpointId: string, eventId: string): string {
-  const t = path.split("?")[0]!.replaceAll(eventId, "{eventId}").replaceAll(endpointId, "{endpointId}").replaceAll(LISTENER, "{listenerId}");
+function template(path: string, endpointId: string, eventId: string, keyId: string): string {
+  const t = path
+    .split("?")[0]!
+    .replaceAll(eventId, "{eventId}")
+    .replaceAll(endpointId, "{endpointId}")
+    .replaceAll(LISTENER, "{listenerId}")
+    .replaceAll(keyId, "{id}");
   // The endpoint's own operations name its id {id}.
   return t === "/v1/endpoints/{endpointId}" ? "/v1/endpoints/{id}" : t;
 }
@@ -42,6 +47,7 @@ describe("tenant isolation", () => {
     const { id: ev } = (await (await fetch(ep.webhookUrl, { method: "POST", body: "mine" })).json()) as { id: string };
     const heartbeat = { host: "owner-laptop", startedAt: new Date().toISOString(), cursor: null, lastError: null };
     expect((await t.a.call("PUT", `/v1/endpoints/${ep.id}/listeners/${LISTENER}`, { json: heartbeat })).status).toBe(200);
+    const aKey = (await t.a.post("/v1/keys", { name: "a's reader", scopes: ["events:read"] })).body as { id: string; key: string };
     const before = await t.a.get(`/v1/endpoints/${ep.id}`);
 
     // Every route that takes an endpoint or event id (the route table check below keeps it so).
@@ -68,11 +74,12 @@ describe("tenant isolation", () => {
       ["DELETE", `/v1/endpoints/${ep.id}/listeners/${LISTENER}`],
       ["DELETE", `/v1/endpoints/${ep.id}/events/${ev}`],
       ["POST", `/v1/endpoints/${ep.id}/trigger`, { eventType: "invoice.paid", set: { "data.object.amount_paid": 1 } }],
+      ["DELETE", `/v1/keys/${aKey.id}`],
     ];
-    expect(new Set(cases.map(([method, path]) => `${method} ${template(path, ep.id, ev)}`))).toEqual(idRoutes());
+    expect(new Set(cases.map(([method, path]) => `${method} ${template(path, ep.id, ev, aKey.id)}`))).toEqual(idRoutes());
     for (const [method, path, json] of cases) {
       const foreign = await t.b.call(method, path, json === undefined ? {} : { json });
-      const unknown = await t.b.call(method, path.replaceAll(ep.id, UUID).replaceAll(ev, UUID), json === undefined ? {} : { json });
+      const unknown = await t.b.call(method, path.replaceAll(ep.id, UUID).replaceAll(ev, UUID).replaceAll(aKey.id, UUID), json === undefined ? {} : { json });
       expect(foreign.status, `${method} ${path}`).toBe(404);
       expect(unknown.status).toBe(404);
       const { requestId: _f, ...foreignBody } = foreign.body;
@@ -86,8 +93,14 @@ describe("tenant isolation", () => {
     expect(detail.body.forwardedResponse).toEqual({});
     const listeners = (await t.a.get(`/v1/endpoints/${ep.id}/listeners`)).body.items as { id: string; host: string }[];
     expect(listeners.map((l) => [l.id, l.host])).toEqual([[LISTENER, "owner-laptop"]]);
-    // The owner's list still pages to it.
+    // The owner's list still pages to it, and the owner's key still works.
     expect((await t.a.get(`/v1/endpoints?limit=500`)).body.items.map((e: { id: string }) => e.id)).toContain(ep.id);
+    expect((await t.anonymous.get(`/v1/endpoints/${ep.id}/events`, { key: aKey.key })).status).toBe(200);
+    // Keys and the audit log are each account's own: an endpoint id of another account filters to nothing, as an unknown one.
+    expect(JSON.stringify((await t.b.get("/v1/keys")).body)).not.toContain(aKey.id);
+    expect((await t.b.get(`/v1/audit?endpointId=${ep.id}`)).body).toEqual((await t.b.get(`/v1/audit?endpointId=${UUID}`)).body);
+    expect((await t.b.get(`/v1/audit?endpointId=${ep.id}`)).body.items).toEqual([]);
+    expect(JSON.stringify((await t.b.get("/v1/audit")).body)).not.toContain(ep.id);
   });
 });
 

@@ -82,7 +82,7 @@ function privateDataDir(dataDir: string, logger: Logger): void {
 export async function createCatalogNode(config: ConfigOf<typeof catalogSpec>, logger: Logger, thread: EmbeddedStoreThread = "own-thread") {
   if (!config.mongodbUri) privateDataDir(config.dataDir, logger);
   const store = tracedStore(await openCatalogStore(config, thread));
-  const service = createCatalogService(store, { endpointQuota: config.quotaEndpoints, listeners: { ttlMs: config.listenerTtlS * 1000 } });
+  const service = createCatalogService(store, { endpointQuota: config.quotaEndpoints, listeners: { ttlMs: config.listenerTtlS * 1000 }, logger });
   // Its one dependency is its store; gRPC health answers it truthfully, under both names.
   const readiness = createReadiness({ store: () => store.ping() });
   const routes: Routes = (router) => {
@@ -98,6 +98,9 @@ export async function createCatalogNode(config: ConfigOf<typeof catalogSpec>, lo
       const cutoff = Date.now() - config.retentionDays * 24 * HOUR_MS;
       const { purged } = await local.purgeEvents({ receivedBeforeMs: BigInt(cutoff) });
       if (purged > 0) logger.info({ purged, retentionDays: config.retentionDays }, "retention purge");
+      const auditCutoff = Date.now() - config.auditRetentionDays * 24 * HOUR_MS;
+      const { purged: entries } = await local.purgeAudit({ beforeMs: BigInt(auditCutoff) });
+      if (entries > 0) logger.info({ purged: entries, auditRetentionDays: config.auditRetentionDays }, "audit log retention purge");
     } catch (err) {
       logger.warn({ err }, "retention purge failed");
     }

@@ -108,13 +108,16 @@ describe("replay (operation 9)", () => {
     expect(refused.body.target_status).toBeUndefined();
   });
 
-  it("honours replayFromApi and, for the dashboard, replayFromDashboard", async () => {
+  it("honours replayFromApi whatever the headers and, for the dashboard's session (a key with scope dashboard), replayFromDashboard", async () => {
     const { ep, id } = await capture({ replayFromApi: false }, { body: "x" });
     const sink = await target();
     const refused = await t.a.post(`/v1/endpoints/${ep.id}/events/${id}/replay`, { target_url: sink.url });
     expect(refused.status).toBe(403);
     expect(refused.body.error).toBe("replay_disabled");
-    const fromDashboard = await t.a.post(`/v1/endpoints/${ep.id}/events/${id}/replay`, { target_url: sink.url }, { headers: { "x-whc-client": "dashboard" } });
+    const claimed = await t.a.post(`/v1/endpoints/${ep.id}/events/${id}/replay`, { target_url: sink.url }, { headers: { "x-whc-client": "dashboard" } });
+    expect(claimed.body.error).toBe("replay_disabled");
+    const session = (await t.a.post("/v1/keys", { name: "dashboard session", scopes: ["dashboard"] })).body as { key: string };
+    const fromDashboard = await t.a.post(`/v1/endpoints/${ep.id}/events/${id}/replay`, { target_url: sink.url }, { key: session.key });
     expect(fromDashboard.body.result).toBe("delivered");
     expect(sink.received).toHaveLength(1);
     sink.close();

@@ -28,6 +28,7 @@ export const catalogSpec = {
   mongodbWriteConcern: s.mongodbWriteConcern,
   bootstrapApiKeys: s.bootstrapApiKeys,
   retentionDays: s.retentionDays,
+  auditRetentionDays: s.auditRetentionDays,
   quotaEndpoints: s.quotaEndpoints,
   listenerTtlS: s.listenerTtlS,
 };

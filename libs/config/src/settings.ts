@@ -164,6 +164,7 @@ export const settings = {
     3_600_000,
   ),
   retentionDays: intSetting("WHC_RETENTION_DAYS", "events older than this are purged", 30, 1, 36_500),
+  auditRetentionDays: intSetting("WHC_AUDIT_RETENTION_DAYS", "audit log entries older than this are purged", 365, 1, 36_500),
   maxStoredBodyBytes: intSetting("WHC_MAX_STORED_BODY_BYTES", "bodies over this are stored truncated", 1_048_576, 0, 1 << 30),
   maxInboundBodyBytes,
   ingestMaxInflightBytes,

@@ -17,6 +17,7 @@ export type ErrorReason =
   | "slug_taken"
   | "conflict"
   | "replay_disabled"
+  | "forbidden"
   | "target_not_allowed"
   | "forward_not_configured"
   | "trigger_unavailable"

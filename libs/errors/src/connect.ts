@@ -14,6 +14,7 @@ const codeOfReason: Record<ErrorReason, Code> = {
   slug_taken: Code.AlreadyExists,
   conflict: Code.Aborted,
   replay_disabled: Code.PermissionDenied,
+  forbidden: Code.PermissionDenied,
   target_not_allowed: Code.InvalidArgument,
   forward_not_configured: Code.FailedPrecondition,
   trigger_unavailable: Code.FailedPrecondition,

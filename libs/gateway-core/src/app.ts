@@ -22,6 +22,8 @@ import { triggerRoutes } from "./routes/v1/trigger.js";
 import { eventSignatureRoutes } from "./routes/v1/event-signature.js";
 import { listenerRoutes } from "./routes/v1/listeners.js";
 import { eventDiffRoutes } from "./routes/v1/event-diff.js";
+import { keyRoutes } from "./routes/v1/keys.js";
+import { auditRoutes } from "./routes/v1/audit.js";
 
 /** Every operation the gateway answers: the router and the OpenAPI document are both made from it. */
 export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions): Route[] {
@@ -36,6 +38,8 @@ export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions): Route
     ...eventSignatureRoutes(deps, options),
     ...eventDiffRoutes(deps),
     ...listenerRoutes(deps),
+    ...keyRoutes(deps),
+    ...auditRoutes(deps),
   ];
   return routes;
 }

@@ -16,6 +16,7 @@ export const errorTable: Record<ErrorReason, { status: number; code: string; mes
   slug_taken: { status: 409, code: "slug_taken", message: "An endpoint with this slug already exists." },
   conflict: { status: 409, code: "conflict", message: "The request conflicts with the current state." },
   replay_disabled: { status: 403, code: "replay_disabled", message: "Replay is disabled for this endpoint." },
+  forbidden: { status: 403, code: "forbidden", message: "The API key does not allow this; details.scope names the scope needed." },
   target_not_allowed: {
     status: 400,
     code: "target_not_allowed",

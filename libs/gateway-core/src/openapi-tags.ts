@@ -20,6 +20,12 @@ export const TAGS = {
   listeners:
     "Listeners are the running `whc listen` processes that follow an endpoint and pass its captures to a local app: " +
     "each registers and heartbeats, so anyone can see who is listening, how far behind, and whether one is stuck.",
+  keys:
+    "API keys of the account, each with scopes (what it may do), optionally restricted to some endpoints and expiring: " +
+    "create one per job or person with only what it needs, see when each was last used, revoke one at once.",
+  audit:
+    "The audit log: who did what to which endpoint or event, with which key, from where. Reads of a captured body " +
+    "are recorded, as are exports, replays, changes and keys; lists are not. Kept WHC_AUDIT_RETENTION_DAYS (365).",
   system:
     "Health, metrics, the provider list and this document: what operators, probes and client generators read. " +
     "Health, metrics and this document need no API key.",

@@ -1,6 +1,12 @@
 import { z } from "zod";
 import {
+  auditEntry,
+  auditList,
+  apiKeyList,
+  apiKeyView,
   captureAck,
+  createApiKeyRequest,
+  createdApiKey,
   captureRefusal,
   curlExport,
   endpoint,
@@ -80,6 +86,16 @@ const REQUESTS = new Map<z.ZodType, Component>([
     },
   ],
   [redeliverBody, { id: "RedeliverRequest", description: "Redeliver takes no field: send no body, or `{}`." }],
+  [
+    createApiKeyRequest,
+    {
+      id: "CreateApiKeyRequest",
+      description: "The body of `POST /v1/keys`: a name, the scopes, optionally the only endpoints the key sees and when it expires.",
+      examples: [
+        { name: "ci-read-stripe", scopes: ["endpoints:read", "events:read"], endpointIds: [ENDPOINT_ID_EXAMPLE], expiresAt: "2027-01-01T00:00:00.000Z" },
+      ],
+    },
+  ],
   [
     recordAttemptRequest,
     {
@@ -206,6 +222,50 @@ const RESPONSES = new Map<z.ZodType, Component>([
   ],
   [listenerView, { id: "Listener", description: "A running `whc listen` of the endpoint: where, since when, how far behind, and whether it is stuck." }],
   [listenerList, { id: "ListenerList", description: "The endpoint's live listeners, oldest first." }],
+  [
+    apiKeyView,
+    {
+      id: "ApiKey",
+      description: "An API key of the account as listed: never the key itself, only its first characters (`prefix`).",
+      examples: [
+        {
+          id: "019a6b2f-0a00-7b00-8c00-1d2e3f4a5b6c",
+          name: "ci-read-stripe",
+          prefix: "whc_3Fq9Zk",
+          scopes: ["endpoints:read", "events:read"],
+          endpointIds: [ENDPOINT_ID_EXAMPLE],
+          createdAt: "2026-11-26T09:30:00.000Z",
+          expiresAt: "2027-01-01T00:00:00.000Z",
+          lastUsedAt: "2026-11-26T10:02:00.000Z",
+          revokedAt: null,
+        },
+      ],
+    },
+  ],
+  [apiKeyList, { id: "ApiKeyList", description: "The account's keys within the calling key's reach, oldest first." }],
+  [createdApiKey, { id: "CreatedApiKey", description: "A new key as listed, with the key itself in `key`: shown this once." }],
+  [
+    auditEntry,
+    {
+      id: "AuditEntry",
+      description: "One entry of the audit log: an action, the key that took it, from where, on which endpoint and event.",
+      examples: [
+        {
+          id: "019a6b30-0b00-7c00-8d00-2e3f4a5b6c7d",
+          at: "2026-11-26T10:05:00.000Z",
+          action: "event.curl_exported",
+          keyId: "019a6b2f-0a00-7b00-8c00-1d2e3f4a5b6c",
+          keyPrefix: "whc_3Fq9Zk",
+          remoteIp: "203.0.113.7",
+          requestId: "0b6f3c2e-8d4a-4f1b-9c7e-5a2d1e3f4b6c",
+          endpointId: ENDPOINT_ID_EXAMPLE,
+          eventId: EVENT_ID_EXAMPLE,
+          details: { unmasked: true },
+        },
+      ],
+    },
+  ],
+  [auditList, { id: "AuditList", description: "A page of the audit log, newest first by (at, id), with the cursors to page on." }],
   [
     errorReply,
     {
@@ -340,6 +400,9 @@ const PATH_IDS: Record<string, string> = {
   events:
     "The event's id: a UUID, as in the event list's `id` and in ingest's `{\"ok\":true,\"id\"}` answer. " +
     "An id that is not one of this endpoint's events is 404 `not_found`.",
+  keys:
+    "The API key's id: a UUID, as in the key list's `id` (not the key itself). A key of another account, or one wider " +
+    "than the calling key, is 404 `not_found`.",
   listeners:
     "The listener's id: a UUID the listener chose when it started (`whc listen` makes a new one each run), as in the " +
     "listener list's `id`. Not a UUID: 400 `validation_failed`.",
@@ -427,12 +490,13 @@ function operation(r: Route): Json {
     tags: [...r.tags],
     ...(r.open ? { security: [] } : {}),
     ...(r.extension ? { "x-extension": true } : {}),
+    ...(r.scope && r.scope !== "any" ? { "x-scope": r.scope } : {}),
     ...(r.query || r.headers ? { parameters: [...(r.query ? queryParameters(r.query) : []), ...(r.headers ?? [])] } : {}),
     ...(r.body ? { requestBody: { required: r.bodyRequired ?? false, content: { "application/json": { schema: ref(idOf(r.body)) } } } } : {}),
     responses: {
       ...success(r),
       ...r.otherResponses,
-      ...errors(r.open ? r.errors : [...r.errors, ...COMMON_ERRORS]),
+      ...errors(r.open ? r.errors : [...r.errors, ...COMMON_ERRORS, ...(r.scope === "any" ? [] : [403])]),
     },
   };
 }
@@ -455,8 +519,13 @@ read one whole with its diagnosis, export them, replay them to another URL, or f
 Webhook senders call an endpoint's \`webhookUrl\` instead, on the receiving surface served by ingest at its own
 address (the \`receiving\` operations, which name their own server).
 
-**Authentication.** Every \`/v1\` operation needs an API key: \`Authorization: Bearer whc_...\`. A missing, unknown
-or revoked key is 401 \`unauthorized\`. Health, metrics and this document need none.
+**Authentication.** Every \`/v1\` operation needs an API key: \`Authorization: Bearer whc_...\`. A missing, unknown,
+revoked or expired key is 401 \`unauthorized\`. Health, metrics and this document need none.
+
+**Scopes.** Each operation names the scope it needs in \`x-scope\` (\`endpoints:read\`, \`endpoints:write\`,
+\`events:read\`, \`events:write\`, \`events:replay\`, \`keys:write\`, \`audit:read\`); a key without it is 403
+\`forbidden\` with \`details.scope\` naming it. \`*\` holds every scope; \`dashboard\` is the dashboard's session. A key
+restricted to some endpoints sees only those: any other endpoint id is 404, exactly as an unknown one.
 
 **Errors.** Every error is JSON: \`{"error": CODE, "message": TEXT, "details": {}, "requestId": ID}\`, one fixed
 message per code; \`validation_failed\` names the offending field (a dotted path into the body, or the query

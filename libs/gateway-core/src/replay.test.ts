@@ -70,9 +70,18 @@ async function source(flags: { replayFromApi?: boolean; replayFromDashboard?: bo
     },
   ]);
   const rec = recordingFetch();
-  const replay = (req: ReplayRequest, client?: "api" | "dashboard") =>
-    t.client(owner.key, { fetch: rec.fetch }).events.replay(ep.id, event!.id, req, client ? { client } : {});
-  return { owner, endpointId: ep.id, eventId: event!.id, replay, last: () => rec.last() };
+  // The dashboard is a key with scope `dashboard` (its session, design §14), not a header.
+  const dashboardKey = (await owner.api.keys.create({ name: "dashboard session", scopes: ["dashboard"] })).key;
+  const replay = (req: ReplayRequest, as: "api" | "dashboard" = "api") =>
+    t.client(as === "dashboard" ? dashboardKey : owner.key, { fetch: rec.fetch }).events.replay(ep.id, event!.id, req);
+  /** The replay a client sends with `X-Whc-Client: dashboard`, as the dashboard once did. */
+  const claimingDashboard = (key: string, url: string) =>
+    fetch(`${t.url}/v1/endpoints/${ep.id}/events/${event!.id}/replay`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "x-whc-client": "dashboard" },
+      body: JSON.stringify({ target_url: url }),
+    });
+  return { owner, endpointId: ep.id, eventId: event!.id, replay, claimingDashboard, last: () => rec.last() };
 }
 
 describe("replay", () => {
@@ -112,34 +121,35 @@ describe("replay", () => {
     expect(Math.abs(reset - secondsToMidnight())).toBeLessThanOrEqual(2);
   });
 
-  it("refuses with 403 replay_disabled when replayFromApi is false, unless the dashboard asks and may", async () => {
+  it("refuses with 403 replay_disabled when replayFromApi is false, whatever the request's headers; the dashboard's session may", async () => {
     const s = await source({ replayFromApi: false, replayFromDashboard: true });
     const before = target.received.length;
     const err = await refusal(s.replay({ target_url: `${target.url}/api` }));
     expectReply(err, 403, "replay_disabled");
     expect(err.headers?.get("ratelimit-remaining")).toBeNull();
+    // Claiming to be the dashboard changes nothing, with the account's `*` key or a replay-only one (design §14).
+    const replayer = (await s.owner.api.keys.create({ name: "ci replayer", scopes: ["events:replay"] })).key;
+    for (const key of [s.owner.key, replayer]) {
+      const claimed = await s.claimingDashboard(key, `${target.url}/claimed`);
+      expect(claimed.status).toBe(403);
+      expect(((await claimed.json()) as { error: string }).error).toBe("replay_disabled");
+    }
     expect(target.received.length).toBe(before);
 
     const viaDashboard = await s.replay({ target_url: `${target.url}/dash` }, "dashboard");
     expect(viaDashboard.result).toBe("delivered");
-    // The refusal used none of the allowance.
+    // The refusals used none of the allowance.
     expect(s.last().headers.get("ratelimit-remaining")).toBe(String(DAILY_LIMIT - 1));
     expect(target.received.slice(before).map((r) => r.url)).toEqual(["/dash"]);
   });
 
-  it("lets replayFromDashboard alone govern a dashboard replay", async () => {
+  it("lets replayFromDashboard alone govern the dashboard session's replays, and replayFromApi every other key's", async () => {
     const s = await source({ replayFromApi: true, replayFromDashboard: false });
     const before = target.received.length;
     expectReply(await refusal(s.replay({ target_url: `${target.url}/dash` }, "dashboard")), 403, "replay_disabled");
-    // The header's value is read case-insensitively; anything else is the API.
-    const raw = await fetch(`${t.url}/v1/endpoints/${s.endpointId}/events/${s.eventId}/replay`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${s.owner.key}`, "content-type": "application/json", "x-whc-client": "Dashboard" },
-      body: JSON.stringify({ target_url: `${target.url}/dash` }),
-    });
-    expect(raw.status).toBe(403);
+    // Any other key is the API, whatever it claims.
+    expect((await s.claimingDashboard(s.owner.key, `${target.url}/api`)).status).toBe(200);
     expect((await s.replay({ target_url: `${target.url}/api` })).result).toBe("delivered");
-    expect((await s.replay({ target_url: `${target.url}/api` }, "api")).result).toBe("delivered");
     expect(target.received.slice(before).map((r) => r.url)).toEqual(["/api", "/api"]);
   });
 

@@ -1,11 +1,12 @@
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import type { z } from "zod";
-import { uuid } from "@whc/api-model";
+import { uuid, type Scope } from "@whc/api-model";
 import type { AuthState } from "./middleware/auth.js";
 import { readJsonObject } from "./middleware/json-body.js";
 import type { Tag } from "./openapi-tags.js";
 import { parseOrThrow } from "./validation.js";
+import { endpointParam, requireScope, requireVisibleEndpoint } from "./scopes.js";
 
 type Json = Record<string, unknown>;
 type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -40,6 +41,12 @@ export interface Route<Q extends z.ZodType | undefined = z.ZodType | undefined, 
   tags: readonly [Tag, ...Tag[]];
   /** Answered without credentials. */
   open?: boolean;
+  /**
+   * The scope a key needs (design §15), checked once the request is valid and its endpoint
+   * visible to the key; `any`: every key may. Every route that takes a key names one (the
+   * scope matrix test holds them to it).
+   */
+  scope?: Scope | "any";
   /** Beyond interface 0.1.0. */
   extension?: boolean;
   query?: Q;
@@ -71,18 +78,29 @@ export function koaPath(path: string): string {
   return path.replace(/\{([A-Za-z]+)\}/g, ":$1");
 }
 
-/** Mounts every route, validating path ids, then the query, then the body, as documented. */
+/**
+ * Mounts every route, validating path ids, then the query, then the body, as documented; then
+ * an endpoint a restricted key does not see is 404 (as an unknown one, which the catalog
+ * answers after the same validation), then a key without the route's scope is 403.
+ */
 export function mountRoutes(router: Router, routes: readonly Route[]): void {
   for (const r of routes) {
     const names = pathParams(r.path);
+    const endpointName = endpointParam(r.path);
+    if (!r.open && r.scope === undefined) throw new Error(`${r.method} ${r.path} names no scope`);
     const method = r.method.toLowerCase() as "get" | "post" | "put" | "patch" | "delete";
     router[method](koaPath(r.path), async function routeHandler(ctx) {
       const params: Record<string, string> = {};
       for (const name of names) params[name] = parseOrThrow(uuid, ctx.params[name], name).toLowerCase();
       const query = r.query ? parseOrThrow(r.query, ctx.query) : undefined;
       const body = r.body ? parseOrThrow(r.body, await readJsonObject(ctx)) : undefined;
+      const auth = ctx.state.auth as AuthState;
+      if (!r.open) {
+        if (endpointName) requireVisibleEndpoint(auth, params[endpointName]!);
+        if (r.scope !== "any") requireScope(auth, r.scope!);
+      }
       ctx.status = r.success.status;
-      const out = await r.handler(ctx, { params, query, body, auth: ctx.state.auth as AuthState });
+      const out = await r.handler(ctx, { params, query, body, auth });
       if (out !== undefined) ctx.body = out;
     });
   }

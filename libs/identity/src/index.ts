@@ -29,7 +29,7 @@ export async function ensureBootstrapKeys(
 ): Promise<number> {
   let created = 0;
   for (const { name, value } of pairs) {
-    const res = await catalog.ensureApiKey({ accountName: name, keyHash: hashApiKey(value), prefix: keyPrefix(value) });
+    const res = await catalog.ensureApiKey({ accountName: name, keyHash: hashApiKey(value), prefix: keyPrefix(value), name: "bootstrap" });
     if (res.created) created += 1;
   }
   return created;
@@ -46,6 +46,6 @@ export async function ensureFirstKey(
   const { active } = await catalog.countApiKeys({});
   if (active > 0) return undefined;
   const key = generateApiKey();
-  await catalog.ensureApiKey({ accountName, keyHash: hashApiKey(key), prefix: keyPrefix(key) });
+  await catalog.ensureApiKey({ accountName, keyHash: hashApiKey(key), prefix: keyPrefix(key), name: "first key" });
   return key;
 }

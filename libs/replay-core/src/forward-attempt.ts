@@ -1,5 +1,5 @@
 import type { Client } from "@connectrpc/connect";
-import type { CatalogService, CryptoService, Endpoint, Event, Forward } from "@whc/contracts";
+import type { AuditContext, CatalogService, CryptoService, Endpoint, Event, Forward } from "@whc/contracts";
 import { ATTEMPT_HEADER, DELIVERY_ID_HEADER, targetUrl, type AttemptTrigger, type DestinationSettings } from "@whc/api-model";
 import { destinationSettingsOf } from "@whc/api-model/present";
 import type { EgressGuard, SendResult } from "@whc/egress-guard";
@@ -250,8 +250,9 @@ export function createAttemptSender(deps: ForwardDeps, options: ForwardOptions) 
    * worker's verdict under its claim). Counts a delivery that became final.
    * Undefined when the event no longer exists.
    */
-  async function record(ref: EventRef, sent: SentAttempt, transition: AttemptTransition, before: string | undefined): Promise<Forward | undefined> {
+  async function record(ref: EventRef, sent: SentAttempt, transition: AttemptTransition, before: string | undefined, audit?: AuditContext): Promise<Forward | undefined> {
     const res = await catalog.recordForwardAttempt({
+      ...(audit ? { audit } : {}),
       ...ref,
       attempt: {
         n: sent.n,

@@ -1,5 +1,5 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { Forward, ReplayService } from "@whc/contracts";
+import type { AuditContext, Forward, ReplayService } from "@whc/contracts";
 import { ATTEMPT_ERRORS, type AttemptTrigger } from "@whc/api-model";
 import { AppError, notFound, validationFailed } from "@whc/errors";
 import { sealUrlFor } from "@whc/sealing";
@@ -63,9 +63,9 @@ export function createForwardHandlers(deps: ForwardDeps, options: ForwardOptions
   const sender = createAttemptSender(deps, options);
 
   /** The outcome is the caller's to know even when the catalog cannot record it now. */
-  async function recordDirect(ref: EventRef, sent: SentAttempt, before: Forward | undefined): Promise<string> {
+  async function recordDirect(ref: EventRef, sent: SentAttempt, before: Forward | undefined, audit?: AuditContext): Promise<string> {
     try {
-      const forward = await sender.record(ref, sent, { kind: "direct" }, before?.state);
+      const forward = await sender.record(ref, sent, { kind: "direct" }, before?.state, audit);
       if (!forward) throw notFound("event");
       return forward.state;
     } catch (err) {
@@ -89,7 +89,8 @@ export function createForwardHandlers(deps: ForwardDeps, options: ForwardOptions
       const { delivery } = loaded;
       const begun = await catalog.beginForwardAttempt({ ...ref, target: await sealUrlFor(deps.opener, delivery.event, delivery.target) });
       const sent = await sender.send(delivery, begun.attempt, trigger, { maxResponseBytes });
-      const state = await recordDirect(ref, sent, delivery.event.forward);
+      // A redelivery asked for by an API key writes event.redelivered with its attempt.
+      const state = await recordDirect(ref, sent, delivery.event.forward, req.audit);
       return { attempt: resultOf(sent, state) };
     },
 

@@ -139,6 +139,8 @@ export function createReplayService(deps: ReplayServiceDeps, options: ReplayServ
                 requestId: currentRequestId() ?? "",
                 client,
               },
+              // The API key's event.replayed, written with the replay's record.
+              ...(req.audit ? { context: req.audit } : {}),
             })
           ).id;
         } catch (err) {

@@ -9,6 +9,7 @@ import { forwardingContract } from "./forward-contract.js";
 import { endpointListContract, endpointQuotaContract } from "./endpoint-list-contract.js";
 import { listenerContract } from "./listener-contract.js";
 import { redactionContract } from "./redaction-contract.js";
+import { auditContract } from "./audit-contract.js";
 
 export interface ContractOptions {
   open: () => Promise<CatalogStore>;
@@ -87,7 +88,8 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
         const a = await store.ensureApiKey("acme", keyHash("k1"), "p", 1);
         const b = await store.ensureApiKey("acme", keyHash("k2"), "p", 2);
         expect(b.key.accountId).toBe(a.key.accountId);
-        expect((await store.listApiKeys("acme")).map((k) => k.id)).toEqual([a.key.id, b.key.id]);
+        expect((await store.listApiKeys({ accountName: "acme" })).map((k) => k.id)).toEqual([a.key.id, b.key.id]);
+        expect((await store.listApiKeys({ accountId: a.key.accountId })).map((k) => k.id)).toEqual([a.key.id, b.key.id]);
       });
 
       it("refuses to move a key to another account", async () => {
@@ -106,6 +108,56 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
         expect((await store.findApiKeyByHash(keyHash("k1")))?.revokedAt).toBe(5000);
         expect(await store.countActiveApiKeys()).toBe(1);
         expect(await store.revokeApiKey("00000000-0000-7000-8000-000000000000", 1)).toBeUndefined();
+      });
+
+      it("gives ensured keys every scope, and creates keys with scopes, endpoints, expiry and a name", async () => {
+        const { key: first } = await store.ensureApiKey("acme", keyHash("k1"), "whc_k1", 1000, "bootstrap");
+        expect(first).toMatchObject({ name: "bootstrap", scopes: ["*"], endpointIds: [], expiresAt: undefined, lastUsedAt: undefined });
+        const restricted = {
+          id: "01a20000-0000-7000-8000-0000000000a1",
+          accountId: first.accountId,
+          name: "ci",
+          prefix: "whc_k2",
+          keyHash: keyHash("k2"),
+          scopes: ["events:read", "events:replay"],
+          endpointIds: ["01a20000-0000-7000-8000-0000000000e1"],
+          createdAt: 2000,
+          expiresAt: 9000,
+          lastUsedAt: undefined,
+          revokedAt: undefined,
+        };
+        const created = await store.createApiKey(restricted);
+        const { keyHash: _hash, ...shown } = restricted;
+        expect(created).toMatchObject({ ...shown, accountName: "acme" });
+        expect(Buffer.from(created.keyHash).equals(Buffer.from(restricted.keyHash))).toBe(true);
+        expect(await store.findApiKeyByHash(keyHash("k2"))).toMatchObject({ ...shown, accountName: "acme" });
+        expect((await store.listApiKeys({ accountId: first.accountId })).map((k) => k.name)).toEqual(["bootstrap", "ci"]);
+        // Another account's list, and an unknown account, are left alone.
+        await store.ensureApiKey("other", keyHash("o1"), "whc_o1", 3000);
+        expect((await store.listApiKeys({ accountName: "other" })).map((k) => k.prefix)).toEqual(["whc_o1"]);
+        await expect(store.createApiKey({ ...restricted, id: "01a20000-0000-7000-8000-0000000000a2", keyHash: keyHash("k3"), accountId: "01a20000-0000-7000-8000-00000000dead" })).rejects.toSatisfy(
+          (e: unknown) => AppError.is(e) && e.reason === "not_found",
+        );
+        await expect(store.createApiKey({ ...restricted, id: "01a20000-0000-7000-8000-0000000000a3" })).rejects.toSatisfy(
+          (e: unknown) => AppError.is(e) && e.reason === "conflict",
+        );
+      });
+
+      it("revokes only within the account named, once, and moves lastUsedAt only forward past the interval", async () => {
+        const { key } = await store.ensureApiKey("acme", keyHash("k1"), "p", 1);
+        const { key: other } = await store.ensureApiKey("other", keyHash("o1"), "p", 1);
+        expect(await store.revokeApiKey(key.id, 5000, other.accountId)).toBeUndefined();
+        expect((await store.findApiKeyByHash(keyHash("k1")))?.revokedAt).toBeUndefined();
+        expect((await store.revokeApiKey(key.id, 5000, key.accountId))?.revokedAt).toBe(5000);
+        expect((await store.revokeApiKey(key.id, 6000, key.accountId))?.revokedAt).toBe(5000);
+
+        await store.touchApiKey(other.id, 100_000, 40_000);
+        expect((await store.findApiKeyByHash(keyHash("o1")))?.lastUsedAt).toBe(100_000);
+        // Within the interval: left as it is.
+        await store.touchApiKey(other.id, 130_000, 70_000);
+        expect((await store.findApiKeyByHash(keyHash("o1")))?.lastUsedAt).toBe(100_000);
+        await store.touchApiKey(other.id, 170_000, 110_000);
+        expect((await store.findApiKeyByHash(keyHash("o1")))?.lastUsedAt).toBe(170_000);
       });
     });
 
@@ -164,6 +216,7 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
     forwardingContract(context);
     redactionContract(context);
     listenerContract(context, options.another);
+    auditContract(context);
 
     describe("events", () => {
       it("stamps in order and lists newest first with exact counters", async () => {

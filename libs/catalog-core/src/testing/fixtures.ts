@@ -1,6 +1,6 @@
 import { randomUUID, createHash } from "node:crypto";
 import { packSearchTokens } from "@whc/sealing";
-import type { EndpointRecord, AttemptRecord, NewEvent } from "../types.js";
+import type { AuditRecord, EndpointRecord, AttemptRecord, NewEvent } from "../types.js";
 import { newId } from "../ids.js";
 
 export function keyHash(text: string): Uint8Array {
@@ -90,6 +90,24 @@ export function forwardAttemptFixture(n: number, overrides: Partial<AttemptRecor
     body: { ciphertext: new Uint8Array([0, 1, 2, 255, n]), wrappedKey: new Uint8Array([8, 8]), keyId: "k2" },
     bodyTruncated: false,
     error: "",
+    ...overrides,
+  };
+}
+
+/** An audit entry of `accountId` (an API key's action on nothing in particular unless overridden). */
+export function auditFixture(accountId: string, overrides: Partial<AuditRecord> = {}): AuditRecord {
+  return {
+    id: newId(),
+    accountId,
+    at: 1_800_000_000_000,
+    action: "event.read",
+    keyId: "01a20000-0000-7000-8000-0000000000c1",
+    keyPrefix: "whc_abcdef",
+    remoteIp: "203.0.113.7",
+    requestId: "req-1",
+    endpointId: undefined,
+    eventId: undefined,
+    details: {},
     ...overrides,
   };
 }

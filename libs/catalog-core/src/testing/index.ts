@@ -1,4 +1,4 @@
 export { catalogStoreContract } from "./contract-suite.js";
 export type { ContractOptions } from "./contract-suite.js";
 export type { ContractContext } from "./endpoint-contract.js";
-export { endpointFixture, eventFixture, forwardAttemptFixture, keyHash, token } from "./fixtures.js";
+export { auditFixture, endpointFixture, eventFixture, forwardAttemptFixture, keyHash, token } from "./fixtures.js";

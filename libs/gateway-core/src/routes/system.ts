@@ -120,6 +120,7 @@ export function systemRoutes(deps: GatewayDeps, document: () => Record<string, u
     route({
       method: "GET",
       path: "/v1/providers",
+      scope: "any",
       operationId: "listProviders",
       summary: "List the signature providers",
       description:

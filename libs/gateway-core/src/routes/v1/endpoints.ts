@@ -1,7 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
-import { EndpointPatchSchema, EndpointSchema } from "@whc/contracts";
+import { EndpointPatchSchema, EndpointSchema, type Endpoint } from "@whc/contracts";
+import { AppError } from "@whc/errors";
 import {
   ENDPOINT_PAGE_DEFAULT,
   createEndpointRequest,
@@ -18,6 +19,9 @@ import { endpointJson } from "@whc/api-model/present";
 import { PROVIDER_NAMES } from "@whc/signatures";
 import type { GatewayDeps, GatewayOptions } from "../../deps.js";
 import { route, type Route } from "../../route.js";
+import type { AuthState } from "../../middleware/auth.js";
+import { forbidden } from "../../scopes.js";
+import { auditContext } from "../../audit.js";
 import { forwardPatch, requireForwardFor, sealTargetSecret, storedForwardJson, vetForwardTarget } from "./forward-settings.js";
 import { inboundOfNewEndpoint, inboundPatch } from "./inbound-settings.js";
 
@@ -43,11 +47,30 @@ export const updateEndpointBody = updateEndpointRequest.extend({
   provider: z.enum(PROVIDER_NAMES).optional(),
 });
 
+/**
+ * A page of a restricted key's endpoints (design §15): its own ids in the list's order (by id
+ * ascending), after `after`, each read as the list would show it; one deleted since is left out.
+ */
+async function restrictedPage(catalog: GatewayDeps["catalog"], auth: AuthState, after: string, limit: number): Promise<{ endpoints: Endpoint[]; hasMore: boolean }> {
+  const ids = [...auth.endpointIds].sort().filter((id) => id > after);
+  const endpoints: Endpoint[] = [];
+  let i = 0;
+  for (; i < ids.length && endpoints.length < limit; i += 1) {
+    try {
+      endpoints.push((await catalog.getEndpoint({ accountId: auth.accountId, endpointId: ids[i]! })).endpoint!);
+    } catch (err) {
+      if (!(AppError.is(err) && err.reason === "not_found")) throw err;
+    }
+  }
+  return { endpoints, hasMore: i < ids.length };
+}
+
 /** Operation 1, paged (design §14). */
 function listEndpointsRoute(catalog: GatewayDeps["catalog"], present: (e: Parameters<typeof endpointJson>[0]) => ReturnType<typeof endpointJson>): Route {
   return route({
     method: "GET",
     path: "/v1/endpoints",
+    scope: "endpoints:read",
     operationId: "listEndpoints",
     summary: "List endpoints",
     description: "The account's endpoints, each with its `webhookUrl`, settings and event counts, by id ascending (creation order), `limit` at a time (default 100); `nextAfter` names where the next page starts, present only when more follow.",
@@ -61,7 +84,11 @@ function listEndpointsRoute(catalog: GatewayDeps["catalog"], present: (e: Parame
     errors: [400],
     async handler(_ctx, { auth, query }) {
       const limit = query.limit ?? ENDPOINT_PAGE_DEFAULT;
-      const res = await catalog.listEndpoints({ accountId: auth.accountId, after: query.after?.toLowerCase() ?? "", limit });
+      const after = query.after?.toLowerCase() ?? "";
+      const res =
+        auth.endpointIds.length > 0
+          ? await restrictedPage(catalog, auth, after, limit)
+          : await catalog.listEndpoints({ accountId: auth.accountId, after, limit });
       const last = res.endpoints.at(-1);
       return { items: res.endpoints.map(present), ...(res.hasMore && last ? { nextAfter: last.id } : {}) };
     },
@@ -78,6 +105,7 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
     route({
       method: "POST",
       path: "/v1/endpoints",
+      scope: "endpoints:write",
       operationId: "createEndpoint",
       summary: "Create an endpoint",
       description:
@@ -100,6 +128,8 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
       },
       errors: [400, 409, 413, 415, 429],
       async handler(ctx, { auth, body }) {
+        // A key restricted to endpoints cannot make another one (design §15).
+        if (auth.endpointIds.length > 0) throw forbidden(undefined, "endpointIds");
         const slug = body.slug ?? randomSlug();
         const { forward } = body;
         const operatingMode = body.operatingMode ?? "capture";
@@ -128,6 +158,7 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
             redactJson: storedRedactJson(body.redact),
             source: "api",
           }),
+          audit: auditContext(ctx, auth),
         });
         const created = res.endpoint!;
         bus.publishEndpointChanged(created.id);
@@ -138,6 +169,7 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
     route({
       method: "GET",
       path: "/v1/endpoints/{id}",
+      scope: "endpoints:read",
       operationId: "getEndpoint",
       summary: "Get an endpoint",
       description:
@@ -153,6 +185,7 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
     route({
       method: "PATCH",
       path: "/v1/endpoints/{id}",
+      scope: "endpoints:write",
       operationId: "updateEndpoint",
       summary: "Update an endpoint",
       description:
@@ -171,7 +204,7 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
       bodyRequired: true,
       success: { status: 200, schema: endpoint, description: "The endpoint as updated. Ingest sees the change within a second." },
       errors: [400, 413, 415],
-      async handler(_ctx, { auth, params, body }) {
+      async handler(ctx, { auth, params, body }) {
         const { secret, response, forward, inbound, redact, ...plain } = body;
         const warnings: Warning[] = [];
         // A patch leaving a relay or proxy endpoint without forward settings is refused by the
@@ -188,7 +221,9 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
           ...(response !== undefined ? { responseJson: response === null ? "" : JSON.stringify(response), resetSequence: true } : {}),
           ...(redact !== undefined ? { redactJson: storedRedactJson(redact) } : {}),
         });
-        const res = await catalog.updateEndpoint({ accountId: auth.accountId, endpointId: params.id!, patch });
+        // The entry names the fields changed, never their values (a secret among them).
+        const audit = auditContext(ctx, auth, { fields: Object.keys(body).sort() });
+        const res = await catalog.updateEndpoint({ accountId: auth.accountId, endpointId: params.id!, patch, audit });
         bus.publishEndpointChanged(params.id!);
         return { ...present(res.endpoint!), ...(warnings.length > 0 ? { warnings } : {}) };
       },
@@ -196,6 +231,7 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
     route({
       method: "DELETE",
       path: "/v1/endpoints/{id}",
+      scope: "endpoints:write",
       operationId: "deleteEndpoint",
       summary: "Delete an endpoint",
       description:
@@ -204,8 +240,8 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
       tags: ["endpoints"],
       success: { status: 204, description: "Deleted, with its events." },
       errors: [400],
-      async handler(_ctx, { auth, params }) {
-        await catalog.deleteEndpoint({ accountId: auth.accountId, endpointId: params.id! });
+      async handler(ctx, { auth, params }) {
+        await catalog.deleteEndpoint({ accountId: auth.accountId, endpointId: params.id!, audit: auditContext(ctx, auth) });
         bus.publishEndpointChanged(params.id!);
       },
     }),

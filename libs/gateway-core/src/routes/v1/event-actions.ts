@@ -1,5 +1,5 @@
 import { buildCurlCommand } from "@whc/curl-export";
-import { CLIENT_HEADER, curlExport, curlQuery, replayRequest, replayResult, type ReplayResultJson } from "@whc/api-model";
+import { curlExport, curlQuery, isDashboardSession, replayRequest, replayResult, type ReplayResultJson } from "@whc/api-model";
 import { webhookUrlOf } from "@whc/api-model/present";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ReplayEditsSchema } from "@whc/contracts";
@@ -11,6 +11,7 @@ import { sendWarnings } from "./warnings.js";
 
 type ReplayEditsInit = MessageInitShape<typeof ReplayEditsSchema>;
 type ReplayRequestBody = z.output<typeof replayRequest>;
+import { auditContext } from "../../audit.js";
 
 const RATE_LIMIT_HEADERS = {
   "RateLimit-Limit": { description: "The account's daily replay allowance.", schema: { type: "integer" } },
@@ -52,6 +53,7 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
     route({
       method: "GET",
       path: "/v1/endpoints/{endpointId}/events/{eventId}/curl",
+      scope: "events:read",
       operationId: "exportCurl",
       summary: "Export an event as a cURL command",
       description:
@@ -65,10 +67,12 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
       query: curlQuery,
       success: { status: 200, schema: curlExport, description: "A single-line bash cURL command." },
       errors: [400],
-      async handler(_ctx, { auth, params, query }) {
+      async handler(ctx, { auth, params, query }) {
         const { endpointId, eventId } = params as { endpointId: string; eventId: string };
+        const unmasked = query.unmasked ?? false;
         const { endpoint } = await catalog.getEndpoint({ accountId: auth.accountId, endpointId });
-        const { event } = await catalog.getEvent({ accountId: auth.accountId, endpointId, eventId, markRead: false });
+        const audit = auditContext(ctx, auth, { unmasked }, "event.curl_exported");
+        const { event } = await catalog.getEvent({ accountId: auth.accountId, endpointId, eventId, markRead: false, audit });
         // Headers, sub-path and query are sealed with the body (ADR 0009).
         const { event: e, body } = await openCapture(deps.opener, event!);
         const signatureHeader = endpoint!.genericSignatureHeader;
@@ -79,7 +83,7 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
           headers: e.headers.map((h) => [h.name, h.value] as const),
           body,
           bodyTruncated: e.truncated,
-          unmasked: query.unmasked ?? false,
+          unmasked,
           extraMaskedHeaders: signatureHeader ? [signatureHeader] : [],
         });
         // A redacted event's command sends the redacted bytes (design §16).
@@ -90,6 +94,7 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
     route({
       method: "POST",
       path: "/v1/endpoints/{endpointId}/events/{eventId}/replay",
+      scope: "events:replay",
       operationId: "replayEvent",
       summary: "Replay an event to a URL",
       description:
@@ -101,7 +106,8 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
         "The target must pass the SSRF guard (http or https; public addresses only, unless " +
         "`WHC_REPLAY_ALLOW_PRIVATE_TARGETS`), and each replay spends one unit of the account's daily allowance (the " +
         "`RateLimit-*` headers).\n\n" +
-        "Errors: 403 `replay_disabled` when the endpoint's `replayFromApi` is false; 400 `target_not_allowed` (nothing " +
+        "Errors: 403 `replay_disabled` when the endpoint's `replayFromApi` is false (its `replayFromDashboard`, for a " +
+        "key with scope `dashboard`: the dashboard's session; no request header changes which flag applies); 400 `target_not_allowed` (nothing " +
         "spent); 429 `replay_limit_exceeded`, with `Retry-After` at the next UTC midnight; 503 " +
         "`egress_capacity_exhausted` when the target's origin has no free egress slot (nothing sent, nothing spent).\n\n" +
         "`edits` (extension) changes the request first: `headers.set` and `headers.remove`, then at most one body edit " +
@@ -110,16 +116,6 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
         "that is not stored whole or is not JSON, or a failing `test` operation, is 409 `conflict`; a patch that does not " +
         "apply is 400 `validation_failed` (nothing spent either way).",
       tags: ["replay"],
-      headers: [
-        {
-          name: CLIENT_HEADER,
-          in: "header",
-          required: false,
-          "x-extension": true,
-          schema: { type: "string", enum: ["api", "dashboard"] },
-          description: "`dashboard`: the endpoint's replayFromDashboard applies instead of replayFromApi.",
-        },
-      ],
       body: replayRequest,
       bodyRequired: true,
       success: {
@@ -130,7 +126,8 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
       },
       errors: [400, 403, 413, 415, 429],
       async handler(ctx, { auth, params, body }): Promise<ReplayResultJson> {
-        const client = ctx.get(CLIENT_HEADER).toLowerCase() === "dashboard" ? "dashboard" : "api";
+        // Only the dashboard's session is the dashboard (design §14): a header says nothing.
+        const client = isDashboardSession(auth.scopes) ? "dashboard" : "api";
         const res = await deps.replay.replayEvent({
           accountId: auth.accountId,
           endpointId: params.endpointId!,
@@ -141,6 +138,7 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
           client,
           keyId: auth.keyId,
           ...(body.edits ? { edits: replayEditsMessage(body.edits) } : {}),
+          audit: auditContext(ctx, auth),
         });
         ctx.set("RateLimit-Limit", String(res.rateLimitLimit));
         ctx.set("RateLimit-Remaining", String(res.rateLimitRemaining));

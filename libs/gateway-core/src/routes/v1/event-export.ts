@@ -4,6 +4,7 @@ import { AppError } from "@whc/errors";
 import { exportEventsQuery, FROM_START, NDJSON_MEDIA_TYPE, type EventDetailJson, type ExportEventsQuery } from "@whc/api-model";
 import type { GatewayDeps } from "../../deps.js";
 import { route, type Route } from "../../route.js";
+import { recordAfter } from "../../audit.js";
 import { openEventDetail } from "./event-detail.js";
 import { cursorOf, listEventsRequest, searchTokensOf, type CatalogCursor } from "./event-query.js";
 
@@ -42,6 +43,8 @@ interface ExportScope {
   endpointId: string;
   query: ExportEventsQuery;
   tokens: Uint8Array[] | undefined;
+  /** Told once the export ends: how many lines went out, and whether it ran to its end. */
+  ended(count: number, complete: boolean): Promise<void>;
 }
 
 /**
@@ -83,8 +86,12 @@ async function* exportLines(deps: GatewayDeps, scope: ExportScope): AsyncGenerat
 async function exportStream(deps: GatewayDeps, scope: ExportScope): Promise<Readable | string> {
   const lines = exportLines(deps, scope);
   const first = await lines.next();
-  if (first.done) return "";
+  if (first.done) {
+    await scope.ended(0, true);
+    return "";
+  }
   let count = 0;
+  let complete = false;
   async function* all(): AsyncGenerator<string> {
     try {
       yield first.value as string;
@@ -93,11 +100,14 @@ async function exportStream(deps: GatewayDeps, scope: ExportScope): Promise<Read
         yield line;
         count += 1;
       }
+      complete = true;
     } catch (err) {
       deps.logger.warn({ err, endpointId: scope.endpointId, exported: count }, "export cut short");
       throw err;
     } finally {
       await lines.return(undefined);
+      // A hang-up ends the stream here too: what went out is recorded either way.
+      await scope.ended(count, complete);
     }
   }
   return Readable.from(all(), { objectMode: true, highWaterMark: LINES_AHEAD });
@@ -108,6 +118,7 @@ export function exportRoute(deps: GatewayDeps): Route {
   return route({
     method: "GET",
     path: "/v1/endpoints/{endpointId}/events/export",
+    scope: "events:read",
     operationId: "exportEvents",
     summary: "Export events as NDJSON",
     description:
@@ -132,7 +143,10 @@ export function exportRoute(deps: GatewayDeps): Route {
     errors: [400],
     async handler(ctx, { auth, params, query }) {
       const tokens = await searchTokensOf(deps, query.search);
-      const body = await exportStream(deps, { accountId: auth.accountId, endpointId: params.endpointId!, query, tokens });
+      const endpointId = params.endpointId!;
+      // The export is many catalog calls: its entry, with the count, is written at its end (ADR 0053).
+      const ended = (count: number, complete: boolean) => recordAfter(deps, ctx, auth, { action: "events.exported", endpointId, details: { count, complete } });
+      const body = await exportStream(deps, { accountId: auth.accountId, endpointId, query, tokens, ended });
       ctx.type = NDJSON_MEDIA_TYPE;
       return body;
     },

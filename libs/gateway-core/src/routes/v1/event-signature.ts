@@ -1,4 +1,4 @@
-import { CLIENT_HEADER, eventSignature, eventSignatureRequest, type EventSignatureJson } from "@whc/api-model";
+import { eventSignature, eventSignatureRequest, isDashboardSession, type EventSignatureJson } from "@whc/api-model";
 import { eventSignatureJson, webhookUrlOf } from "@whc/api-model/present";
 import type { GatewayDeps, GatewayOptions } from "../../deps.js";
 import { route, type Route } from "../../route.js";
@@ -12,6 +12,7 @@ export function eventSignatureRoutes(deps: GatewayDeps, options: GatewayOptions)
     route({
       method: "POST",
       path: "/v1/endpoints/{endpointId}/events/{eventId}/signature",
+      scope: "events:replay",
       operationId: "signEvent",
       summary: "Sign an event's stored bytes again, now",
       description:
@@ -22,25 +23,16 @@ export function eventSignatureRoutes(deps: GatewayDeps, options: GatewayOptions)
         "(Twilio, Square, HubSpot) sign `target_url`, by default the capture's own. Nothing is sent and the replay " +
         "allowance is not spent.\n\n" +
         "Errors: 400 `validation_failed` on `target_secret` (`reason: required`) when the endpoint has no secret and none " +
-        "is given; 403 `replay_disabled` when the endpoint's `replayFromApi` is false; 409 `signing_unsupported` when the " +
+        "is given; 403 `replay_disabled` when the endpoint's `replayFromApi` is false (`replayFromDashboard` for a key with " +
+        "scope `dashboard`); 409 `signing_unsupported` when the " +
         "provider signs with a private key the endpoint does not have (Discord, SendGrid: give it as `target_secret`); 409 " +
         "`conflict` when the event's body is not stored.",
       tags: ["replay"],
       extension: true,
-      headers: [
-        {
-          name: CLIENT_HEADER,
-          in: "header",
-          required: false,
-          "x-extension": true,
-          schema: { type: "string", enum: ["api", "dashboard"] },
-          description: "`dashboard`: the endpoint's replayFromDashboard applies instead of replayFromApi.",
-        },
-      ],
       body: eventSignatureRequest,
       success: { status: 200, schema: eventSignature, description: "Fresh signature headers, signed at `signedAt`." },
       errors: [400, 403, 409, 413, 415],
-      async handler(ctx, { auth, params, body }): Promise<EventSignatureJson> {
+      async handler(_ctx, { auth, params, body }): Promise<EventSignatureJson> {
         const signed = await deps.replay.signEvent({
           accountId: auth.accountId,
           endpointId: params.endpointId!,
@@ -48,7 +40,7 @@ export function eventSignatureRoutes(deps: GatewayDeps, options: GatewayOptions)
           targetSecret: body.target_secret ?? "",
           targetUrl: body.target_url ?? "",
           captureBaseUrl: webhookUrlOf(options.ingestPublicUrl, params.endpointId!),
-          client: ctx.get(CLIENT_HEADER).toLowerCase() === "dashboard" ? "dashboard" : "api",
+          client: isDashboardSession(auth.scopes) ? "dashboard" : "api",
         });
         return eventSignatureJson(signed);
       },

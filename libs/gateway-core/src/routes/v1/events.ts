@@ -9,6 +9,7 @@ import { openEventDetail } from "./event-detail.js";
 import { exportRoute } from "./event-export.js";
 import { listEventsRequest, ms, searchTokensOf } from "./event-query.js";
 import { createKeySlots } from "../../key-quotas.js";
+import { auditContext } from "../../audit.js";
 
 /**
  * The master key ids crypto still holds, cached; unknown (undefined) while crypto is down.
@@ -90,6 +91,7 @@ export function eventRoutes(deps: GatewayDeps, options: GatewayOptions): Route[]
     route({
       method: "GET",
       path: "/v1/endpoints/{endpointId}/events",
+      scope: "events:read",
       operationId: "listEvents",
       summary: "List an endpoint's events",
       description:
@@ -139,6 +141,7 @@ export function eventRoutes(deps: GatewayDeps, options: GatewayOptions): Route[]
     route({
       method: "GET",
       path: "/v1/endpoints/{endpointId}/events/{eventId}",
+      scope: "events:read",
       operationId: "getEvent",
       summary: "Get an event",
       description:
@@ -150,15 +153,18 @@ export function eventRoutes(deps: GatewayDeps, options: GatewayOptions): Route[]
       tags: ["events"],
       success: { status: 200, schema: eventDetail, description: "The event, body decrypted; sets readAt." },
       errors: [400],
-      async handler(_ctx, { auth, params }) {
+      async handler(ctx, { auth, params }) {
         const { endpointId, eventId } = params as { endpointId: string; eventId: string };
-        const { event } = await catalog.getEvent({ accountId: auth.accountId, endpointId, eventId, markRead: true });
+        // The detail holds the body: the read is audited (event.read), in the same catalog call.
+        const audit = auditContext(ctx, auth, undefined, "event.read");
+        const { event } = await catalog.getEvent({ accountId: auth.accountId, endpointId, eventId, markRead: true, audit });
         return openEventDetail(deps.opener, event!);
       },
     }),
     route({
       method: "DELETE",
       path: "/v1/endpoints/{endpointId}/events/{eventId}",
+      scope: "events:write",
       operationId: "deleteEvent",
       summary: "Delete an event",
       description:
@@ -167,8 +173,8 @@ export function eventRoutes(deps: GatewayDeps, options: GatewayOptions): Route[]
       tags: ["events"],
       success: { status: 204, description: "Deleted (idempotent)." },
       errors: [400],
-      async handler(_ctx, { auth, params }) {
-        await catalog.deleteEvent({ accountId: auth.accountId, endpointId: params.endpointId!, eventId: params.eventId! });
+      async handler(ctx, { auth, params }) {
+        await catalog.deleteEvent({ accountId: auth.accountId, endpointId: params.endpointId!, eventId: params.eventId!, audit: auditContext(ctx, auth) });
       },
     }),
   ];

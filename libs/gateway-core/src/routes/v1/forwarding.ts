@@ -5,6 +5,7 @@ import { forwardAttemptJson } from "@whc/api-model/present";
 import type { GatewayDeps } from "../../deps.js";
 import { route, type Route } from "../../route.js";
 import { redactedBodyWarning } from "./warnings.js";
+import { auditContext } from "../../audit.js";
 
 /** What a recorded attempt keeps of the answer body (design §11): redelivery asks for as much. */
 const ATTEMPT_BODY_BYTES = 64 * 1024;
@@ -33,6 +34,7 @@ export function forwardingRoutes(deps: GatewayDeps): Route[] {
     route({
       method: "POST",
       path: "/v1/endpoints/{endpointId}/events/{eventId}/redeliver",
+      scope: "events:replay",
       operationId: "redeliverEvent",
       summary: "Redeliver an event to its forward destination",
       description:
@@ -51,8 +53,9 @@ export function forwardingRoutes(deps: GatewayDeps): Route[] {
         description: "Sent to the endpoint's forward destination (trigger manual); the attempt, also recorded in forwardedResponse.",
       },
       errors: [400, 409, 413, 415],
-      async handler(_ctx, { auth, params }) {
+      async handler(ctx, { auth, params }) {
         const res = await replay.forwardEvent({
+          audit: auditContext(ctx, auth),
           accountId: auth.accountId,
           endpointId: params.endpointId!,
           eventId: params.eventId!,
@@ -66,6 +69,7 @@ export function forwardingRoutes(deps: GatewayDeps): Route[] {
     route({
       method: "POST",
       path: "/v1/endpoints/{endpointId}/events/{eventId}/attempts",
+      scope: "events:write",
       operationId: "recordAttempt",
       summary: "Record a delivery attempt a client made",
       description:

@@ -10,6 +10,7 @@ export function listenerRoutes(deps: GatewayDeps): Route[] {
     route({
       method: "GET",
       path: "/v1/endpoints/{endpointId}/listeners",
+      scope: "events:read",
       operationId: "listListeners",
       summary: "List the running listeners of an endpoint",
       description:
@@ -30,6 +31,7 @@ export function listenerRoutes(deps: GatewayDeps): Route[] {
     route({
       method: "PUT",
       path: "/v1/endpoints/{endpointId}/listeners/{listenerId}",
+      scope: "events:read",
       operationId: "heartbeatListener",
       summary: "Register a listener, or heartbeat one",
       description:
@@ -63,6 +65,7 @@ export function listenerRoutes(deps: GatewayDeps): Route[] {
     route({
       method: "DELETE",
       path: "/v1/endpoints/{endpointId}/listeners/{listenerId}",
+      scope: "events:read",
       operationId: "deleteListener",
       summary: "Unregister a listener",
       description:

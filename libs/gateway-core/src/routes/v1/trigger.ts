@@ -5,6 +5,7 @@ import { AppError } from "@whc/errors";
 import { buildTrigger, PROVIDERS, type JsonValue, type Provider, type TriggerRequest } from "@whc/signatures";
 import type { GatewayDeps, GatewayOptions } from "../../deps.js";
 import { route, type Route } from "../../route.js";
+import { recordAfter } from "../../audit.js";
 
 /** The longest ingest may take: an endpoint's configured answer may wait up to 30 s after the commit. */
 const DEFAULT_TRIGGER_TIMEOUT_MS = 35_000;
@@ -81,6 +82,7 @@ export function triggerRoutes(deps: GatewayDeps, options: GatewayOptions): Route
     route({
       method: "POST",
       path: "/v1/endpoints/{endpointId}/trigger",
+      scope: "events:replay",
       operationId: "triggerEvent",
       summary: "Send a sample event to an endpoint",
       description:
@@ -101,13 +103,16 @@ export function triggerRoutes(deps: GatewayDeps, options: GatewayOptions): Route
       bodyRequired: true,
       success: { status: 200, schema: triggerResult, description: "The sample was captured as this event." },
       errors: [400, 409, 413, 415, 503],
-      async handler(_ctx, { auth, params, body }): Promise<TriggerResultJson> {
+      async handler(ctx, { auth, params, body }): Promise<TriggerResultJson> {
         const endpointId = params.endpointId!;
         const { endpoint } = await deps.catalog.getEndpoint({ accountId: auth.accountId, endpointId, includeSealedSecret: true });
         if (!endpoint) throw new AppError("not_found", "endpoint not found");
         const secret = endpoint.sealedSecret.length > 0 ? Buffer.from((await deps.crypto.openSecret({ sealed: endpoint.sealedSecret })).plaintext) : undefined;
         const request = sampleFor(endpoint.provider, body, secret, webhookUrlOf(options.ingestPublicUrl, endpointId));
-        return { eventId: await sendToIngest(ingestUrl, endpointId, request, timeoutMs) };
+        const eventId = await sendToIngest(ingestUrl, endpointId, request, timeoutMs);
+        // Ingest captured it: the entry follows the capture (ADR 0053).
+        await recordAfter(deps, ctx, auth, { action: "event.triggered", endpointId, eventId, details: { eventType: body.eventType } });
+        return { eventId };
       },
     }),
   ];

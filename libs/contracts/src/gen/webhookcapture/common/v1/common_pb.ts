@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file webhookcapture/common/v1/common.proto.
  */
 export const file_webhookcapture_common_v1_common: GenFile = /*@__PURE__*/
-  fileDesc("CiV3ZWJob29rY2FwdHVyZS9jb21tb24vdjEvY29tbW9uLnByb3RvEhh3ZWJob29rY2FwdHVyZS5jb21tb24udjEiQgoLRXJyb3JEZXRhaWwSDgoGcmVhc29uGAEgASgJEg0KBWZpZWxkGAIgASgJEhQKDGZpZWxkX3JlYXNvbhgDIAEoCSIlCgZIZWFkZXISDAoEbmFtZRgBIAEoCRINCgV2YWx1ZRgCIAEoCWIGcHJvdG8z");
+  fileDesc("CiV3ZWJob29rY2FwdHVyZS9jb21tb24vdjEvY29tbW9uLnByb3RvEhh3ZWJob29rY2FwdHVyZS5jb21tb24udjEiQgoLRXJyb3JEZXRhaWwSDgoGcmVhc29uGAEgASgJEg0KBWZpZWxkGAIgASgJEhQKDGZpZWxkX3JlYXNvbhgDIAEoCSIlCgZIZWFkZXISDAoEbmFtZRgBIAEoCRINCgV2YWx1ZRgCIAEoCSJ/CgxBdWRpdENvbnRleHQSDgoGa2V5X2lkGAEgASgJEhIKCmtleV9wcmVmaXgYAiABKAkSEQoJcmVtb3RlX2lwGAMgASgJEhIKCnJlcXVlc3RfaWQYBCABKAkSFAoMZGV0YWlsc19qc29uGAUgASgJEg4KBmFjdGlvbhgGIAEoCWIGcHJvdG8z");
 
 /**
  * Attached to a ConnectError as a typed detail so that callers can branch on a stable,
@@ -71,4 +71,55 @@ export type Header = Message<"webhookcapture.common.v1.Header"> & {
  */
 export const HeaderSchema: GenMessage<Header> = /*@__PURE__*/
   messageDesc(file_webhookcapture_common_v1_common, 1);
+
+/**
+ * Who acts, for the audit log (design §15): set by the gateway on the calls it makes for an API
+ * key, and passed on by the service it calls. A call without it (an internal one) writes no entry.
+ *
+ * @generated from message webhookcapture.common.v1.AuditContext
+ */
+export type AuditContext = Message<"webhookcapture.common.v1.AuditContext"> & {
+  /**
+   * @generated from field: string key_id = 1;
+   */
+  keyId: string;
+
+  /**
+   * @generated from field: string key_prefix = 2;
+   */
+  keyPrefix: string;
+
+  /**
+   * @generated from field: string remote_ip = 3;
+   */
+  remoteIp: string;
+
+  /**
+   * @generated from field: string request_id = 4;
+   */
+  requestId: string;
+
+  /**
+   * What the caller adds to the entry's details, a JSON object of at most 4 KiB; never a body or
+   * a secret. Empty: none.
+   *
+   * @generated from field: string details_json = 5;
+   */
+  detailsJson: string;
+
+  /**
+   * The action, on calls that do not name it by themselves (GetEvent: event.read or
+   * event.curl_exported).
+   *
+   * @generated from field: string action = 6;
+   */
+  action: string;
+};
+
+/**
+ * Describes the message webhookcapture.common.v1.AuditContext.
+ * Use `create(AuditContextSchema)` to create a new message.
+ */
+export const AuditContextSchema: GenMessage<AuditContext> = /*@__PURE__*/
+  messageDesc(file_webhookcapture_common_v1_common, 2);
 

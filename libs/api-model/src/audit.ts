@@ -1,0 +1,81 @@
+import { z } from "zod";
+import { dateTime, extension, uuid } from "./common.js";
+import { pageLimit, requireCursorPairs } from "./events.js";
+
+/**
+ * The audit log (design §15; ADR 0053): who did what to which endpoint or event, newest first.
+ * The actions the deployment records today; §15 also names alert_channel.created|deleted and
+ * config.applied, which come with alert channels and `whc apply`.
+ */
+export const AUDIT_ACTIONS = [
+  "endpoint.created",
+  "endpoint.updated",
+  "endpoint.deleted",
+  "event.read",
+  "event.deleted",
+  "event.curl_exported",
+  "events.exported",
+  "event.replayed",
+  "event.redelivered",
+  "event.triggered",
+  "key.created",
+  "key.revoked",
+] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/** Entries are kept this many days (WHC_AUDIT_RETENTION_DAYS) unless configured otherwise. */
+export const AUDIT_RETENTION_DAYS = 365;
+/** The largest `details` an entry keeps, as JSON text. */
+export const AUDIT_DETAILS_MAX_BYTES = 4096;
+
+export const auditEntry = z
+  .object({
+    id: uuid,
+    at: dateTime,
+    action: z.enum(AUDIT_ACTIONS),
+    keyId: uuid.describe("The API key that acted."),
+    keyPrefix: z.string().describe("Its first characters, as the key list shows them."),
+    remoteIp: z.string().describe("The address the request came from (the gateway's peer)."),
+    requestId: z.string().describe("The request's `X-Request-Id`."),
+    endpointId: uuid.nullable(),
+    eventId: uuid.nullable(),
+    details: z
+      .record(z.string(), z.unknown())
+      .describe(
+        "What the action adds, never a body or a secret: `fields` (endpoint.updated), `unmasked` (event.curl_exported), " +
+          "`count` and `complete` (events.exported), `audit_id`, `result`, `mode` and `target` (the origin, event.replayed), " +
+          "`attempt` and `status` (event.redelivered), `eventType` (event.triggered), the key's `id`, `prefix`, `name` and " +
+          "`scopes` (key.created, key.revoked).",
+      ),
+  })
+  .meta({ ...extension });
+export type AuditEntryJson = z.infer<typeof auditEntry>;
+
+export const auditList = z
+  .object({
+    items: z.array(auditEntry),
+    nextBefore: dateTime.optional(),
+    nextBeforeId: uuid.optional(),
+    nextAfter: dateTime.optional(),
+    nextAfterId: uuid.optional(),
+  })
+  .meta({ ...extension });
+export type AuditListJson = z.infer<typeof auditList>;
+
+/** `GET /v1/audit`'s query: the events list's cursors and page size, and the log's own filters. */
+export const listAuditQuery = z
+  .strictObject({
+    before: dateTime.optional().describe("Cursor: the page strictly older than (before, beforeId). Needs beforeId."),
+    beforeId: uuid.optional().describe("Cursor pair of `before`."),
+    after: dateTime.optional().describe("Cursor: the `limit` entries strictly newer than (after, afterId), closest to it. Needs afterId."),
+    afterId: uuid.optional().describe("Cursor pair of `after`."),
+    limit: pageLimit,
+    action: z.enum(AUDIT_ACTIONS).optional().describe("action equals."),
+    keyId: uuid.optional().describe("Only what this API key did."),
+    endpointId: uuid.optional().describe("Only entries about this endpoint (and its events)."),
+    from: dateTime.optional().describe("at >= from (inclusive)."),
+    to: dateTime.optional().describe("at < to (exclusive)."),
+  })
+  .superRefine(requireCursorPairs);
+export type ListAuditQueryText = z.input<typeof listAuditQuery>;
+export type ListAuditQuery = z.output<typeof listAuditQuery>;
