@@ -25,6 +25,7 @@ const REQUESTS: Record<string, { path: string; body?: unknown }> = {
   "GET /v1/endpoints/{endpointId}/events/{eventId}": { path: `/v1/endpoints/${U}/events/${U}` },
   "DELETE /v1/endpoints/{endpointId}/events/{eventId}": { path: `/v1/endpoints/${U}/events/${U}` },
   "GET /v1/endpoints/{endpointId}/events/{eventId}/curl": { path: `/v1/endpoints/${U}/events/${U}/curl` },
+  "GET /v1/endpoints/{endpointId}/events/{eventId}/diff": { path: `/v1/endpoints/${U}/events/${U}/diff?with=${U}` },
   "POST /v1/endpoints/{endpointId}/events/{eventId}/replay": { path: `/v1/endpoints/${U}/events/${U}/replay`, body: { target_url: "http://127.0.0.1:9/" } },
   "POST /v1/endpoints/{endpointId}/events/{eventId}/redeliver": { path: `/v1/endpoints/${U}/events/${U}/redeliver`, body: {} },
   "POST /v1/endpoints/{endpointId}/events/{eventId}/attempts": {

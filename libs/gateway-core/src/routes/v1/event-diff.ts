@@ -52,6 +52,7 @@ export function eventDiffRoutes(deps: GatewayDeps): Route[] {
     route({
       method: "GET",
       path: "/v1/endpoints/{endpointId}/events/{eventId}/diff",
+      scope: "events:read",
       operationId: "diffEvents",
       summary: "Compare two events",
       description:
