@@ -189,6 +189,11 @@ export function endpointPatchUpdate(patch: EndpointPatch, now: number): Doc[] {
   return stages;
 }
 
+/** Adds refused requests to an endpoint's rejectedCount (a document from before it had one starts at 0). */
+export function rejectionsUpdate(count: number): Doc {
+  return { $inc: { rejectedCount: count } };
+}
+
 /** Takes `count` positions of an endpoint's response sequence (read the document from before). */
 export function sequenceTakeUpdate(count: number): Doc {
   return { $inc: { sequenceCounter: count } };

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { Query, updateMany } from "mingo";
+import { Query, updateMany, updateOne } from "mingo";
 import { applyEndpointPatch, forwardPrecondition, meetsForwardPrecondition, sequenceStatus, type EndpointPatch, type EndpointRecord } from "@whc/catalog-core";
 import { endpointFixture } from "@whc/catalog-core/testing";
-import { endpointOfAccount, endpointPatchUpdate, forwardPreconditionFilter, sequenceStart, sequenceTakeUpdate, type Doc } from "./documents.js";
+import { endpointOfAccount, endpointPatchUpdate, forwardPreconditionFilter, rejectionsUpdate, sequenceStart, sequenceTakeUpdate, type Doc } from "./documents.js";
 import { endpointDocs, type AnyDoc } from "./records.js";
 
 const NOW = 1_800_000_000_000;
@@ -74,6 +74,14 @@ describe("MongoDB endpoint update documents, evaluated by mingo", () => {
   it.each(cases)("%s: gives what applyEndpointPatch gives", (_name, patch) => {
     const doc = stored();
     expect(applied(doc, patch)).toEqual(reference(doc, patch));
+  });
+
+  it("adds refused requests to rejectedCount, from 0 on a document written before the field existed", () => {
+    // A new endpoint's document has no rejectedCount either: the store never takes it from a record.
+    const docs: Doc[] = [stored(), { ...stored(), rejectedCount: 4 }];
+    for (const d of docs) updateOne([d], { _id: d._id }, rejectionsUpdate(3) as never);
+    expect(docs.map((d) => endpointDocs.read(d as AnyDoc).rejectedCount)).toEqual([3, 7]);
+    expect(endpointDocs.read(docs[0] as AnyDoc).inboundJson).toBe('{"methods":["POST"]}');
   });
 
   it("rotates: the current secret becomes the previous one, the rotation time moves", () => {

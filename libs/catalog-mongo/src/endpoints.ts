@@ -1,6 +1,6 @@
 import { endpointQuotaExceeded, forwardPrecondition, forwardRequired, newEndpointRecord, type AuditRecord, type CatalogStore } from "@whc/catalog-core";
 import type { CatalogCollections, InTransaction } from "./connection.js";
-import { BY_ID, endpointOfAccount, endpointPageFilter, endpointPatchUpdate, endpointQuotaGuard, forwardPreconditionFilter } from "./documents.js";
+import { BY_ID, endpointOfAccount, endpointPageFilter, endpointPatchUpdate, endpointQuotaGuard, forwardPreconditionFilter, rejectionsUpdate } from "./documents.js";
 import { auditLogDocs, endpointDocs, type AnyDoc } from "./records.js";
 import type { WithAudit } from "./audit.js";
 
@@ -81,7 +81,7 @@ export function createEndpoints(
     async countRejections(counts) {
       if (counts.length === 0) return;
       await endpoints.bulkWrite(
-        counts.map(({ endpointId, count }) => ({ updateOne: { filter: { _id: endpointId }, update: { $inc: { rejectedCount: count } } } })),
+        counts.map(({ endpointId, count }) => ({ updateOne: { filter: { _id: endpointId }, update: rejectionsUpdate(count) } })),
         { ordered: false },
       );
     },

@@ -41,7 +41,12 @@ function post(url: string, body: Buffer): Promise<Answer> {
       let text = "";
       res.setEncoding("utf8");
       res.on("data", (c: string) => (text += c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, retryAfter: res.headers["retry-after"], json: JSON.parse(text) as Answer["json"] }));
+      res.on("end", () => {
+        resolve({ status: res.statusCode ?? 0, retryAfter: res.headers["retry-after"], json: JSON.parse(text) as Answer["json"] });
+        // Answered before its body was all sent (a refusal): a sender that has its answer stops
+        // sending, or ingest would drain the rest of every refused 9 MiB body.
+        req.destroy();
+      });
     });
     req.on("error", reject);
     req.end(body);
