@@ -10,6 +10,7 @@ import { closeSession, openSession } from "./session.js";
 import { logo } from "./logo.js";
 import { createPanes } from "./panes.js";
 import { formatRoute, parseRoute } from "./router.js";
+import { PAGES } from "./routes.js";
 import type { AppContext, AppEvents } from "./views.js";
 
 /** Builds the context every view gets: the client, the banner, the endpoint list, the address, the events. */
@@ -94,6 +95,7 @@ export function startApp(root: HTMLElement): void {
       { class: "topbar" },
       h("a", { class: "brand", href: "#/", "aria-label": "Webhook Capture: all endpoints" }, logo(), h("span", { class: "brand-name" }, "Webhook Capture")),
       h("span", { class: "spacer" }),
+      ...PAGES.filter((p) => p.navLabel).map((p) => h("a", { class: "btn ghost small", href: `#/${p.segment}`, "data-testid": `nav-${p.segment}` }, p.navLabel!)),
       h("a", { class: "btn primary small", href: "#/new", "aria-label": "New endpoint", "data-testid": "new-endpoint" }, "New", h("span", { class: "hide-narrow" }, " endpoint")),
       forget,
     );

@@ -43,10 +43,12 @@ export interface Mounted {
   dispose?(): void;
 }
 
-/** An account-wide page: `#/<segment>` (the endpoint form today; API keys, audit log, alert channels later). */
+/** An account-wide page: `#/<segment>` (the endpoint form, API keys, the audit log; alert channels later). */
 export interface PageView {
   readonly segment: string;
   readonly title: string;
+  /** Its link in the header, when it has one (the endpoint form has its own button). */
+  readonly navLabel?: string;
   mount(ctx: AppContext, route: Route): Mounted;
 }
 

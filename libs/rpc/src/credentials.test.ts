@@ -114,6 +114,26 @@ describe("the internal token", () => {
   });
 });
 
+describe("a service's own UNAUTHENTICATED", () => {
+  it("reaches the caller as it is (a user's key refused), not as the peer being unavailable", async () => {
+    const server = await serveH2c({
+      routes: (router) =>
+        router.service(CryptoService, {
+          async getBlindIndexKey() {
+            throw new AppError("unauthorized", "unknown or revoked key");
+          },
+        }),
+      port: 0,
+      host: "127.0.0.1",
+      logger,
+      credentials: { token: TOKEN },
+    });
+    servers.push(server);
+    const ours = createServiceClient(CryptoService, createPeerTransport(`http://127.0.0.1:${server.port}`, 5000, { token: TOKEN }));
+    expect(((await ours.getBlindIndexKey({}).catch((e: unknown) => e)) as AppError).reason).toBe("unauthorized");
+  });
+});
+
 describe("mutual TLS", () => {
   it("serves only clients with a certificate of the deployment's CA, and still wants the token", async () => {
     const server = await serve({ token: TOKEN, tls: tlsOf(certs.good) });

@@ -32,6 +32,12 @@ export interface InternalCredentialSettings {
 
 /** gRPC metadata and HTTP header alike, so a plain grpc-js client sends it as metadata. */
 export const INTERNAL_AUTH_HEADER = "authorization";
+/**
+ * Set on the refusal of a call without the internal token, so that the caller tells it from a
+ * service's own UNAUTHENTICATED answer (the catalog refusing a user's API key: unknown, revoked
+ * or expired), which must reach the user as their 401.
+ */
+const TOKEN_REFUSED = "whc-internal-token-refused";
 const SCHEME = "Bearer ";
 /** Probes (Kubernetes, grpc_health_probe, load balancers) carry no token. */
 const OPEN_SERVICES: ReadonlySet<string> = new Set([Health.typeName]);
@@ -131,7 +137,7 @@ export function requireInternalToken(token: string): Interceptor {
     const given = req.header.get(INTERNAL_AUTH_HEADER);
     if (given === null && OPEN_SERVICES.has(req.service.typeName)) return next(req);
     if (!timingSafeEqual(digest(given ?? ""), expected)) {
-      throw new ConnectError("a valid internal token is required", Code.Unauthenticated);
+      throw new ConnectError("a valid internal token is required", Code.Unauthenticated, new Headers({ [TOKEN_REFUSED]: "1" }));
     }
     return next(req);
   };
@@ -140,7 +146,8 @@ export function requireInternalToken(token: string): Interceptor {
 /**
  * Client side: every call carries the token. A peer that refuses it is a deployment fault
  * (tokens that differ), not the end user's: it reaches callers as the peer being unavailable,
- * never as the user's own `unauthorized`.
+ * never as the user's own `unauthorized`. The peer's own UNAUTHENTICATED answers (a user's key
+ * refused by the catalog) pass as they are.
  */
 export function sendInternalToken(token: string): Interceptor {
   const value = internalAuthValue(token);
@@ -149,7 +156,7 @@ export function sendInternalToken(token: string): Interceptor {
     try {
       return await next(req);
     } catch (err) {
-      if (err instanceof ConnectError && err.code === Code.Unauthenticated) {
+      if (err instanceof ConnectError && err.code === Code.Unauthenticated && err.metadata.has(TOKEN_REFUSED)) {
         throw new ConnectError("the peer refused this process's internal token (WHC_INTERNAL_TOKEN differs)", Code.Unavailable, undefined, undefined, err);
       }
       throw err;

@@ -287,6 +287,8 @@ const VIEWS: View[] = [
       expect(await page.getByTestId("chart-capped").count()).toBe(0);
     },
   },
+  { name: "keys", hash: () => "#/keys", ready: (page) => expect.poll(() => page.getByTestId("key-row").count()).toBeGreaterThan(0) },
+  { name: "audit", hash: () => "#/audit", ready: (page) => expect.poll(() => page.getByTestId("audit-row").count()).toBeGreaterThan(0) },
 ];
 
 describe("the dashboard's views at 1366 and 390 px", () => {

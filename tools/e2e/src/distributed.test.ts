@@ -34,6 +34,28 @@ describe("distributed processes (five services, two catalogs, ingests and gatewa
     }
   });
 
+  it("take a scoped key made through one gateway at the other, and audit what it does through the other catalog", async () => {
+    const [first, second] = replicas.apis as [(typeof replicas.apis)[0], (typeof replicas.apis)[0]];
+    const ep = (await first.post("/v1/endpoints", { slug: "scoped-across" })).body as { id: string; webhookUrl: string };
+    const made = await first.post("/v1/keys", { name: "reader", scopes: ["endpoints:read", "events:read"], endpointIds: [ep.id] });
+    expect(made.status).toBe(201);
+    const reader = made.body as { id: string; key: string };
+
+    const captured = (await (await fetch(`${replicas.ingestUrls[1]}/h/${ep.id}`, { method: "POST", body: '{"type":"across"}' })).json()) as { id: string };
+    const read = await second.get(`/v1/endpoints/${ep.id}/events/${captured.id}`, { key: reader.key, headers: { "x-request-id": "scoped-read-1" } });
+    expect([read.status, read.body.canonicalEventType]).toEqual([200, "across"]);
+    const refused = await second.post("/v1/endpoints", {}, { key: reader.key });
+    expect([refused.status, refused.body.error]).toEqual([403, "forbidden"]);
+
+    // Written by the second catalog with the read, read back through the first.
+    const log = (await first.get(`/v1/audit?keyId=${reader.id}`)).body.items as { action: string; eventId: string; requestId: string }[];
+    expect(log.map((e) => [e.action, e.eventId, e.requestId])).toEqual([["event.read", captured.id, "scoped-read-1"]]);
+    expect((await second.get("/v1/audit?action=key.created")).body.items[0].details).toMatchObject({ id: reader.id, name: "reader" });
+
+    expect((await second.delete(`/v1/keys/${reader.id}`)).status).toBe(204);
+    expect((await first.get(`/v1/endpoints/${ep.id}`, { key: reader.key })).status).toBe(401);
+  });
+
   it("report every dependency healthy", async () => {
     const health = (await (await fetch(`${cluster.gatewayUrl}/healthz`)).json()) as { checks: Record<string, string> };
     expect(health.checks).toEqual({ catalog: "ok", crypto: "ok", replay: "ok", bus: "ok" });

@@ -168,17 +168,18 @@ describe("a distributed service started without WHC_INTERNAL_TOKEN", () => {
   });
 });
 
-describe("whc keys against a distributed catalog", () => {
+describe("whc keys create --account against a distributed catalog", () => {
   it("calls it with WHC_INTERNAL_TOKEN from the environment, and says which variable is missing without it", async () => {
     const { whc } = buildApps("whc");
+    // An account's first key is the one thing whc makes in the catalog itself (design §15).
     const run = async (env: Record<string, string>) => {
-      const proc = startNode(whc!, { WHC_CATALOG_URL: cluster.internalUrls.catalog, ...env }, ["keys", "list", "--json"]);
+      const proc = startNode(whc!, { WHC_CATALOG_URL: cluster.internalUrls.catalog, ...env }, ["keys", "create", "--account", "first-over-h2c", "--json"]);
       const code = await new Promise<number | null>((resolve) => proc.child.once("exit", resolve));
       return { code, output: proc.output() };
     };
-    const listed = await run({ WHC_INTERNAL_TOKEN: cluster.credentials.token });
-    expect(listed.code, listed.output).toBe(0);
-    expect(JSON.parse(listed.output).length).toBeGreaterThan(0);
+    const created = await run({ WHC_INTERNAL_TOKEN: cluster.credentials.token });
+    expect(created.code, created.output).toBe(0);
+    expect(JSON.parse(created.output)).toMatchObject({ account: "first-over-h2c", key: expect.stringMatching(/^whc_/), scopes: ["*"] });
     const refused = await run({});
     expect(refused.code).toBe(1);
     expect(refused.output).toContain("WHC_INTERNAL_TOKEN must be set");
