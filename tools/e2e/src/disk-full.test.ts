@@ -18,8 +18,9 @@ import { startCluster } from "./cluster.js";
 /**
  * Disk full on the embedded store (docs/operations.md): the data directory is a small tmpfs,
  * filled by a file of the test's own and by captures until commits fail. Senders are told 503
- * with Retry-After and nothing they were answered 200 is lost; reads go on; once the file is
- * deleted, captures and writes succeed again in the same processes.
+ * with Retry-After and nothing they were answered 200 is lost; lists and searches go on (an
+ * event's detail waits for room for its audit entry); once the file is deleted, captures,
+ * writes and detail reads succeed again in the same processes.
  */
 
 const TMPFS_SIZE = "24m";
@@ -176,15 +177,14 @@ async function diskFullStory(api: ApiClient, dataDir: string, alive: () => boole
     break;
   }
 
-  // Reads while full: the list, every acked event's detail (the first read of each, which
-  // would record readAt), search, endpoints.
+  // Reads while full: the list, search and endpoints are served. A detail holds the body, and
+  // no body is served without its audit entry (design §15, ADR 0053): with no room to write
+  // the entry, the detail is 503 service_unavailable, and served once there is room again.
   expect(alive()).toBe(true);
   expect(new Set(await listedIds(api, ep.id))).toEqual(new Set(acked.map((s) => s.id)));
-  for (const sent of acked) {
-    const detail = await api.get(`/v1/endpoints/${ep.id}/events/${sent.id}`);
-    expect(detail.status).toBe(200);
-    expect(detail.body).toMatchObject({ decryption: "ok", body: sent.body });
-  }
+  const unaudited = await api.get(`/v1/endpoints/${ep.id}/events/${first.id}`);
+  expect(unaudited.status).toBe(503);
+  expect(unaudited.body.error).toBe("service_unavailable");
   const found = await api.get(`/v1/endpoints/${ep.id}/events?search=haystack`);
   expect(found.status).toBe(200);
   expect((found.body.items as { id: string }[]).map((e) => e.id)).toEqual([first.id]);
@@ -214,6 +214,12 @@ async function diskFullStory(api: ApiClient, dataDir: string, alive: () => boole
   // Nothing acknowledged lost, nothing refused stored; the read that could not be recorded
   // while full is recorded now.
   expect((await listedIds(api, ep.id)).sort()).toEqual(acked.map((s) => s.id).sort());
+  // Every capture answered 200 reads back whole, each read now audited.
+  for (const sent of acked) {
+    const detail = await api.get(`/v1/endpoints/${ep.id}/events/${sent.id}`);
+    expect(detail.status).toBe(200);
+    expect(detail.body).toMatchObject({ decryption: "ok", body: sent.body });
+  }
   const reread = await api.get(`/v1/endpoints/${ep.id}/events/${first.id}`);
   expect(reread.status).toBe(200);
   expect(reread.body.readAt).toEqual(expect.any(String));
