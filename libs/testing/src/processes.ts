@@ -37,7 +37,7 @@ export function startNode(script: string, env: Record<string, string>, args: str
   return {
     child,
     output: () => text,
-    waitForOutput(pattern, timeoutMs = 20_000) {
+    waitForOutput(pattern, timeoutMs = 45_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
           const m = text.match(pattern);
