@@ -1,5 +1,11 @@
-import { Scope, type QuickJSContext, type QuickJSHandle, type QuickJSRuntime, type QuickJSWASMModule } from "quickjs-emscripten";
-import { DRIVER_SOURCE } from "./driver.js";
+import {
+  Scope,
+  type QuickJSContext,
+  type QuickJSHandle,
+  type QuickJSRuntime,
+  type QuickJSWASMModule,
+} from "quickjs-emscripten";
+import { DESCRIBE_SOURCE, DRIVER_SOURCE } from "./driver.js";
 import { budgetOf, MAX_RESULT_JSON_BYTES, SANDBOX_STACK_BYTES } from "./limits.js";
 import { checkResult, InvalidResultError } from "./result.js";
 import type { TransformRequest } from "./request.js";
@@ -12,15 +18,15 @@ export interface EngineJob {
   now: number;
   cpuMs: number;
   memoryBytes: number;
-  /** Four 32-bit seeds for Math.random; fresh random ones when absent. */
-  seeds?: [number, number, number, number];
+  /** Seeds Math.random (QuickJS's own generator); a fresh random one when absent. */
+  seed?: number;
 }
 
 export type EngineOutcome =
   | { ok: true; request: TransformRequest | null; durationMs: number }
   | { ok: false; error: string; durationMs: number };
 
-/** The clock QuickJS reads (through the thread's Date.now), fixed to a run's `now` while it runs. */
+/** The clock QuickJS reads (through the thread's Date.now), fixed while a run runs. */
 export interface FixedClock {
   set(now: number): void;
   clear(): void;
@@ -30,6 +36,12 @@ export interface FixedClock {
 class RunFailure extends Error {}
 
 const MAX_MESSAGE_CHARS = 1000;
+
+/** A clock reading in ms for the seed: 40 random bits (QuickJS's seed is it times 1000, in 64 bits). */
+function randomSeed(): number {
+  const [high, low] = crypto.getRandomValues(new Uint32Array(2));
+  return (high! & 0xff) * 2 ** 32 + low!;
+}
 const round = (ms: number) => Math.round(ms * 100) / 100;
 const mib = (bytes: number) => Math.round((bytes / 1048576) * 10) / 10;
 
@@ -58,7 +70,6 @@ export class Engine {
   run(job: EngineJob): EngineOutcome {
     const limits = budgetOf(job, job.input.length);
     const budget = new RunBudget(this.clock, limits.cpuMs, limits.wallStopMs);
-    this.fixedClock.set(job.now);
     let runtime: QuickJSRuntime | undefined;
     try {
       runtime = this.module.newRuntime();
@@ -91,50 +102,59 @@ export class Engine {
   /** The run inside one context; the returned request's JSON text. Throws RunFailure. */
   private runIn(runtime: QuickJSRuntime, job: EngineJob, budget: RunBudget): string {
     return Scope.withScope((scope) => {
+      // QuickJS seeds Math.random from the clock when a context is made: a random reading then, so
+      // runs at the same `now` do not draw the same numbers; `now` for every reading after.
+      this.fixedClock.set(job.seed ?? randomSeed());
       const ctx = scope.manage(runtime.newContext());
-      const factory = scope.manage(orFail(ctx, ctx.evalCode(DRIVER_SOURCE, "sandbox.js", { type: "global", strict: true }), budget, "sandbox"));
-      const seeds = job.seeds ?? [...crypto.getRandomValues(new Uint32Array(4))];
-      const args = [ctx.newString(job.input), ...seeds.map((s) => ctx.newNumber(s))].map((h) => scope.manage(h));
-      const driver = scope.manage(orFail(ctx, ctx.callFunction(factory, ctx.undefined, args), budget, "input"));
-      const describe = (e: QuickJSHandle) => describeIn(ctx, driver, e);
+      this.fixedClock.set(job.now);
+      const value = (result: Result, stage: Stage) => scope.manage(orFail(ctx, result, budget, stage));
+      const factory = value(ctx.evalCode(DRIVER_SOURCE, "sandbox.js", { type: "global", strict: true }), "sandbox");
+      const driver = value(ctx.callFunction(factory, ctx.undefined, scope.manage(ctx.newString(job.input))), "input");
 
-      scope.manage(orFail(ctx, ctx.evalCode(job.source, "transform.js", { type: "global" }), budget, "load", describe));
-      const called = ctx.getString(scope.manage(orFail(ctx, ctx.callMethod(driver, "call"), budget, "call", describe)));
-      if (called === "#missing") throw new RunFailure("the source does not define a function named transform");
-      const jobs = runtime.executePendingJobs();
-      if (jobs.error) {
-        scope.manage(jobs.error);
-        throw failure(budget, "call", describe(jobs.error));
+      value(ctx.evalCode(job.source, "transform.js", { type: "global" }), "load");
+      if (ctx.getString(value(ctx.callMethod(driver, "call"), "call")) === "#missing") {
+        throw new RunFailure("the source does not define a function named transform");
       }
-      const finished = ctx.getString(scope.manage(orFail(ctx, ctx.callMethod(driver, "finish"), budget, "call", describe)));
+      const jobs = runtime.executePendingJobs();
+      if (jobs.error) throw failureOf(ctx, jobs.error, budget, "call");
+      const finished = ctx.getString(value(ctx.callMethod(driver, "finish"), "call"));
+      // What the promise rejected with, or what writing the JSON threw, is thrown again to be described.
+      if (finished === "#rejected") value(ctx.callMethod(driver, "failure"), "call");
+      if (finished === "#json") value(ctx.callMethod(driver, "failure"), "json");
       return resultText(finished);
     });
   }
 }
 
-type Stage = "sandbox" | "input" | "load" | "call";
+type Stage = "sandbox" | "input" | "load" | "call" | "json";
+type Result = ReturnType<QuickJSContext["evalCode"]>;
 
 /** The value of a QuickJS result, or a RunFailure saying what went wrong where. */
-function orFail(
-  ctx: QuickJSContext,
-  result: ReturnType<QuickJSContext["evalCode"]>,
-  budget: RunBudget,
-  stage: Stage,
-  describe?: (e: QuickJSHandle) => string,
-): QuickJSHandle {
-  if (!result.error) return result.value;
-  const error = result.error;
+function orFail(ctx: QuickJSContext, result: Result, budget: RunBudget, stage: Stage): QuickJSHandle {
+  if (result.error) throw failureOf(ctx, result.error, budget, stage);
+  return result.value;
+}
+
+/** The RunFailure for an exception from the sandbox (disposed here). */
+function failureOf(ctx: QuickJSContext, error: QuickJSHandle, budget: RunBudget, stage: Stage): RunFailure {
   try {
-    const text = describe ? describe(error) : dumped(ctx, error);
-    throw failure(budget, stage, text);
+    // Nothing of the transform's runs once its budget is spent; before the source, nothing of it exists.
+    const text = budget.stopped ? "" : stage === "sandbox" || stage === "input" ? dumped(ctx, error) : describe(ctx, error);
+    return failure(budget, stage, text);
   } finally {
     error.dispose();
   }
 }
 
-/** An exception inside the sandbox as one line, described by the driver (under the same budget). */
-function describeIn(ctx: QuickJSContext, driver: QuickJSHandle, error: QuickJSHandle): string {
-  const described = ctx.callMethod(driver, "describe", [error]);
+/** An exception inside the sandbox as one line, described there (under the same budget). */
+function describe(ctx: QuickJSContext, error: QuickJSHandle): string {
+  const fn = ctx.evalCode(DESCRIBE_SOURCE, "sandbox.js", { type: "global", strict: true });
+  if (fn.error) {
+    fn.error.dispose();
+    return dumped(ctx, error);
+  }
+  const described = ctx.callFunction(fn.value, ctx.undefined, error);
+  fn.value.dispose();
   if (described.error) {
     described.error.dispose();
     return dumped(ctx, error);
@@ -146,7 +166,7 @@ function describeIn(ctx: QuickJSContext, driver: QuickJSHandle, error: QuickJSHa
   }
 }
 
-/** An exception as QuickJS dumps it, when the driver cannot describe it (memory is short). */
+/** An exception as QuickJS dumps it, when it cannot be described inside (memory is short). */
 function dumped(ctx: QuickJSContext, error: QuickJSHandle): string {
   try {
     const d = ctx.dump(error) as unknown;
@@ -170,6 +190,8 @@ function failure(budget: RunBudget, stage: Stage, text: string): RunFailure {
       return new RunFailure(text.startsWith("SyntaxError") ? `the transform does not parse: ${text}` : `the transform's source threw while loading: ${text}`);
     case "call":
       return new RunFailure(`the transform threw ${text}`);
+    case "json":
+      return new RunFailure(`the transform's result cannot be written as JSON: ${text}`);
   }
 }
 
@@ -190,11 +212,6 @@ function resultText(finished: string): string {
   if (finished === "#undefined") throw new RunFailure("the transform returned undefined: return the request to send, or null to skip it");
   if (finished.startsWith("#type:")) {
     throw new RunFailure(`the transform must return the request (an object) or null to skip it, not a ${finished.slice(6)}`);
-  }
-  if (finished.startsWith("#json:")) {
-    const why = finished.slice(6);
-    if (why.startsWith("InternalError: out of memory")) throw new RunFailure("#memory");
-    throw new RunFailure(`the transform's result cannot be written as JSON: ${why}`);
   }
   if (Buffer.byteLength(finished, "utf8") > MAX_RESULT_JSON_BYTES) {
     throw new RunFailure(`the transform's result is larger than ${MAX_RESULT_JSON_BYTES} bytes of JSON`);

@@ -5,8 +5,8 @@
  * can take the next (after replacing its QuickJS instance when that was due). `threadId` lets
  * the host watch this thread's CPU time, and `cpuMs` is where it stood.
  */
-import { parentPort } from "node:worker_threads";
-import { newQuickJSWASMModule, RELEASE_SYNC } from "quickjs-emscripten";
+import { parentPort, workerData } from "node:worker_threads";
+import { newQuickJSWASMModule, newVariant, RELEASE_SYNC } from "quickjs-emscripten";
 import { Engine, type EngineJob, type FixedClock } from "./engine.js";
 import { DEFAULT_MEMORY_BYTES, RECYCLE_WASM_BYTES } from "./limits.js";
 import { currentThreadId, openThreadClock } from "./thread-clock.js";
@@ -34,10 +34,11 @@ function fixDateNow(): FixedClock {
 }
 
 /**
- * What a first run of a fresh instance would otherwise pay: V8 compiles WebAssembly functions the
- * first time they run (a first 2 KiB JSON.parse took 25 ms), which must not count against a
- * user's 50 ms. A few runs through what transforms do: JSON, strings, regular expressions,
- * arrays, objects, Date, promises, a thrown error.
+ * What a first run on a fresh thread would otherwise pay: V8 compiles WebAssembly and JavaScript
+ * functions the first time they run (a first transform cost 26-30 ms of CPU against 1-4 ms after),
+ * which must not count against a user's 50 ms. A few runs through what transforms do: JSON,
+ * strings, regular expressions, arrays, objects, Date, promises, a thrown error. The host asks
+ * for fewer once a thread of the process has warmed the QuickJS code all threads share.
  */
 const WARM_UP_SOURCE = `async function transform(req) {
   const copy = JSON.parse(JSON.stringify(req));
@@ -49,21 +50,25 @@ const WARM_UP_SOURCE = `async function transform(req) {
   return Object.assign({}, copy);
 }`;
 
-function warmUp(engine: Engine): void {
+function warmUp(engine: Engine, runs: number): void {
   const items = Array.from({ length: 200 }, (_, n) => ({ n, name: `item number ${n}`, tags: ["a", "b"], nested: { ok: true, v: null } }));
   const input = JSON.stringify({ method: "POST", path: "/", query: "", headers: { "content-type": ["application/json"] }, body: { items } });
-  for (let i = 0; i < 8; i += 1) {
-    engine.run({ source: WARM_UP_SOURCE, input, now: 0, cpuMs: 5000, memoryBytes: DEFAULT_MEMORY_BYTES, seeds: [1, 2, 3, 4] });
+  for (let i = 0; i < runs; i += 1) {
+    engine.run({ source: WARM_UP_SOURCE, input, now: 0, cpuMs: 5000, memoryBytes: DEFAULT_MEMORY_BYTES, seed: 1 });
   }
 }
 
 const clock = openThreadClock();
 const fixedClock = fixDateNow();
 
+/** QuickJS compiled once by the host (worker-file.ts), or undefined: this thread compiles its own. */
+const { wasmModule, warmUpRuns = 3 } = (workerData ?? {}) as { wasmModule?: WebAssembly.Module; warmUpRuns?: number };
+const variant = wasmModule ? newVariant(RELEASE_SYNC, { wasmModule }) : RELEASE_SYNC;
+
 async function newEngine(): Promise<Engine> {
-  // A module of its own: a fresh WebAssembly memory, not the process-wide shared one.
-  const engine = new Engine(await newQuickJSWASMModule(RELEASE_SYNC), clock, fixedClock);
-  warmUp(engine);
+  // An instance of its own: a fresh WebAssembly memory, not the process-wide shared one.
+  const engine = new Engine(await newQuickJSWASMModule(variant), clock, fixedClock);
+  warmUp(engine, warmUpRuns);
   return engine;
 }
 

@@ -15,7 +15,7 @@ import {
 } from "./limits.js";
 import type { TransformRequest } from "./request.js";
 import { openThreadClock, type ThreadClock } from "./thread-clock.js";
-import { workerFile } from "./worker-file.js";
+import { quickJSModule, workerFile } from "./worker-file.js";
 
 /** What one run may use (design §17): 50 ms of CPU and 16 MiB by default. */
 export interface SandboxLimits {
@@ -68,6 +68,9 @@ function positive(name: string, value: number | undefined, fallback: number, max
 }
 
 const round = (ms: number) => Math.round(ms * 100) / 100;
+
+/** Whether a sandbox thread of this process has started: it warmed the QuickJS code all threads share. */
+let warmedProcess = false;
 
 /**
  * Runs user transforms in QuickJS (WebAssembly) on worker threads, so a transform that spends
@@ -125,6 +128,8 @@ export class TransformSandbox {
         const pending = this.finishRun(lane);
         pending?.reject(error);
         lane.clock?.close();
+        // Referenced again: an idle thread is not, and its exit would not be waited for.
+        lane.worker?.ref();
         return lane.worker?.terminate();
       }),
     );
@@ -172,15 +177,18 @@ export class TransformSandbox {
   private startLane(): void {
     const lane: Lane = { idle: false, started: false };
     this.lanes.add(lane);
-    workerFile().then(
-      (file) => {
+    Promise.all([workerFile(), quickJSModule()]).then(
+      ([file, wasmModule]) => {
         if (this.closed) return;
+        // No environment and none of this process's Node flags (a loader, --input-type...): the
+        // thread's script is plain JavaScript and needs neither.
         const worker = new Worker(file, {
           env: {},
+          execArgv: [],
+          workerData: { wasmModule, warmUpRuns: wasmModule && warmedProcess ? 1 : 3 },
           resourceLimits: { stackSizeMb: THREAD_STACK_MB, maxOldGenerationSizeMb: THREAD_HEAP_MB },
         });
         lane.worker = worker;
-        worker.unref();
         worker.on("message", (message: WorkerMessage) => this.onMessage(lane, message));
         worker.on("error", (err) => {
           lane.stopReason ??= threadFailure(err);
@@ -192,15 +200,19 @@ export class TransformSandbox {
   }
 
   private onMessage(lane: Lane, message: WorkerMessage): void {
+    // After close, a thread's last messages change nothing (nor un-reference a thread being stopped).
+    if (this.closed) return;
     if (message.outcome) this.finishRun(lane)?.resolve(message.outcome);
     if (message.idle) {
       if (!lane.started && message.threadId !== undefined) lane.clock = openThreadClock(message.threadId);
       lane.started = true;
+      warmedProcess = true;
       lane.idle = true;
       lane.idleCpuMs = message.cpuMs;
-      lane.worker?.unref();
     }
     this.pump();
+    // An idle thread does not keep the process alive; one with a run to do does.
+    if (lane.idle) lane.worker?.unref();
   }
 
   /** Ends the lane's current run; its caller, to answer. */

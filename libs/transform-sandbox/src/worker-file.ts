@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type * as Esbuild from "esbuild";
@@ -46,4 +48,28 @@ async function bundleSourceWorker(): Promise<URL> {
     renameSync(partial, target);
   }
   return pathToFileURL(target);
+}
+
+let compiled: Promise<WebAssembly.Module | undefined> | undefined;
+
+/** The global WebAssembly object (the project's `lib` has only its types, not the DOM's value). */
+const wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<WebAssembly.Module> } }).WebAssembly;
+
+/**
+ * QuickJS's WebAssembly, compiled once per process and handed to every sandbox thread: a
+ * WebAssembly.Module sent to a worker shares its machine code, including what V8 optimised while
+ * earlier threads ran. A thread of its own compiling it paid 120-170 ms of CPU to start and ran its
+ * first transforms 5-10 times slower; sharing it, a new thread started with about 45 ms (ADR 0075).
+ * The file is found as quickjs-emscripten finds it (its release-sync variant); undefined when it
+ * cannot be, and each thread then loads its own.
+ */
+export function quickJSModule(): Promise<WebAssembly.Module | undefined> {
+  return (compiled ??= (async () => {
+    try {
+      const fromQuickJS = createRequire(createRequire(import.meta.url).resolve("quickjs-emscripten"));
+      return await wasm.compile(await readFile(fromQuickJS.resolve("@jitl/quickjs-wasmfile-release-sync/wasm")));
+    } catch {
+      return undefined;
+    }
+  })());
 }
