@@ -14,5 +14,7 @@ export {
   MAX_RESULT_BODY_BYTES,
   MAX_RESULT_JSON_BYTES,
   MAX_RESULT_HEADER_BYTES,
+  MARSHAL_MS_PER_MIB,
+  MARSHAL_MEMORY_PER_BYTE,
 } from "./limits.js";
 export { WORKER_BUNDLE } from "./worker-file.js";

@@ -13,11 +13,12 @@ export const DEFAULT_CPU_MS = 50;
 export const DEFAULT_MEMORY_BYTES = 16 * MiB;
 
 /**
- * QuickJS (in WebAssembly) reads and writes JSON at about 30 MB/s here, so the request handed in
- * and the result handed back are not charged to the transform: a run may use this much more CPU
- * per MiB of the request's JSON. Three times what reading and writing it back measured.
+ * QuickJS (in WebAssembly) reads and writes JSON at about 30 MB/s, so the request handed in and
+ * the result handed back are not charged to the transform: a run may use this much more CPU per
+ * MiB of the request's JSON. About twice what a transform adding a header cost on 1-4 MiB
+ * requests here (100-125 ms of CPU per MiB, tools/bench/transform).
  */
-export const MARSHAL_MS_PER_MIB = 100;
+export const MARSHAL_MS_PER_MIB = 200;
 
 /**
  * And this much more memory per byte of the request's JSON: a request of tiny JSON objects

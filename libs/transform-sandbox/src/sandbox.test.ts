@@ -1,3 +1,5 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fromTransformRequest, toTransformRequest, type TransformRequest } from "./request.js";
 import { TransformSandbox, type TransformOutcome } from "./sandbox.js";
@@ -270,4 +272,22 @@ describe("the sandbox under load", () => {
       await roomy.close();
     }
   });
+});
+
+describe("the sandbox in a process of its own", () => {
+  it("lets the process exit once idle, closed or not, and passes it none of its Node flags", async () => {
+    // --input-type is refused by a worker given it: the threads must start without this process's flags.
+    const script = `
+      const { TransformSandbox, toTransformRequest } = await import(process.argv[1]);
+      const req = toTransformRequest({ method: "GET", path: "/", query: "", headers: [], body: new Uint8Array() });
+      const closed = new TransformSandbox();
+      console.log((await closed.run("function transform(r) { return r; }", req)).ok);
+      await closed.close();
+      const open = new TransformSandbox();
+      console.log((await open.run("function transform(r) { return null; }", req)).ok);
+      console.log("end");`;
+    const index = new URL("./index.ts", import.meta.url).href;
+    const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script, index]);
+    expect(stdout).toBe("true\ntrue\nend\n");
+  }, 60_000);
 });
