@@ -6,7 +6,7 @@ import {
   type QuickJSWASMModule,
 } from "quickjs-emscripten";
 import { DESCRIBE_SOURCE, DRIVER_SOURCE } from "./driver.js";
-import { budgetOf, MAX_RESULT_JSON_BYTES, SANDBOX_STACK_BYTES } from "./limits.js";
+import { budgetOf, limitsText, MAX_RESULT_JSON_BYTES, SANDBOX_STACK_BYTES } from "./limits.js";
 import { checkResult, InvalidResultError } from "./result.js";
 import type { TransformRequest } from "./request.js";
 import { RunBudget, type ThreadClock } from "./thread-clock.js";
@@ -43,7 +43,6 @@ function randomSeed(): number {
   return (high! & 0xff) * 2 ** 32 + low!;
 }
 const round = (ms: number) => Math.round(ms * 100) / 100;
-const mib = (bytes: number) => Math.round((bytes / 1048576) * 10) / 10;
 
 /**
  * Runs transforms on one QuickJS instance, one at a time. Each run gets a new QuickJS runtime
@@ -80,7 +79,8 @@ export class Engine {
       const request = checkResult(JSON.parse(text));
       return { ok: true, request, durationMs: round(budget.elapsedMs()) };
     } catch (err) {
-      const error = err instanceof RunFailure || err instanceof InvalidResultError ? messageOf(err, budget, limits.memoryBytes) : this.internal(err);
+      const known = err instanceof RunFailure || err instanceof InvalidResultError;
+      const error = known ? messageOf(err, budget, limitsText(job, job.input.length)) : this.internal(err);
       return { ok: false, error: error.slice(0, MAX_MESSAGE_CHARS), durationMs: round(budget.elapsedMs()) };
     } finally {
       this.fixedClock.clear();
@@ -198,16 +198,18 @@ function failure(budget: RunBudget, stage: Stage, text: string): RunFailure {
 const where = (text: string) => / \(line \d+, column \d+\)$/.exec(text)?.[0] ?? "";
 
 /** The message of a failed run: the budget's words when the budget stopped it. */
-function messageOf(err: Error, budget: RunBudget, memoryBytes: number): string {
-  if (budget.stopped === "cpu") return `the transform used more than ${budget.cpuMs} ms of CPU and was stopped`;
+function messageOf(err: Error, budget: RunBudget, limits: { cpu: string; memory: string }): string {
+  if (budget.stopped === "cpu") return `the transform used more than ${limits.cpu} and was stopped`;
   if (budget.stopped === "wall") return `the transform ran longer than ${budget.wallStopMs} ms and was stopped`;
-  if (err.message === "#memory") return `the transform used more than ${mib(memoryBytes)} MiB of memory and was stopped`;
+  if (err.message === "#memory") return `the transform used more than ${limits.memory} and was stopped`;
   if (err instanceof InvalidResultError) return `the transform returned an invalid request: ${err.message}`;
   return err.message;
 }
 
 /** The returned request's JSON text, or the RunFailure its marker stands for. */
 function resultText(finished: string): string {
+  // "#rejected" and "#json" never get here: the failure they stand for was thrown first.
+  if (finished === "#rejected" || finished === "#json") throw new RunFailure("the transform failed");
   if (finished === "#pending") throw new RunFailure("the transform returned a promise that never settled");
   if (finished === "#undefined") throw new RunFailure("the transform returned undefined: return the request to send, or null to skip it");
   if (finished.startsWith("#type:")) {

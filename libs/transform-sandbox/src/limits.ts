@@ -76,10 +76,29 @@ export const DEFAULT_THREADS = 2;
 
 /** The budget of a run whose request's JSON is `inputChars` long. */
 export function budgetOf(limits: { cpuMs: number; memoryBytes: number }, inputChars: number) {
-  const cpuMs = limits.cpuMs + Math.round((inputChars / MiB) * MARSHAL_MS_PER_MIB);
+  const cpuMs = limits.cpuMs + Math.floor((inputChars / MiB) * MARSHAL_MS_PER_MIB);
   return {
     cpuMs,
     memoryBytes: limits.memoryBytes + inputChars * MARSHAL_MEMORY_PER_BYTE,
     wallStopMs: Math.max(MIN_WALL_STOP_MS, cpuMs * WALL_STOP_FACTOR),
+  };
+}
+
+/**
+ * The limits as a failure states them: the configured figure, and what the request added when it
+ * added something, e.g. "250 ms of CPU (50 ms, plus 200 ms for its 1 MiB request)".
+ */
+export function limitsText(limits: { cpuMs: number; memoryBytes: number }, inputChars: number): { cpu: string; memory: string } {
+  const budget = budgetOf(limits, inputChars);
+  const request = inputChars >= MiB ? `${Math.round((inputChars / MiB) * 10) / 10} MiB request` : `${Math.round(inputChars / KiB)} KiB request`;
+  const mib = (bytes: number) => `${Math.round((bytes / MiB) * 10) / 10} MiB`;
+  const cpuExtra = budget.cpuMs - limits.cpuMs;
+  const memoryExtra = budget.memoryBytes - limits.memoryBytes;
+  return {
+    cpu: cpuExtra > 0 ? `${budget.cpuMs} ms of CPU (${limits.cpuMs} ms, plus ${cpuExtra} ms for its ${request})` : `${limits.cpuMs} ms of CPU`,
+    memory:
+      memoryExtra >= MiB / 10
+        ? `${mib(budget.memoryBytes)} of memory (${mib(limits.memoryBytes)}, plus ${mib(memoryExtra)} for its ${request})`
+        : `${mib(limits.memoryBytes)} of memory`,
   };
 }

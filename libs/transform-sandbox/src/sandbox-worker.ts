@@ -65,20 +65,21 @@ const fixedClock = fixDateNow();
 const { wasmModule, warmUpRuns = 3 } = (workerData ?? {}) as { wasmModule?: WebAssembly.Module; warmUpRuns?: number };
 const variant = wasmModule ? newVariant(RELEASE_SYNC, { wasmModule }) : RELEASE_SYNC;
 
-async function newEngine(): Promise<Engine> {
+async function newEngine(runs: number): Promise<Engine> {
   // An instance of its own: a fresh WebAssembly memory, not the process-wide shared one.
   const engine = new Engine(await newQuickJSWASMModule(variant), clock, fixedClock);
-  warmUp(engine, warmUpRuns);
+  warmUp(engine, runs);
   return engine;
 }
 
-let engine = await newEngine();
+let engine = await newEngine(warmUpRuns);
 
 port.on("message", ({ job }: { job: EngineJob }) => {
   port.postMessage({ outcome: engine.run(job) });
   // A broken instance is replaced; so is one whose memory grew past what runs need.
   const replace = engine.broken || engine.memoryBytes() > RECYCLE_WASM_BYTES;
-  void (replace ? newEngine() : Promise.resolve(engine)).then((next) => {
+  // A replacement shares the code this thread already warmed: one run warms what is its own.
+  void (replace ? newEngine(1) : Promise.resolve(engine)).then((next) => {
     engine = next;
     port.postMessage({ idle: true, cpuMs: clock.cpuMs() });
   });

@@ -205,6 +205,10 @@ describe("a transform that works", () => {
     expect(JSON.stringify(big).length).toBeGreaterThan(700_000);
     const out = sent(await sandbox.run("function transform(req) { req.body.count = req.body.items.length; return req; }", big));
     expect((out?.body as { count: number }).count).toBe(9000);
+    // The room is the request's, not the transform's to spend: a failure says what it was given.
+    expect(failed(await sandbox.run("function transform(req) { for (;;) {} }", big))).toMatch(
+      /^the transform used more than \d+ ms of CPU \(50 ms, plus \d+ ms for its \d+ KiB request\) and (its thread )?was stopped$/,
+    );
   });
 });
 

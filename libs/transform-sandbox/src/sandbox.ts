@@ -8,6 +8,7 @@ import {
   DEFAULT_CPU_MS,
   DEFAULT_MEMORY_BYTES,
   DEFAULT_THREADS,
+  limitsText,
   MAX_SOURCE_BYTES,
   THREAD_HEAP_MB,
   THREAD_STACK_MB,
@@ -94,7 +95,7 @@ export class TransformSandbox {
   constructor(limits: SandboxOptions = {}) {
     this.cpuMs = positive("cpuMs", limits.cpuMs, DEFAULT_CPU_MS, 60_000);
     this.memoryBytes = positive("memoryBytes", limits.memoryBytes, DEFAULT_MEMORY_BYTES, 1024 * 1024 * 1024);
-    this.threads = Math.floor(positive("threads", limits.threads, DEFAULT_THREADS, 64));
+    this.threads = Math.max(1, Math.floor(positive("threads", limits.threads, DEFAULT_THREADS, 64)));
   }
 
   /** Runs `transform(req)` from `source`; `now` (default: the current time) is the only clock it sees. */
@@ -103,13 +104,15 @@ export class TransformSandbox {
     if (Buffer.byteLength(source, "utf8") > MAX_SOURCE_BYTES) {
       return Promise.resolve({ ok: false, error: `the transform is larger than ${MAX_SOURCE_BYTES} bytes`, durationMs: 0 });
     }
-    const job: EngineJob = {
-      source,
-      input: JSON.stringify(req),
-      now: options.now ?? Date.now(),
-      cpuMs: this.cpuMs,
-      memoryBytes: this.memoryBytes,
-    };
+    const now = options.now ?? Date.now();
+    if (!Number.isFinite(now)) return Promise.reject(new TypeError("now must be a finite number of milliseconds"));
+    let input: string;
+    try {
+      input = JSON.stringify(req);
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new TypeError(String(err)));
+    }
+    const job: EngineJob = { source, input, now, cpuMs: this.cpuMs, memoryBytes: this.memoryBytes };
     return new Promise<TransformOutcome>((resolve, reject) => {
       this.queue.push({ job, resolve, reject });
       this.pump();
@@ -147,11 +150,12 @@ export class TransformSandbox {
 
   private assign(lane: Lane, pending: Pending): void {
     const { cpuMs, wallStopMs } = budgetOf(pending.job, pending.job.input.length);
+    const cpuText = limitsText(pending.job, pending.job.input.length).cpu;
     lane.idle = false;
     const timers = [setTimeout(() => this.stop(lane, `the transform did not stop within ${wallStopMs} ms; its thread was stopped`), wallStopMs + WATCHDOG_GRACE_MS)];
     lane.current = { pending, startedAt: performance.now(), timers };
     const baseline = lane.idleCpuMs;
-    if (lane.clock && baseline !== undefined) timers.push(setTimeout(() => this.watchCpu(lane, baseline, cpuMs), cpuMs));
+    if (lane.clock && baseline !== undefined) timers.push(setTimeout(() => this.watchCpu(lane, baseline, cpuMs, cpuText), cpuMs));
     lane.worker!.ref();
     lane.worker!.postMessage({ job: pending.job });
   }
@@ -161,12 +165,12 @@ export class TransformSandbox {
    * as a string built near the memory limit): the thread is stopped once its CPU time is well
    * past the run's budget. Read from this thread, while the run lasts longer than its budget.
    */
-  private watchCpu(lane: Lane, baseline: number, cpuMs: number): void {
+  private watchCpu(lane: Lane, baseline: number, cpuMs: number, cpuText: string): void {
     const current = lane.current;
     if (!current) return;
     const used = (lane.clock!.cpuMs() ?? baseline) - baseline;
-    if (used > backstopCpuMs(cpuMs)) return this.stop(lane, `the transform used more than ${cpuMs} ms of CPU and its thread was stopped`);
-    current.timers.push(setTimeout(() => this.watchCpu(lane, baseline, cpuMs), BACKSTOP_CHECK_MS));
+    if (used > backstopCpuMs(cpuMs)) return this.stop(lane, `the transform used more than ${cpuText} and its thread was stopped`);
+    current.timers.push(setTimeout(() => this.watchCpu(lane, baseline, cpuMs, cpuText), BACKSTOP_CHECK_MS));
   }
 
   private stop(lane: Lane, reason: string): void {
