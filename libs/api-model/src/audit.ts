@@ -43,7 +43,7 @@ export const auditEntry = z
       .record(z.string(), z.unknown())
       .describe(
         "What the action adds, never a body or a secret: `fields` (endpoint.updated), `unmasked` (event.curl_exported), " +
-          "`count` and `complete` (events.exported), `audit_id`, `result`, `mode` and `target` (the origin, event.replayed), " +
+          "`count` and `complete` (events.exported), `audit_id`, `result`, `mode`, `target` (the origin) and, for an edited replay, `edited` (the header names set and removed, and the body edit's kind; event.replayed), " +
           "`attempt` and `status` (event.redelivered), `eventType` (event.triggered), the key's `id`, `prefix`, `name` and " +
           "`scopes` (key.created, key.revoked).",
       ),
