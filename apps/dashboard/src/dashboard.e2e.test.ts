@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { execFile } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
@@ -279,6 +279,25 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     await page.getByTestId("diff-run").click();
     await expect.poll(() => page.getByTestId("diff-same").textContent()).toBe("The two requests are the same.");
     await page.keyboard.press("Escape");
+  });
+
+  it("lists the endpoint's running listeners with their lag, cursor and last error, and says how to start one", async () => {
+    const api = createApiClient({ baseUrl: gatewayUrl, apiKey: KEY });
+    const ep = await api.endpoints.create({ slug: "dash-listen" });
+    await openEndpoint("dash-listen");
+    await page.getByTestId("tab-listeners").click();
+    expect(await page.getByTestId("no-listeners").textContent()).toContain("whc listen dash-listen --forward-to");
+    const first = ((await (await fetch(ep.webhookUrl, { method: "POST", body: "one" })).json()) as { id: string }).id;
+    await fetch(ep.webhookUrl, { method: "POST", body: "two" });
+    const at = (await api.events.get(ep.id, first)).receivedAt;
+    await api.listeners.heartbeat(ep.id, randomUUID(), { host: "laptop-7", startedAt: new Date(Date.now() - 120_000).toISOString(), cursor: { at, id: first }, lastError: "connection_refused (http://localhost:3000/webhooks)" });
+    await page.reload();
+    const row = page.getByTestId("listener-row");
+    await row.waitFor();
+    const cells = await row.locator("td").allTextContents();
+    expect([cells[0], cells[3], cells[5]]).toEqual(["laptop-7", "1 event behind", "connection_refused (http://localhost:3000/webhooks)"]);
+    expect(await page.getByTestId("listener-cursor").getAttribute("href")).toContain(first);
+    await shot("7d-listeners");
   });
 
   it("disables replay, with the reason, when replayFromDashboard is false", async () => {
