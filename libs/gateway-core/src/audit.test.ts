@@ -136,6 +136,30 @@ describe("the audit log", () => {
     }
   });
 
+  it("records a configuration applied (config.applied): the file's hash, the changes made, the first slugs of each kind", async () => {
+    const acct = await t.account();
+    const created = Array.from({ length: 12 }, (_, i) => `svc-${i}`);
+    await acct.api.audit.configApplied({ sha256: "ab".repeat(32), total: 14, applied: 13, created, updated: ["billing"] });
+    const [entry] = (await acct.api.audit.list({ action: "config.applied" })).items;
+    expect(entry).toMatchObject({
+      action: "config.applied",
+      endpointId: null,
+      details: {
+        sha256: "ab".repeat(32),
+        total: 14,
+        applied: 13,
+        complete: false,
+        created: { count: 12, slugs: created.slice(0, 10) },
+        updated: { count: 1, slugs: ["billing"] },
+        deleted: { count: 0, slugs: [] },
+      },
+    });
+    for (const bad of [{ sha256: "nope", total: 1, applied: 1 }, { sha256: "ab".repeat(32), total: 1, applied: 2 }, { sha256: "ab".repeat(32), total: 1, applied: 1, created: ["Not A Slug"] }]) {
+      expect((await refusal(acct.api.audit.configApplied(bad))).status).toBe(400);
+    }
+    expect((await acct.api.audit.list({ action: "config.applied" })).items).toHaveLength(1);
+  });
+
   it("pages newest first with the events' cursors, filters, and refuses a half cursor or an unknown action", async () => {
     const acct = await t.account();
     const eps = [await acct.api.endpoints.create({ slug: "one" }), await acct.api.endpoints.create({ slug: "two" })];
