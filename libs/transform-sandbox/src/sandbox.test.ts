@@ -285,10 +285,10 @@ describe("the sandbox in a process of its own", () => {
       const { TransformSandbox, toTransformRequest } = await import(process.argv[1]);
       const req = toTransformRequest({ method: "GET", path: "/", query: "", headers: [], body: new Uint8Array() });
       const closed = new TransformSandbox();
-      console.log((await closed.run("function transform(r) { return r; }", req)).ok);
+      console.log(String((await closed.run("function transform(r) { return r; }", req)).ok));
       await closed.close();
       const open = new TransformSandbox();
-      console.log((await open.run("function transform(r) { return null; }", req)).ok);
+      console.log(String((await open.run("function transform(r) { return null; }", req)).ok));
       console.log("end");`;
     const index = new URL("./index.ts", import.meta.url).href;
     const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script, index]);
