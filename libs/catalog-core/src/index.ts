@@ -4,7 +4,7 @@ export { createCatalogService } from "./service.js";
 export { ensuredApiKey } from "./api-keys.js";
 export type { CatalogServiceOptions } from "./service.js";
 export { nextStamp } from "./ids.js";
-export { endpointQuotaExceeded } from "./quotas.js";
+export { endpointQuotaExceeded, keyQuotaExceeded } from "./quotas.js";
 export { isStalled, listenerQuotaExceeded, nextLagRun } from "./listeners.js";
 export type { ListenerOptions } from "./service-listeners.js";
 export { MAX_ENDPOINT_PAGE } from "./service.js";

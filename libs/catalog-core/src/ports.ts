@@ -23,8 +23,11 @@ export interface CatalogStore {
   /**
    * Registers a key of an existing account as given (its accountName is the store's);
    * `not_found` when the account does not exist, `conflict` when the hash is registered.
+   * With `quota`: throws `quota_exceeded` (keyQuotaExceeded) when the account already has
+   * `quota` usable keys (not revoked, not expired at the key's createdAt), decided in the
+   * insert's transaction as the endpoint quota is (ADR 0036, ADR 0054).
    */
-  createApiKey(key: Omit<ApiKeyRecord, "accountName">, audit?: AuditRecord): Promise<ApiKeyRecord>;
+  createApiKey(key: Omit<ApiKeyRecord, "accountName">, audit?: AuditRecord, quota?: number): Promise<ApiKeyRecord>;
   findApiKeyByHash(keyHash: Uint8Array): Promise<ApiKeyRecord | undefined>;
   /** By createdAt, then id. */
   listApiKeys(filter?: ApiKeyFilter): Promise<ApiKeyRecord[]>;
@@ -36,6 +39,11 @@ export interface CatalogStore {
   /** Sets lastUsedAt to `at` unless it is already after `notBefore` (ADR 0051). */
   touchApiKey(keyId: string, at: number, notBefore: number): Promise<void>;
   countActiveApiKeys(): Promise<number>;
+  /**
+   * Deletes every key revoked before `before` or expired before it (ADR 0054), of every
+   * account; never a key without revokedAt and expiresAt. Answers how many.
+   */
+  purgeApiKeys(before: number): Promise<number>;
 
   /**
    * Throws AppError `slug_taken` when the account already has the slug. With `quota`: throws

@@ -7,3 +7,11 @@ import { AppError } from "@whc/errors";
 export function endpointQuotaExceeded(limit: number): AppError {
   return new AppError("quota_exceeded", "endpoint quota of the account reached", { meta: { quota: "endpoints", limit } });
 }
+
+/**
+ * The refusal of a key past the account's quota of usable keys (ADR 0054): 429
+ * `quota_exceeded` with `details: {quota: "keys", limit}`, as for endpoints.
+ */
+export function keyQuotaExceeded(limit: number): AppError {
+  return new AppError("quota_exceeded", "key quota of the account reached", { meta: { quota: "keys", limit } });
+}

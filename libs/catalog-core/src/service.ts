@@ -75,6 +75,8 @@ export interface CatalogServiceOptions {
   now?: () => number;
   /** Endpoints an account may have (WHC_QUOTA_ENDPOINTS); unset: no limit. */
   endpointQuota?: number;
+  /** Usable keys an account may have for CreateApiKey (WHC_QUOTA_KEYS; ADR 0054); unset: no limit. */
+  keyQuota?: number;
   /** Listener liveness (design §19): each defaults to its value in @whc/api-model's LISTENER_* constants. */
   listeners?: Partial<ListenerOptions>;
   /** How stale a key's lastUsedAt may get before a use writes it again (ADR 0051); default a minute. */
@@ -104,7 +106,8 @@ function apiKeyMethods(
   now: () => number,
   lastUsedIntervalMs: number,
   logger: { warn(obj: object, msg: string): void } | undefined,
-): CatalogMethods<"authenticateApiKey" | "ensureApiKey" | "createApiKey" | "listApiKeys" | "revokeApiKey" | "countApiKeys"> {
+  keyQuota: number | undefined,
+): CatalogMethods<"authenticateApiKey" | "ensureApiKey" | "createApiKey" | "listApiKeys" | "revokeApiKey" | "countApiKeys" | "purgeApiKeys"> {
   /** lastUsedAt, written only when the stored one is older than the interval (ADR 0051). */
   async function noteUse(key: ApiKeyRecord, at: number): Promise<void> {
     if (key.lastUsedAt !== undefined && at - key.lastUsedAt < lastUsedIntervalMs) return;
@@ -168,7 +171,8 @@ function apiKeyMethods(
         at,
         details: { id: record.id, prefix: record.prefix, name: record.name, scopes: record.scopes, endpointIds: record.endpointIds },
       });
-      const key = await store.createApiKey(record, audit);
+      // EnsureApiKey (bootstrap keys, an account's first key) is never counted against it.
+      const key = await store.createApiKey(record, audit, keyQuota);
       return { key: apiKeyToProto(key) };
     },
 
@@ -190,6 +194,10 @@ function apiKeyMethods(
 
     async countApiKeys() {
       return { active: BigInt(await store.countActiveApiKeys()) };
+    },
+
+    async purgeApiKeys(req) {
+      return { purged: BigInt(await store.purgeApiKeys(Number(req.beforeMs))) };
     },
   };
 }
@@ -409,7 +417,7 @@ export function createCatalogService(
 ): ServiceImpl<typeof CatalogService> {
   const now = options.now ?? Date.now;
   return {
-    ...apiKeyMethods(store, now, options.lastUsedIntervalMs ?? LAST_USED_INTERVAL_MS, options.logger),
+    ...apiKeyMethods(store, now, options.lastUsedIntervalMs ?? LAST_USED_INTERVAL_MS, options.logger, options.keyQuota),
     ...endpointMethods(store, now, options.endpointQuota),
     ...eventMethods(store, now),
     ...replayMethods(store, now),

@@ -1,14 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { AppError, notFound } from "@whc/errors";
-import { ensuredApiKey, type ApiKeyFilter, type ApiKeyRecord, type CatalogStore } from "@whc/catalog-core";
-import type { CatalogCollections } from "./connection.js";
+import { ensuredApiKey, keyQuotaExceeded, type ApiKeyFilter, type ApiKeyRecord, type AuditRecord, type CatalogStore } from "@whc/catalog-core";
+import type { CatalogCollections, InTransaction } from "./connection.js";
 import { isDuplicate } from "./errors.js";
-import { apiKeyDocs, bytes, type AnyDoc } from "./records.js";
+import { apiKeyDocs, auditLogDocs, bytes, type AnyDoc } from "./records.js";
 import type { WithAudit } from "./audit.js";
 
 export type ApiKeyMethods = Pick<
   CatalogStore,
-  "ensureApiKey" | "createApiKey" | "findApiKeyByHash" | "listApiKeys" | "revokeApiKey" | "touchApiKey" | "countActiveApiKeys"
+  "ensureApiKey" | "createApiKey" | "findApiKeyByHash" | "listApiKeys" | "revokeApiKey" | "touchApiKey" | "countActiveApiKeys" | "purgeApiKeys"
 >;
 
 type Doc = Record<string, unknown>;
@@ -33,8 +33,61 @@ export function touchFilter(keyId: string, notBefore: number): Doc {
   return { _id: keyId, $or: [{ lastUsedAt: { $exists: false } }, { lastUsedAt: { $lte: notBefore } }] };
 }
 
-/** Accounts and their API keys; an account exists from its first key on. */
-export function createApiKeys({ accounts, keys }: Pick<CatalogCollections, "accounts" | "keys">, withAudit: WithAudit): ApiKeyMethods {
+/**
+ * The account's keys that are usable at `at`: not revoked, and without an expiry or expiring
+ * after it (what WHC_QUOTA_KEYS counts, ADR 0054). `null` matches a missing field as well.
+ */
+export function usableKeysFilter(accountId: string, at: number): Doc {
+  return { accountId, revokedAt: null, $or: [{ expiresAt: null }, { expiresAt: { $gt: at } }] };
+}
+
+/**
+ * The keys purgeApiKeys deletes: revoked, or expired, before `before` (ADR 0054). A key with
+ * neither field never matches: `$lt` on a number matches no missing or null field.
+ */
+export function purgeableKeysFilter(before: number): Doc {
+  return { $or: [{ revokedAt: { $lt: before } }, { expiresAt: { $lt: before } }] };
+}
+
+/**
+ * The write a create under the key quota makes first, in its transaction, as the endpoint
+ * quota's guard does (ADR 0036): two creates of one account that overlap both write the
+ * account's document, MongoDB fails one with a write conflict and runs it again, and its
+ * count then sees the other's key.
+ */
+export function keyQuotaGuard(accountId: string): { filter: Doc; update: Doc } {
+  return { filter: { _id: accountId }, update: { $inc: { keyCreates: 1 } } };
+}
+
+/** Keys deleted per round: a purge never holds much of the server at once. */
+const PURGE_CHUNK = 2000;
+
+/**
+ * Accounts and their API keys; an account exists from its first key on. A create under the
+ * quota counts and inserts in one transaction behind keyQuotaGuard; within one process such
+ * creates also take turns, which is what keeps the quota on a standalone server (no
+ * transactions: one catalog process, docs/operations.md).
+ */
+export function createApiKeys(
+  { accounts, keys, auditLog }: Pick<CatalogCollections, "accounts" | "keys" | "auditLog">,
+  inTransaction: InTransaction,
+  withAudit: WithAudit,
+): ApiKeyMethods {
+  let createChain: Promise<unknown> = Promise.resolve();
+
+  async function createUnderQuota(doc: AnyDoc, at: number, quota: number, audit: AuditRecord | undefined): Promise<void> {
+    const accountId = doc.accountId as string;
+    // The entry joins the quota's transaction (WithAudit's own opens none inside it).
+    await inTransaction(async (session) => {
+      const guard = keyQuotaGuard(accountId);
+      await accounts.updateOne(guard.filter, guard.update, { session });
+      const count = await keys.countDocuments(usableKeysFilter(accountId, at), { session, limit: quota });
+      if (count >= quota) throw keyQuotaExceeded(quota);
+      await keys.insertOne(doc, { session });
+      if (audit) await auditLog.insertOne(auditLogDocs.write(audit), { session });
+    });
+  }
+
   /** The account of that name, created if there is none; a racing creator's wins. */
   async function accountNamed(name: string, now: number): Promise<AnyDoc> {
     let account: AnyDoc | null = null;
@@ -74,11 +127,17 @@ export function createApiKeys({ accounts, keys }: Pick<CatalogCollections, "acco
     ensureApiKey,
 
     // A registered hash fails the unique keyHash index: errors.ts names it a conflict.
-    async createApiKey(key, audit) {
+    async createApiKey(key, audit, quota) {
       const account = await accounts.findOne({ _id: key.accountId });
       if (!account) throw notFound("account");
       const doc = apiKeyDocs.write({ ...key, accountName: account.name as string });
-      await withAudit(audit, (session) => keys.insertOne(doc, { session }));
+      if (quota === undefined) {
+        await withAudit(audit, (session) => keys.insertOne(doc, { session }));
+      } else {
+        const run = createChain.then(() => createUnderQuota(doc, key.createdAt, quota, audit));
+        createChain = run.catch(() => undefined);
+        await run;
+      }
       return apiKeyDocs.read(doc);
     },
 
@@ -109,6 +168,16 @@ export function createApiKeys({ accounts, keys }: Pick<CatalogCollections, "acco
 
     async countActiveApiKeys() {
       return keys.countDocuments({ revokedAt: { $exists: false } });
+    },
+
+    async purgeApiKeys(before) {
+      let total = 0;
+      for (;;) {
+        const batch = await keys.find(purgeableKeysFilter(before), { projection: { _id: 1 } }).limit(PURGE_CHUNK).toArray();
+        if (batch.length === 0) return total;
+        total += (await keys.deleteMany({ _id: { $in: batch.map((d) => d._id) } })).deletedCount;
+        if (batch.length < PURGE_CHUNK) return total;
+      }
     },
   };
 }

@@ -70,7 +70,14 @@ export async function connectCatalog(options: ConnectOptions): Promise<CatalogCo
 async function ensureIndexes(c: CatalogCollections): Promise<void> {
   await Promise.all([
     c.accounts.createIndexes([{ key: { name: 1 }, unique: true }]),
-    c.keys.createIndexes([{ key: { keyHash: 1 }, unique: true }, { key: { accountName: 1, createdAt: 1 } }, { key: { accountId: 1, createdAt: 1 } }]),
+    c.keys.createIndexes([
+      { key: { keyHash: 1 }, unique: true },
+      { key: { accountName: 1, createdAt: 1 } },
+      { key: { accountId: 1, createdAt: 1 } },
+      // The key retention's two halves (purgeableKeysFilter): sparse, only keys with a revocation or an expiry.
+      { key: { revokedAt: 1 }, sparse: true },
+      { key: { expiresAt: 1 }, sparse: true },
+    ]),
     c.endpoints.createIndexes([
       { key: { accountId: 1, slug: 1 }, unique: true },
       { key: { accountId: 1, createdAt: 1 } },

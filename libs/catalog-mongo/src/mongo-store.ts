@@ -39,7 +39,7 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Catalo
 
   const store: CatalogStore = {
     kind: "mongodb",
-    ...createApiKeys(collections, withAudit),
+    ...createApiKeys(collections, inTransaction, withAudit),
     ...createEndpoints(collections, inTransaction, withAudit),
     ...createEventAppend(collections, inTransaction),
     ...createEventSearch(collections),

@@ -1,16 +1,19 @@
 import type Database from "better-sqlite3";
 import { randomUUID } from "node:crypto";
 import { AppError, notFound } from "@whc/errors";
-import { ensuredApiKey, type ApiKeyRecord, type AuditRecord, type CatalogStore } from "@whc/catalog-core";
+import { ensuredApiKey, keyQuotaExceeded, type ApiKeyRecord, type AuditRecord, type CatalogStore } from "@whc/catalog-core";
 import { apiKeyRows, asBuffer, type Row } from "./rows.js";
 import type { WriteAudit } from "./audit.js";
 
 export type ApiKeyMethods = Pick<
   CatalogStore,
-  "ensureApiKey" | "createApiKey" | "findApiKeyByHash" | "listApiKeys" | "revokeApiKey" | "touchApiKey" | "countActiveApiKeys"
+  "ensureApiKey" | "createApiKey" | "findApiKeyByHash" | "listApiKeys" | "revokeApiKey" | "touchApiKey" | "countActiveApiKeys" | "purgeApiKeys"
 >;
 
 const SELECT_KEYS = "SELECT k.*, a.name AS account_name FROM api_keys k JOIN accounts a ON a.id = k.account_id";
+
+/** Keys deleted per transaction by purgeApiKeys: the write lock is never held for long. */
+const PURGE_CHUNK = 2000;
 
 /** Accounts and their API keys; an account exists from its first key on. */
 export function createApiKeys(db: Database.Database, writeAudit: WriteAudit): ApiKeyMethods {
@@ -27,6 +30,13 @@ export function createApiKeys(db: Database.Database, writeAudit: WriteAudit): Ap
     revokeKey: db.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL"),
     touchKey: db.prepare("UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at <= ?)"),
     countKeys: db.prepare("SELECT count(*) AS n FROM api_keys WHERE revoked_at IS NULL"),
+    // The account's usable keys at a time, counted no further than the quota (ADR 0054), over
+    // the index api_keys_account: an account holds at most the quota plus what retention keeps.
+    countUsableUpTo: db.prepare(
+      "SELECT COUNT(*) AS n FROM (SELECT 1 FROM api_keys WHERE account_id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?) LIMIT ?)",
+    ),
+    // Never a usable key: only one with a revocation or an expiry before the cutoff.
+    purgeChunk: db.prepare(`DELETE FROM api_keys WHERE id IN (SELECT id FROM api_keys WHERE revoked_at < ? OR expires_at < ? LIMIT ${PURGE_CHUNK})`),
   };
 
   const keyById = (id: string) => {
@@ -53,9 +63,14 @@ export function createApiKeys(db: Database.Database, writeAudit: WriteAudit): Ap
   });
 
   // A duplicate hash fails the UNIQUE key_hash constraint: errors.ts names it a conflict.
-  const createApiKeyTx = db.transaction((key: Omit<ApiKeyRecord, "accountName">, audit: AuditRecord | undefined) => {
+  // IMMEDIATE (below): the count and the insert happen under the write lock, so no other
+  // create, from this process or another one sharing the file, lands between them.
+  const createApiKeyTx = db.transaction((key: Omit<ApiKeyRecord, "accountName">, audit: AuditRecord | undefined, quota: number | undefined) => {
     const account = stmt.accountById.get(key.accountId) as { name: string } | undefined;
     if (!account) throw notFound("account");
+    if (quota !== undefined && (stmt.countUsableUpTo.get(key.accountId, key.createdAt, quota) as { n: number }).n >= quota) {
+      throw keyQuotaExceeded(quota);
+    }
     stmt.insertKey.run(apiKeyRows.values({ ...key, accountName: account.name }));
     writeAudit(audit);
     return keyById(key.id)!;
@@ -74,8 +89,8 @@ export function createApiKeys(db: Database.Database, writeAudit: WriteAudit): Ap
       return ensureApiKeyTx.immediate(accountName, keyHash, prefix, now, name);
     },
 
-    async createApiKey(key, audit) {
-      return createApiKeyTx.immediate(key, audit);
+    async createApiKey(key, audit, quota) {
+      return createApiKeyTx.immediate(key, audit, quota);
     },
 
     async findApiKeyByHash(keyHash) {
@@ -100,6 +115,16 @@ export function createApiKeys(db: Database.Database, writeAudit: WriteAudit): Ap
 
     async countActiveApiKeys() {
       return (stmt.countKeys.get() as { n: number }).n;
+    },
+
+    async purgeApiKeys(before) {
+      let total = 0;
+      for (;;) {
+        const { changes } = db.transaction(() => stmt.purgeChunk.run(before, before)).immediate();
+        total += changes;
+        if (changes < PURGE_CHUNK) return total;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
     },
   };
 }

@@ -105,6 +105,7 @@ export async function openSqliteStoreInWorker(options: { file: string }): Promis
     revokeApiKey: (...a) => call("revokeApiKey", ...a),
     touchApiKey: (...a) => call("touchApiKey", ...a),
     countActiveApiKeys: () => call("countActiveApiKeys"),
+    purgeApiKeys: (...a) => call("purgeApiKeys", ...a),
     createEndpoint: (...a) => call("createEndpoint", ...a),
     getEndpoint: (...a) => call("getEndpoint", ...a),
     listEndpoints: (...a) => call("listEndpoints", ...a),

@@ -82,7 +82,12 @@ function privateDataDir(dataDir: string, logger: Logger): void {
 export async function createCatalogNode(config: ConfigOf<typeof catalogSpec>, logger: Logger, thread: EmbeddedStoreThread = "own-thread") {
   if (!config.mongodbUri) privateDataDir(config.dataDir, logger);
   const store = tracedStore(await openCatalogStore(config, thread));
-  const service = createCatalogService(store, { endpointQuota: config.quotaEndpoints, listeners: { ttlMs: config.listenerTtlS * 1000 }, logger });
+  const service = createCatalogService(store, {
+    endpointQuota: config.quotaEndpoints,
+    keyQuota: config.quotaKeys,
+    listeners: { ttlMs: config.listenerTtlS * 1000 },
+    logger,
+  });
   // Its one dependency is its store; gRPC health answers it truthfully, under both names.
   const readiness = createReadiness({ store: () => store.ping() });
   const routes: Routes = (router) => {
@@ -101,6 +106,10 @@ export async function createCatalogNode(config: ConfigOf<typeof catalogSpec>, lo
       const auditCutoff = Date.now() - config.auditRetentionDays * 24 * HOUR_MS;
       const { purged: entries } = await local.purgeAudit({ beforeMs: BigInt(auditCutoff) });
       if (entries > 0) logger.info({ purged: entries, auditRetentionDays: config.auditRetentionDays }, "audit log retention purge");
+      // Keys dead for longer than the cutoff (ADR 0054); their audit entries stay.
+      const keyCutoff = Date.now() - config.keyRetentionDays * 24 * HOUR_MS;
+      const { purged: keys } = await local.purgeApiKeys({ beforeMs: BigInt(keyCutoff) });
+      if (keys > 0) logger.info({ purged: keys, keyRetentionDays: config.keyRetentionDays }, "api key retention purge");
     } catch (err) {
       logger.warn({ err }, "retention purge failed");
     }

@@ -29,7 +29,9 @@ export const catalogSpec = {
   bootstrapApiKeys: s.bootstrapApiKeys,
   retentionDays: s.retentionDays,
   auditRetentionDays: s.auditRetentionDays,
+  keyRetentionDays: s.keyRetentionDays,
   quotaEndpoints: s.quotaEndpoints,
+  quotaKeys: s.quotaKeys,
   listenerTtlS: s.listenerTtlS,
 };
 

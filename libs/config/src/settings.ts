@@ -112,6 +112,13 @@ export const settings = {
     1,
     10_000_000,
   ),
+  quotaKeys: intSetting(
+    "WHC_QUOTA_KEYS",
+    "usable (neither revoked nor expired) API keys per account; POST /v1/keys past it gets 429 quota_exceeded (bootstrap keys and an account's first key are never refused)",
+    1000,
+    1,
+    1_000_000,
+  ),
   listenerTtlS: intSetting(
     "WHC_LISTENER_TTL_S",
     "how long after its last heartbeat a running whc listen is gone from the endpoint's listeners, seconds",
@@ -165,6 +172,13 @@ export const settings = {
   ),
   retentionDays: intSetting("WHC_RETENTION_DAYS", "events older than this are purged", 30, 1, 36_500),
   auditRetentionDays: intSetting("WHC_AUDIT_RETENTION_DAYS", "audit log entries older than this are purged", 365, 1, 36_500),
+  keyRetentionDays: intSetting(
+    "WHC_KEY_RETENTION_DAYS",
+    "API keys revoked or expired longer ago than this are deleted (their audit entries stay)",
+    30,
+    1,
+    36_500,
+  ),
   maxStoredBodyBytes: intSetting("WHC_MAX_STORED_BODY_BYTES", "bodies over this are stored truncated", 1_048_576, 0, 1 << 30),
   maxInboundBodyBytes,
   ingestMaxInflightBytes,
