@@ -447,7 +447,7 @@ const TOO_MANY_HEADERS: Json = {
   "Retry-After": {
     schema: { type: "integer" },
     description:
-      "Seconds to wait: to the next UTC midnight (replay_limit_exceeded); at least 1 (quota_exceeded api_rate and waits); absent for the endpoint quota.",
+      "Seconds to wait: to the next UTC midnight (replay_limit_exceeded); at least 1 (quota_exceeded api_rate and waits); absent for the endpoint and key quotas.",
   },
   "RateLimit-Limit": {
     schema: { type: "integer" },

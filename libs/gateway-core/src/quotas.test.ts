@@ -12,13 +12,14 @@ import { startTestGateway, type TestAccount, type TestGateway } from "./testing/
 const RPS = 5;
 const WAITS = 2;
 const ENDPOINTS = 4;
+const KEYS = 3;
 
 let t: TestGateway;
 let validate: OpenApiValidator;
 /** The rate's clock: stopped, so that a burst's count does not depend on how fast the machine is. */
 const clock = { now: 1_800_000_000_000 };
 beforeAll(async () => {
-  t = await startTestGateway({ apiRps: RPS, waitsPerKey: WAITS, endpointQuota: ENDPOINTS, waitPollMs: 200, now: () => clock.now });
+  t = await startTestGateway({ apiRps: RPS, waitsPerKey: WAITS, endpointQuota: ENDPOINTS, keyQuota: KEYS, waitPollMs: 200, now: () => clock.now });
   validate = createOpenApiValidator((await (await fetch(`${t.url}/v1/openapi.json`)).json()) as Record<string, unknown>);
 });
 afterAll(async () => {
@@ -130,6 +131,35 @@ describe("the account's endpoints (WHC_QUOTA_ENDPOINTS)", () => {
     expect(answers.filter((a) => a.status === 201)).toHaveLength(ENDPOINTS);
     for (const a of answers.filter((x) => x.status !== 201)) expectQuotaRefusal(a, { quota: "endpoints", limit: ENDPOINTS });
     expect((await call(own.key, "GET", "/v1/endpoints")).body.items).toHaveLength(ENDPOINTS);
+  });
+});
+
+describe("the account's usable keys (WHC_QUOTA_KEYS)", () => {
+  it("refuses the key past the quota with 429, details naming the quota and its limit; a revoked key frees its place; ensured keys pass", async () => {
+    const own = await t.account();
+    const made: string[] = [];
+    // The account's first key is one of its usable keys.
+    for (let i = 1; i < KEYS; i += 1) {
+      const created = await call(own.key, "POST", "/v1/keys", { name: `ci ${i}`, scopes: ["events:read"] });
+      expect(created.status).toBe(201);
+      made.push(created.body.id as string);
+    }
+    const refused = await call(own.key, "POST", "/v1/keys", { name: "one too many", scopes: ["events:read"] });
+    expectQuotaRefusal(refused, { quota: "keys", limit: KEYS });
+    expect(refused.headers.get("retry-after")).toBeNull();
+    expect(refused.headers.get("ratelimit-limit")).toBeNull();
+    // Nothing was stored, nor audited; another account creates as before.
+    expect((await call(own.key, "GET", "/v1/keys")).body.items.map((k: { name: string }) => k.name)).not.toContain("one too many");
+    expect((await call(own.key, "GET", "/v1/audit?action=key.created")).body.items).toHaveLength(KEYS - 1);
+    expect((await call(t.b.key, "POST", "/v1/keys", { name: "theirs", scopes: ["events:read"] })).status).toBe(201);
+    // A revoked key is no longer usable: its place is free, and it stays listed.
+    expect((await call(own.key, "DELETE", `/v1/keys/${made[0]}`)).status).toBe(204);
+    expect((await call(own.key, "POST", "/v1/keys", { name: "in its place", scopes: ["events:read"] })).status).toBe(201);
+    expect((await call(own.key, "GET", "/v1/keys")).body.items).toHaveLength(KEYS + 1);
+    // Bootstrap keys and an account's first key (EnsureApiKey) are never refused; they count.
+    const more = await t.account(own.name);
+    expect((await call(more.key, "GET", "/v1/keys")).status).toBe(200);
+    expectQuotaRefusal(await call(more.key, "POST", "/v1/keys", { name: "still full", scopes: ["events:read"] }), { quota: "keys", limit: KEYS });
   });
 });
 

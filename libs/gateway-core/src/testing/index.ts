@@ -77,6 +77,8 @@ export interface TestGatewayOptions {
   trustedProxies?: string[];
   /** WHC_QUOTA_ENDPOINTS (default: none). */
   endpointQuota?: number;
+  /** WHC_QUOTA_KEYS (default: none). */
+  keyQuota?: number;
 }
 
 export interface TestGateway {
@@ -131,7 +133,13 @@ function createServices(dir: string, opts: TestGatewayOptions, logger: Logger) {
   const transport = (routes: Routes) => createInMemoryTransport(routes, logger, RPC_TIMEOUT_MS);
 
   const catalogTransport = transport((router) => {
-    router.service(CatalogService, createCatalogService(store, opts.endpointQuota === undefined ? {} : { endpointQuota: opts.endpointQuota }));
+    router.service(
+      CatalogService,
+      createCatalogService(store, {
+        ...(opts.endpointQuota === undefined ? {} : { endpointQuota: opts.endpointQuota }),
+        ...(opts.keyQuota === undefined ? {} : { keyQuota: opts.keyQuota }),
+      }),
+    );
     healthRoutes({ "": () => store.ping(), [CatalogService.typeName]: () => store.ping() })(router);
   });
   const cryptoTransport = transport((router) => {

@@ -52,7 +52,10 @@ export function keyRoutes(deps: GatewayDeps, now: () => number = Date.now): Rout
       description:
         "The account's API keys that are within the calling key's reach (no scope and no endpoint beyond its own), oldest " +
         "first, revoked and expired ones included: each one's name, `prefix` (its first characters), scopes, endpoints, " +
-        "expiry and when it was last used (to the minute). A key itself is never shown again after its creation.",
+        "expiry and when it was last used (to the minute). A key itself is never shown again after its creation.\n\n" +
+        "Not paged, and bounded: an account holds at most `WHC_QUOTA_KEYS` (1000) usable keys (neither revoked nor " +
+        "expired) besides its bootstrap and first keys, and a key revoked or expired more than `WHC_KEY_RETENTION_DAYS` " +
+        "(30) days ago is deleted (it leaves this list; its `key.created` and `key.revoked` audit entries stay).",
       tags: ["keys"],
       extension: true,
       success: { status: 200, schema: apiKeyList, description: "The keys within the caller's reach, oldest first." },
@@ -76,13 +79,15 @@ export function keyRoutes(deps: GatewayDeps, now: () => number = Date.now): Rout
         "with replays judged by the endpoint's `replayFromDashboard`.\n\n" +
         "Errors: 403 `forbidden` when the key asked for is wider than the caller (`details.field` `scopes`, with " +
         "`details.scope` the scope it lacks, or `endpointIds`); 400 `validation_failed` for an unknown scope, an " +
-        "`expiresAt` not in the future (`reason: range`) or an endpoint id the account does not have (`reason: unknown`).",
+        "`expiresAt` not in the future (`reason: range`) or an endpoint id the account does not have (`reason: unknown`); " +
+        "429 `quota_exceeded` with `details: {\"quota\": \"keys\", \"limit\": N}` (no `Retry-After`) when the account " +
+        "already holds `WHC_QUOTA_KEYS` (1000) usable keys, neither revoked nor expired: revoking one frees its place.",
       tags: ["keys"],
       extension: true,
       body: createApiKeyRequest,
       bodyRequired: true,
       success: { status: 201, schema: createdApiKey, description: "Created; `key` is shown this once." },
-      errors: [400, 403, 413, 415],
+      errors: [400, 403, 413, 415, 429],
       async handler(ctx, { auth, body }): Promise<CreatedApiKeyJson> {
         const scopes = [...new Set(body.scopes)];
         const lacking = missingScope(auth.scopes, scopes);
