@@ -15,7 +15,9 @@ export interface Session {
  * scope `dashboard`, expiring, which is the one kept in the tab; replays through it follow the
  * endpoint's `replayFromDashboard`. A key that may not open one (without `keys:write`, without
  * `dashboard` or `*`, or restricted to endpoints: 403) is used as it is, and its replays follow
- * `replayFromApi`. Any other failure (401: an unknown key) is the caller's to show.
+ * `replayFromApi`; so is a key whose account holds all the usable keys its quota allows (429
+ * `quota_exceeded`, quota `keys`, ADR 0054): the dashboard still opens, where its keys page can
+ * revoke some. Any other failure (401: an unknown key) is the caller's to show.
  */
 export async function openSession(pasted: string, now = Date.now()): Promise<Session> {
   const client = createApiClient({ baseUrl: "", apiKey: pasted });
@@ -27,7 +29,7 @@ export async function openSession(pasted: string, now = Date.now()): Promise<Ses
     });
     return { key: created.key, id: created.id };
   } catch (err) {
-    if (ApiError.is(err) && err.status === 403) return { key: pasted };
+    if (ApiError.is(err) && (err.status === 403 || (err.status === 429 && err.details.quota === "keys"))) return { key: pasted };
     throw err;
   }
 }
