@@ -29,7 +29,7 @@ const UNKNOWN_ID = "01890000-0000-7000-8000-000000000000";
 const hashOf = (text: string) => createHash("sha256").update(text).digest();
 const token = (word: string) => createHash("sha256").update(`token:${word}`).digest().subarray(0, 8);
 
-async function startCatalog(options: { endpointQuota?: number } = {}) {
+async function startCatalog(options: { endpointQuota?: number; keyQuota?: number } = {}) {
   const dir = tempDir("whc-catalog-service-");
   const store = openSqliteStore({ file: path.join(dir.path, "catalog.db") });
   cleanups.push(async () => {
@@ -661,6 +661,33 @@ describe("api keys", () => {
     // Revoking within another account is as unknown as an unknown key.
     const other = await account(catalog, "other");
     await expectFailure(catalog.revokeApiKey({ keyId: key!.id, accountId: other }), Code.NotFound, "not_found");
+  });
+
+  it("refuses a key past the account's usable keys with quota_exceeded (keys), and purges keys dead before the cutoff (ADR 0054)", async () => {
+    const { catalog, clock } = await startCatalog({ keyQuota: 2 });
+    const accountId = await account(catalog, "acme");
+    const make = (name: string, expiresAtMs?: bigint) => catalog.createApiKey({ accountId, name, keyHash: hashOf(name), prefix: "whc_k", scopes: ["events:read"], ...(expiresAtMs ? { expiresAtMs } : {}) });
+    const { key: ci } = await make("ci");
+    const err = await expectFailure(make("one too many"), Code.ResourceExhausted, "quota_exceeded");
+    const { meta } = fromConnectError(err);
+    expect({ quota: meta.quota, limit: String(meta.limit) }).toEqual({ quota: "keys", limit: "2" });
+    // The account's first key and bootstrap keys are never refused.
+    expect((await catalog.ensureApiKey({ accountName: "acme", keyHash: hashOf("boot"), prefix: "whc_b" })).created).toBe(true);
+    await catalog.revokeApiKey({ keyId: ci!.id, accountId });
+    await expectFailure(make("still full"), Code.ResourceExhausted, "quota_exceeded");
+    await catalog.revokeApiKey({ keyId: (await catalog.listApiKeys({ accountId })).keys.find((k) => k.name === "")!.id, accountId });
+    const { key: session } = await make("session", BigInt(clock.now + 3_600_000));
+
+    const day = 86_400_000;
+    clock.now += 30 * day;
+    // Revoked 30 days ago, to the millisecond: not yet before the cutoff.
+    expect((await catalog.purgeApiKeys({ beforeMs: BigInt(clock.now - 30 * day) })).purged).toBe(0n);
+    expect((await catalog.purgeApiKeys({ beforeMs: BigInt(clock.now - 30 * day + 1) })).purged).toBe(2n);
+    expect((await catalog.listApiKeys({ accountId })).keys.map((k) => k.id)).toContain(session!.id);
+    await expectFailure(catalog.authenticateApiKey({ keyHash: hashOf("ci") }), Code.Unauthenticated, "unauthorized");
+    expect((await catalog.purgeApiKeys({ beforeMs: BigInt(clock.now) })).purged).toBe(1n);
+    // Only the key never revoked and never expiring is left: the second ensured one.
+    expect((await catalog.listApiKeys({ accountId })).keys.map((k) => k.prefix)).toEqual(["whc_b"]);
   });
 
   it("answers not_found when revoking an unknown key, and validates what ensureApiKey is given", async () => {
