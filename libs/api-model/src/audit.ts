@@ -4,8 +4,8 @@ import { pageLimit, requireCursorPairs } from "./events.js";
 
 /**
  * The audit log (design §15; ADR 0053): who did what to which endpoint or event, newest first.
- * The actions the deployment records today; §15 also names alert_channel.created|deleted and
- * config.applied, which come with alert channels and `whc apply`.
+ * The actions the deployment records today; §15 also names config.applied, which comes with
+ * `whc apply`.
  */
 export const AUDIT_ACTIONS = [
   "endpoint.created",
@@ -20,6 +20,8 @@ export const AUDIT_ACTIONS = [
   "event.triggered",
   "key.created",
   "key.revoked",
+  "alert_channel.created",
+  "alert_channel.deleted",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -9,6 +9,7 @@ import type { EventDiffJson, EventDiffQueryText } from "./event-diff.js";
 import type { ListenerHeartbeatRequest, ListenerJson, ListenerListJson } from "./listeners.js";
 import type { ApiKeyListJson, CreateApiKeyRequest, CreatedApiKeyJson } from "./keys.js";
 import type { AuditListJson, ListAuditQueryText } from "./audit.js";
+import type { AlertChannelListJson, AlertTestJson, CreateAlertChannelRequest, CreatedAlertChannelJson } from "./alerts.js";
 
 /**
  * The one typed client of /v1, for the dashboard, the CLI and tests. It runs wherever `fetch`
@@ -360,6 +361,16 @@ export function createApiClient(options: ApiClientOptions) {
     list: (query: ListAuditQueryText = {}, signal?: AbortSignal) => request<AuditListJson>("GET", "/v1/audit", { query, signal }),
   };
 
+  /** Alert channels (design §18): where the service tells the account what went wrong. */
+  const alerts = {
+    list: (signal?: AbortSignal) => request<AlertChannelListJson>("GET", "/v1/alert-channels", { signal }),
+    /** A webhook channel's answer carries its `secret`, shown this once. */
+    create: (body: CreateAlertChannelRequest) => request<CreatedAlertChannelJson>("POST", "/v1/alert-channels", { body }),
+    delete: (id: string) => request<void>("DELETE", `/v1/alert-channels/${seg(id)}`),
+    /** Queues a `test` alert to the channel; its `lastDelivery` then shows how it went. */
+    test: (id: string) => request<AlertTestJson>("POST", `/v1/alert-channels/${seg(id)}/test`, { body: {} }),
+  };
+
   const follow = createFollow(events.list);
 
   return {
@@ -370,6 +381,7 @@ export function createApiClient(options: ApiClientOptions) {
     listeners,
     keys,
     audit,
+    alerts,
     follow,
   };
 }
