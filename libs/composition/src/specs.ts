@@ -31,6 +31,8 @@ export const catalogSpec = {
   auditRetentionDays: s.auditRetentionDays,
   quotaEndpoints: s.quotaEndpoints,
   listenerTtlS: s.listenerTtlS,
+  listenerStallS: s.listenerStallS,
+  alertCoalesceS: s.alertCoalesceS,
 };
 
 export const cryptoSpec = {
