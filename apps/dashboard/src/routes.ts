@@ -11,6 +11,7 @@ import type { EndpointTab, EventTab, PageView } from "./views.js";
 import { keysPage } from "./keys-page.js";
 import { auditPage } from "./audit-page.js";
 import { alertsPage } from "./alerts-page.js";
+import { listenersTab } from "./listeners-tab.js";
 
 /**
  * Every view of the dashboard, by where it sits. A new feature's view is one module and one
@@ -19,6 +20,6 @@ import { alertsPage } from "./alerts-page.js";
  */
 export const PAGES: readonly PageView[] = [createEndpointPage, keysPage, auditPage, alertsPage];
 
-export const ENDPOINT_TABS: readonly EndpointTab[] = [eventsTab, chartsTab, settingsTab];
+export const ENDPOINT_TABS: readonly EndpointTab[] = [eventsTab, chartsTab, listenersTab, settingsTab];
 
 export const EVENT_TABS: readonly EventTab[] = [bodyTab, headersTab, diagnosisTab, deliveriesTab, curlTab];

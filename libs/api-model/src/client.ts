@@ -8,7 +8,7 @@ import type { EventSignatureJson, EventSignatureRequest } from "./event-signatur
 import type { EventDiffJson, EventDiffQueryText } from "./event-diff.js";
 import type { ListenerHeartbeatRequest, ListenerJson, ListenerListJson } from "./listeners.js";
 import type { ApiKeyListJson, CreateApiKeyRequest, CreatedApiKeyJson } from "./keys.js";
-import type { AuditListJson, ListAuditQueryText } from "./audit.js";
+import type { AuditListJson, ConfigAppliedRequest, ListAuditQueryText } from "./audit.js";
 import type { AlertChannelListJson, AlertTestJson, CreateAlertChannelRequest, CreatedAlertChannelJson } from "./alerts.js";
 
 /**
@@ -359,6 +359,8 @@ export function createApiClient(options: ApiClientOptions) {
   /** The audit log (design §15), newest first; page with `before`/`beforeId` from `nextBefore`/`nextBeforeId`. */
   const audit = {
     list: (query: ListAuditQueryText = {}, signal?: AbortSignal) => request<AuditListJson>("GET", "/v1/audit", { query, signal }),
+    /** Records what one `whc apply` run changed (config.applied). */
+    configApplied: (body: ConfigAppliedRequest, signal?: AbortSignal) => request<void>("POST", "/v1/audit/config-applied", { body, signal }),
   };
 
   /** Alert channels (design §18): where the service tells the account what went wrong. */
