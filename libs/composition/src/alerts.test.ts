@@ -11,7 +11,7 @@ import { startDestination, startTestSystem, type TestDestination, type TestSyste
  * by configuration; every wait is for something to arrive, never a fixed sleep.
  */
 
-const WINDOW_S = 3;
+const WINDOW_S = 5;
 let t: TestSystem;
 beforeAll(async () => {
   t = await startTestSystem({
