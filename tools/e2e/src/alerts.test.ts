@@ -43,7 +43,7 @@ beforeAll(async () => {
     WHC_FORWARD_RETRY_BASE_MS: "100",
     WHC_FORWARD_POLL_MS: "100",
     WHC_FORWARD_CLAIM_MS: "2000",
-    WHC_ALERT_COALESCE_S: "2",
+    WHC_ALERT_COALESCE_S: "5",
   });
 }, 120_000);
 afterAll(async () => {
@@ -51,7 +51,7 @@ afterAll(async () => {
 });
 
 describe("alert channels across processes", () => {
-  it("sends a real local server a delivery.exhausted alert that verifies with standardwebhooks, and counts it in the replay process's metrics", async () => {
+  it("sends a real local server a delivery.exhausted alert that verifies with standardwebhooks, counts it in the replay process's metrics, and coalesces the next two", async () => {
     const down = await server(503);
     const receiver = await server(204);
     const ep = (await cluster.api.post("/v1/endpoints", { slug: "alerted", operatingMode: "relay", forward: { url: down.url, maxAttempts: 2 } })).body as {
@@ -80,9 +80,19 @@ describe("alert channels across processes", () => {
     );
     const metrics = await (await fetch(`${cluster.metricsUrls.replay}/metrics`)).text();
     expect(metrics).toMatch(/^whc_alerts_total\{type="delivery.exhausted",state="delivered"\} 1$/m);
+
+    // Two more given up within the first alert's window: one alert when it ends, count 2.
+    const more: string[] = [];
+    for (const n of [2, 3]) more.push(((await (await fetch(ep.webhookUrl, { method: "POST", body: `{"n":${n}}` })).json()) as { id: string }).id);
+    await waitFor(() => receiver.received.length >= 2 || undefined, { what: "the coalesced alert", timeoutMs: 30_000 });
+    const second = receiver.received[1]!;
+    const coalesced = new Webhook(secret).verify(second.body, second.headers as Record<string, string>) as { data: Record<string, unknown> };
+    expect(coalesced.data).toMatchObject({ count: 2, eventId: more[1], endpointSlug: "alerted" });
+    expect(second.headers["webhook-id"]).not.toBe(got.headers["webhook-id"]);
+    expect(receiver.received).toHaveLength(2);
     await down.close();
     await receiver.close();
-  }, 60_000);
+  }, 90_000);
 
   it("sends a Slack channel its text when tested, through the replay process", async () => {
     const slack = await server(200);
