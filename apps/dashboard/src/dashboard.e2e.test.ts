@@ -8,6 +8,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { chromium, type Browser, type Page } from "playwright-core";
 import Stripe from "stripe";
+import { Webhook } from "standardwebhooks";
 import { createApiClient } from "@whc/api-model";
 import { buildApps, freePort, startNode, tempDir, WORKSPACE_ROOT, type RunningProcess } from "@whc/testing";
 
@@ -570,6 +571,39 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     await expect.poll(() => page.url()).toContain("action=event.read");
     const actions = () => page.getByTestId("audit-row").evaluateAll((rows) => [...new Set(rows.map((r) => r.getAttribute("data-action")))]);
     await expect.poll(actions).toEqual(["event.read"]);
+  });
+
+  it("creates a webhook alert channel (its secret shown once), tests it against a local server, shows it delivered, and deletes it", async () => {
+    const api = createApiClient({ baseUrl: gatewayUrl, apiKey: KEY });
+    await api.endpoints.create({ slug: "alerted-ui" });
+    await page.goto(`${gatewayUrl}/#/alerts`);
+    await page.getByTestId("alerts-table").waitFor();
+    await page.getByTestId("channel-name").fill("ui-pager");
+    await page.getByTestId("channel-type").selectOption("webhook");
+    await page.getByTestId("channel-url").fill(`${targetUrl}/alerts`);
+    await page.getByTestId("channel-event-delivery.exhausted").check();
+    await page.getByTestId("channel-endpoint-alerted-ui").check();
+    await page.getByTestId("create-channel").click();
+    const secret = (await page.getByTestId("created-channel-secret").textContent())!;
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/=]{44}$/);
+
+    const channel = (await api.alerts.list()).items.find((c) => c.name === "ui-pager")!;
+    expect(channel).toMatchObject({ type: "webhook", events: ["delivery.exhausted"], secretSet: true });
+    const row = page.locator(`[data-testid="channel-row"][data-channel-id="${channel.id}"]`);
+    await row.waitFor();
+    expect(await row.textContent()).not.toContain(secret);
+    const before = received.length;
+    await row.getByTestId("test-channel").click();
+    await expect.poll(() => row.getAttribute("data-last-state"), { timeout: 20_000 }).toBe("delivered");
+    await shot("22-alerts");
+    const alert = received.slice(before).find((r) => r.headers["webhook-id"])!;
+    const message = new Webhook(secret).verify(alert.body, alert.headers as Record<string, string>);
+    expect(message).toMatchObject({ type: "test", data: { channelName: "ui-pager" } });
+
+    page.once("dialog", (d) => void d.accept());
+    await row.getByTestId("delete-channel").click();
+    await expect.poll(() => row.count()).toBe(0);
+    expect((await api.alerts.list()).items.map((c) => c.name)).not.toContain("ui-pager");
   });
 
   it("signs out: the dashboard session's key is revoked and the key form shows", async () => {

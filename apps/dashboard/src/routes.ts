@@ -10,6 +10,7 @@ import { deliveriesTab } from "./forwarding.js";
 import type { EndpointTab, EventTab, PageView } from "./views.js";
 import { keysPage } from "./keys-page.js";
 import { auditPage } from "./audit-page.js";
+import { alertsPage } from "./alerts-page.js";
 import { listenersTab } from "./listeners-tab.js";
 
 /**
@@ -17,7 +18,7 @@ import { listenersTab } from "./listeners-tab.js";
  * line here: its tab or page, its address and its place in the navigation follow (the first of
  * each list is the default). docs/architecture.md, "The dashboard's views".
  */
-export const PAGES: readonly PageView[] = [createEndpointPage, keysPage, auditPage];
+export const PAGES: readonly PageView[] = [createEndpointPage, keysPage, auditPage, alertsPage];
 
 export const ENDPOINT_TABS: readonly EndpointTab[] = [eventsTab, chartsTab, listenersTab, settingsTab];
 

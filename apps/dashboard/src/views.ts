@@ -43,7 +43,7 @@ export interface Mounted {
   dispose?(): void;
 }
 
-/** An account-wide page: `#/<segment>` (the endpoint form, API keys, the audit log; alert channels later). */
+/** An account-wide page: `#/<segment>` (the endpoint form, API keys, the audit log, alert channels). */
 export interface PageView {
   readonly segment: string;
   readonly title: string;

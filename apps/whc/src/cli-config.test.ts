@@ -1,9 +1,12 @@
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { spawn } from "node:child_process";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { Webhook } from "standardwebhooks";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import Stripe from "stripe";
-import type { EndpointJson, EventListJson } from "@whc/api-model";
+import type { AlertChannelJson, EndpointJson, EventListJson } from "@whc/api-model";
 import { buildApps, startAllInOne, tempDir, type AllInOne } from "@whc/testing";
 
 /**
@@ -38,7 +41,7 @@ function cli(env: Record<string, string>, args: string[], input?: string): Promi
 }
 
 /** The accounts the cases use, one each, made at start-up: each case starts from an empty account. */
-const ACCOUNTS = ["create", "update", "prune", "alerts", "export", "copy", "refusals"] as const;
+const ACCOUNTS = ["create", "update", "prune", "alerts", "export", "copy", "refusals", "alerts-cli"] as const;
 const KEYS = Object.fromEntries(ACCOUNTS.map((a, i) => [a, `whc_configascode${String(i).padStart(2, "0")}${"x".repeat(24)}`]));
 const account = (name: (typeof ACCOUNTS)[number]) => ({ WHC_API_KEY: KEYS[name]! });
 
@@ -63,6 +66,10 @@ const SLOW = { timeout: 60_000 };
 const STRIPE_SECRET = "whsec_from_the_environment_1234";
 const SECRETS = { STRIPE_SECRET, ORDERS_TARGET_SECRET: "target-secret-from-the-environment" };
 
+const PAGER_SECRET = `whsec_${Buffer.alloc(32, 9).toString("base64")}`;
+
+const channelsOf = async (key: Record<string, string>) => (await api<{ items: AlertChannelJson[] }>(key, "/v1/alert-channels")).items;
+
 const WEBHOOKS = `# the team's webhooks
 endpoints:
   - slug: stripe
@@ -79,6 +86,19 @@ endpoints:
       keepPath: false
       targetSecretFromEnv: ORDERS_TARGET_SECRET
   - slug: plain
+`;
+
+const WITH_CHANNELS = `${WEBHOOKS}alertChannels:
+  - name: ops
+    type: slack
+    url: http://127.0.0.1:9/services/T0/B0/x
+    events: [delivery.exhausted, destination.opened]
+    endpoints: [orders]
+  - name: pager
+    type: webhook
+    url: http://127.0.0.1:9/pager
+    events: [delivery.exhausted]
+    secretFromEnv: PAGER_SECRET
 `;
 
 beforeAll(async () => {
@@ -155,7 +175,7 @@ describe("whc apply", SLOW, () => {
       ],
       applied: 2,
       kept: [],
-      alertChannelsNotApplied: [],
+      alertChannelsKept: [],
     });
     const items = await endpointsOf(key);
     expect("response" in bySlug(items, "stripe")!).toBe(false);
@@ -183,13 +203,43 @@ describe("whc apply", SLOW, () => {
     expect((await endpointsOf(key)).map((e) => e.slug)).toEqual(["stripe", "orders", "plain"]);
   });
 
-  it("accepts alert channels, checks them, and says they are not applied", async () => {
+  it("makes the account's alert channels match the file by name: created, replaced when they differ, kept or pruned", async () => {
     const key = account("alerts");
-    const withChannels = `${WEBHOOKS}alertChannels:\n  - name: ops\n    type: slack\n    url: https://hooks.slack.com/services/T0/B0/x\n    events: [delivery.exhausted, destination.opened]\n    endpoints: [orders]\n`;
-    const run = await cli({ ...key, ...SECRETS }, ["apply", "-f", file("alerts.yaml", withChannels)]);
-    expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout.split("\n")).toContain("! alert channel ops: not applied (this version's API has no alert channels yet)");
-    const unknownEndpoint = await cli({ ...key, ...SECRETS }, ["apply", "-f", file("alerts-bad.yaml", withChannels.replace("[orders]", "[nowhere]"))]);
+    const env = { ...key, ...SECRETS, PAGER_SECRET };
+    const first = await cli(env, ["apply", "-f", file("alerts.yaml", WITH_CHANNELS)]);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toBe(
+      "+ create endpoint stripe\n+ create endpoint orders\n+ create endpoint plain\n+ create alert channel ops\n+ create alert channel pager\n",
+    );
+    expect(first.stderr).toBe("");
+    const orders = bySlug(await endpointsOf(key), "orders")!;
+    const channels = await channelsOf(key);
+    expect(channels.map((c) => [c.name, c.type, c.events, c.endpointIds, c.secretSet])).toEqual([
+      ["ops", "slack", ["delivery.exhausted", "destination.opened"], [orders.id], false],
+      ["pager", "webhook", ["delivery.exhausted"], [], true],
+    ]);
+    expect(await cli(env, ["apply", "-f", path.join(dir.path, "alerts.yaml")])).toEqual({ code: 0, stdout: "no changes\n", stderr: "" });
+
+    // The file's events change: the channel is replaced (a new id), its name kept.
+    const edited = file("alerts-edited.yaml", WITH_CHANNELS.replace("[delivery.exhausted, destination.opened]", "[signature.failed]"));
+    expect((await cli(env, ["apply", "-f", edited])).stdout).toBe("~ replace alert channel ops: events\n");
+    const replaced = (await channelsOf(key)).find((c) => c.name === "ops")!;
+    expect([replaced.events, replaced.id === channels[0]!.id]).toEqual([["signature.failed"], false]);
+
+    // One made by hand is kept, then pruned; one the file gives no secret gets a generated one, said once on stderr.
+    expect((await cli(key, ["alerts", "create", "--name", "by-hand", "--type", "slack", "--url", "http://127.0.0.1:9/x", "--event", "test"])).code).toBe(0);
+    const kept = await cli(env, ["apply", "-f", edited]);
+    expect(kept).toMatchObject({ code: 0, stdout: "no changes\n" });
+    expect(kept.stderr).toContain("alert channels kept, not in the file (--prune deletes them): by-hand");
+    const unsigned = file("alerts-unsigned.yaml", `${WEBHOOKS}alertChannels:\n  - name: unsigned\n    type: webhook\n    url: http://127.0.0.1:9/u\n    events: [test]\n`);
+    const pruned = await cli(env, ["apply", "-f", unsigned, "--prune"]);
+    expect(pruned.code, pruned.stderr).toBe(0);
+    // Oldest first: ops was made again when it was replaced.
+    expect(pruned.stdout).toBe("+ create alert channel unsigned\n- delete alert channel pager\n- delete alert channel ops\n- delete alert channel by-hand\n");
+    expect(pruned.stderr).toMatch(/^alert channel unsigned: secret whsec_[A-Za-z0-9+/=]{44} \(shown this once/m);
+    expect((await channelsOf(key)).map((c) => c.name)).toEqual(["unsigned"]);
+
+    const unknownEndpoint = await cli(env, ["apply", "-f", file("alerts-bad.yaml", WITH_CHANNELS.replace("[orders]", "[nowhere]"))]);
     expect(unknownEndpoint.code).toBe(1);
     expect(unknownEndpoint.stderr).toMatch(/alerts-bad\.yaml:\d+:\d+: alertChannels\.0\.endpoints\.0: no endpoint nowhere in this file/);
   });
@@ -198,18 +248,21 @@ describe("whc apply", SLOW, () => {
 describe("whc export-config", SLOW, () => {
   it("writes the account as a file that applies as no changes, to it and to another account alike, without secrets", async () => {
     const key = account("export");
-    expect((await cli({ ...key, ...SECRETS }, ["apply", "-f", file("export.yaml", WEBHOOKS)])).code).toBe(0);
+    expect((await cli({ ...key, ...SECRETS, PAGER_SECRET }, ["apply", "-f", file("export.yaml", WITH_CHANNELS)])).code).toBe(0);
     const exported = await cli(key, ["export-config"]);
     expect(exported.code, exported.stderr).toBe(0);
-    for (const secret of Object.values(SECRETS)) expect(exported.stdout).not.toContain(secret);
+    for (const secret of [...Object.values(SECRETS), PAGER_SECRET]) expect(exported.stdout).not.toContain(secret);
     expect(exported.stdout).toContain("secret set, not exported");
+    expect(exported.stdout).toContain("alertChannels:\n  - name: ops\n    type: slack\n    url: http://127.0.0.1:9/services/T0/B0/x\n    events:\n      - delivery.exhausted\n      - destination.opened\n    endpoints:\n      - orders\n");
 
     expect(await cli(key, ["apply", "-f", "-"], exported.stdout)).toEqual({ code: 0, stdout: "no changes\n", stderr: "" });
 
     // Another account made from the export has the same endpoints (secrets aside), and exports the same file but the notes.
     const copy = account("copy");
     const created = await cli(copy, ["apply", "-f", "-"], exported.stdout);
-    expect(created.stdout).toBe("+ create endpoint stripe\n+ create endpoint orders\n+ create endpoint plain\n");
+    expect(created.stdout).toBe("+ create endpoint stripe\n+ create endpoint orders\n+ create endpoint plain\n+ create alert channel ops\n+ create alert channel pager\n");
+    // The export names no secret: the copy's webhook channel gets a new one, said once.
+    expect(created.stderr).toMatch(/^alert channel pager: secret whsec_/m);
     const again = await cli(copy, ["export-config"]);
     const withoutNotes = (text: string) => text.replace(/^ *# .*secret set, not exported.*\n/gm, "");
     expect(withoutNotes(again.stdout)).toBe(withoutNotes(exported.stdout));
@@ -246,5 +299,45 @@ describe("whc apply refuses, changing nothing", SLOW, () => {
     expect(bad).toMatchObject({ code: 1, stdout: "" });
     expect(bad.stderr).toMatch(/^error: .*bad\.yaml:14:17: endpoints\.1\.forward\.keepPath: .*expected boolean.* \(type\)$/m);
     expect(await endpointsOf(key)).toEqual([]);
+  });
+});
+
+describe("whc alerts", SLOW, () => {
+  it("creates a channel (its secret printed once), lists it, tests it against a real local server and waits for the answer, deletes it by name", async () => {
+    const key = account("alerts-cli");
+    const received: { headers: http.IncomingHttpHeaders; body: string }[] = [];
+    const receiver = http.createServer((req, res) => {
+      let body = "";
+      req.on("data", (c: Buffer) => (body += c.toString()));
+      req.on("end", () => {
+        received.push({ headers: req.headers, body });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/alerts`;
+    try {
+      const created = await cli(key, ["alerts", "create", "--name", "pager", "--type", "webhook", "--url", url, "--event", "delivery.exhausted", "--event", "signature.failed"]);
+      expect(created.code, created.stderr).toBe(0);
+      const secret = /secret (whsec_\S+) \(shown this once/.exec(created.stdout)?.[1];
+      expect(secret).toBeDefined();
+
+      const listed = await cli(key, ["alerts", "list"]);
+      expect(listed.stdout).toMatch(/pager +webhook +delivery\.exhausted,signature\.failed +all +none yet/);
+
+      const tested = await cli(key, ["alerts", "test", "pager", "--wait"]);
+      expect(tested.code, tested.stderr).toBe(0);
+      expect(tested.stdout).toMatch(/^test alert [0-9a-f-]{36} delivered to pager \(204\)$/m);
+      const message = new Webhook(secret!).verify(received[0]!.body, received[0]!.headers as Record<string, string>);
+      expect(message).toMatchObject({ type: "test", data: { channelName: "pager" } });
+
+      const refused = await cli(key, ["alerts", "create", "--name", "pager", "--type", "slack", "--url", url, "--event", "test"]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain("name");
+      expect((await cli(key, ["alerts", "delete", "pager"])).stdout).toMatch(/^deleted alert channel [0-9a-f-]{36} \(pager\)$/m);
+      expect((await cli(key, ["alerts", "test", "pager"])).code).toBe(2);
+    } finally {
+      await new Promise<void>((r) => receiver.close(() => r()));
+    }
   });
 });

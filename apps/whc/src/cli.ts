@@ -3,6 +3,7 @@ import { endpointCommands } from "./commands/endpoints.js";
 import { eventCommands } from "./commands/events.js";
 import { keyCommands } from "./commands/keys.js";
 import { auditCommand } from "./commands/audit.js";
+import { alertCommands } from "./commands/alerts.js";
 import { listenCommand } from "./commands/listen.js";
 import { triggerCommand } from "./commands/trigger.js";
 import { configCommands } from "./commands/config.js";
@@ -30,6 +31,7 @@ export function buildCli(env: NodeJS.ProcessEnv): Command {
   scenarioCommands(program, ctx);
   configCommands(program, ctx);
   auditCommand(program, ctx);
+  alertCommands(program, ctx);
   return program;
 }
 

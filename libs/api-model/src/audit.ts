@@ -5,8 +5,8 @@ import { SLUG_PATTERN } from "./values.js";
 
 /**
  * The audit log (design §15; ADR 0053): who did what to which endpoint or event, newest first.
- * The actions the deployment records today; §15 also names alert_channel.created|deleted and
- * config.applied, which come with alert channels and `whc apply`.
+ * The actions the deployment records today; §15 also names config.applied, which comes with
+ * `whc apply`.
  */
 export const AUDIT_ACTIONS = [
   "endpoint.created",
@@ -21,6 +21,8 @@ export const AUDIT_ACTIONS = [
   "event.triggered",
   "key.created",
   "key.revoked",
+  "alert_channel.created",
+  "alert_channel.deleted",
   "config.applied",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -9,6 +9,7 @@ import type { EventDiffJson, EventDiffQueryText } from "./event-diff.js";
 import type { ListenerHeartbeatRequest, ListenerJson, ListenerListJson } from "./listeners.js";
 import type { ApiKeyListJson, CreateApiKeyRequest, CreatedApiKeyJson } from "./keys.js";
 import type { AuditListJson, ConfigAppliedRequest, ListAuditQueryText } from "./audit.js";
+import type { AlertChannelListJson, AlertTestJson, CreateAlertChannelRequest, CreatedAlertChannelJson } from "./alerts.js";
 
 /**
  * The one typed client of /v1, for the dashboard, the CLI and tests. It runs wherever `fetch`
@@ -362,6 +363,16 @@ export function createApiClient(options: ApiClientOptions) {
     configApplied: (body: ConfigAppliedRequest, signal?: AbortSignal) => request<void>("POST", "/v1/audit/config-applied", { body, signal }),
   };
 
+  /** Alert channels (design §18): where the service tells the account what went wrong. */
+  const alerts = {
+    list: (signal?: AbortSignal) => request<AlertChannelListJson>("GET", "/v1/alert-channels", { signal }),
+    /** A webhook channel's answer carries its `secret`, shown this once. */
+    create: (body: CreateAlertChannelRequest) => request<CreatedAlertChannelJson>("POST", "/v1/alert-channels", { body }),
+    delete: (id: string) => request<void>("DELETE", `/v1/alert-channels/${seg(id)}`),
+    /** Queues a `test` alert to the channel; its `lastDelivery` then shows how it went. */
+    test: (id: string) => request<AlertTestJson>("POST", `/v1/alert-channels/${seg(id)}/test`, { body: {} }),
+  };
+
   const follow = createFollow(events.list);
 
   return {
@@ -372,6 +383,7 @@ export function createApiClient(options: ApiClientOptions) {
     listeners,
     keys,
     audit,
+    alerts,
     follow,
   };
 }

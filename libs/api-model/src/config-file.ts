@@ -3,6 +3,7 @@ import { FORWARDING_MODES, SLUG_PATTERN } from "./values.js";
 import { createEndpointRequest } from "./endpoints.js";
 import { destinationSettings } from "./forwarding.js";
 import { fileJsonSchema } from "./file-schema.js";
+import { ALERT_CHANNEL_LIMITS, ALERT_CHANNEL_TYPES, ALERT_EVENTS } from "./alerts.js";
 
 /**
  * The file `whc apply` reads and `whc export-config` writes (design §16, "Configuration as
@@ -14,17 +15,6 @@ import { fileJsonSchema } from "./file-schema.js";
 
 export const CONFIG_FILE_LIMITS = { endpoints: 10_000, alertChannels: 100, bytes: 16 * 1024 * 1024 } as const;
 
-/** What an alert channel is told about (design §18). Alert channels are not in /v1 yet. */
-export const ALERT_EVENTS = [
-  "destination.opened",
-  "destination.closed",
-  "delivery.exhausted",
-  "delivery.failed",
-  "signature.failed",
-  "schema.drift",
-  "listener.stalled",
-  "test",
-] as const;
 
 const envName = z
   .string()
@@ -69,9 +59,9 @@ export const configEndpoint = z
 export type ConfigEndpoint = z.output<typeof configEndpoint>;
 
 export const configAlertChannel = z.strictObject({
-  name: z.string().min(1).max(100),
-  type: z.enum(["webhook", "slack"]),
-  url: z.string().min(1).max(2048),
+  name: z.string().min(1).max(ALERT_CHANNEL_LIMITS.nameLength).describe("The channel's name, unique in the account: how the file and the account's channels are matched."),
+  type: z.enum(ALERT_CHANNEL_TYPES),
+  url: z.string().min(1).max(ALERT_CHANNEL_LIMITS.urlLength),
   events: z.array(z.enum(ALERT_EVENTS)).min(1).max(ALERT_EVENTS.length),
   endpoints: z.array(slug).max(CONFIG_FILE_LIMITS.endpoints).optional().describe("Slugs of endpoints of this file; absent: every endpoint."),
   secretFromEnv: envName.optional().describe("webhook: the signing secret `whsec_...` is the value of this environment variable."),
@@ -90,7 +80,7 @@ export const configFile = z
       .array(configAlertChannel)
       .max(CONFIG_FILE_LIMITS.alertChannels)
       .default([])
-      .describe("Accepted and checked; not applied yet: /v1 has no alert channels in this version."),
+      .describe("The account's alert channels (docs/api.md, \"Alert channels\"); each is matched to the account's by `name`."),
   })
   .superRefine((file, ctx) => {
     const slugs = file.endpoints.map((e) => e.slug);

@@ -9,13 +9,18 @@ export const errorReply = z.object({
   error: z.string(),
   message: z.string(),
   details: z.object({
-    field: z.string().optional().describe("validation_failed: the offending field or parameter; forbidden, creating a key: `scopes` or `endpointIds`, the part wider than the creating key's own."),
+    field: z
+      .string()
+      .optional()
+      .describe(
+        "validation_failed: the offending field or parameter; forbidden, creating a key or an alert channel: `scopes` or `endpointIds`, the part wider than the calling key's own; conflict: the field whose value is taken (an alert channel's `name`).",
+      ),
     reason: z
       .union([z.enum(FIELD_REASONS), z.enum(TARGET_REFUSAL_REASONS)])
       .optional()
       .describe("validation_failed: why the field was refused; target_not_allowed: what of the target was refused."),
     quota: z.enum(QUOTA_NAMES).optional().meta({ ...extension, description: "quota_exceeded: the quota that is spent." }),
-    limit: z.int().optional().meta({ ...extension, description: "quota_exceeded (endpoints, waits, listeners): the quota's size." }),
+    limit: z.int().optional().meta({ ...extension, description: "quota_exceeded (endpoints, waits, listeners, alert_channels): the quota's size." }),
     allowed: z
       .array(z.string())
       .optional()

@@ -25,4 +25,5 @@ export * from "./config-file.js";
 export * from "./scenario.js";
 export * from "./keys.js";
 export * from "./audit.js";
+export * from "./alerts.js";
 export * from "./client.js";

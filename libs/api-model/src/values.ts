@@ -22,7 +22,7 @@ export const REPLAY_RESULTS = ["delivered", "rejected", "network_error"] as cons
 export const NDJSON_MEDIA_TYPE = "application/x-ndjson";
 
 /** The quotas a 429 `quota_exceeded` names in `details.quota` (docs/api.md, "Quotas"). */
-export const QUOTA_NAMES = ["endpoints", "keys", "api_rate", "waits", "listeners"] as const;
+export const QUOTA_NAMES = ["endpoints", "keys", "api_rate", "waits", "listeners", "alert_channels"] as const;
 export type QuotaName = (typeof QUOTA_NAMES)[number];
 /** `GET /v1/endpoints`: the page size when none is given, and the largest one. */
 export const ENDPOINT_PAGE_DEFAULT = 100;

@@ -7,6 +7,21 @@ export { nextStamp } from "./ids.js";
 export { endpointQuotaExceeded, keyQuotaExceeded } from "./quotas.js";
 export { isStalled, listenerQuotaExceeded, nextLagRun } from "./listeners.js";
 export type { ListenerOptions } from "./service-listeners.js";
+export { alertChannelToProto, createAlertRaiser } from "./service-alerts.js";
+export type { AlertOptions, RaiseAlerts } from "./service-alerts.js";
+export {
+  alertChannelNameTaken,
+  alertChannelQuotaExceeded,
+  alertClaimHolds,
+  channelWants,
+  claimedAlert,
+  coalesces,
+  deliveryNoteOf,
+  isClaimableAlert,
+  isOpenForRepeats,
+  raisedInto,
+  recordedAlert,
+} from "./alerts.js";
 export { MAX_ENDPOINT_PAGE } from "./service.js";
 export type { Clock } from "./ids.js";
 export { translatingErrors } from "./translating-errors.js";

@@ -1,4 +1,4 @@
-import type { ApiKeyFilter, ApiKeyRecord, AuditPage, AuditQuery, AuditRecord, AppendResult, Cursor, EndpointPatch, EndpointPage, EndpointRecord, EventPage, EventQuery, EventRecord, ListenerRecord, NewEndpoint, NewEvent, ReplayAuditRecord, ReplayCharge, DeliveryClaim, AttemptRecord, DeliveryRecord, OutboxStats } from "./types.js";
+import type { AlertAttemptResult, AlertChannelRecord, AlertClaim, RaisedAlert, ApiKeyFilter, ApiKeyRecord, AuditPage, AuditQuery, AuditRecord, AppendResult, Cursor, EndpointPatch, EndpointPage, EndpointRecord, EventPage, EventQuery, EventRecord, ListenerRecord, NewEndpoint, NewEvent, ReplayAuditRecord, ReplayCharge, DeliveryClaim, AttemptRecord, DeliveryRecord, OutboxStats } from "./types.js";
 import type { Clock } from "./ids.js";
 import type { AttemptTransition, EventRef } from "@whc/ports";
 
@@ -151,6 +151,36 @@ export interface CatalogStore {
   listListeners(accountId: string, endpointId: string, now: number): Promise<ListenerRecord[]>;
   /** False when the endpoint had no listener with that id. */
   deleteListener(accountId: string, endpointId: string, listenerId: string): Promise<boolean>;
+
+  /**
+   * Alert channels (design §18; ADR 0086). Throws `quota_exceeded` (alertChannelQuotaExceeded)
+   * when the account already has `maxPerAccount` channels and `conflict` on `name`
+   * (alertChannelNameTaken) when it has one of that name: decided in the insert's transaction.
+   */
+  createAlertChannel(channel: AlertChannelRecord, maxPerAccount: number, audit?: AuditRecord): Promise<AlertChannelRecord>;
+  /** The account's channels by createdAt, then id, sealed secrets included. */
+  listAlertChannels(accountId: string): Promise<AlertChannelRecord[]>;
+  /** Removes the channel and every alert of it, sent or not; false when it was not there. */
+  deleteAlertChannel(accountId: string, channelId: string, audit?: AuditRecord): Promise<boolean>;
+  /**
+   * The alert outbox (ADR 0085): for each occurrence, every channel that wants it (channelWants)
+   * gets it as raisedInto says (counted into the open alert of its key, or a new one due at
+   * once or when the key's window ends), in one transaction per call; the endpoint's slug is
+   * read when a channel wants it. Answers the ids of the alerts that now carry the occurrences
+   * (none: no channel wanted any).
+   */
+  raiseAlerts(raised: readonly RaisedAlert[], now: number, windowMs: number): Promise<string[]>;
+  /** As claimDeliveries, for alerts (isClaimableAlert, claimedAlert), each with its channel. Oldest due first. */
+  claimAlerts(owner: string, now: number, claimMs: number, limit: number): Promise<AlertClaim[]>;
+  /**
+   * Records attempt n's result (recordedAlert) and the channel's lastDelivery, only while the
+   * claim (owner, n) holds; false when it does not, or the alert is gone.
+   */
+  recordAlertAttempt(alertId: string, owner: string, n: number, result: AlertAttemptResult): Promise<boolean>;
+  /** The earliest due time later than `after` of a pending alert: when a worker should look again. */
+  nextAlertDueAt(after: number): Promise<number | undefined>;
+  /** Deletes alerts no longer pending whose window started before `before`; answers how many. */
+  purgeAlerts(before: number): Promise<number>;
 
   ping(): Promise<boolean>;
   close(): Promise<void>;

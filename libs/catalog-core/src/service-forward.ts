@@ -7,6 +7,8 @@ import { requireUuid } from "./ids.js";
 import { auditEntryOf } from "./service-audit.js";
 import { DELIVERY_STATES, ATTEMPT_TRIGGERS, type DeliveryState } from "@whc/api-model";
 import type { AttemptTransition, EventRef } from "@whc/ports";
+import type { AttemptRecord, DeliveryRecord, RaisedAlert } from "./types.js";
+import type { RaiseAlerts } from "./service-alerts.js";
 
 const DEFAULT_CLAIM_LIMIT = 50;
 const MAX_CLAIM_LIMIT = 500;
@@ -46,10 +48,30 @@ function transitionOf(req: RecordForwardAttemptRequest): AttemptTransition {
   return { kind: "worker", owner: req.claimOwner, state, nextAttemptAt };
 }
 
+/**
+ * delivery.failed or delivery.exhausted (design §18) when this attempt made the delivery so:
+ * the relay outbox worker's verdict (it applied: the stored state is the verdict's), or a proxy's
+ * one attempt (trigger `initial` outside the outbox) that failed. A redelivery or a `whc
+ * listen` attempt has someone watching its answer, and raises nothing (ADR 0085).
+ */
+function deliveryAlert(ref: EventRef, attempt: AttemptRecord, transition: AttemptTransition, forward: DeliveryRecord): RaisedAlert | undefined {
+  const state = forward.state;
+  if (state !== "failed" && state !== "exhausted") return undefined;
+  const made = transition.kind === "worker" ? transition.state === state : attempt.trigger === "initial";
+  if (!made) return undefined;
+  return {
+    accountId: ref.accountId,
+    type: `delivery.${state}`,
+    endpointId: ref.endpointId,
+    data: { eventId: ref.eventId, attempts: attempt.n, status: attempt.status || null, error: attempt.error || null },
+  };
+}
+
 /** The relay outbox and the forward attempts (design §11). */
 export function forwardMethods(
   store: CatalogStore,
   now: () => number,
+  raise: RaiseAlerts = async () => undefined,
 ): Pick<ServiceImpl<typeof CatalogService>, "claimDeliveries" | "loadDelivery" | "beginForwardAttempt" | "recordForwardAttempt" | "getOutboxStats" | "recordProxyAnswer"> {
   return {
     async claimDeliveries(req) {
@@ -96,8 +118,11 @@ export function forwardMethods(
         at: now(),
         details: { attempt: attempt.n, ...(attempt.status ? { status: attempt.status } : {}), ...(attempt.error ? { error: attempt.error } : {}) },
       });
-      const forward = await store.recordForwardAttempt(ref, attempt, transitionOf(req), audit);
+      const transition = transitionOf(req);
+      const forward = await store.recordForwardAttempt(ref, attempt, transition, audit);
       if (!forward) return { recorded: false };
+      const alert = deliveryAlert(ref, attempt, transition, forward);
+      if (alert) await raise([alert]);
       return { recorded: true, forward: forwardToProto(forward) };
     },
 

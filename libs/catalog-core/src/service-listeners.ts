@@ -7,6 +7,7 @@ import type { CatalogStore } from "./ports.js";
 import type { Cursor, ListenerRecord } from "./types.js";
 import { requireUuid } from "./ids.js";
 import { isStalled, listenerQuotaExceeded, nextLagRun } from "./listeners.js";
+import type { RaiseAlerts } from "./service-alerts.js";
 
 export interface ListenerOptions {
   /** How long after its last heartbeat a listener is gone (WHC_LISTENER_TTL_S). */
@@ -64,6 +65,7 @@ export function listenerMethods(
   store: CatalogStore,
   now: () => number,
   options: ListenerOptions,
+  raise: RaiseAlerts = async () => undefined,
 ): Pick<ServiceImpl<typeof CatalogService>, "putListener" | "listListeners" | "deleteListener"> {
   return {
     async putListener(req) {
@@ -75,6 +77,18 @@ export function listenerMethods(
       const lag = heard.cursor ? await store.countEventsAfter(heard.accountId, heard.endpointId, heard.cursor, LISTENER_LIMITS.lagBound) : 0;
       const listener: ListenerRecord = { ...heard, lastSeenAt: at, expiresAt: at + options.ttlMs, lagEvents: lag, ...nextLagRun(previous, lag, at) };
       if (!(await store.putListener(listener, options.perEndpoint, at))) throw listenerQuotaExceeded(options.perEndpoint);
+      // listener.stalled once, when this heartbeat turns it stalled (ADR 0062): the previous
+      // record and the new one are both at hand here.
+      if (isStalled(listener, options.stallMs) && !(previous && isStalled(previous, options.stallMs))) {
+        await raise([
+          {
+            accountId: listener.accountId,
+            type: "listener.stalled",
+            endpointId: listener.endpointId,
+            data: { listenerId: listener.id, host: listener.host, lagEvents: listener.lagEvents, behindSince: new Date(listener.lagRunSince).toISOString() },
+          },
+        ]);
+      }
       return { listener: listenerToProto(listener, options.stallMs) };
     },
 

@@ -12,7 +12,7 @@ import { AppError, notFound, validationFailed } from "@whc/errors";
 import { timingSafeEqual } from "node:crypto";
 import { TOKEN_BYTES } from "@whc/sealing";
 import type { CatalogStore } from "./ports.js";
-import { type ApiKeyRecord, type AppendResult, type Cursor } from "./types.js";
+import { type ApiKeyRecord, type AppendResult, type Cursor, type NewEvent, type RaisedAlert } from "./types.js";
 import { isUuid, newId, requireUuid } from "./ids.js";
 import {
   apiKeyToProto,
@@ -27,7 +27,8 @@ import {
 import { forwardMethods } from "./service-forward.js";
 import { auditEntryOf, auditMethods } from "./service-audit.js";
 import { listenerMethods } from "./service-listeners.js";
-import { DELIVERY_STATES, KEY_LIMITS, LISTENER_LIMITS, LISTENER_STALL_S, LISTENER_TTL_S, SCOPES } from "@whc/api-model";
+import { alertMethods, createAlertRaiser, type AlertOptions, type RaiseAlerts } from "./service-alerts.js";
+import { ALERT_CHANNEL_LIMITS, ALERT_COALESCE_S, DELIVERY_STATES, KEY_LIMITS, LISTENER_LIMITS, LISTENER_STALL_S, LISTENER_TTL_S, SCOPES } from "@whc/api-model";
 import type { ListenerOptions } from "./service-listeners.js";
 
 const DAY_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
@@ -79,6 +80,8 @@ export interface CatalogServiceOptions {
   keyQuota?: number;
   /** Listener liveness (design §19): each defaults to its value in @whc/api-model's LISTENER_* constants. */
   listeners?: Partial<ListenerOptions>;
+  /** Alerts (design §18): the coalescing window (ALERT_COALESCE_S) and channels per account (ALERT_CHANNEL_LIMITS). */
+  alerts?: Partial<AlertOptions>;
   /** How stale a key's lastUsedAt may get before a use writes it again (ADR 0051); default a minute. */
   lastUsedIntervalMs?: number;
   /** Told when a key's last use could not be written (the key is accepted all the same). */
@@ -284,10 +287,34 @@ function encodedCaptures(bytes: Uint8Array): CapturedEvent[] {
   }
 }
 
+const NO_ALERTS: readonly RaisedAlert[] = [];
+
+/**
+ * signature.failed (design §18) for each stored capture whose signature did not verify, raised
+ * once the append committed (ADR 0085). A batch without such a capture costs one comparison per
+ * capture and raises nothing.
+ */
+function signatureFailures(events: readonly NewEvent[], appended: readonly (AppendResult | undefined)[]): readonly RaisedAlert[] {
+  let raised: RaisedAlert[] | undefined;
+  for (let i = 0; i < events.length; i += 1) {
+    const e = events[i]!;
+    const stored = appended[i];
+    if (e.verification !== "failed" || !stored) continue;
+    (raised ??= []).push({
+      accountId: e.accountId,
+      type: "signature.failed",
+      endpointId: e.endpointId,
+      data: { eventId: stored.id, provider: e.provider, reason: e.verificationFailureReason, eventType: e.canonicalEventType },
+    });
+  }
+  return raised ?? NO_ALERTS;
+}
+
 /** Events, stamped by the store per endpoint inside each append's transaction (ADR 0008). */
 function eventMethods(
   store: CatalogStore,
   now: () => number,
+  raise: RaiseAlerts,
 ): CatalogMethods<"appendEvents" | "listEvents" | "getEvent" | "deleteEvent" | "purgeEvents"> {
   return {
     async appendEvents(req) {
@@ -307,7 +334,10 @@ function eventMethods(
         if (c.searchTokens.length % TOKEN_BYTES !== 0) throw validationFailed("search_tokens", "format");
         return newEventFromCapture(c);
       });
-      const appended = await store.appendEvents([...req.events.map(newEventFromProto), ...captures], now);
+      const events = [...req.events.map(newEventFromProto), ...captures];
+      const appended = await store.appendEvents(events, now);
+      const failures = signatureFailures(events, appended);
+      if (failures.length > 0) await raise(failures);
       return { events: appended.map(appendedToProto) };
     },
 
@@ -416,18 +446,26 @@ export function createCatalogService(
   options: CatalogServiceOptions = {},
 ): ServiceImpl<typeof CatalogService> {
   const now = options.now ?? Date.now;
+  const alerts: AlertOptions = { coalesceMs: ALERT_COALESCE_S * 1000, perAccount: ALERT_CHANNEL_LIMITS.perAccount, ...options.alerts };
+  const raise = createAlertRaiser(store, now, alerts, options.logger);
   return {
     ...apiKeyMethods(store, now, options.lastUsedIntervalMs ?? LAST_USED_INTERVAL_MS, options.logger, options.keyQuota),
     ...endpointMethods(store, now, options.endpointQuota),
-    ...eventMethods(store, now),
+    ...eventMethods(store, now, raise),
     ...replayMethods(store, now),
-    ...forwardMethods(store, now),
+    ...forwardMethods(store, now, raise),
     ...auditMethods(store, now),
-    ...listenerMethods(store, now, {
-      ttlMs: LISTENER_TTL_S * 1000,
-      stallMs: LISTENER_STALL_S * 1000,
-      perEndpoint: LISTENER_LIMITS.perEndpoint,
-      ...options.listeners,
-    }),
+    ...listenerMethods(
+      store,
+      now,
+      {
+        ttlMs: LISTENER_TTL_S * 1000,
+        stallMs: LISTENER_STALL_S * 1000,
+        perEndpoint: LISTENER_LIMITS.perEndpoint,
+        ...options.listeners,
+      },
+      raise,
+    ),
+    ...alertMethods(store, now, alerts),
   };
 }

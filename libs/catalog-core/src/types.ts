@@ -1,5 +1,5 @@
 /** Domain records of the catalog. Times are milliseconds since the Unix epoch. */
-import type { AttemptTrigger, DeliveryState } from "@whc/api-model";
+import type { AlertChannelType, AlertState, AttemptTrigger, DeliveryState } from "@whc/api-model";
 
 export interface ApiKeyRecord {
   id: string;
@@ -354,4 +354,99 @@ export interface AuditPage {
   entries: AuditRecord[];
   /** Entries older than the last returned one also match. */
   hasOlder: boolean;
+}
+
+/**
+ * An alert channel of an account (design §18; ADR 0086): told about the alert types it names,
+ * for every endpoint or only its `endpointIds`.
+ */
+export interface AlertChannelRecord {
+  id: string;
+  accountId: string;
+  /** Unique within the account. */
+  name: string;
+  type: AlertChannelType;
+  url: string;
+  events: string[];
+  /** The only endpoints whose alerts it gets; [] for every endpoint of its account. */
+  endpointIds: string[];
+  /** A webhook channel's signing secret (`whsec_...`), sealed; absent on a slack channel. */
+  sealedSecret?: Uint8Array | undefined;
+  createdAt: number;
+  /** The last alert sent to it, as its last recorded attempt left it; kept by the store. */
+  lastDelivery?: AlertDeliveryNote | undefined;
+}
+
+/** Where the last alert of a channel stands. */
+export interface AlertDeliveryNote {
+  alertId: string;
+  type: string;
+  at: number;
+  state: AlertState;
+  attempts: number;
+  /** 0 when there was no answer. */
+  status: number;
+  /** "" for an answer, else why there was none. */
+  error: string;
+}
+
+/** One occurrence of something a channel may be told about (the one way in: raiseAlerts). */
+export interface RaisedAlert {
+  accountId: string;
+  type: string;
+  /** The endpoint it is about; absent when it concerns none. */
+  endpointId?: string | undefined;
+  /** What happened (an event id, a failure reason, a listener...): never a body or a secret. */
+  data: Record<string, unknown>;
+  /** Only this channel, whatever it names (a test); absent: every channel that names the type and sees the endpoint. */
+  channelId?: string | undefined;
+}
+
+/**
+ * An alert in the alert outbox (ADR 0085): one per channel and occurrence, or for several
+ * occurrences of one type about one endpoint coalesced into it while it had not been tried
+ * (`count`). Due at `nextAttemptAt` while pending; claims and attempts work as a relay
+ * delivery's (`started`: attempt numbers given out).
+ */
+export interface AlertRecord {
+  id: string;
+  accountId: string;
+  channelId: string;
+  type: string;
+  /** "" when it concerns no endpoint. */
+  endpointId: string;
+  /** The endpoint's slug when it was raised, for people ("" when none). */
+  endpointSlug: string;
+  /** The last occurrence's data, as JSON. */
+  dataJson: string;
+  count: number;
+  firstAt: number;
+  lastAt: number;
+  /** When it was first due: the start of its coalescing window. */
+  dueAt: number;
+  state: AlertState;
+  nextAttemptAt?: number | undefined;
+  claimOwner?: string | undefined;
+  claimUntil?: number | undefined;
+  started: number;
+  lastAttemptAt?: number | undefined;
+  lastStatus: number;
+  lastError: string;
+}
+
+/** A due alert handed to one worker with its channel (sealed secret included) and the attempt number it may send. */
+export interface AlertClaim {
+  alert: AlertRecord;
+  channel: AlertChannelRecord;
+  attempt: number;
+}
+
+/** What an alert's attempt came to, and the worker's verdict. */
+export interface AlertAttemptResult {
+  at: number;
+  status: number;
+  error: string;
+  state: AlertState;
+  /** With `pending`: when it is due again. */
+  nextAttemptAt?: number | undefined;
 }

@@ -1,5 +1,6 @@
 import { MongoClient, type ClientSession, type Collection, type Db, type WriteConcernSettings } from "mongodb";
 import { OUTBOX_INDEX } from "./delivery-documents.js";
+import { ALERT_OUTBOX_INDEX } from "./alert-documents.js";
 import type { AnyDoc } from "./records.js";
 
 export interface CatalogCollections {
@@ -12,6 +13,9 @@ export interface CatalogCollections {
   /** The audit log of design §15 (`audits` is the replay service's own record of replays). */
   auditLog: Collection<AnyDoc>;
   listeners: Collection<AnyDoc>;
+  /** Alert channels (design §18) and the alert outbox (ADR 0085). */
+  alertChannels: Collection<AnyDoc>;
+  alerts: Collection<AnyDoc>;
 }
 
 export interface CatalogConnection {
@@ -58,6 +62,8 @@ export async function connectCatalog(options: ConnectOptions): Promise<CatalogCo
       audits: db.collection("replay_audit"),
       auditLog: db.collection("audit_log"),
       listeners: db.collection("listeners"),
+      alertChannels: db.collection("alert_channels"),
+      alerts: db.collection("alerts"),
     };
     await ensureIndexes(collections);
     return { client, db, collections, writeConcern, transactions };
@@ -99,6 +105,14 @@ async function ensureIndexes(c: CatalogCollections): Promise<void> {
     ]),
     // The live list of an endpoint, and every save's removal of expired listeners.
     c.listeners.createIndexes([{ key: { endpointId: 1, startedAt: 1 } }, { key: { expiresAt: 1 } }]),
+    // Names are unique per account; lists go oldest first.
+    c.alertChannels.createIndexes([{ key: { accountId: 1, name: 1 }, unique: true }, { key: { accountId: 1, createdAt: 1, _id: 1 } }]),
+    // A key's newest alert, the due ones, and the finished ones the purge removes.
+    c.alerts.createIndexes([
+      { key: { channelId: 1, type: 1, endpointId: 1, dueAt: -1, _id: -1 }, name: "key" },
+      ALERT_OUTBOX_INDEX,
+      { key: { dueAt: 1 }, name: "window" },
+    ]),
   ]);
 }
 

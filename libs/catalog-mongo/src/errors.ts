@@ -1,5 +1,6 @@
 import { MongoError, MongoServerError } from "mongodb";
 import { AppError } from "@whc/errors";
+import { alertChannelNameTaken } from "@whc/catalog-core";
 
 export function isDuplicate(err: unknown): boolean {
   return err instanceof MongoServerError && err.code === 11000;
@@ -30,6 +31,8 @@ export function translateMongoError(err: unknown, method: string): AppError {
   if (isDuplicate(err)) {
     // The only unique field an endpoint is given by its caller is its slug (ids are new UUIDs).
     if (method === "createEndpoint") return new AppError("slug_taken", "slug taken", { field: "slug", cause: err });
+    // Likewise a channel's name.
+    if (method === "createAlertChannel") return alertChannelNameTaken();
     return new AppError("conflict", `mongodb: duplicate key`, { cause: err });
   }
   return new AppError("internal_error", `mongodb: ${name}`, { cause: err });

@@ -1,4 +1,5 @@
 import { translatingErrors, type CatalogStore } from "@whc/catalog-core";
+import { createAlerts } from "./alerts.js";
 import { createApiKeys } from "./api-keys.js";
 import { createAuditLog, createWithAudit } from "./audit.js";
 import { connectCatalog, createInTransaction } from "./connection.js";
@@ -49,6 +50,7 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Catalo
     ...createForwarding(collections, withAudit),
     ...createAuditLog(collections),
     ...createListeners(collections, inTransaction),
+    ...createAlerts(collections, inTransaction, withAudit),
 
     async ping() {
       try {

@@ -1,5 +1,5 @@
 import { Binary } from "mongodb";
-import { NEVER_FORWARDED, appendedDelivery, deliveryRecordOf, type ApiKeyRecord, type AuditRecord, type DeliveryProgress, type EndpointRecord, type EventRecord, type EventSummaryRecord, type AttemptRecord, type DeliveryRecord, type HeaderPair, type NewEvent, type ReplayAuditRecord, type Stamp } from "@whc/catalog-core";
+import { NEVER_FORWARDED, appendedDelivery, deliveryRecordOf, type AlertChannelRecord, type AlertRecord, type ApiKeyRecord, type AuditRecord, type DeliveryProgress, type EndpointRecord, type EventRecord, type EventSummaryRecord, type AttemptRecord, type DeliveryRecord, type HeaderPair, type NewEvent, type ReplayAuditRecord, type Stamp } from "@whc/catalog-core";
 import type { DeliveryState } from "@whc/api-model";
 import { unpackSearchTokens } from "@whc/sealing";
 
@@ -31,6 +31,8 @@ const same = <T>(name?: string): Field<T> => ({ name, read: (v) => v as T, write
 /** Absent, or null, is undefined. */
 const optional = <T>(): Field<T | undefined> => ({ read: (v) => (v ?? undefined) as T | undefined, write: (v) => v });
 const binary = (): Field<Uint8Array> => ({ read: (v) => plain(v as Binary) as Uint8Array, write: (v) => bytes(v) });
+/** Written as null when undefined (a field updates set and filters ask for); null reads as undefined. */
+const nullable = <T>(): Field<T | undefined> => ({ read: (v) => (v ?? undefined) as T | undefined, write: (v) => v ?? null });
 /** An empty value is left out, like an absent one. */
 const optionalBinary = (): Field<Uint8Array | undefined> => ({
   read: (v) => plain(v as Binary | null),
@@ -171,6 +173,46 @@ export const auditLogDocs = new RecordDocs<AuditRecord>({
   endpointId: optional(),
   eventId: optional(),
   details: same(),
+});
+
+/** An alert channel (design §18): `lastDelivery` absent before the first alert. */
+export const alertChannelDocs = new RecordDocs<AlertChannelRecord>({
+  id: same("_id"),
+  accountId: same(),
+  name: same(),
+  type: same(),
+  url: same(),
+  events: same(),
+  endpointIds: same(),
+  sealedSecret: optionalBinary(),
+  createdAt: same(),
+  lastDelivery: optional(),
+});
+
+/**
+ * An alert of the alert outbox (ADR 0085). The fields a claim or an attempt clears are written
+ * as null, never left out, so that `{field: null}` filters and `$set`s see one shape.
+ */
+export const alertDocs = new RecordDocs<AlertRecord>({
+  id: same("_id"),
+  accountId: same(),
+  channelId: same(),
+  type: same(),
+  endpointId: same(),
+  endpointSlug: same(),
+  dataJson: same(),
+  count: same(),
+  firstAt: same(),
+  lastAt: same(),
+  dueAt: same(),
+  state: same(),
+  nextAttemptAt: nullable(),
+  claimOwner: nullable(),
+  claimUntil: nullable(),
+  started: same(),
+  lastAttemptAt: nullable(),
+  lastStatus: same(),
+  lastError: same(),
 });
 
 /** Search tokens as stored and queried: distinct, as binaries. */

@@ -1,5 +1,5 @@
-import type { ApiKeyRecord, AuditRecord, DeliveryProgress, EndpointRecord, EventRecord, EventSummaryRecord, AttemptRecord, HeaderPair, ReplayAuditRecord } from "@whc/catalog-core";
-import type { DeliveryState, AttemptTrigger } from "@whc/api-model";
+import type { AlertChannelRecord, AlertDeliveryNote, AlertRecord, ApiKeyRecord, AuditRecord, DeliveryProgress, EndpointRecord, EventRecord, EventSummaryRecord, AttemptRecord, HeaderPair, ReplayAuditRecord } from "@whc/catalog-core";
+import type { AlertChannelType, AlertState, DeliveryState, AttemptTrigger } from "@whc/api-model";
 
 /**
  * Rows <-> domain records. Each record type has one table of columns below, and every SQL
@@ -360,3 +360,53 @@ export const auditLogRows = new RecordRows<AuditRecord>("audit_log", {
   eventId: optionalText("event_id"),
   details: json<Record<string, unknown>>("details"),
 });
+
+/** JSON text, or NULL for undefined. */
+const optionalJson = <T>(name: string): Column<T | undefined> => ({
+  name,
+  read: (v) => (v === null || v === undefined ? undefined : (JSON.parse(v as string) as T)),
+  write: (v) => (v === undefined ? null : JSON.stringify(v)),
+});
+
+/** An alert channel (design §18); its events and endpoints as JSON arrays. */
+export const alertChannelRows = new RecordRows<AlertChannelRecord>("alert_channels", {
+  id: text("id"),
+  accountId: text("account_id"),
+  name: text("name"),
+  type: text("type") as Column<AlertChannelType>,
+  url: text("url"),
+  events: json<string[]>("events"),
+  endpointIds: json<string[]>("endpoint_ids"),
+  sealedSecret: optionalBlob("sealed_secret"),
+  createdAt: integer("created_at"),
+  lastDelivery: optionalJson<AlertDeliveryNote>("last_delivery"),
+});
+
+/** An alert of the alert outbox (ADR 0085). */
+export const alertRows = new RecordRows<AlertRecord>("alerts", {
+  id: text("id"),
+  accountId: text("account_id"),
+  channelId: text("channel_id"),
+  type: text("type"),
+  endpointId: text("endpoint_id"),
+  endpointSlug: text("endpoint_slug"),
+  dataJson: text("data"),
+  count: integer("count"),
+  firstAt: integer("first_at"),
+  lastAt: integer("last_at"),
+  dueAt: integer("due_at"),
+  state: text("state") as Column<AlertState>,
+  nextAttemptAt: optionalInteger("next_attempt_at"),
+  claimOwner: optionalText("claim_owner"),
+  claimUntil: optionalInteger("claim_until"),
+  started: integer("started"),
+  lastAttemptAt: optionalInteger("last_attempt_at"),
+  lastStatus: integer("last_status"),
+  lastError: text("last_error"),
+});
+
+/** Every field an attempt, a claim or a repeat moves: one update of the alert whose id is the last parameter. */
+export const alertUpdate = alertRows.update(
+  ["endpointSlug", "dataJson", "count", "lastAt", "state", "nextAttemptAt", "claimOwner", "claimUntil", "started", "lastAttemptAt", "lastStatus", "lastError"],
+  "id = ?",
+);

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { NewEvent } from "@whc/catalog-core";
 import { eventFixture, forwardAttemptFixture, token } from "@whc/catalog-core/testing";
 import { tempDir } from "@whc/testing";
-import { SCHEMA_VERSION, addedColumns } from "./schema.js";
+import { SCHEMA_VERSION, addedColumns, addedIndexesSql, schemaSql } from "./schema.js";
 import { searchDocument } from "./search-terms.js";
 import { openSqliteStore } from "./sqlite-store.js";
 
@@ -386,5 +386,60 @@ describe("embedded SQLite: a catalog created by version 2", () => {
     } finally {
       await second.close();
     }
+  });
+});
+
+describe("embedded SQLite: a catalog created by version 8 (before alert channels)", () => {
+  let where: ReturnType<typeof tempDir>;
+  let file: string;
+  beforeEach(() => {
+    where = tempDir("whc-sqlite-v8-");
+    file = path.join(where.path, "catalog.db");
+    // Version 8 is today's schema without the alert tables, which version 9 added at its end.
+    const db = new Database(file);
+    db.pragma("journal_mode = WAL");
+    db.exec(schemaSql.slice(0, schemaSql.indexOf("-- Alert channels")));
+    db.exec(addedIndexesSql);
+    db.prepare("INSERT INTO meta (key, value) VALUES ('schema_version', '8')").run();
+    db.prepare("INSERT INTO accounts (id, name, created_at) VALUES ('acct-1', 'old', 1)").run();
+    db.close();
+  });
+  afterEach(() => where.remove());
+
+  it("opens with the alert tables added and takes channels and alerts, kept across another open", async () => {
+    const old = new Database(file, { readonly: true });
+    expect(old.prepare("SELECT name FROM sqlite_master WHERE name IN ('alert_channels', 'alerts')").all()).toEqual([]);
+    old.close();
+
+    const first = openSqliteStore({ file });
+    const channel = {
+      id: "01a20000-0000-7000-8000-0000000000c9",
+      accountId: "acct-1",
+      name: "ops",
+      type: "slack" as const,
+      url: "https://hooks.slack.example.test/services/x",
+      events: ["signature.failed"],
+      endpointIds: [],
+      sealedSecret: undefined,
+      createdAt: 10,
+      lastDelivery: undefined,
+    };
+    await first.createAlertChannel(channel, 20);
+    const [alertId] = await first.raiseAlerts([{ accountId: "acct-1", type: "signature.failed", data: { eventId: "e" } }], 100, 600_000);
+    await first.close();
+
+    const second = openSqliteStore({ file });
+    try {
+      expect(await second.listAlertChannels("acct-1")).toEqual([channel]);
+      const claims = await second.claimAlerts("w", 100, 1000, 10);
+      expect(claims.map((c) => [c.alert.id, c.channel.name, c.attempt])).toEqual([[alertId, "ops", 1]]);
+    } finally {
+      await second.close();
+    }
+    const db = new Database(file, { readonly: true });
+    const indexes = (db.pragma("index_list(alerts)") as { name: string; partial: number }[]).filter((i) => i.name === "alerts_outbox");
+    expect(indexes).toEqual([expect.objectContaining({ partial: 1 })]);
+    expect(db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get()).toEqual({ value: String(SCHEMA_VERSION) });
+    db.close();
   });
 });

@@ -28,8 +28,10 @@ import type Database from "better-sqlite3";
  * Version 8: API keys gained a name, scopes, endpoint restriction, expiry and last use (design
  * §15; keys from before hold every scope, `*`); `audit_log`, written in each audited action's
  * transaction (ADR 0053).
+ * Version 9: alert channels (`alert_channels`) and the alert outbox (`alerts`, pending ones found
+ * by the partial index `alerts_outbox`), design §18, ADRs 0085 and 0086.
  */
-export const SCHEMA_VERSION = 8;
+export const SCHEMA_VERSION = 9;
 
 /**
  * Columns added to a table after it first shipped. A new catalog gets them from CREATE TABLE;
@@ -243,6 +245,49 @@ CREATE TABLE IF NOT EXISTS listeners (
   PRIMARY KEY (endpoint_id, id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS listeners_expiry ON listeners (expires_at);
+
+-- Alert channels (design §18): events and endpoint_ids are JSON arrays, last_delivery the JSON
+-- of the last alert's outcome (NULL before the first).
+CREATE TABLE IF NOT EXISTS alert_channels (
+  id TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL,
+  name TEXT NOT NULL,
+  type TEXT NOT NULL,
+  url TEXT NOT NULL,
+  events TEXT NOT NULL,
+  endpoint_ids TEXT NOT NULL,
+  sealed_secret BLOB,
+  created_at INTEGER NOT NULL,
+  last_delivery TEXT,
+  UNIQUE (account_id, name)
+);
+CREATE INDEX IF NOT EXISTS alert_channels_account ON alert_channels (account_id, created_at, id);
+
+-- The alert outbox (ADR 0085): one row per alert, coalesced per (channel, type, endpoint).
+CREATE TABLE IF NOT EXISTS alerts (
+  id TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL,
+  channel_id TEXT NOT NULL,
+  type TEXT NOT NULL,
+  endpoint_id TEXT NOT NULL,
+  endpoint_slug TEXT NOT NULL,
+  data TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  first_at INTEGER NOT NULL,
+  last_at INTEGER NOT NULL,
+  due_at INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  next_attempt_at INTEGER,
+  claim_owner TEXT,
+  claim_until INTEGER,
+  started INTEGER NOT NULL,
+  last_attempt_at INTEGER,
+  last_status INTEGER NOT NULL,
+  last_error TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS alerts_key ON alerts (channel_id, type, endpoint_id, due_at);
+CREATE INDEX IF NOT EXISTS alerts_outbox ON alerts (next_attempt_at) WHERE state = 'pending';
+CREATE INDEX IF NOT EXISTS alerts_finished ON alerts (due_at) WHERE state <> 'pending';
 `;
 
 /** Indexes over added columns: created once addMissingColumns has run. */

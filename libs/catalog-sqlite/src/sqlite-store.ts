@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import { translatingErrors, type CatalogStore } from "@whc/catalog-core";
+import { createAlerts } from "./alerts.js";
 import { createApiKeys } from "./api-keys.js";
 import { createAuditLog, createAuditWriter } from "./audit.js";
 import { openCatalogDatabase } from "./database.js";
@@ -46,6 +47,7 @@ export function createSqliteStore(db: Database.Database): CatalogStore {
     ...createAuditLog(db, writeAudit),
     ...createRetention(db, removeEvent),
     ...createListeners(db),
+    ...createAlerts(db, writeAudit),
 
     async ping() {
       return db.open && db.prepare("SELECT 1 AS ok").get() !== undefined;

@@ -140,6 +140,14 @@ export async function openSqliteStoreInWorker(options: { file: string }): Promis
     putListener: (...a) => call("putListener", ...a),
     listListeners: (...a) => call("listListeners", ...a),
     deleteListener: (...a) => call("deleteListener", ...a),
+    createAlertChannel: (...a) => call("createAlertChannel", ...a),
+    listAlertChannels: (...a) => call("listAlertChannels", ...a),
+    deleteAlertChannel: (...a) => call("deleteAlertChannel", ...a),
+    raiseAlerts: (...a) => call("raiseAlerts", ...a),
+    claimAlerts: (...a) => call("claimAlerts", ...a),
+    recordAlertAttempt: (...a) => call("recordAlertAttempt", ...a),
+    nextAlertDueAt: (...a) => call("nextAlertDueAt", ...a),
+    purgeAlerts: (...a) => call("purgeAlerts", ...a),
     ping: () => (failure ? Promise.resolve(false) : call("ping")),
     async close() {
       if (!failure) await call("close").catch(() => undefined);

@@ -20,13 +20,14 @@ const UUID = "01a20000-0000-7000-8000-000000000000";
 const LISTENER = "01a20000-0000-7000-8000-00000000beef";
 
 /** The route template a concrete path is an instance of: `/v1/endpoints/{endpointId}/events/{eventId}`. */
-function template(path: string, endpointId: string, eventId: string, keyId: string): string {
+function template(path: string, endpointId: string, eventId: string, keyId: string, channelId: string): string {
   const t = path
     .split("?")[0]!
     .replaceAll(eventId, "{eventId}")
     .replaceAll(endpointId, "{endpointId}")
     .replaceAll(LISTENER, "{listenerId}")
-    .replaceAll(keyId, "{id}");
+    .replaceAll(keyId, "{id}")
+    .replaceAll(channelId, "{id}");
   // The endpoint's own operations name its id {id}.
   return t === "/v1/endpoints/{endpointId}" ? "/v1/endpoints/{id}" : t;
 }
@@ -48,6 +49,7 @@ describe("tenant isolation", () => {
     const heartbeat = { host: "owner-laptop", startedAt: new Date().toISOString(), cursor: null, lastError: null };
     expect((await t.a.call("PUT", `/v1/endpoints/${ep.id}/listeners/${LISTENER}`, { json: heartbeat })).status).toBe(200);
     const aKey = (await t.a.post("/v1/keys", { name: "a's reader", scopes: ["events:read"] })).body as { id: string; key: string };
+    const channel = (await t.a.post("/v1/alert-channels", { name: "a's alerts", type: "slack", url: "https://hooks.slack.example.test/services/a", events: ["test"] })).body as { id: string };
     const before = await t.a.get(`/v1/endpoints/${ep.id}`);
 
     // Every route that takes an endpoint or event id (the route table check below keeps it so).
@@ -75,11 +77,17 @@ describe("tenant isolation", () => {
       ["DELETE", `/v1/endpoints/${ep.id}/events/${ev}`],
       ["POST", `/v1/endpoints/${ep.id}/trigger`, { eventType: "invoice.paid", set: { "data.object.amount_paid": 1 } }],
       ["DELETE", `/v1/keys/${aKey.id}`],
+      ["POST", `/v1/alert-channels/${channel.id}/test`],
+      ["DELETE", `/v1/alert-channels/${channel.id}`],
     ];
-    expect(new Set(cases.map(([method, path]) => `${method} ${template(path, ep.id, ev, aKey.id)}`))).toEqual(idRoutes());
+    expect(new Set(cases.map(([method, path]) => `${method} ${template(path, ep.id, ev, aKey.id, channel.id)}`))).toEqual(idRoutes());
     for (const [method, path, json] of cases) {
       const foreign = await t.b.call(method, path, json === undefined ? {} : { json });
-      const unknown = await t.b.call(method, path.replaceAll(ep.id, UUID).replaceAll(ev, UUID).replaceAll(aKey.id, UUID), json === undefined ? {} : { json });
+      const unknown = await t.b.call(
+        method,
+        path.replaceAll(ep.id, UUID).replaceAll(ev, UUID).replaceAll(aKey.id, UUID).replaceAll(channel.id, UUID),
+        json === undefined ? {} : { json },
+      );
       expect(foreign.status, `${method} ${path}`).toBe(404);
       expect(unknown.status).toBe(404);
       const { requestId: _f, ...foreignBody } = foreign.body;
@@ -98,6 +106,10 @@ describe("tenant isolation", () => {
     expect((await t.anonymous.get(`/v1/endpoints/${ep.id}/events`, { key: aKey.key })).status).toBe(200);
     // Keys and the audit log are each account's own: an endpoint id of another account filters to nothing, as an unknown one.
     expect(JSON.stringify((await t.b.get("/v1/keys")).body)).not.toContain(aKey.id);
+    // Alert channels too: b never sees a's, and a's is still there, never tested by b.
+    expect(JSON.stringify((await t.b.get("/v1/alert-channels")).body)).not.toContain(channel.id);
+    const aChannels = (await t.a.get("/v1/alert-channels")).body.items as { id: string; lastDelivery: unknown }[];
+    expect(aChannels.find((c) => c.id === channel.id)).toMatchObject({ lastDelivery: null });
     expect((await t.b.get(`/v1/audit?endpointId=${ep.id}`)).body).toEqual((await t.b.get(`/v1/audit?endpointId=${UUID}`)).body);
     expect((await t.b.get(`/v1/audit?endpointId=${ep.id}`)).body.items).toEqual([]);
     expect(JSON.stringify((await t.b.get("/v1/audit")).body)).not.toContain(ep.id);
@@ -216,7 +228,7 @@ describe("robustness", () => {
   it("never answers 5xx, always with the error shape and no stack or exception text, whatever the request", async () => {
     const ep = (await t.a.post("/v1/endpoints", {})).body as { id: string };
     const segment = fc.oneof(
-      fc.constantFrom("v1", "endpoints", "events", "curl", "replay", "signature", "listeners", "diff", ep.id, UUID, "..", "%00", "%ZZ", "", "x".repeat(300)),
+      fc.constantFrom("v1", "endpoints", "events", "curl", "replay", "signature", "listeners", "diff", "alert-channels", "test", ep.id, UUID, "..", "%00", "%ZZ", "", "x".repeat(300)),
       fc.string({ maxLength: 12 }).map(encodeURIComponent),
     );
     const query = fc.dictionary(
@@ -236,6 +248,8 @@ describe("robustness", () => {
         "null",
         '{"target_url":"x"}',
         '{"host":"h","startedAt":"2026-11-26T10:00:00Z","cursor":{"at":"2026-11-26T10:00:00Z","id":"01a20000-0000-7000-8000-000000000000"}}',
+        '{"name":"fuzz","type":"webhook","url":"http://127.0.0.1:9/","events":["test"],"secret":"whsec_x"}',
+        '{"name":"fuzz","type":"slack","url":"https://hooks.slack.example.test/x","events":["test","nope"],"endpointIds":["01a20000-0000-7000-8000-000000000000"]}',
       ),
     );
     const method = fc.constantFrom("GET", "POST", "DELETE", "PUT", "PATCH", "OPTIONS");

@@ -40,13 +40,16 @@ import {
   createNatsLeases,
 } from "@whc/messaging";
 import type { CaptureBus, EgressLeases } from "@whc/ports";
-import { createForwarder, createForwardMetrics, createReplayService } from "@whc/replay-core";
+import { createAlertMetrics, createAlertWorker, createForwarder, createForwardMetrics, createReplayService } from "@whc/replay-core";
+import { Registry } from "prom-client";
 import { createEgressGuard, type InternalService } from "@whc/egress-guard";
 import type { catalogSpec, cryptoSpec, gatewaySpec, ingestSpec, replaySpec } from "./specs.js";
 import { serveHttp, type Closeable } from "./process.js";
 
 type Routes = (router: ConnectRouter) => void;
 const HOUR_MS = 3_600_000;
+/** Finished alerts are kept this long (ADR 0085). */
+const ALERT_RETENTION_MS = 7 * 24 * HOUR_MS;
 
 /**
  * Where the embedded store runs. `own-thread`: on a worker thread, where the process's event
@@ -85,7 +88,8 @@ export async function createCatalogNode(config: ConfigOf<typeof catalogSpec>, lo
   const service = createCatalogService(store, {
     endpointQuota: config.quotaEndpoints,
     keyQuota: config.quotaKeys,
-    listeners: { ttlMs: config.listenerTtlS * 1000 },
+    listeners: { ttlMs: config.listenerTtlS * 1000, stallMs: config.listenerStallS * 1000 },
+    alerts: { coalesceMs: config.alertCoalesceS * 1000 },
     logger,
   });
   // Its one dependency is its store; gRPC health answers it truthfully, under both names.
@@ -110,6 +114,9 @@ export async function createCatalogNode(config: ConfigOf<typeof catalogSpec>, lo
       const keyCutoff = Date.now() - config.keyRetentionDays * 24 * HOUR_MS;
       const { purged: keys } = await local.purgeApiKeys({ beforeMs: BigInt(keyCutoff) });
       if (keys > 0) logger.info({ purged: keys, keyRetentionDays: config.keyRetentionDays }, "api key retention purge");
+      // Sent and abandoned alerts: kept a week (a channel's lastDelivery stays), far past any coalescing window.
+      const alerts = await store.purgeAlerts(Date.now() - ALERT_RETENTION_MS);
+      if (alerts > 0) logger.info({ purged: alerts }, "finished alerts purged");
     } catch (err) {
       logger.warn({ err }, "retention purge failed");
     }
@@ -189,7 +196,8 @@ export function internalServices(config: ConfigOf<typeof replaySpec>): InternalS
 /**
  * Replay: the SSRF guard, leases, allowance, the request and its audit record; and
  * forwarding: the ForwardEvent, RecordClientAttempt and CheckForwardTarget RPCs and the relay
- * outbox worker, started here (woken by ingest through the bus) and stopped by the closeable.
+ * outbox worker, started here (woken by ingest through the bus) and stopped by the closeable;
+ * and the alert outbox's worker, beside it.
  */
 export function createReplayNode(
   config: ConfigOf<typeof replaySpec>,
@@ -235,6 +243,18 @@ export function createReplayNode(
     },
   );
   forwarder.start();
+  const alertMetrics = createAlertMetrics();
+  // The alert outbox's worker (ADR 0085): the forwarder's timing settings, its own claims.
+  const alerts = createAlertWorker(
+    { catalog, crypto, leases, egress: deps.egress, logger, metrics: alertMetrics },
+    {
+      connectTimeoutMs: config.replayConnectTimeoutMs,
+      retryBaseMs: config.forwardRetryBaseMs,
+      pollMs: config.forwardPollMs,
+      claimMs: config.forwardClaimMs,
+    },
+  );
+  alerts.start();
   // "": this process's readiness (catalog, crypto, NATS); the service's own name: whether it
   // answers at all, which is what a caller checks (it names its own dependencies itself).
   const ready = async () => (await readiness.check()).status === "ok";
@@ -245,12 +265,13 @@ export function createReplayNode(
   return {
     routes,
     forwarder,
+    alerts,
     readiness,
-    /** The whc_forward_* series only: the process's own are its metrics port's to add. */
-    registry: metrics.registry,
+    /** The whc_forward_* and whc_alert* series only: the process's own are its metrics port's to add. */
+    registry: Registry.merge([metrics.registry, alertMetrics.registry]),
     closeable: {
       async close() {
-        await forwarder.stop();
+        await Promise.all([forwarder.stop(), alerts.stop()]);
         await leases.close();
       },
     } satisfies Closeable,

@@ -33,6 +33,8 @@ export const catalogSpec = {
   quotaEndpoints: s.quotaEndpoints,
   quotaKeys: s.quotaKeys,
   listenerTtlS: s.listenerTtlS,
+  listenerStallS: s.listenerStallS,
+  alertCoalesceS: s.alertCoalesceS,
 };
 
 export const cryptoSpec = {

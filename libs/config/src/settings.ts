@@ -126,6 +126,20 @@ export const settings = {
     1,
     3600,
   ),
+  listenerStallS: intSetting(
+    "WHC_LISTENER_STALL_S",
+    "a listener behind at every heartbeat for this many seconds, its lag never falling, is stalled and raises listener.stalled",
+    120,
+    1,
+    86_400,
+  ),
+  alertCoalesceS: intSetting(
+    "WHC_ALERT_COALESCE_S",
+    "alerts: repeats of one type for one endpoint within this many seconds reach a channel as one alert carrying their count",
+    600,
+    1,
+    86_400,
+  ),
   quotaApiRps: intSetting(
     "WHC_QUOTA_API_RPS",
     "API requests per second per key, in each gateway process (burst: twice as many)",

@@ -24,6 +24,7 @@ import { listenerRoutes } from "./routes/v1/listeners.js";
 import { eventDiffRoutes } from "./routes/v1/event-diff.js";
 import { keyRoutes } from "./routes/v1/keys.js";
 import { auditRoutes } from "./routes/v1/audit.js";
+import { alertChannelRoutes } from "./routes/v1/alert-channels.js";
 
 /** Every operation the gateway answers: the router and the OpenAPI document are both made from it. */
 export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions): Route[] {
@@ -40,6 +41,7 @@ export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions): Route
     ...listenerRoutes(deps),
     ...keyRoutes(deps),
     ...auditRoutes(deps),
+    ...alertChannelRoutes(deps, options),
   ];
   return routes;
 }

@@ -92,6 +92,17 @@ describe("the audit log", () => {
     });
     await api.keys.revoke(minted.id);
     expected.push({ action: "key.revoked", requestId: requestIdOf(), details: { id: minted.id, prefix: minted.prefix, name: "ci" } });
+    const channel = await api.alerts.create({ name: "ops", type: "slack", url: `${sinkUrl}/services/T0/B0/slack-credential`, events: ["delivery.exhausted"], endpointIds: [ep.id] });
+    expected.push({
+      action: "alert_channel.created",
+      requestId: requestIdOf(),
+      details: { id: channel.id, name: "ops", type: "slack", origin: sinkUrl, events: ["delivery.exhausted"], endpointIds: [ep.id] },
+    });
+    const signed = await api.alerts.create({ name: "pager", type: "webhook", url: `${sinkUrl}/alerts`, events: ["test"] });
+    expected.push({ action: "alert_channel.created", requestId: requestIdOf(), details: { id: signed.id, name: "pager", type: "webhook", origin: sinkUrl, events: ["test"], endpointIds: [] } });
+    await api.alerts.test(signed.id);
+    await api.alerts.delete(channel.id);
+    expected.push({ action: "alert_channel.deleted", requestId: requestIdOf(), details: { id: channel.id, name: "ops" } });
     await api.events.delete(ep.id, eventId);
     expected.push({ action: "event.deleted", requestId: requestIdOf(), endpointId: ep.id, eventId });
     await api.endpoints.delete(ep.id);
@@ -116,7 +127,9 @@ describe("the audit log", () => {
 
     // Nothing in any entry is a body, a secret or a key (design §15).
     const text = JSON.stringify(log);
-    for (const secret of [BODY, "4242424242424242", SECRET, TARGET_SECRET, "sender-token", "hidden", owner.key, minted.key]) expect(text).not.toContain(secret);
+    for (const secret of [BODY, "4242424242424242", SECRET, TARGET_SECRET, "sender-token", "hidden", owner.key, minted.key, "slack-credential", signed.secret!]) {
+      expect(text).not.toContain(secret);
+    }
   });
 
   it("records the caller behind a trusted proxy from X-Forwarded-For, and the socket peer otherwise", async () => {

@@ -26,6 +26,9 @@ export const TAGS = {
   audit:
     "The audit log: who did what to which endpoint or event, with which key, from where. Reads of a captured body " +
     "are recorded, as are exports, replays, changes and keys; lists are not. Kept WHC_AUDIT_RETENTION_DAYS (365).",
+  alerts:
+    "Alert channels: where the service tells the account what went wrong (a delivery given up, a signature that " +
+    "failed, a listener stuck...), as a signed webhook or a Slack message, through a durable outbox with retries.",
   system:
     "Health, metrics, the provider list and this document: what operators, probes and client generators read. " +
     "Health, metrics and this document need no API key.",

@@ -1,5 +1,11 @@
 import { z } from "zod";
 import {
+  alertChannelList,
+  alertChannelView,
+  alertMessage,
+  alertTestAnswer,
+  createAlertChannelRequest,
+  createdAlertChannel,
   auditEntry,
   auditList,
   configAppliedRequest,
@@ -94,6 +100,17 @@ const REQUESTS = new Map<z.ZodType, Component>([
       description: "The body of `POST /v1/keys`: a name, the scopes, optionally the only endpoints the key sees and when it expires.",
       examples: [
         { name: "ci-read-stripe", scopes: ["endpoints:read", "events:read"], endpointIds: [ENDPOINT_ID_EXAMPLE], expiresAt: "2027-01-01T00:00:00.000Z" },
+      ],
+    },
+  ],
+  [
+    createAlertChannelRequest,
+    {
+      id: "CreateAlertChannelRequest",
+      description: "The body of `POST /v1/alert-channels`: a name, the channel's type and URL, what it is told about, optionally the only endpoints it hears of and a webhook channel's secret.",
+      examples: [
+        { name: "ops-slack", type: "slack", url: "https://hooks.slack.com/services/T000/B000/XXXX", events: ["delivery.exhausted", "signature.failed"] },
+        { name: "pager", type: "webhook", url: "https://ops.example.com/whc-alerts", events: ["delivery.exhausted"], endpointIds: [ENDPOINT_ID_EXAMPLE] },
       ],
     },
   ],
@@ -268,6 +285,61 @@ const RESPONSES = new Map<z.ZodType, Component>([
   ],
   [auditList, { id: "AuditList", description: "A page of the audit log, newest first by (at, id), with the cursors to page on." }],
   [
+    alertChannelView,
+    {
+      id: "AlertChannel",
+      description: "An alert channel of the account: where alerts go, which ones, for which endpoints, and how its last alert went. Never its secret.",
+      examples: [
+        {
+          id: "019a6b31-0c00-7d00-8e00-3f4a5b6c7d8e",
+          name: "ops-slack",
+          type: "slack",
+          url: "https://hooks.slack.com/services/T000/B000/XXXX",
+          events: ["delivery.exhausted", "signature.failed"],
+          endpointIds: [],
+          secretSet: false,
+          createdAt: "2026-11-26T09:30:00.000Z",
+          lastDelivery: {
+            alertId: "019a6b32-0d00-7e00-8f00-4a5b6c7d8e9f",
+            type: "delivery.exhausted",
+            at: "2026-11-26T10:02:18.000Z",
+            state: "delivered",
+            attempts: 1,
+            status: 200,
+            error: null,
+          },
+        },
+      ],
+    },
+  ],
+  [alertChannelList, { id: "AlertChannelList", description: "The account's alert channels within the calling key's reach, oldest first." }],
+  [createdAlertChannel, { id: "CreatedAlertChannel", description: "A new channel as listed, with a webhook channel's `secret`: shown this once." }],
+  [alertTestAnswer, { id: "AlertTest", description: "The test alert, queued in the alert outbox." }],
+  [
+    alertMessage,
+    {
+      id: "AlertMessage",
+      description: "What a webhook alert channel receives (see `webhooks.alert`): the alert's type, when its last occurrence happened, and what it is about.",
+      examples: [
+        {
+          type: "delivery.exhausted",
+          timestamp: "2026-11-26T10:02:17.412Z",
+          data: {
+            eventId: EVENT_ID_EXAMPLE,
+            attempts: 6,
+            status: 503,
+            error: null,
+            endpointId: ENDPOINT_ID_EXAMPLE,
+            endpointSlug: "stripe-prod",
+            count: 1,
+            firstAt: "2026-11-26T10:02:17.412Z",
+            lastAt: "2026-11-26T10:02:17.412Z",
+          },
+        },
+      ],
+    },
+  ],
+  [
     configAppliedRequest,
     {
       id: "ConfigAppliedRequest",
@@ -412,6 +484,7 @@ const PATH_IDS: Record<string, string> = {
   keys:
     "The API key's id: a UUID, as in the key list's `id` (not the key itself). A key of another account, or one wider " +
     "than the calling key, is 404 `not_found`.",
+  "alert-channels": "The alert channel's id: a UUID, as in the channel list's `id`. A channel of another account, or one beyond the calling key's reach, is 404 `not_found`.",
   listeners:
     "The listener's id: a UUID the listener chose when it started (`whc listen` makes a new one each run), as in the " +
     "listener list's `id`. Not a UUID: 400 `validation_failed`.",
@@ -532,7 +605,7 @@ address (the \`receiving\` operations, which name their own server).
 revoked or expired key is 401 \`unauthorized\`. Health, metrics and this document need none.
 
 **Scopes.** Each operation names the scope it needs in \`x-scope\` (\`endpoints:read\`, \`endpoints:write\`,
-\`events:read\`, \`events:write\`, \`events:replay\`, \`keys:write\`, \`audit:read\`); a key without it is 403
+\`events:read\`, \`events:write\`, \`events:replay\`, \`keys:write\`, \`audit:read\`, \`alerts:write\`); a key without it is 403
 \`forbidden\` with \`details.scope\` naming it. \`*\` holds every scope; \`dashboard\` is the dashboard's session. A key
 restricted to some endpoints sees only those: any other endpoint id is 404, exactly as an unknown one.
 
@@ -542,6 +615,34 @@ parameter) in \`details.field\`, and why in \`details.reason\`. An id of another
 an unknown one. Quote \`requestId\` (also the \`X-Request-Id\` header) when asking about a request.
 
 **Extensions.** Interface 0.1.0 is the contract; operations and fields marked \`x-extension: true\` go beyond it.`;
+
+/** What the service sends (OpenAPI 3.1 `webhooks`): a webhook alert channel's POST (design §18). */
+function alertWebhooks(): Json {
+  const header = (name: string, description: string) => ({ name, in: "header", required: true, schema: { type: "string" }, description });
+  return {
+    alert: {
+      post: {
+        operationId: "alertChannelMessage",
+        summary: "An alert, as a webhook alert channel receives it",
+        description:
+          "Sent to a `webhook` alert channel's URL, signed as Standard Webhooks with the channel's secret: verify it with " +
+          "any Standard Webhooks library (`new Webhook(secret).verify(body, headers)`). `webhook-id` is the alert's id, the " +
+          "same on every attempt: drop a repeat. Answer 2xx; a network error, 408, 429 or 5xx is retried like a relay " +
+          "delivery, any other answer ends it. A `slack` channel receives `{\"text\": ...}` instead.",
+        tags: ["alerts"],
+        "x-extension": true,
+        security: [],
+        parameters: [
+          header("webhook-id", "The alert's id (a UUID)."),
+          header("webhook-timestamp", "Unix seconds when this attempt was signed."),
+          header("webhook-signature", "`v1,<base64 HMAC-SHA256 of \"<id>.<timestamp>.<body>\" with the secret's bytes after whsec_>`."),
+        ],
+        requestBody: { required: true, content: { "application/json": { schema: ref("AlertMessage") } } },
+        responses: { "204": { description: "Received (any 2xx)." } },
+      },
+    },
+  };
+}
 
 export interface DocumentOptions {
   /** WHC_INGEST_PUBLIC_URL: the server of the receiving operations. */
@@ -560,6 +661,7 @@ export function buildOpenApiDocument(routes: readonly Route[], options: Document
     security: [{ bearer: [] }],
     tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
     paths: { ...paths(routes), ...receivingPaths(options.ingestPublicUrl) },
+    webhooks: alertWebhooks(),
     components: {
       securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "An API key: `whc_` and 32 or more letters and digits." } },
       schemas: components(),

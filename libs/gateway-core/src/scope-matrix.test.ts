@@ -42,6 +42,11 @@ const REQUESTS: Record<string, { path: string; body?: unknown }> = {
   "DELETE /v1/keys/{id}": { path: `/v1/keys/${U}` },
   "GET /v1/audit": { path: "/v1/audit" },
   "POST /v1/audit/config-applied": { path: "/v1/audit/config-applied", body: { sha256: "0".repeat(64), total: 0, applied: 0 } },
+  "GET /v1/alert-channels": { path: "/v1/alert-channels" },
+  // An unknown endpoint: an admitted call is refused (400) and creates nothing.
+  "POST /v1/alert-channels": { path: "/v1/alert-channels", body: { name: "scoped", type: "slack", url: "http://127.0.0.1:9/", events: ["test"], endpointIds: [U] } },
+  "DELETE /v1/alert-channels/{id}": { path: `/v1/alert-channels/${U}` },
+  "POST /v1/alert-channels/{id}/test": { path: `/v1/alert-channels/${U}/test` },
   "GET /v1/providers": { path: "/v1/providers" },
 };
 

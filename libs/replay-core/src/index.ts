@@ -6,3 +6,8 @@ export type { Forwarder, ForwarderOptions } from "./forwarder.js";
 export type { ForwardDeps, ForwardOptions } from "./forward-attempt.js";
 export { createForwardMetrics } from "./forward-metrics.js";
 export type { ForwardMetrics, OutboxFigures } from "./forward-metrics.js";
+export { createAlertWorker } from "./alert-worker.js";
+export type { AlertWorker, AlertWorkerDeps, AlertWorkerOptions } from "./alert-worker.js";
+export { createAlertMetrics } from "./alert-metrics.js";
+export type { AlertMetrics } from "./alert-metrics.js";
+export { alertMessage, alertRequest, alertText } from "./alert-message.js";

@@ -10,6 +10,11 @@
 // are measured in alternating rounds (bare, all-in-one, bare, ...) and each round's ratio is
 // taken against the bare figure beside it, so a shared machine's drift does not skew it.
 //
+// BENCH_ENDPOINT='{"provider":"stripe","secret":"whsec_x"}' adds fields to the endpoint created
+// (with a secret, every capture's signature fails: the payload's is not made with it);
+// BENCH_ALERT_CHANNEL=1 also creates a Slack alert channel told about signature.failed (its URL
+// on loopback: run with WHC_REPLAY_ALLOW_PRIVATE_TARGETS=true), to measure what the alert costs.
+//
 // BENCH_FLOOR=1 also measures, in each round, the floor server (floor-server.mjs) in its four
 // modes: the least code that commits a capture durably before answering, with and without
 // sealing and indexing, each also without fsync. It shows what any design reaches on this machine.
@@ -103,9 +108,17 @@ for (let round = 1; round <= rounds; round += 1) {
     await fetch(`http://127.0.0.1:${gw}/v1/endpoints`, {
       method: "POST",
       headers: { ...auth, "content-type": "application/json" },
-      body: JSON.stringify({ slug: "bench" }),
+      body: JSON.stringify({ slug: "bench", ...JSON.parse(process.env.BENCH_ENDPOINT ?? "{}") }),
     })
   ).json();
+  if (process.env.BENCH_ALERT_CHANNEL === "1") {
+    const channel = await fetch(`http://127.0.0.1:${gw}/v1/alert-channels`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ name: "bench", type: "slack", url: "http://127.0.0.1:9/", events: ["signature.failed"] }),
+    });
+    if (channel.status !== 201) throw new Error(`alert channel not created: ${channel.status} ${await channel.text()}`);
+  }
   const capture = await measure(aio, endpoint.webhookUrl);
   const stored = await (await fetch(`http://127.0.0.1:${gw}/v1/endpoints/${endpoint.id}`, { headers: auth })).json();
   await stop(aio);

@@ -86,6 +86,14 @@ async function seed(): Promise<void> {
     if (tries > 100) throw new Error("the relay event was never delivered");
     await new Promise((r) => setTimeout(r, 100));
   }
+  // Two alert channels, one restricted to an endpoint, the other with a test alert delivered.
+  await api.alerts.create({ name: "on-call", type: "slack", url: "https://hooks.slack.example.test/services/T0/B0/x", events: ["signature.failed", "delivery.exhausted"], endpointIds: [seeded.stripe.id] });
+  const pager = await api.alerts.create({ name: "pager", type: "webhook", url: `http://127.0.0.1:${(destination.address() as AddressInfo).port}/alerts`, events: ["delivery.exhausted"] });
+  const { alertId } = await api.alerts.test(pager.id);
+  for (let tries = 0; (await api.alerts.list()).items.find((c) => c.id === pager.id)?.lastDelivery?.alertId !== alertId; tries++) {
+    if (tries > 100) throw new Error("the test alert was never delivered");
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 beforeAll(async () => {
@@ -309,6 +317,14 @@ const VIEWS: View[] = [
   },
   { name: "keys", hash: () => "#/keys", ready: (page) => expect.poll(() => page.getByTestId("key-row").count()).toBeGreaterThan(0) },
   { name: "audit", hash: () => "#/audit", ready: (page) => expect.poll(() => page.getByTestId("audit-row").count()).toBeGreaterThan(0) },
+  {
+    name: "alerts",
+    hash: () => "#/alerts",
+    ready: async (page) => {
+      await expect.poll(() => page.getByTestId("channel-row").count()).toBe(2);
+      await expect.poll(() => page.locator('[data-testid="channel-row"][data-last-state="delivered"]').count()).toBe(1);
+    },
+  },
 ];
 
 describe("the dashboard's views at 1366 and 390 px", () => {

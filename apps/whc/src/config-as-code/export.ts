@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import { Document, isMap, isSeq } from "yaml";
-import type { ConfigFileInput, EndpointJson } from "@whc/api-model";
+import type { AlertChannelJson, ConfigFileInput, EndpointJson } from "@whc/api-model";
+import { channelEntry } from "./alert-plan.js";
 import { absentValues, forwardEntry, fromEndpoint, MANAGED_FIELDS } from "./state.js";
 
 type EndpointEntry = NonNullable<ConfigFileInput["endpoints"]>[number];
@@ -27,21 +28,30 @@ function secretNote(e: EndpointJson): string | undefined {
   return notes.length === 0 ? undefined : notes.join("\n");
 }
 
+/** Comments above the entries of a list, one per entry (none where `note` says nothing). */
+function annotate(doc: Document, key: string, note: (i: number) => string | undefined): void {
+  const items = doc.get(key, true);
+  if (!isSeq(items)) return;
+  items.items.forEach((item, i) => {
+    const text = note(i);
+    if (text && isMap(item)) item.commentBefore = text;
+  });
+}
+
 /**
- * The account's endpoints as a file `whc apply -f` takes, oldest first. Secrets are never
- * written: a comment says where one is set. Applying it to the same account changes nothing.
+ * The account's endpoints and alert channels as a file `whc apply -f` takes, oldest first.
+ * Secrets are never written: a comment says where one is set. Applying it to the same account
+ * changes nothing.
  */
-export function exportConfig(endpoints: EndpointJson[]): string {
-  const doc = new Document({ endpoints: endpoints.map(endpointEntry), alertChannels: [] });
+export function exportConfig(endpoints: EndpointJson[], channels: AlertChannelJson[] = []): string {
+  const slugOf = new Map(endpoints.map((e) => [e.id, e.slug]));
+  const doc = new Document({ endpoints: endpoints.map(endpointEntry), alertChannels: channels.map((c) => channelEntry(c, slugOf)) });
   doc.commentBefore =
     " Webhook Capture configuration (whc export-config); whc apply -f <this file> makes an account match it.\n" +
-    " Format: docs/webhooks.schema.json. Alert channels are not in /v1 yet: none are exported.";
-  const items = doc.get("endpoints", true);
-  if (isSeq(items)) {
-    items.items.forEach((item, i) => {
-      const note = secretNote(endpoints[i]!);
-      if (note && isMap(item)) item.commentBefore = note;
-    });
-  }
+    " Format: docs/webhooks.schema.json.";
+  annotate(doc, "endpoints", (i) => secretNote(endpoints[i]!));
+  annotate(doc, "alertChannels", (i) =>
+    channels[i]!.secretSet ? " secret set, not exported: to manage it, add secretFromEnv: <VARIABLE> (a channel replaced without one gets a new secret)" : undefined,
+  );
   return doc.toString({ lineWidth: 0 });
 }

@@ -11,6 +11,7 @@ import { listenerContract } from "./listener-contract.js";
 import { redactionContract } from "./redaction-contract.js";
 import { auditContract } from "./audit-contract.js";
 import { apiKeyLifecycleContract } from "./api-key-lifecycle-contract.js";
+import { alertContract } from "./alert-contract.js";
 
 export interface ContractOptions {
   open: () => Promise<CatalogStore>;
@@ -219,6 +220,7 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
     listenerContract(context, options.another);
     auditContract(context);
     apiKeyLifecycleContract(context, options.another);
+    alertContract(context);
 
     describe("events", () => {
       it("stamps in order and lists newest first with exact counters", async () => {

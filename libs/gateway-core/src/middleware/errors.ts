@@ -43,6 +43,7 @@ export function writeError(ctx: Context, err: AppError): void {
   }
   if (err.reason === "quota_exceeded") writeQuota(ctx, err, details);
   if (err.reason === "target_not_allowed" && err.meta.reason !== undefined) details.reason = String(err.meta.reason);
+  if (err.reason === "conflict" && err.field) details.field = err.field;
   if (err.reason === "forbidden") {
     if (err.meta.scope !== undefined) details.scope = String(err.meta.scope);
     if (err.field) details.field = err.field;

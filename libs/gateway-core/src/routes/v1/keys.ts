@@ -23,7 +23,7 @@ function withinReach(auth: AuthState, key: Pick<ApiKey, "scopes" | "endpointIds"
 }
 
 /** The ids of endpoints the key is restricted to, each an endpoint of the account (else validation_failed, `unknown`). */
-async function knownEndpoints(deps: GatewayDeps, accountId: string, ids: readonly string[]): Promise<string[]> {
+export async function knownEndpoints(deps: GatewayDeps, accountId: string, ids: readonly string[]): Promise<string[]> {
   const known = new Set<string>();
   for (const [i, id] of ids.entries()) {
     const endpointId = id.toLowerCase();
