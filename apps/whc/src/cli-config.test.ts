@@ -3,10 +3,11 @@ import { spawn } from "node:child_process";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
 import path from "node:path";
 import Stripe from "stripe";
-import type { AlertChannelJson, EndpointJson, EventListJson } from "@whc/api-model";
+import type { AlertChannelJson, AuditListJson, EndpointJson, EventListJson } from "@whc/api-model";
 import { buildApps, startAllInOne, tempDir, type AllInOne } from "@whc/testing";
 
 /**
@@ -147,6 +148,19 @@ describe("whc apply", SLOW, () => {
     const second = await cli({ ...key, ...SECRETS }, ["apply", "-f", webhooks]);
     expect(second).toEqual({ code: 0, stdout: "no changes\n", stderr: "" });
     expect(await endpointsOf(key)).toEqual(items.map((e) => (e.slug === "stripe" ? { ...e, eventCount: 1, lastEventAt: expect.any(String) } : e)));
+
+    // One config.applied entry for the run that changed something (design §15), naming the file by its hash.
+    const applied = (await api<AuditListJson>(key, "/v1/audit?action=config.applied")).items;
+    expect(applied).toHaveLength(1);
+    expect(applied[0]!.details).toEqual({
+      sha256: createHash("sha256").update(readFileSync(webhooks)).digest("hex"),
+      total: 3,
+      applied: 3,
+      complete: true,
+      created: { count: 3, slugs: ["stripe", "orders", "plain"] },
+      updated: { count: 0, slugs: [] },
+      deleted: { count: 0, slugs: [] },
+    });
   });
 
   it("names the fields an edit changes, changes nothing with --dry-run, and applies it without", async () => {

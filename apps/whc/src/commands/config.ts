@@ -5,7 +5,7 @@ import type { Context } from "../context.js";
 import { CliError, errorText, exitKindOf } from "../exit-codes.js";
 import { exportConfig } from "../config-as-code/export.js";
 import { planChanges, planLine, type Change } from "../config-as-code/plan.js";
-import { fileLabel, readConfigFile } from "../config-as-code/read-file.js";
+import { fileLabel, readConfigSource } from "../config-as-code/read-file.js";
 import { readSecrets } from "../config-as-code/secrets.js";
 import { channelLine, planChannels, type ChannelChange } from "../config-as-code/alert-plan.js";
 
@@ -36,6 +36,8 @@ async function throttled(work: () => Promise<unknown>): Promise<void> {
 interface Step {
   line: string;
   summary: Record<string, unknown>;
+  /** An endpoint step: what it does to which slug (config.applied names them). */
+  endpoint?: { action: Change["action"]; slug: string };
   run(): Promise<void>;
 }
 
@@ -43,6 +45,7 @@ function endpointStep(client: ApiClient, change: Change): Step {
   return {
     line: planLine(change),
     summary: { action: change.action, slug: change.slug, ...(change.action === "update" ? { fields: change.fields } : {}) },
+    endpoint: { action: change.action, slug: change.slug },
     run: () =>
       throttled(() => {
         if (change.action === "create") return client.endpoints.create(change.body);
@@ -74,6 +77,21 @@ function channelStep(client: ApiClient, change: ChannelChange, endpointIds: () =
       await throttled(create);
     },
   };
+}
+
+/**
+ * The run's config.applied entry in the audit log (design §15): the file's hash, the changes
+ * planned and made, the endpoints created, updated and deleted. Recorded after any change, also
+ * when a refusal stopped the run; a failure to record it is said, and changes nothing else.
+ */
+async function recordApplied(client: ApiClient, sha256: string, steps: readonly Step[], applied: number): Promise<void> {
+  const made = steps.slice(0, applied).flatMap((s) => (s.endpoint ? [s.endpoint] : []));
+  const slugs = (action: Change["action"]) => made.filter((e) => e.action === action).map((e) => e.slug);
+  try {
+    await throttled(() => client.audit.configApplied({ sha256, total: steps.length, applied, created: slugs("create"), updated: slugs("update"), deleted: slugs("delete") }));
+  } catch (err) {
+    process.stderr.write(`warning: the audit log's config.applied entry was not recorded: ${errorText(err)}\n`);
+  }
 }
 
 /** A failed step, said with the change it was and how far the run got; the exit code stays the failure's. */
@@ -116,7 +134,7 @@ export function configCommands(program: Command, ctx: () => Context): void {
     .action(async (opts: ApplyOptions) => {
       const { out, api, env } = ctx();
       const label = fileLabel(opts.file);
-      const file = await readConfigFile(opts.file);
+      const { config: file, sha256 } = await readConfigSource(opts.file);
       const secrets = readSecrets(file, env, label);
       const client = api();
       const current = await out.busy("reading the account's endpoints", () => client.endpoints.all());
@@ -133,12 +151,14 @@ export function configCommands(program: Command, ctx: () => Context): void {
           try {
             await out.busy(step.line, () => step.run());
           } catch (err) {
+            if (applied > 0) await recordApplied(client, sha256, steps, applied);
             throw failedAt(err, step, applied, steps.length);
           }
           applied++;
         }
         if (human) process.stdout.write(`${step.line}\n`);
       }
+      if (applied > 0) await recordApplied(client, sha256, steps, applied);
       if (human) {
         if (steps.length === 0) process.stdout.write("no changes\n");
         for (const [name, secret] of generated) process.stderr.write(`alert channel ${name}: secret ${secret} (shown this once; name one with secretFromEnv to choose it)\n`);

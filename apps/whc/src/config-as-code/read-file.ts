@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import { isNode, LineCounter, parseDocument, type Document } from "yaml";
 import { checkShape, CONFIG_FILE_LIMITS, configFile, type ConfigFile } from "@whc/api-model";
@@ -59,8 +60,17 @@ function checkProviders(file: ConfigFile, place: (field: string) => string): voi
  * named by the file, line and column, and the field's dotted path, before anything is sent.
  */
 export async function readConfigFile(file: string): Promise<ConfigFile> {
-  const label = fileLabel(file);
+  return (await readConfigSource(file)).config;
+}
+
+/** The file checked, and the SHA-256 of its text as read (the audit log's config.applied names it). */
+export async function readConfigSource(file: string): Promise<{ config: ConfigFile; sha256: string }> {
   const text = await readText(file);
+  return { config: parseConfigText(file, text), sha256: createHash("sha256").update(text).digest("hex") };
+}
+
+function parseConfigText(file: string, text: string): ConfigFile {
+  const label = fileLabel(file);
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: true });
   const syntax = doc.errors[0];
