@@ -42,7 +42,7 @@ function cli(env: Record<string, string>, args: string[], input?: string): Promi
 }
 
 /** The accounts the cases use, one each, made at start-up: each case starts from an empty account. */
-const ACCOUNTS = ["create", "update", "prune", "alerts", "export", "copy", "refusals", "alerts-cli"] as const;
+const ACCOUNTS = ["create", "update", "prune", "alerts", "export", "copy", "refusals", "alerts-cli", "protect"] as const;
 const KEYS = Object.fromEntries(ACCOUNTS.map((a, i) => [a, `whc_configascode${String(i).padStart(2, "0")}${"x".repeat(24)}`]));
 const account = (name: (typeof ACCOUNTS)[number]) => ({ WHC_API_KEY: KEYS[name]! });
 
@@ -197,6 +197,43 @@ describe("whc apply", SLOW, () => {
     expect(bySlug(items, "stripe")!.secretSet).toBe(true);
     expect(bySlug(items, "orders")).toMatchObject({ displayName: "Orders", status: "paused", forward: { maxAttempts: 5, targetSecretSet: true } });
     expect((await cli({ ...key, ...SECRETS }, ["apply", "-f", after])).stdout).toBe("no changes\n");
+  });
+
+  it("manages redaction and inbound protection: the password from the environment, set once; parts compared, the secret never", async () => {
+    const key = account("protect");
+    const text = (methods: string) => `endpoints:
+  - slug: guarded
+    redact:
+      headers: [authorization]
+      jsonPaths: [$.card.number]
+    inbound:
+      basicAuth: { username: stripe, passwordFromEnv: GUARD_PASSWORD }
+      methods: [${methods}]
+`;
+    const guarded = file("protect.yaml", text("POST"));
+    const env = { ...key, GUARD_PASSWORD: "open-sesame" };
+    const first = await cli(env, ["apply", "-f", guarded]);
+    expect(first.code, first.stderr).toBe(0);
+    const [ep] = await endpointsOf(key);
+    expect(ep).toMatchObject({
+      redact: { headers: ["authorization"], jsonPaths: ["$.card.number"] },
+      inbound: { basicAuth: { username: "stripe", passwordSet: true }, methods: ["POST"] },
+    });
+    // The password is the variable's: a sender with it is stored (redacted), one without is refused.
+    const basic = `Basic ${Buffer.from("stripe:open-sesame").toString("base64")}`;
+    const body = JSON.stringify({ card: { number: "4242424242424242" } });
+    expect((await fetch(ep!.webhookUrl, { method: "POST", headers: { authorization: basic, "content-type": "application/json" }, body })).status).toBe(200);
+    expect((await fetch(ep!.webhookUrl, { method: "POST", body })).status).toBe(401);
+
+    expect(await cli({ ...key, GUARD_PASSWORD: "another" }, ["apply", "-f", guarded])).toEqual({ code: 0, stdout: "no changes\n", stderr: "" });
+    const edited = await cli(env, ["apply", "-f", file("protect2.yaml", text("POST, PUT"))]);
+    expect(edited.stdout).toBe("~ update endpoint guarded: inbound\n");
+    expect((await endpointsOf(key))[0]).toMatchObject({ inbound: { basicAuth: { username: "stripe", passwordSet: true }, methods: ["POST", "PUT"] } });
+    expect((await fetch(ep!.webhookUrl, { method: "PUT", headers: { authorization: basic }, body })).status).toBe(200);
+
+    const exported = await cli(key, ["export-config"]);
+    expect(exported.stdout).toContain("inbound basic auth password set, not exported");
+    expect(await cli(key, ["apply", "-f", file("protect3.yaml", exported.stdout)])).toEqual({ code: 0, stdout: "no changes\n", stderr: "" });
   });
 
   it("keeps endpoints the file does not name, and deletes them with --prune", async () => {

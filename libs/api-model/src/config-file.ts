@@ -4,6 +4,7 @@ import { createEndpointRequest } from "./endpoints.js";
 import { destinationSettings } from "./forwarding.js";
 import { fileJsonSchema } from "./file-schema.js";
 import { ALERT_CHANNEL_LIMITS, ALERT_CHANNEL_TYPES, ALERT_EVENTS } from "./alerts.js";
+import { inboundSettings } from "./inbound.js";
 
 /**
  * The file `whc apply` reads and `whc export-config` writes (design §16, "Configuration as
@@ -34,6 +35,23 @@ export const configForward = destinationSettings
   })
   .describe("Where relay and proxy endpoints forward; absent: nowhere (the endpoint's forward settings are removed).");
 
+const inboundShape = inboundSettings.shape;
+
+/** Inbound protection as the file gives it (design §16): its password and token value named, never written. */
+export const configInbound = z
+  .strictObject({
+    basicAuth: z
+      .strictObject({ username: inboundShape.basicAuth.unwrap().shape.username, passwordFromEnv: envName.optional().describe("The password is this environment variable's value; absent: the one set is kept (an exported file names none).") })
+      .optional(),
+    headerToken: z
+      .strictObject({ name: inboundShape.headerToken.unwrap().shape.name, valueFromEnv: envName.optional().describe("The header's value is this environment variable's value; absent: the one set is kept.") })
+      .optional(),
+    allowIps: inboundShape.allowIps,
+    methods: inboundShape.methods,
+  })
+  .describe("Who may send to the webhook URL (docs/api.md); absent: anyone. Set when the endpoint has none; a password or token already set is kept.");
+export type ConfigInbound = z.output<typeof configInbound>;
+
 export const configEndpoint = z
   .strictObject({
     slug,
@@ -50,6 +68,8 @@ export const configEndpoint = z
       .optional()
       .describe("The signing secret is the value of this environment variable. Set when the endpoint has none; whc cannot read a secret back, so one already set is kept."),
     forward: configForward.optional(),
+    redact: settable.redact.describe("What is replaced before a capture is stored (docs/api.md); absent: nothing."),
+    inbound: configInbound.optional(),
   })
   .refine((e) => e.forward !== undefined || !(FORWARDING_MODES as readonly string[]).includes(e.operatingMode ?? "capture"), {
     message: "operatingMode relay and proxy need forward settings",

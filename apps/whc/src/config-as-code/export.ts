@@ -24,6 +24,8 @@ function secretNote(e: EndpointJson): string | undefined {
   const notes = [
     ...(e.secretSet ? [" secret set, not exported: to manage it, add secretFromEnv: <VARIABLE>"] : []),
     ...(e.forward?.targetSecretSet ? [" forward target secret set, not exported: to manage it, add forward.targetSecretFromEnv: <VARIABLE>"] : []),
+    ...(e.inbound?.basicAuth?.passwordSet ? [" inbound basic auth password set, not exported: to manage it, add inbound.basicAuth.passwordFromEnv: <VARIABLE>"] : []),
+    ...(e.inbound?.headerToken?.valueSet ? [" inbound header token set, not exported: to manage it, add inbound.headerToken.valueFromEnv: <VARIABLE>"] : []),
   ];
   return notes.length === 0 ? undefined : notes.join("\n");
 }

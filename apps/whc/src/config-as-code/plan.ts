@@ -1,4 +1,4 @@
-import type { ConfigEndpoint, ConfigFile, CreateEndpointRequest, EndpointJson, UpdateEndpointRequest } from "@whc/api-model";
+import type { ConfigEndpoint, ConfigFile, ConfigInbound, CreateEndpointRequest, EndpointJson, InboundSettings, UpdateEndpointRequest } from "@whc/api-model";
 import { changedFields, fromEndpoint, fromFile } from "./state.js";
 
 /** One step of a plan, with the /v1 request that makes it. */
@@ -20,12 +20,27 @@ function secretOf(secrets: Secrets, variable: string | undefined): string | unde
   return variable === undefined ? undefined : secrets.get(variable);
 }
 
+/**
+ * Inbound protection as /v1 takes it: the password and token value from their variables, each
+ * only where the endpoint has none set yet (`current`), so a second run never rotates one.
+ */
+function inboundBody(i: ConfigInbound, secrets: Secrets, current?: EndpointJson["inbound"]): InboundSettings {
+  const password = current?.basicAuth?.passwordSet ? undefined : secretOf(secrets, i.basicAuth?.passwordFromEnv);
+  const value = current?.headerToken?.valueSet ? undefined : secretOf(secrets, i.headerToken?.valueFromEnv);
+  return {
+    ...(i.basicAuth ? { basicAuth: { username: i.basicAuth.username, ...(password ? { password } : {}) } } : {}),
+    ...(i.headerToken ? { headerToken: { name: i.headerToken.name, ...(value ? { value } : {}) } } : {}),
+    ...(i.allowIps ? { allowIps: i.allowIps } : {}),
+    ...(i.methods ? { methods: i.methods } : {}),
+  };
+}
+
 /** The create request of an endpoint of the file: the fields it gives, the server's defaults for the rest. */
 function createBody(e: ConfigEndpoint, secrets: Secrets): CreateEndpointRequest {
-  const { secretFromEnv, forward, ...fields } = e;
+  const { secretFromEnv, forward, inbound, ...fields } = e;
   const secret = secretOf(secrets, secretFromEnv);
   const forwardBody = forward && (({ targetSecretFromEnv, ...settings }) => ({ ...settings, ...(targetSecretFromEnv ? { targetSecret: secretOf(secrets, targetSecretFromEnv) } : {}) }))(forward);
-  return { ...fields, ...(secret ? { secret } : {}), ...(forwardBody ? { forward: forwardBody } : {}) };
+  return { ...fields, ...(secret ? { secret } : {}), ...(forwardBody ? { forward: forwardBody } : {}), ...(inbound ? { inbound: inboundBody(inbound, secrets) } : {}) };
 }
 
 /**
@@ -41,6 +56,14 @@ function update(e: ConfigEndpoint, current: EndpointJson, secrets: Secrets): Ext
   if (secret && !current.secretSet) {
     fields.push("secret");
     body.secret = secret;
+  }
+  // Inbound parts changed, or a password or token named in the file and not set (removed since).
+  const unsetSecret =
+    (e.inbound?.basicAuth?.passwordFromEnv !== undefined && !current.inbound?.basicAuth?.passwordSet) ||
+    (e.inbound?.headerToken?.valueFromEnv !== undefined && !current.inbound?.headerToken?.valueSet);
+  if (e.inbound && (fields.includes("inbound") || unsetSecret)) {
+    if (!fields.includes("inbound")) fields.push("inbound");
+    body.inbound = inboundBody(e.inbound, secrets, current.inbound);
   }
   const targetSecret = secretOf(secrets, e.forward?.targetSecretFromEnv);
   // Forward settings sent without a targetSecret keep the stored one (docs/api.md).

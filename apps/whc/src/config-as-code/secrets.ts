@@ -7,6 +7,8 @@ function namedVariables(file: ConfigFile): [field: string, variable: string][] {
     ...file.endpoints.flatMap((e, i): [string, string][] => [
       ...(e.secretFromEnv ? [[`endpoints.${i}.secretFromEnv`, e.secretFromEnv] as [string, string]] : []),
       ...(e.forward?.targetSecretFromEnv ? [[`endpoints.${i}.forward.targetSecretFromEnv`, e.forward.targetSecretFromEnv] as [string, string]] : []),
+      ...(e.inbound?.basicAuth?.passwordFromEnv ? [[`endpoints.${i}.inbound.basicAuth.passwordFromEnv`, e.inbound.basicAuth.passwordFromEnv] as [string, string]] : []),
+      ...(e.inbound?.headerToken?.valueFromEnv ? [[`endpoints.${i}.inbound.headerToken.valueFromEnv`, e.inbound.headerToken.valueFromEnv] as [string, string]] : []),
     ]),
     ...file.alertChannels.flatMap((c, i): [string, string][] => (c.secretFromEnv ? [[`alertChannels.${i}.secretFromEnv`, c.secretFromEnv]] : [])),
   ];

@@ -1,6 +1,9 @@
 import { isDeepStrictEqual } from "node:util";
 import {
   DESTINATION_DEFAULTS,
+  type ConfigInbound,
+  type InboundViewJson,
+  type RedactSettings,
   type ConfigEndpoint,
   type DestinationSettings,
   type EndpointJson,
@@ -26,6 +29,26 @@ export interface Managed {
   genericSignaturePrefix: string;
   response: EndpointResponseConfig | null;
   forward: DestinationSettings | null;
+  redact: RedactSettings | null;
+  /** Its parts but the password and token value, which whc cannot read back. */
+  inbound: InboundParts | null;
+}
+
+/** Inbound protection without its secrets: what the file and /v1 both show. */
+export interface InboundParts {
+  basicAuth?: { username: string };
+  headerToken?: { name: string };
+  allowIps?: string[];
+  methods?: string[];
+}
+
+function inboundParts(i: ConfigInbound | InboundViewJson): InboundParts {
+  return defined({
+    basicAuth: i.basicAuth && { username: i.basicAuth.username },
+    headerToken: i.headerToken && { name: i.headerToken.name },
+    allowIps: i.allowIps,
+    methods: i.methods,
+  });
 }
 
 /** In the order a plan names them and export-config writes them. */
@@ -40,6 +63,8 @@ export const MANAGED_FIELDS = [
   "genericSignaturePrefix",
   "response",
   "forward",
+  "redact",
+  "inbound",
 ] as const satisfies readonly (keyof Managed)[];
 export type ManagedField = (typeof MANAGED_FIELDS)[number];
 
@@ -55,6 +80,8 @@ export function absentValues(slug: string): Omit<Managed, "genericSignatureHeade
     genericSignaturePrefix: "",
     response: null,
     forward: null,
+    redact: null,
+    inbound: null,
   };
 }
 
@@ -78,6 +105,8 @@ export function fromFile(e: ConfigEndpoint): Managed {
     genericSignaturePrefix: e.genericSignaturePrefix ?? absent.genericSignaturePrefix,
     response: e.response ? defined(e.response) : null,
     forward,
+    redact: e.redact ? defined(e.redact) : null,
+    inbound: e.inbound ? inboundParts(e.inbound) : null,
   };
 }
 
@@ -94,6 +123,8 @@ export function fromEndpoint(e: EndpointJson): Managed {
     genericSignaturePrefix: e.genericSignaturePrefix ?? "",
     response: e.response ? defined(e.response) : null,
     forward: e.forward ? { url: e.forward.url, keepPath: e.forward.keepPath, timeoutMs: e.forward.timeoutMs, maxAttempts: e.forward.maxAttempts } : null,
+    redact: e.redact ? defined(e.redact) : null,
+    inbound: e.inbound ? inboundParts(e.inbound) : null,
   };
 }
 
