@@ -29,6 +29,8 @@ import { auditEntryOf, auditMethods } from "./service-audit.js";
 import { listenerMethods } from "./service-listeners.js";
 import { DELIVERY_STATES, KEY_LIMITS, LISTENER_LIMITS, LISTENER_STALL_S, LISTENER_TTL_S, SCOPES } from "@whc/api-model";
 import type { ListenerOptions } from "./service-listeners.js";
+import { createSchemaLearner, type SchemaLearner } from "./schema-learner.js";
+import { observationsOf, schemaMethods } from "./service-schemas.js";
 
 const DAY_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -81,6 +83,11 @@ export interface CatalogServiceOptions {
   lastUsedIntervalMs?: number;
   /** Told when a key's last use could not be written (the key is accepted all the same). */
   logger?: { warn(obj: object, msg: string): void };
+  /**
+   * Learns the shapes of stored captures (design §19; ADR 0090); default: a learner with its
+   * defaults and no drift hook. The composition passes one it closes before the store.
+   */
+  schemaLearner?: SchemaLearner;
 }
 
 /** A key's lastUsedAt is written at most this often (ADR 0051). */
@@ -280,6 +287,7 @@ function encodedCaptures(bytes: Uint8Array): CapturedEvent[] {
 function eventMethods(
   store: CatalogStore,
   now: () => number,
+  learner: SchemaLearner,
 ): CatalogMethods<"appendEvents" | "listEvents" | "getEvent" | "deleteEvent" | "purgeEvents"> {
   return {
     async appendEvents(req) {
@@ -292,7 +300,8 @@ function eventMethods(
           throw validationFailed("sealed_request.wrapped_key", "format");
         }
       }
-      const captures = [...req.captures, ...encodedCaptures(req.encodedCaptures)].map((c) => {
+      const captured = [...req.captures, ...encodedCaptures(req.encodedCaptures)];
+      const captures = captured.map((c) => {
         requireUuid("endpoint_id", c.endpointId);
         if (c.forwardScheduled && !c.forwardTarget) throw validationFailed("forward_target", "required");
         if ((c.body !== undefined || c.sealedRequest.length > 0) && (c.wrappedKey.length === 0 || !c.keyId)) throw validationFailed("wrapped_key", "required");
@@ -300,6 +309,8 @@ function eventMethods(
         return newEventFromCapture(c);
       });
       const appended = await store.appendEvents([...req.events.map(newEventFromProto), ...captures], now);
+      // Learned after the commit, off the answer (ADR 0090).
+      learner.observe(observationsOf(captured, appended.slice(req.events.length)));
       return { events: appended.map(appendedToProto) };
     },
 
@@ -319,6 +330,7 @@ function eventMethods(
         responseCode: req.responseCode,
         verification: req.verification,
         forwardState: forwardStateOf(req.forwardState),
+        schemaDrift: req.schemaDrift,
         searchTokens: req.search ? req.searchTokens : undefined,
         limit: Math.min(Math.max(req.limit || 50, 1), 1000),
       });
@@ -408,10 +420,12 @@ export function createCatalogService(
   options: CatalogServiceOptions = {},
 ): ServiceImpl<typeof CatalogService> {
   const now = options.now ?? Date.now;
+  const learner = options.schemaLearner ?? createSchemaLearner(store, { logger: options.logger });
   return {
     ...apiKeyMethods(store, now, options.lastUsedIntervalMs ?? LAST_USED_INTERVAL_MS, options.logger),
     ...endpointMethods(store, now, options.endpointQuota),
-    ...eventMethods(store, now),
+    ...eventMethods(store, now, learner),
+    ...schemaMethods(store),
     ...replayMethods(store, now),
     ...forwardMethods(store, now),
     ...auditMethods(store, now),

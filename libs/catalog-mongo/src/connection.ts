@@ -12,6 +12,8 @@ export interface CatalogCollections {
   /** The audit log of design §15 (`audits` is the replay service's own record of replays). */
   auditLog: Collection<AnyDoc>;
   listeners: Collection<AnyDoc>;
+  /** What was learned of endpoints' JSON bodies per event type (design §19). */
+  schemas: Collection<AnyDoc>;
 }
 
 export interface CatalogConnection {
@@ -58,6 +60,7 @@ export async function connectCatalog(options: ConnectOptions): Promise<CatalogCo
       audits: db.collection("replay_audit"),
       auditLog: db.collection("audit_log"),
       listeners: db.collection("listeners"),
+      schemas: db.collection("schemas"),
     };
     await ensureIndexes(collections);
     return { client, db, collections, writeConcern, transactions };
@@ -92,6 +95,8 @@ async function ensureIndexes(c: CatalogCollections): Promise<void> {
     ]),
     // The live list of an endpoint, and every save's removal of expired listeners.
     c.listeners.createIndexes([{ key: { endpointId: 1, startedAt: 1 } }, { key: { expiresAt: 1 } }]),
+    // An endpoint's schemas by event type (the list, the count of the types limit, the delete).
+    c.schemas.createIndexes([{ key: { endpointId: 1, eventType: 1 } }]),
   ]);
 }
 

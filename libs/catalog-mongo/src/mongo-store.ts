@@ -12,6 +12,7 @@ import { createForwarding } from "./forwarding.js";
 import { createListeners } from "./listeners.js";
 import { createReplay } from "./replay.js";
 import { createRetention } from "./retention.js";
+import { createSchemas } from "./schemas.js";
 
 export interface MongoStoreOptions {
   uri: string;
@@ -49,6 +50,7 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Catalo
     ...createForwarding(collections, withAudit),
     ...createAuditLog(collections),
     ...createListeners(collections, inTransaction),
+    ...createSchemas(collections),
 
     async ping() {
       try {

@@ -139,6 +139,9 @@ export async function openSqliteStoreInWorker(options: { file: string }): Promis
     putListener: (...a) => call("putListener", ...a),
     listListeners: (...a) => call("listListeners", ...a),
     deleteListener: (...a) => call("deleteListener", ...a),
+    learnSchemas: (...a) => call("learnSchemas", ...a),
+    listSchemas: (...a) => call("listSchemas", ...a),
+    getSchema: (...a) => call("getSchema", ...a),
     ping: () => (failure ? Promise.resolve(false) : call("ping")),
     async close() {
       if (!failure) await call("close").catch(() => undefined);

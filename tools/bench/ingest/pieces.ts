@@ -5,7 +5,7 @@ import { MessageChannel } from "node:worker_threads";
 import { create } from "@bufbuild/protobuf";
 import { EventSchema, SealedBodySchema } from "@whc/contracts";
 import { seal, createBlindIndexer, packRequest } from "@whc/sealing";
-import { compileRedactor, redact, verifyCapture } from "@whc/ingest-core";
+import { bodyShapeText, compileRedactor, redact, verifyCapture } from "@whc/ingest-core";
 import { canonicalEventType } from "@whc/signatures";
 import { eventSummaryJson } from "@whc/api-model/present";
 import { requestContext } from "@whc/logging";
@@ -80,6 +80,15 @@ time("redact: 1 pattern (card numbers)", 20000, () => redact(patternOnly, header
 // The worst an allowed pattern can be made to do (ADR 0045): 1 MiB of digits, cost 255.
 const digits = Buffer.alloc(1 << 20, "1");
 time("redact: pattern \\d{1,85}x, 1 MiB of digits", 3, () => redact(compileRedactor({ patterns: ["\\d{1,85}x"] })!, [], digits));
+// Schema learning (design §19, ADR 0090): the body's shape, read by ingest on every JSON capture.
+time("body shape (1.5 KB event)", 20000, () => bodyShapeText(body));
+time("JSON.parse of the same (for scale)", 20000, () => JSON.parse(body.toString("utf8")));
+const hostileDeep = Buffer.from(`{"a":${"[".repeat(120 * 1024)}${"]".repeat(120 * 1024)}}`);
+time("body shape: 240 KiB of nested arrays", 20, () => bodyShapeText(hostileDeep));
+const hostileWide = Buffer.from(`{"a":[${Array(120 * 1024).fill("0").join(",")}]}`);
+time("body shape: 240 KiB array of numbers", 20, () => bodyShapeText(hostileWide));
+const hostileKeys = Buffer.from(JSON.stringify(Object.fromEntries(Array.from({ length: 12_000 }, (_, i) => [`k${i.toString(36)}`, i]))));
+time(`body shape: ${hostileKeys.length >> 10} KiB of distinct keys`, 20, () => bodyShapeText(hostileKeys));
 time("randomUUID", 20000, () => randomUUID());
 time("requestContext.run", 20000, () => requestContext.run({ requestId: "x" }, () => 1));
 const { port1, port2 } = new MessageChannel();

@@ -10,6 +10,7 @@ import { endpointListContract, endpointQuotaContract } from "./endpoint-list-con
 import { listenerContract } from "./listener-contract.js";
 import { redactionContract } from "./redaction-contract.js";
 import { auditContract } from "./audit-contract.js";
+import { schemaContract } from "./schema-contract.js";
 
 export interface ContractOptions {
   open: () => Promise<CatalogStore>;
@@ -217,6 +218,7 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
     redactionContract(context);
     listenerContract(context, options.another);
     auditContract(context);
+    schemaContract(context);
 
     describe("events", () => {
       it("stamps in order and lists newest first with exact counters", async () => {
