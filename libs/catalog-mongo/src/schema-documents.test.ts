@@ -4,6 +4,7 @@ import { learnGroup, newId, type SchemaObservation, type SchemaRecord } from "@w
 import { INVOICE, shapeText } from "@whc/catalog-core/testing";
 import { SUMMARY_PROJECTION, baseFilter, type Doc } from "./documents.js";
 import { driftUpdate, endpointSchemasFilter, schemaDoc, schemaOf, schemaReplaceFilter } from "./schemas.js";
+import type { AnyDoc } from "./records.js";
 
 /** The schema documents and filters the adapter sends (design §19), checked with mingo: no MongoDB runs here. */
 const T0 = 1_900_000_000_000;
@@ -30,7 +31,7 @@ describe("schema documents", () => {
   it("replace only the version read: a second writer from the same version matches nothing, and learns again", () => {
     const endpointId = newId();
     const first = learnGroup(undefined, [observation(endpointId, shapeText(INVOICE), 0)], HOUR).schema;
-    const docs: Doc[] = [schemaDoc(first, 1)];
+    const docs: AnyDoc[] = [schemaDoc(first, 1)];
     const read = schemaOf(docs[0]!);
     const a = learnGroup(read, [observation(endpointId, shapeText(INVOICE), 1)], HOUR).schema;
     const b = learnGroup(read, [observation(endpointId, shapeText(INVOICE), 2)], HOUR).schema;
