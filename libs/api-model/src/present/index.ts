@@ -2,3 +2,4 @@ export * from "./json.js";
 export * from "./listeners.js";
 export * from "./keys.js";
 export * from "./audit.js";
+export * from "./schemas.js";
