@@ -122,8 +122,9 @@ export function observe(
   schema: LearningSchema,
   o: SchemaObservation,
   noticeIntervalMs: number,
+  shapes?: Map<string, BodyShape | undefined>,
 ): { drift: SchemaDriftChangeJson[]; notice: SchemaDriftNotice | undefined } | undefined {
-  const shape = decodeBodyShape(o.shape);
+  const shape = decodedShape(o.shape, shapes);
   if (!shape) return undefined;
   const drift = driftOf(schema, shape);
   learnShape(schema, shape, o.receivedAt);
@@ -143,6 +144,18 @@ export function observe(
   record.driftNoticeAt = o.receivedAt;
   record.driftsSinceNotice = 0;
   return { drift, notice };
+}
+
+/**
+ * A shape decoded once per call: captures of one type mostly share their shape, and decoding
+ * its text was most of what learning one cost.
+ */
+function decodedShape(text: string, shapes: Map<string, BodyShape | undefined> | undefined): BodyShape | undefined {
+  if (!shapes) return decodeBodyShape(text);
+  if (shapes.has(text)) return shapes.get(text);
+  const shape = decodeBodyShape(text);
+  shapes.set(text, shape);
+  return shape;
 }
 
 /** A call's observations by schema (endpoint and event type), each group in its order of arrival. */
@@ -172,8 +185,9 @@ export function learnGroup(stored: SchemaRecord | undefined, group: readonly Sch
   const schema = openSchema(stored ?? newSchema(group[0]!));
   const drifts: LearnedGroup["drifts"] = [];
   const notices: SchemaDriftNotice[] = [];
+  const shapes = new Map<string, BodyShape | undefined>();
   for (const o of group) {
-    const seen = observe(schema, o, noticeIntervalMs);
+    const seen = observe(schema, o, noticeIntervalMs, shapes);
     if (!seen) continue;
     if (seen.drift.length > 0) drifts.push({ eventId: o.eventId, changes: seen.drift });
     if (seen.notice) notices.push(seen.notice);
