@@ -10,6 +10,7 @@ import { deliveriesTab } from "./forwarding.js";
 import type { EndpointTab, EventTab, PageView } from "./views.js";
 import { keysPage } from "./keys-page.js";
 import { auditPage } from "./audit-page.js";
+import { schemasTab } from "./schemas-tab.js";
 
 /**
  * Every view of the dashboard, by where it sits. A new feature's view is one module and one
@@ -18,6 +19,6 @@ import { auditPage } from "./audit-page.js";
  */
 export const PAGES: readonly PageView[] = [createEndpointPage, keysPage, auditPage];
 
-export const ENDPOINT_TABS: readonly EndpointTab[] = [eventsTab, chartsTab, settingsTab];
+export const ENDPOINT_TABS: readonly EndpointTab[] = [eventsTab, chartsTab, schemasTab, settingsTab];
 
 export const EVENT_TABS: readonly EventTab[] = [bodyTab, headersTab, diagnosisTab, deliveriesTab, curlTab];
