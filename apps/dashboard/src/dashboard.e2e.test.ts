@@ -1,3 +1,4 @@
+import { createHash, randomUUID } from "node:crypto";
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { execFile } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
@@ -233,6 +234,70 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     await page.getByTestId("replay").click();
     await expect.poll(() => page.getByTestId("error").textContent()).toMatch(/^The replay or forward target is not allowed \(details\.reason says why\);.* Reason: scheme\. \(request [0-9a-f-]{36}\)$/);
     await shot("7-replay-refused");
+  });
+
+  it("edits before replaying: headers set and removed, a JSON merge patch; a patch that is not JSON is refused in the form", async () => {
+    await page.getByTestId("replay-url").fill(targetUrl);
+    await page.getByTestId("replay-edits").locator("summary").click();
+    await page.getByTestId("edit-body-kind").selectOption("jsonMergePatch");
+    await page.getByTestId("edit-body").fill("{not json");
+    await page.getByTestId("replay").click();
+    await expect.poll(() => page.getByTestId("replay-edit-problem").textContent()).toBe("The JSON merge patch is not JSON");
+    const before = received.length;
+    await page.getByTestId("edit-body").fill('{"number": 7, "title": null}');
+    await page.getByTestId("edit-set-headers").fill("X-Env: staging");
+    await page.getByTestId("edit-remove-headers").fill("x-github-event");
+    await page.getByTestId("replay").click();
+    await expect.poll(() => page.getByTestId("replay-outcome").textContent()).toContain("edited");
+    expect(await page.getByTestId("replay-outcome").textContent()).toMatch(/delivered · HTTP 200 · \d+ ms · exact · edited/);
+    expect(received).toHaveLength(before + 1);
+    const sent = received.at(-1)!;
+    expect(JSON.parse(sent.body)).toEqual({ action: "opened", number: 7 });
+    expect([sent.headers["x-env"], sent.headers["x-github-event"]]).toEqual(["staging", undefined]);
+    expect(await page.getByTestId("replay-sha256").textContent()).toBe(`Body sent: SHA-256 ${createHash("sha256").update(sent.body).digest("hex")}`);
+    await shot("7b-replay-edited");
+    await page.getByTestId("close-replay").click();
+  });
+
+  it("compares two events of the endpoint: the body's changed field, ignored headers left out", async () => {
+    const api = createApiClient({ baseUrl: gatewayUrl, apiKey: KEY });
+    const ep = await api.endpoints.create({ slug: "dash-diff" });
+    const send = async (amount: number) =>
+      ((await (await fetch(ep.webhookUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ type: "invoice.paid", amount }) })).json()) as { id: string }).id;
+    const [first, second] = [await send(100), await send(250)];
+    await openEndpoint("dash-diff");
+    await openEvent(first);
+    await page.getByTestId("open-diff").click();
+    await page.getByTestId("diff-with").fill(second);
+    await page.getByTestId("diff-ignore").fill("headers");
+    await page.getByTestId("diff-run").click();
+    await page.getByTestId("diff-changes").waitFor();
+    const rows = await page.getByTestId("diff-change").allTextContents();
+    expect(rows).toEqual(["replace/body/amount100250"]);
+    await shot("7c-compare");
+    await page.getByTestId("diff-with").fill(first);
+    await page.getByTestId("diff-run").click();
+    await expect.poll(() => page.getByTestId("diff-same").textContent()).toBe("The two requests are the same.");
+    await page.keyboard.press("Escape");
+  });
+
+  it("lists the endpoint's running listeners with their lag, cursor and last error, and says how to start one", async () => {
+    const api = createApiClient({ baseUrl: gatewayUrl, apiKey: KEY });
+    const ep = await api.endpoints.create({ slug: "dash-listen" });
+    await openEndpoint("dash-listen");
+    await page.getByTestId("tab-listeners").click();
+    expect(await page.getByTestId("no-listeners").textContent()).toContain("whc listen dash-listen --forward-to");
+    const first = ((await (await fetch(ep.webhookUrl, { method: "POST", body: "one" })).json()) as { id: string }).id;
+    await fetch(ep.webhookUrl, { method: "POST", body: "two" });
+    const at = (await api.events.get(ep.id, first)).receivedAt;
+    await api.listeners.heartbeat(ep.id, randomUUID(), { host: "laptop-7", startedAt: new Date(Date.now() - 120_000).toISOString(), cursor: { at, id: first }, lastError: "connection_refused (http://localhost:3000/webhooks)" });
+    await page.reload();
+    const row = page.getByTestId("listener-row");
+    await row.waitFor();
+    const cells = await row.locator("td").allTextContents();
+    expect([cells[0], cells[3], cells[5]]).toEqual(["laptop-7", "1 event behind", "connection_refused (http://localhost:3000/webhooks)"]);
+    expect(await page.getByTestId("listener-cursor").getAttribute("href")).toContain(first);
+    await shot("7d-listeners");
   });
 
   it("disables replay, with the reason, when replayFromDashboard is false", async () => {

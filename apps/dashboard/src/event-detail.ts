@@ -5,6 +5,7 @@ import { clear, h } from "./dom.js";
 import { statusClass } from "./event-row.js";
 import { exactTime, relativeTime, size } from "./format.js";
 import { replayDialog } from "./replay.js";
+import { compareDialog } from "./compare.js";
 import { EVENT_TABS } from "./routes.js";
 import { formatRoute, type Route } from "./router.js";
 import type { AppContext, EventTab, EventView, Mounted } from "./views.js";
@@ -108,10 +109,12 @@ function tabStrip(ctx: AppContext, v: EventView, active: EventTab): HTMLElement 
   );
 }
 
-/** Replay (a dialog), copy the link, delete. */
+/** Replay and compare (dialogs), copy the link, delete. */
 function actions(ctx: AppContext, v: EventView): HTMLElement {
   const dialog = replayDialog(ctx, v.endpoint, v.detail.id);
   const replay = h("button", { type: "button", class: "btn primary small", "data-testid": "open-replay", onclick: () => dialog.showModal() }, "Replay…");
+  const diff = compareDialog(ctx, v.endpoint, v.detail.id);
+  const compare = h("button", { type: "button", class: "btn small", "data-testid": "open-diff", onclick: () => diff.showModal() }, "Compare…");
   const remove = h("button", { type: "button", class: "btn danger small", "data-testid": "delete-event" }, "Delete");
   remove.addEventListener("click", async () => {
     if (!confirm("Delete this event? Its body and headers are gone for good.")) return;
@@ -120,7 +123,7 @@ function actions(ctx: AppContext, v: EventView): HTMLElement {
     ctx.emit("event-deleted", { endpointId: v.endpoint.id, eventId: v.detail.id });
     ctx.navigate({ endpointId: v.endpoint.id, query: v.route.query }, { replace: true });
   });
-  return h("div", { class: "row actions" }, replay, copyButton("Copy link", () => location.href, "copy-link", "Copy link to this event"), remove, dialog);
+  return h("div", { class: "row actions" }, replay, compare, copyButton("Copy link", () => location.href, "copy-link", "Copy link to this event"), remove, dialog, diff);
 }
 
 /** The event pane: a summary with its actions, the event's tabs, and the tab shown. */

@@ -11,6 +11,7 @@ import type { EndpointTab, EventTab, PageView } from "./views.js";
 import { keysPage } from "./keys-page.js";
 import { auditPage } from "./audit-page.js";
 import { schemasTab } from "./schemas-tab.js";
+import { listenersTab } from "./listeners-tab.js";
 
 /**
  * Every view of the dashboard, by where it sits. A new feature's view is one module and one
@@ -19,6 +20,6 @@ import { schemasTab } from "./schemas-tab.js";
  */
 export const PAGES: readonly PageView[] = [createEndpointPage, keysPage, auditPage];
 
-export const ENDPOINT_TABS: readonly EndpointTab[] = [eventsTab, chartsTab, schemasTab, settingsTab];
+export const ENDPOINT_TABS: readonly EndpointTab[] = [eventsTab, chartsTab, listenersTab, schemasTab, settingsTab];
 
 export const EVENT_TABS: readonly EventTab[] = [bodyTab, headersTab, diagnosisTab, deliveriesTab, curlTab];

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { dateTime, extension, uuid } from "./common.js";
 import { pageLimit, requireCursorPairs } from "./events.js";
+import { SLUG_PATTERN } from "./values.js";
 
 /**
  * The audit log (design §15; ADR 0053): who did what to which endpoint or event, newest first.
@@ -20,6 +21,7 @@ export const AUDIT_ACTIONS = [
   "event.triggered",
   "key.created",
   "key.revoked",
+  "config.applied",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -43,9 +45,10 @@ export const auditEntry = z
       .record(z.string(), z.unknown())
       .describe(
         "What the action adds, never a body or a secret: `fields` (endpoint.updated), `unmasked` (event.curl_exported), " +
-          "`count` and `complete` (events.exported), `audit_id`, `result`, `mode` and `target` (the origin, event.replayed), " +
+          "`count` and `complete` (events.exported), `audit_id`, `result`, `mode`, `target` (the origin) and, for an edited replay, `edited` (the header names set and removed, and the body edit's kind; event.replayed), " +
           "`attempt` and `status` (event.redelivered), `eventType` (event.triggered), the key's `id`, `prefix`, `name` and " +
-          "`scopes` (key.created, key.revoked).",
+          "`scopes` (key.created, key.revoked), `sha256`, `total`, `applied`, `complete`, the counts and first slugs of what " +
+          "was `created`, `updated` and `deleted` (config.applied).",
       ),
   })
   .meta({ ...extension });
@@ -79,3 +82,24 @@ export const listAuditQuery = z
   .superRefine(requireCursorPairs);
 export type ListAuditQueryText = z.input<typeof listAuditQuery>;
 export type ListAuditQuery = z.output<typeof listAuditQuery>;
+
+/** Slugs of each kind one config.applied entry names; the rest are counted only. */
+export const CONFIG_APPLIED_SLUGS = 10;
+const slugList = z.array(z.string().regex(SLUG_PATTERN)).max(10_000);
+
+/**
+ * `POST /v1/audit/config-applied` (design §15's config.applied): what one `whc apply` run changed,
+ * recorded by whc at its end, beside the endpoint.created|updated|deleted entries of each change.
+ */
+export const configAppliedRequest = z
+  .strictObject({
+    sha256: z.string().regex(/^[0-9a-f]{64}$/, "64 lower-case hex digits").describe("SHA-256 of the file applied, as read."),
+    total: z.int().min(0).max(30_000).describe("Changes the plan held."),
+    applied: z.int().min(0).max(30_000).describe("Changes made (fewer than total when a refusal stopped the run)."),
+    created: slugList.default([]).describe("Slugs of the endpoints created."),
+    updated: slugList.default([]).describe("Slugs of the endpoints updated."),
+    deleted: slugList.default([]).describe("Slugs of the endpoints deleted."),
+  })
+  .refine((r) => r.applied <= r.total, { message: "applied is at most total", path: ["applied"] })
+  .meta({ ...extension });
+export type ConfigAppliedRequest = z.input<typeof configAppliedRequest>;

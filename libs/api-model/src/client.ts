@@ -9,7 +9,7 @@ import type { EventDiffJson, EventDiffQueryText } from "./event-diff.js";
 import type { ListenerHeartbeatRequest, ListenerJson, ListenerListJson } from "./listeners.js";
 import type { JsonSchemaDocument, SchemaListJson } from "./schemas.js";
 import type { ApiKeyListJson, CreateApiKeyRequest, CreatedApiKeyJson } from "./keys.js";
-import type { AuditListJson, ListAuditQueryText } from "./audit.js";
+import type { AuditListJson, ConfigAppliedRequest, ListAuditQueryText } from "./audit.js";
 
 /**
  * The one typed client of /v1, for the dashboard, the CLI and tests. It runs wherever `fetch`
@@ -367,6 +367,8 @@ export function createApiClient(options: ApiClientOptions) {
   /** The audit log (design §15), newest first; page with `before`/`beforeId` from `nextBefore`/`nextBeforeId`. */
   const audit = {
     list: (query: ListAuditQueryText = {}, signal?: AbortSignal) => request<AuditListJson>("GET", "/v1/audit", { query, signal }),
+    /** Records what one `whc apply` run changed (config.applied). */
+    configApplied: (body: ConfigAppliedRequest, signal?: AbortSignal) => request<void>("POST", "/v1/audit/config-applied", { body, signal }),
   };
 
   const follow = createFollow(events.list);

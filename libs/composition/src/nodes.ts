@@ -418,6 +418,7 @@ export function createGatewayNode(
       replayDailyLimit: config.replayDailyLimit,
       waitPollMs: 1000,
       quotas: { apiRps: config.quotaApiRps, waitsPerKey: config.quotaWaitsPerKey },
+      trustedProxies: new Set(config.trustedProxies),
       shutdownSignal: shutdown.signal,
       dashboardDir: path.resolve(config.dashboardDir),
       metrics,

@@ -78,6 +78,7 @@ export const gatewaySpec = {
   replayDailyLimit: s.replayDailyLimit,
   quotaApiRps: s.quotaApiRps,
   quotaWaitsPerKey: s.quotaWaitsPerKey,
+  trustedProxies: s.trustedProxies,
   dashboardDir: s.dashboardDir,
   dataKeyTtlS: s.dataKeyTtlS,
   rpcTimeoutMs: s.rpcTimeoutMs,

@@ -61,6 +61,12 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions): Ko
   const rate = createKeyRateLimiter(options.quotas.apiRps, undefined, options.quotas.now);
 
   app.use(requestId());
+  // Whose X-Forwarded-For names the caller in audit entries (audit.ts).
+  const trustedProxies = options.trustedProxies ?? new Set<string>();
+  app.use(function proxies(ctx, next) {
+    ctx.state.trustedProxies = trustedProxies;
+    return next();
+  });
   app.use(untrustedContent());
   app.use(tracing());
   app.use(accessLog(deps.logger));

@@ -119,6 +119,47 @@ describe("the audit log", () => {
     for (const secret of [BODY, "4242424242424242", SECRET, TARGET_SECRET, "sender-token", "hidden", owner.key, minted.key]) expect(text).not.toContain(secret);
   });
 
+  it("records the caller behind a trusted proxy from X-Forwarded-For, and the socket peer otherwise", async () => {
+    const forwarded = { headers: { "x-forwarded-for": "198.51.100.23, 203.0.113.9" } };
+    // Not trusted here: a caller cannot name its own address.
+    const ep = await t.client(owner.key, forwarded).endpoints.create({ slug: "behind-nobody" });
+    expect((await entries()).find((e) => e.endpointId === ep.id)).toMatchObject({ action: "endpoint.created", remoteIp: "127.0.0.1" });
+
+    const proxied = await startTestGateway({ trustedProxies: ["127.0.0.1"] });
+    try {
+      const acct = await proxied.account();
+      const created = await proxied.client(acct.key, forwarded).endpoints.create({ slug: "behind-proxy" });
+      const page = await proxied.client(acct.key).audit.list({ endpointId: created.id });
+      expect(page.items).toMatchObject([{ action: "endpoint.created", remoteIp: "203.0.113.9" }]);
+    } finally {
+      await proxied.close();
+    }
+  });
+
+  it("records a configuration applied (config.applied): the file's hash, the changes made, the first slugs of each kind", async () => {
+    const acct = await t.account();
+    const created = Array.from({ length: 12 }, (_, i) => `svc-${i}`);
+    await acct.api.audit.configApplied({ sha256: "ab".repeat(32), total: 14, applied: 13, created, updated: ["billing"] });
+    const [entry] = (await acct.api.audit.list({ action: "config.applied" })).items;
+    expect(entry).toMatchObject({
+      action: "config.applied",
+      endpointId: null,
+      details: {
+        sha256: "ab".repeat(32),
+        total: 14,
+        applied: 13,
+        complete: false,
+        created: { count: 12, slugs: created.slice(0, 10) },
+        updated: { count: 1, slugs: ["billing"] },
+        deleted: { count: 0, slugs: [] },
+      },
+    });
+    for (const bad of [{ sha256: "nope", total: 1, applied: 1 }, { sha256: "ab".repeat(32), total: 1, applied: 2 }, { sha256: "ab".repeat(32), total: 1, applied: 1, created: ["Not A Slug"] }]) {
+      expect((await refusal(acct.api.audit.configApplied(bad))).status).toBe(400);
+    }
+    expect((await acct.api.audit.list({ action: "config.applied" })).items).toHaveLength(1);
+  });
+
   it("pages newest first with the events' cursors, filters, and refuses a half cursor or an unknown action", async () => {
     const acct = await t.account();
     const eps = [await acct.api.endpoints.create({ slug: "one" }), await acct.api.endpoints.create({ slug: "two" })];

@@ -2,14 +2,20 @@ import { create } from "@bufbuild/protobuf";
 import type { Context } from "koa";
 import { AuditContextSchema, type AuditContext } from "@whc/contracts";
 import type { AuditAction } from "@whc/api-model";
+import { remoteIpOf } from "@whc/identity";
 import type { AuthState } from "./middleware/auth.js";
 import type { GatewayDeps } from "./deps.js";
 
-/** The socket peer, an IPv4 address written as IPv6 (`::ffff:192.0.2.1`) in its short form. */
-function remoteIpOf(ctx: Context): string {
-  const address = ctx.req.socket.remoteAddress ?? "";
-  return address.startsWith("::ffff:") && address.includes(".") ? address.slice(7) : address;
+/**
+ * The caller's address: the socket peer (an IPv4 address written as IPv6 in its short form),
+ * or, behind a proxy named in WHC_TRUSTED_PROXIES, the first address past the trusted ones in
+ * X-Forwarded-For, as ingest reads a sender's.
+ */
+function callerIp(ctx: Context): string {
+  return remoteIpOf(ctx.req, (ctx.state.trustedProxies as ReadonlySet<string> | undefined) ?? NO_PROXIES);
 }
+
+const NO_PROXIES: ReadonlySet<string> = new Set();
 
 /**
  * Who acts, for the audit log (design §15, ADR 0053): the calling key, the request's address
@@ -20,7 +26,7 @@ export function auditContext(ctx: Context, auth: AuthState, details?: Record<str
   return create(AuditContextSchema, {
     keyId: auth.keyId,
     keyPrefix: auth.keyPrefix,
-    remoteIp: remoteIpOf(ctx),
+    remoteIp: callerIp(ctx),
     requestId: (ctx.state.requestId as string | undefined) ?? "",
     detailsJson: details ? JSON.stringify(details) : "",
     action: action ?? "",

@@ -38,6 +38,11 @@ export interface GatewayOptions {
    * bursts of twice as many) and `wait` long polls held at once (WHC_QUOTA_WAITS_PER_KEY).
    */
   quotas: { apiRps: number; waitsPerKey: number; /** The rate's clock (tests stop it); default Date.now. */ now?: () => number };
+  /**
+   * Proxies (WHC_TRUSTED_PROXIES) whose X-Forwarded-For names the caller recorded in audit
+   * entries; none by default: the socket peer is recorded.
+   */
+  trustedProxies?: ReadonlySet<string>;
   /** Aborted at shutdown: held long polls answer at once so the drain is quick. */
   shutdownSignal?: AbortSignal;
   /** The built dashboard (index.html and assets/), served at `/` without credentials. */

@@ -2,6 +2,7 @@ import { z } from "zod";
 import {
   auditEntry,
   auditList,
+  configAppliedRequest,
   apiKeyList,
   apiKeyView,
   captureAck,
@@ -306,6 +307,14 @@ const RESPONSES = new Map<z.ZodType, Component>([
     },
   ],
   [auditList, { id: "AuditList", description: "A page of the audit log, newest first by (at, id), with the cursors to page on." }],
+  [
+    configAppliedRequest,
+    {
+      id: "ConfigAppliedRequest",
+      description: "What one run of `whc apply` changed, recorded as a config.applied entry of the audit log.",
+      examples: [{ sha256: "9f2c4e6a8b0d1f3e5a7c9e1b3d5f7a9c0e2b4d6f8a1c3e5b7d9f0a2c4e6b8d0f", total: 3, applied: 3, created: ["billing"], updated: ["github"], deleted: ["old"] }],
+    },
+  ],
   [
     errorReply,
     {

@@ -93,6 +93,13 @@ describe("edit and replay", () => {
     const plain = await t.a.api.events.replay(endpointId, eventId, { target_url: app.url, mode: "resign", target_secret: SECRET });
     expect(plain.edited).toBeUndefined();
     expect(plain.request_sha256).toMatch(/^[0-9a-f]{64}$/);
+
+    // The audit log says which parts the edited replay changed, never their values (design §19).
+    const entries = (await t.a.api.audit.list({ action: "event.replayed", endpointId })).items;
+    const [unedited, edited] = [entries.find((e) => e.details.audit_id === plain.audit_id), entries.find((e) => e.details.audit_id === res.audit_id)];
+    expect(edited?.details).toMatchObject({ edited: { headersSet: ["x-env"], headersRemoved: ["x-drop"], body: "jsonMergePatch" } });
+    expect(unedited?.details).not.toHaveProperty("edited");
+    expect(JSON.stringify(edited)).not.toContain("staging");
   });
 
   it("refuses two body edits and a patch that does not apply (400), a patch of a body that is not JSON or a failed test (409)", async () => {

@@ -43,6 +43,7 @@ const REQUESTS: Record<string, { path: string; body?: unknown }> = {
   "POST /v1/keys": { path: "/v1/keys", body: { name: "minted", scopes: ["keys:write"] } },
   "DELETE /v1/keys/{id}": { path: `/v1/keys/${U}` },
   "GET /v1/audit": { path: "/v1/audit" },
+  "POST /v1/audit/config-applied": { path: "/v1/audit/config-applied", body: { sha256: "0".repeat(64), total: 0, applied: 0 } },
   "GET /v1/providers": { path: "/v1/providers" },
 };
 

@@ -2,6 +2,8 @@ import { createHash, randomInt } from "node:crypto";
 import type { Client } from "@connectrpc/connect";
 import type { CatalogService } from "@whc/contracts";
 
+export { normaliseIp, remoteIpOf } from "./remote-ip.js";
+
 export const API_KEY_PATTERN = /^whc_[A-Za-z0-9]{32,}$/;
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 

@@ -289,6 +289,26 @@ const VIEWS: View[] = [
     },
     after: (page) => page.getByTestId("close-replay").click(),
   },
+  {
+    name: "replay-edits",
+    hash: event(() => seeded.main, () => seeded.jsonEvent),
+    ready: async (page) => {
+      await page.getByTestId("open-replay").click();
+      await page.getByTestId("replay-edits").locator("summary").click();
+      await page.getByTestId("edit-set-headers").waitFor();
+    },
+    after: (page) => page.getByTestId("close-replay").click(),
+  },
+  {
+    name: "compare-dialog",
+    hash: event(() => seeded.main, () => seeded.jsonEvent),
+    ready: async (page) => {
+      await page.getByTestId("open-diff").click();
+      await page.getByTestId("diff-with").waitFor();
+    },
+    after: (page) => page.keyboard.press("Escape"),
+  },
+  { name: "listeners", hash: () => `#/endpoints/${seeded.main.id}/listeners`, ready: (page) => page.getByTestId("no-listeners").waitFor() },
   { name: "endpoint-settings", hash: () => `#/endpoints/${seeded.relay.id}/settings`, ready: (page) => page.getByTestId("edit-forward-url").waitFor() },
   {
     name: "charts",

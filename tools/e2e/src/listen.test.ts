@@ -232,7 +232,7 @@ describe("whc listen --forward-to", () => {
   });
 
   it("--json: one object per delivery; --events: only those types, the cursor moving past the others", async () => {
-    const other = await api.endpoints.create({ slug: "listen-json" });
+    const other = await api.endpoints.create({ slug: "listen-json", redact: { jsonPaths: ["$.card"] } });
     const proc = listen(other.id, "--forward-to", `${appUrl}/json`, "--json", "--events", "wanted.type,also.wanted");
     await waitFor(() => cursorFileOf(other.id), { what: "the cursor file" });
     const skipped = await capture(other.webhookUrl, JSON.stringify({ type: "unwanted.type" }), { "Content-Type": "application/json" });
@@ -252,11 +252,17 @@ describe("whc listen --forward-to", () => {
       durationMs: expect.any(Number),
       resigned: false,
       tries: 1,
+      warnings: [],
     });
     expect(deliveriesOf([skipped])).toEqual([]);
-    await waitFor(() => JSON.parse(readFileSync(cursorFileOf(other.id)!, "utf8")).id === wanted || undefined, { what: "the saved cursor" });
+    // A capture stored redacted reaches the app redacted, and the line says so (design §16).
+    const redacted = await capture(other.webhookUrl, JSON.stringify({ type: "also.wanted", card: "4242424242424242" }), { "Content-Type": "application/json" });
+    await waitFor(() => jsonLines(proc).find((l) => l.eventId === redacted), { what: "the redacted capture's line" });
+    expect(jsonLines(proc).find((l) => l.eventId === redacted)).toMatchObject({ status: 200, warnings: [{ code: "body_redacted" }] });
+    expect(received.find((r) => r.body.includes('"type":"also.wanted"'))?.body.toString()).toBe('{"type":"also.wanted","card":"[redacted]"}');
+    await waitFor(() => JSON.parse(readFileSync(cursorFileOf(other.id)!, "utf8")).id === redacted || undefined, { what: "the saved cursor" });
     expect(await proc.stop("SIGINT")).toBe(0);
-    expect(jsonLines(proc)).toHaveLength(1);
+    expect(jsonLines(proc)).toHaveLength(2);
     expect((await api.events.get(other.id, skipped)).forwardedResponse).toEqual({});
   });
 

@@ -114,7 +114,7 @@ export async function deliver(c: DeliveryContext, e: EventSummaryJson): Promise<
   if (!body || !request) return skip(detail.decryption === "metadata_only" ? "body_not_stored" : "body_unreadable", detail.path);
   if (detail.truncated) report.note(`${e.id}: its body was stored truncated; the app gets the stored ${body.length} of ${detail.originalSizeBytes} bytes`);
   const url = `${request.origin.origin}${request.path}`;
-  const base = { eventId: e.id, receivedAt: e.receivedAt, eventType: e.canonicalEventType, method: e.method, url, path: request.path, attempt: nextAttemptNumber(detail) };
+  const base = { eventId: e.id, receivedAt: e.receivedAt, eventType: e.canonicalEventType, method: e.method, url, path: request.path, attempt: nextAttemptNumber(detail), redacted: detail.redactions !== undefined };
   const delivery = (r: { outcome: SendOutcome; resigned: boolean }, tries: number): ListenLine => ({ ...base, ...r, tries });
 
   const sent = await sendUntilAnswered(c, detail, request, url, delivery).catch((err: unknown) => {

@@ -17,6 +17,8 @@ export interface ListenLine {
   resigned: boolean;
   /** Requests made to the local app for it (more than 1 after no answer). */
   tries: number;
+  /** Stored redacted (design §16): the app got the redacted bytes, not what the sender sent. */
+  redacted: boolean;
   outcome: SendOutcome;
 }
 
@@ -65,7 +67,7 @@ export interface Reporter {
 /** `<-- 200 POST /hooks/ci invoice.paid 12 ms [eventId]`, or `<-- ERR connection_refused POST ...`. */
 export function deliveryLine(d: ListenLine): string {
   const answer = "error" in d.outcome ? `ERR ${d.outcome.error}` : String(d.outcome.status);
-  const how = [d.resigned ? "re-signed" : "", d.tries > 1 ? `try ${d.tries}` : ""].filter(Boolean).join(", ");
+  const how = [d.resigned ? "re-signed" : "", d.tries > 1 ? `try ${d.tries}` : "", d.redacted ? "body redacted" : ""].filter(Boolean).join(", ");
   return `<-- ${answer} ${d.method} ${d.path} ${d.eventType ?? "-"} ${d.outcome.durationMs} ms${how ? ` (${how})` : ""} [${d.eventId}]`;
 }
 
@@ -84,6 +86,8 @@ export function deliveryJson(d: ListenLine) {
     durationMs: d.outcome.durationMs,
     resigned: d.resigned,
     tries: d.tries,
+    // As a replay says it (design §16): what the app got is not byte-identical to what was sent.
+    warnings: d.redacted ? [{ code: "body_redacted" }] : [],
   };
 }
 

@@ -74,6 +74,8 @@ export interface TestGatewayOptions {
   now?: () => number;
   /** WHC_QUOTA_WAITS_PER_KEY (default 20). */
   waitsPerKey?: number;
+  /** WHC_TRUSTED_PROXIES (default: none). */
+  trustedProxies?: string[];
   /** WHC_QUOTA_ENDPOINTS (default: none). */
   endpointQuota?: number;
 }
@@ -263,6 +265,7 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     replayDailyLimit: opts.replayDailyLimit ?? 1000,
     waitPollMs: opts.waitPollMs ?? 1000,
     quotas: { apiRps: opts.apiRps ?? 10_000, waitsPerKey: opts.waitsPerKey ?? 20, ...(opts.now ? { now: opts.now } : {}) },
+    ...(opts.trustedProxies ? { trustedProxies: new Set(opts.trustedProxies) } : {}),
     shutdownSignal: shutdown.signal,
   };
   const app = createGatewayApp(deps, options);

@@ -1,13 +1,17 @@
-import { auditList, listAuditQuery, seesEndpoint, type AuditListJson } from "@whc/api-model";
+import { CONFIG_APPLIED_SLUGS, auditList, configAppliedRequest, listAuditQuery, seesEndpoint, type AuditListJson } from "@whc/api-model";
 import { auditEntryJson, isoTime } from "@whc/api-model/present";
 import type { GatewayDeps } from "../../deps.js";
 import { route, type Route } from "../../route.js";
 import { forbidden } from "../../scopes.js";
 import { ms } from "./event-query.js";
+import { auditContext } from "../../audit.js";
 
 const cursor = (at: string | undefined, id: string | undefined) => (at && id ? { atMs: BigInt(ms(at)!), id: id.toLowerCase() } : undefined);
 
-/** `GET /v1/audit` (design §15; ADR 0053). */
+/** Each kind's count and its first slugs: an entry stays small however large the file. */
+const kind = (slugs: readonly string[]) => ({ count: slugs.length, slugs: slugs.slice(0, CONFIG_APPLIED_SLUGS) });
+
+/** `GET /v1/audit` and `POST /v1/audit/config-applied` (design §15; ADR 0053). */
 export function auditRoutes(deps: GatewayDeps): Route[] {
   return [
     route({
@@ -58,6 +62,36 @@ export function auditRoutes(deps: GatewayDeps): Route[] {
           ...(page.hasOlder && oldest ? { nextBefore: isoTime(oldest.atMs), nextBeforeId: oldest.id } : {}),
           ...(newest ? { nextAfter: isoTime(newest.atMs), nextAfterId: newest.id } : after ? { nextAfter: q.after!, nextAfterId: q.afterId!.toLowerCase() } : {}),
         };
+      },
+    }),
+    route({
+      method: "POST",
+      path: "/v1/audit/config-applied",
+      scope: "endpoints:write",
+      operationId: "recordConfigApplied",
+      summary: "Record a configuration applied",
+      description:
+        "Records one `config.applied` entry for a run of `whc apply` (design §15, §16): the file's SHA-256, how many changes " +
+        "the plan held and how many were made, and the counts and first " + String(CONFIG_APPLIED_SLUGS) + " slugs of the " +
+        "endpoints created, updated and deleted. whc sends it at the end of every run that changed something, also one " +
+        "a refusal stopped (`applied` < `total`); each change has its own endpoint entry besides.",
+      tags: ["audit"],
+      extension: true,
+      body: configAppliedRequest,
+      bodyRequired: true,
+      success: { status: 204, description: "Recorded." },
+      errors: [400],
+      async handler(ctx, { auth, body }) {
+        const details = {
+          sha256: body.sha256,
+          total: body.total,
+          applied: body.applied,
+          complete: body.applied === body.total,
+          created: kind(body.created),
+          updated: kind(body.updated),
+          deleted: kind(body.deleted),
+        };
+        await deps.catalog.recordAudit({ accountId: auth.accountId, action: "config.applied", endpointId: "", eventId: "", context: auditContext(ctx, auth, details) });
       },
     }),
   ];

@@ -19,6 +19,16 @@ const RATE_LIMIT_HEADERS = {
   "RateLimit-Reset": { description: "Seconds to the next UTC midnight.", schema: { type: "integer" } },
 };
 
+/** What an edit changes, for its audit entry: header names set and removed, and how the body was edited. */
+function editedParts(edits: NonNullable<ReplayRequestBody["edits"]>): Record<string, unknown> {
+  const bodyEdit = (["body", "bodyBase64", "jsonMergePatch", "jsonPatch"] as const).find((k) => edits[k] !== undefined);
+  return {
+    ...(edits.headers?.set ? { headersSet: Object.keys(edits.headers.set).map((n) => n.toLowerCase()) } : {}),
+    ...(edits.headers?.remove ? { headersRemoved: edits.headers.remove.map((n) => n.toLowerCase()) } : {}),
+    ...(bodyEdit ? { body: bodyEdit } : {}),
+  };
+}
+
 /** The API's edits as the replay service takes them; JSON patches travel as JSON text. */
 function replayEditsMessage(edits: NonNullable<ReplayRequestBody["edits"]>): ReplayEditsInit {
   const body: ReplayEditsInit["body"] =
@@ -138,7 +148,8 @@ export function eventActionRoutes(deps: GatewayDeps, options: GatewayOptions): R
           client,
           keyId: auth.keyId,
           ...(body.edits ? { edits: replayEditsMessage(body.edits) } : {}),
-          audit: auditContext(ctx, auth),
+          // Which parts an edited replay changed (design §19): names only, never the values.
+          audit: auditContext(ctx, auth, body.edits ? { edited: editedParts(body.edits) } : undefined),
         });
         ctx.set("RateLimit-Limit", String(res.rateLimitLimit));
         ctx.set("RateLimit-Remaining", String(res.rateLimitRemaining));
