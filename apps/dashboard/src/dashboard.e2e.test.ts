@@ -606,6 +606,44 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     expect((await api.alerts.list()).items.map((c) => c.name)).not.toContain("ui-pager");
   });
 
+  it("shows what was learned of an endpoint's JSON bodies, links to its drifted events, and names a drifted event's changes", async () => {
+    const api = createApiClient({ baseUrl: gatewayUrl, apiKey: KEY });
+    const ep = await api.endpoints.create({ slug: "shapes" });
+    const send = async (body: unknown) => {
+      const res = await fetch(ep.webhookUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      return ((await res.json()) as { id: string }).id;
+    };
+    for (let i = 0; i < 20; i += 1) await send({ type: "order.paid", id: `ord_${i}`, total: 100 + i, customer: { email: `c${i}@example.com` } });
+    const drifted = await send({ type: "order.paid", id: "ord_20", total: "120.00", customer: { email: "c20@example.com" }, coupon: "SPRING" });
+    await expect.poll(async () => (await api.schemas.list(ep.id)).items[0]?.samples, { timeout: 10_000 }).toBe(21);
+
+    await openEndpoint("shapes");
+    await page.getByTestId("tab-schemas").click();
+    const schema = page.locator('[data-testid="schema"][data-event-type="order.paid"]');
+    await schema.waitFor();
+    expect(await schema.getByTestId("schema-samples").textContent()).toBe("21 samples");
+    const rows = await schema.getByTestId("schema-field").allTextContents();
+    expect(rows).toContain("totalstringinteger100 %");
+    expect(rows).toContain("customer.emailstring100 %");
+    expect(rows.find((r) => r.startsWith("coupon"))).toMatch(/^couponstring4\.7 %$/);
+    // No value learned, none shown.
+    expect(await page.getByTestId("schemas").textContent()).not.toContain("example.com");
+    await schema.getByTestId("copy-json-schema").click();
+    await expect.poll(async () => JSON.parse(await page.evaluate(() => navigator.clipboard.readText())).$schema).toBe("https://json-schema.org/draft/2020-12/schema");
+    await shot("23-schemas");
+
+    await schema.getByTestId("schema-drifted").click();
+    await expect.poll(() => page.getByTestId("event-row").count()).toBe(1);
+    expect(await page.getByTestId("filter-drift").inputValue()).toBe("true");
+    await openEvent(drifted);
+    expect(await page.getByTestId("drift-pill").textContent()).toBe("schema drift: 2 changes");
+    const changes = page.getByTestId("drift-change");
+    expect(await changes.evaluateAll((els) => els.map((e) => e.getAttribute("data-change")))).toEqual(["type_changed", "added"]);
+    expect(await page.getByTestId("schema-drift").textContent()).toContain("total");
+    await shot("24-drifted-event");
+    expect(cspViolations).toEqual([]);
+  });
+
   it("signs out: the dashboard session's key is revoked and the key form shows", async () => {
     const stored = (await page.evaluate(() => sessionStorage.getItem("whc.apiKey")))!;
     await page.getByTestId("forget-key").click();

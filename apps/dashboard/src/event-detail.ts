@@ -43,6 +43,17 @@ function redactedPill(d: EventDetailJson): HTMLElement | null {
   );
 }
 
+/** A body that departs from what its endpoint learned of its type (design §19): how many changes, and the way to them. */
+function driftPill(ctx: AppContext, v: EventView): HTMLElement | null {
+  const drift = v.detail.schemaDrift;
+  if (!drift?.length) return null;
+  return h(
+    "a",
+    { class: "pill warn", href: ctx.href({ ...v.route, eventTab: "diagnosis" }), "data-testid": "drift-pill", title: "This body's shape departs from what was learned of its event type" },
+    `schema drift: ${drift.length} change${drift.length === 1 ? "" : "s"}`,
+  );
+}
+
 function summary(ctx: AppContext, v: EventView, actions: HTMLElement): HTMLElement {
   const d = v.detail;
   return h(
@@ -63,6 +74,7 @@ function summary(ctx: AppContext, v: EventView, actions: HTMLElement): HTMLEleme
       h("span", { class: "chip" }, size(d.originalSizeBytes)),
       d.truncated ? h("span", { class: "pill warn", "data-testid": "truncated" }, "stored truncated") : null,
       redactedPill(d),
+      driftPill(ctx, v),
       d.forwardState ? h("span", { class: `pill forward ${d.forwardState}` }, `→ ${d.forwardState}`) : null,
     ),
     h(

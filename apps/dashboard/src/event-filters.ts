@@ -7,12 +7,16 @@ export interface Filters {
   eventType: string;
   /** The delivery's state; none: never forwarded. */
   forwardState: (typeof FORWARD_STATE_FILTERS)[number] | "";
+  /** true: only events whose JSON body drifted from the learned schema (design §19); false: only the others. */
+  drift: (typeof DRIFT_FILTERS)[number] | "";
 }
 
 const FORWARD_STATE_FILTERS = [...DELIVERY_STATES, "none"] as const;
+const DRIFT_FILTERS = ["true", "false"] as const;
+const DRIFT_LABELS: Record<(typeof DRIFT_FILTERS)[number] | "", string> = { "": "Any shape", true: "Schema drift", false: "No drift" };
 
 /** The filters' names in the address (`?q=refund&status=failed&type=invoice.paid&forward=failed`). */
-const PARAMS = { search: "q", status: "status", eventType: "type", forwardState: "forward" } as const satisfies Record<keyof Filters, string>;
+const PARAMS = { search: "q", status: "status", eventType: "type", forwardState: "forward", drift: "drift" } as const satisfies Record<keyof Filters, string>;
 
 /** The filters a link names; a value that is not one of the choices is left out. */
 export function filtersOf(query: Readonly<Record<string, string>>): Filters {
@@ -21,12 +25,19 @@ export function filtersOf(query: Readonly<Record<string, string>>): Filters {
     status: VERIFICATIONS.find((v) => v === query[PARAMS.status]) ?? "",
     eventType: query[PARAMS.eventType] ?? "",
     forwardState: FORWARD_STATE_FILTERS.find((v) => v === query[PARAMS.forwardState]) ?? "",
+    drift: DRIFT_FILTERS.find((v) => v === query[PARAMS.drift]) ?? "",
   };
 }
 
 /** The address's query for `f`: every filter, empty ones as "" (removed when applied). */
 export function queryOf(f: Filters): Record<string, string> {
-  return { [PARAMS.search]: f.search.trim(), [PARAMS.status]: f.status, [PARAMS.eventType]: f.eventType.trim(), [PARAMS.forwardState]: f.forwardState };
+  return {
+    [PARAMS.search]: f.search.trim(),
+    [PARAMS.status]: f.status,
+    [PARAMS.eventType]: f.eventType.trim(),
+    [PARAMS.forwardState]: f.forwardState,
+    [PARAMS.drift]: f.drift,
+  };
 }
 
 export function anyFilter(f: Filters): boolean {
@@ -40,6 +51,7 @@ export function filterQuery(f: Filters): NonNullable<FollowOptions["filters"]> {
     ...(f.status ? { status: f.status } : {}),
     ...(f.eventType.trim() ? { eventType: f.eventType.trim() } : {}),
     ...(f.forwardState ? { forwardState: f.forwardState } : {}),
+    ...(f.drift ? { schemaDrift: f.drift } : {}),
   };
 }
 
@@ -55,7 +67,7 @@ function labelled(id: string, text: string, control: HTMLElement): HTMLElement[]
   return [h("label", { class: "visually-hidden", for: id }, text), control];
 }
 
-/** Body search, verdict, event type and forward state; `onApply` gets them when the form is submitted. */
+/** Body search, verdict, event type, forward state and schema drift; `onApply` gets them when the form is submitted. */
 export function createFilterForm(onApply: (filters: Filters) => void): FilterForm {
   const search = h("input", { type: "search", placeholder: "Search bodies  ( / )", "data-testid": "search", autocomplete: "off", maxlength: "500" });
   const status = h("select", { "data-testid": "filter-status" }, ...["", ...VERIFICATIONS].map((v) => h("option", { value: v }, v || "Any verdict")));
@@ -65,6 +77,7 @@ export function createFilterForm(onApply: (filters: Filters) => void): FilterFor
     { "data-testid": "filter-forward" },
     ...["", ...FORWARD_STATE_FILTERS].map((v) => h("option", { value: v }, v ? `Forward: ${v}` : "Any forward state")),
   );
+  const drift = h("select", { "data-testid": "filter-drift" }, ...(["", ...DRIFT_FILTERS] as const).map((v) => h("option", { value: v }, DRIFT_LABELS[v])));
   const apply = h("button", { type: "submit", class: "btn", "data-testid": "apply-filters" }, "Apply");
   const element = h(
     "form",
@@ -73,6 +86,7 @@ export function createFilterForm(onApply: (filters: Filters) => void): FilterFor
     ...labelled("filter-status-select", "Signature verdict", status),
     ...labelled("filter-type-input", "Event type", eventType),
     ...labelled("filter-forward-select", "Forward state", forwardState),
+    ...labelled("filter-drift-select", "Schema drift", drift),
     apply,
   );
   element.addEventListener("submit", (e) => {
@@ -82,6 +96,7 @@ export function createFilterForm(onApply: (filters: Filters) => void): FilterFor
       status: VERIFICATIONS.find((v) => v === status.value) ?? "",
       eventType: eventType.value,
       forwardState: FORWARD_STATE_FILTERS.find((v) => v === forwardState.value) ?? "",
+      drift: DRIFT_FILTERS.find((v) => v === drift.value) ?? "",
     });
   });
   return {
@@ -92,6 +107,7 @@ export function createFilterForm(onApply: (filters: Filters) => void): FilterFor
       status.value = f.status;
       eventType.value = f.eventType;
       forwardState.value = f.forwardState;
+      drift.value = f.drift;
     },
   };
 }

@@ -11,6 +11,7 @@ import type { EndpointTab, EventTab, PageView } from "./views.js";
 import { keysPage } from "./keys-page.js";
 import { auditPage } from "./audit-page.js";
 import { alertsPage } from "./alerts-page.js";
+import { schemasTab } from "./schemas-tab.js";
 import { listenersTab } from "./listeners-tab.js";
 
 /**
@@ -20,6 +21,6 @@ import { listenersTab } from "./listeners-tab.js";
  */
 export const PAGES: readonly PageView[] = [createEndpointPage, keysPage, auditPage, alertsPage];
 
-export const ENDPOINT_TABS: readonly EndpointTab[] = [eventsTab, chartsTab, listenersTab, settingsTab];
+export const ENDPOINT_TABS: readonly EndpointTab[] = [eventsTab, chartsTab, listenersTab, schemasTab, settingsTab];
 
 export const EVENT_TABS: readonly EventTab[] = [bodyTab, headersTab, diagnosisTab, deliveriesTab, curlTab];

@@ -52,7 +52,7 @@ export interface PageView {
   mount(ctx: AppContext, route: Route): Mounted;
 }
 
-/** A tab of one endpoint: `#/endpoints/<id>/<segment>` (events, charts, listeners, settings; destinations and schemas later). */
+/** A tab of one endpoint: `#/endpoints/<id>/<segment>` (events, charts, listeners, schemas, settings; destinations later). */
 export interface EndpointTab {
   readonly segment: string;
   readonly label: string;

@@ -8,6 +8,7 @@ import { listenCommand } from "./commands/listen.js";
 import { triggerCommand } from "./commands/trigger.js";
 import { configCommands } from "./commands/config.js";
 import { scenarioCommands } from "./commands/scenario.js";
+import { schemasCommand } from "./commands/schemas.js";
 import { contextOf } from "./context.js";
 import { errorText, exitCodeOf, exitCodesHelp } from "./exit-codes.js";
 
@@ -29,6 +30,7 @@ export function buildCli(env: NodeJS.ProcessEnv): Command {
   listenCommand(program, ctx);
   triggerCommand(program, ctx);
   scenarioCommands(program, ctx);
+  schemasCommand(program, ctx);
   configCommands(program, ctx);
   auditCommand(program, ctx);
   alertCommands(program, ctx);

@@ -11,6 +11,8 @@ export interface FilterOptions {
   from?: string;
   to?: string;
   forwardState?: string;
+  /** true: only drifted events (`--drift`); false: only the others (`--no-drift`). */
+  drift?: boolean;
   search?: string;
   before?: Cursor;
   after?: Cursor;
@@ -55,6 +57,8 @@ export function withEventFilters(command: Command): Command {
     .addOption(new Option("--from <time>", "received at or after: ISO 8601, or 30m, 2h, 7d ago").argParser((v) => timeArgument(v)))
     .addOption(new Option("--to <time>", "received before: ISO 8601, or 30m, 2h, 7d ago").argParser((v) => timeArgument(v)))
     .addOption(new Option("--forward-state <state>", `only this delivery state: ${oneOf([...DELIVERY_STATES, "none"])}`).choices([...DELIVERY_STATES, "none"]))
+    .option("--drift", "only events whose JSON body drifted from the endpoint's learned schema of its type")
+    .option("--no-drift", "only events whose body did not drift")
     .option("-q, --search <words>", "only bodies holding every word (case-insensitive)")
     .addOption(new Option("--before <receivedAt,id>", "only events older than this cursor").argParser(cursorArgument))
     .addOption(new Option("--after <receivedAt,id>", "only events newer than this cursor").argParser(cursorArgument));
@@ -70,6 +74,7 @@ export function filterQuery(o: FilterOptions): ExportEventsQueryText {
     ...(o.from !== undefined ? { from: o.from } : {}),
     ...(o.to !== undefined ? { to: o.to } : {}),
     ...(o.forwardState !== undefined ? { forwardState: o.forwardState as ExportEventsQueryText["forwardState"] } : {}),
+    ...(o.drift !== undefined ? { schemaDrift: o.drift ? ("true" as const) : ("false" as const) } : {}),
     ...(o.search !== undefined ? { search: o.search } : {}),
     ...(o.before ? { before: o.before.at, beforeId: o.before.id } : {}),
     ...(o.after ? { after: o.after.at, afterId: o.after.id } : {}),

@@ -1,4 +1,4 @@
-import type { EndpointJson, EventDetailJson, ForwardedResponseJson, ForwardViewJson, RedactionCounts, RedactSettings } from "@whc/api-model";
+import type { EndpointJson, EventDetailJson, ForwardedResponseJson, ForwardViewJson, RedactionCounts, RedactSettings, SchemaDriftChangeJson } from "@whc/api-model";
 import { inboundText } from "./inbound-options.js";
 import { table } from "./output.js";
 
@@ -37,6 +37,7 @@ export function describeEvent(e: EventDetailJson): string {
     ["body", bodyFact(e)],
     ["forward", forwardFact(e)],
     ["redacted", e.redactions ? redactionsText(e.redactions) : undefined],
+    ["schema drift", e.schemaDrift?.map(driftText).join("; ")],
     ["read", e.readAt],
   ]);
   const headers = Object.entries(e.headers).flatMap(([name, values]) => values.map((v) => `  ${name}: ${v}`));
@@ -52,6 +53,13 @@ export function forwardText(f: ForwardViewJson): string {
 export function redactText(r: RedactSettings): string {
   const part = (label: string, list: string[] | undefined) => (list?.length ? `${label} ${list.join(", ")}` : undefined);
   return [part("headers", r.headers), part("JSON paths", r.jsonPaths), part("patterns", r.patterns)].filter(Boolean).join("; ");
+}
+
+/** One change of a drifted body, as a person reads it: `data.object.amount: integer -> string`. */
+export function driftText(c: SchemaDriftChangeJson): string {
+  if (c.change === "added") return `${c.path}: new (${c.now})`;
+  if (c.change === "missing") return `${c.path}: missing (was ${c.seen.join("|")})`;
+  return `${c.path}: ${c.seen.join("|")} -> ${c.now}`;
 }
 
 /** How much of an event was redacted before it was stored. */

@@ -7,6 +7,7 @@ import type { ForwardAttemptJson, RecordAttemptRequest } from "./forwarding.js";
 import type { EventSignatureJson, EventSignatureRequest } from "./event-signature.js";
 import type { EventDiffJson, EventDiffQueryText } from "./event-diff.js";
 import type { ListenerHeartbeatRequest, ListenerJson, ListenerListJson } from "./listeners.js";
+import type { JsonSchemaDocument, SchemaListJson } from "./schemas.js";
 import type { ApiKeyListJson, CreateApiKeyRequest, CreatedApiKeyJson } from "./keys.js";
 import type { AuditListJson, ConfigAppliedRequest, ListAuditQueryText } from "./audit.js";
 import type { AlertChannelListJson, AlertTestJson, CreateAlertChannelRequest, CreatedAlertChannelJson } from "./alerts.js";
@@ -348,6 +349,14 @@ export function createApiClient(options: ApiClientOptions) {
     delete: (endpointId: string, listenerId: string, signal?: AbortSignal) => request<void>("DELETE", listenersPath(endpointId, listenerId), { signal }),
   };
 
+  /** Schemas and drift (design §19): what was learned of an endpoint's JSON bodies per event type. */
+  const schemas = {
+    list: (endpointId: string, signal?: AbortSignal) => request<SchemaListJson>("GET", `/v1/endpoints/${seg(endpointId)}/schemas`, { signal }),
+    /** One event type's schema as a JSON Schema (draft 2020-12); `*` for captures without a type. */
+    get: (endpointId: string, eventType: string, signal?: AbortSignal) =>
+      request<JsonSchemaDocument>("GET", `/v1/endpoints/${seg(endpointId)}/schemas/${seg(eventType)}`, { signal }),
+  };
+
   /** API keys (design §15): those within the calling key's reach. */
   const keys = {
     list: (signal?: AbortSignal) => request<ApiKeyListJson>("GET", "/v1/keys", { signal }),
@@ -381,6 +390,7 @@ export function createApiClient(options: ApiClientOptions) {
     events,
     providers: { list: () => request<ProviderListJson>("GET", "/v1/providers") },
     listeners,
+    schemas,
     keys,
     audit,
     alerts,

@@ -4,6 +4,7 @@ import { dateTime, extension, uuid } from "./common.js";
 import { forwardedResponse } from "./forwarding.js";
 import { diagnostic } from "./diagnostic.js";
 import { redactionCounts } from "./redaction.js";
+import { schemaDrift } from "./schemas.js";
 
 
 const summaryFields = {
@@ -51,6 +52,7 @@ export const eventDetail = z.object({
   bodyEncoding: z.enum(BODY_ENCODINGS).optional(),
   diagnostic,
   redactions: redactionCounts.optional(),
+  schemaDrift: schemaDrift.optional(),
   forwardedResponse: z.union([forwardedResponse, z.strictObject({})]).describe("{} until the event is forwarded (design §11)."),
 });
 export type EventDetailJson = z.infer<typeof eventDetail>;
@@ -94,6 +96,11 @@ const filterFields = {
     .optional()
     .meta({ ...extension, description: "The delivery's state equals; none: never forwarded." }),
   search: z.string().max(500).optional().describe("Every word (letters and digits, case-insensitive) must occur in the body."),
+  schemaDrift: z
+    .enum(["true", "false"])
+    .transform((v) => v === "true")
+    .optional()
+    .meta({ ...extension, description: "true: only events whose JSON body drifted from what the endpoint learned of its type (`schemaDrift` in the detail); false: only the others." }),
 };
 
 /** The page size of the event list and the audit log: 1-200, default 50. */

@@ -23,6 +23,8 @@ export * from "./event-signature.js";
 export * from "./event-diff.js";
 export * from "./config-file.js";
 export * from "./scenario.js";
+export * from "./schemas.js";
+export * from "./body-shape.js";
 export * from "./keys.js";
 export * from "./audit.js";
 export * from "./alerts.js";

@@ -5,6 +5,7 @@ import {
   EventSchema,
   ForwardAttemptSchema,
   ForwardSchema,
+  SchemaSchema,
   type ApiKey,
   type CapturedEvent,
   type Endpoint,
@@ -13,9 +14,10 @@ import {
   type Forward,
   type ForwardAttempt,
   type SealedBody as SealedBodyProto,
+  type Schema,
 } from "@whc/contracts";
-import type { ApiKeyRecord, EndpointPatch, EndpointRecord, EventRecord, EventSummaryRecord, AttemptRecord, DeliveryRecord, NewEvent, SealedBody } from "./types.js";
-import type { AttemptTrigger } from "@whc/api-model";
+import type { ApiKeyRecord, EndpointPatch, EndpointRecord, EventRecord, EventSummaryRecord, AttemptRecord, DeliveryRecord, NewEvent, SchemaRecord, SealedBody } from "./types.js";
+import { typesOfMask, type AttemptTrigger } from "@whc/api-model";
 import { packSearchTokens } from "@whc/sealing";
 
 const NO_TOKENS = new Uint8Array(0);
@@ -250,6 +252,19 @@ export function eventToProto(e: EventRecord): Event {
     forwardedResponseJson: e.forwardedResponseJson,
     ...(e.forward ? { forward: forwardToProto(e.forward) } : {}),
     redactionsJson: e.redactionsJson ?? "",
+    schemaDriftJson: e.schemaDrift?.length ? JSON.stringify(e.schemaDrift) : "",
+  });
+}
+
+export function schemaToProto(s: SchemaRecord): Schema {
+  return create(SchemaSchema, {
+    accountId: s.accountId,
+    endpointId: s.endpointId,
+    eventType: s.eventType,
+    samples: BigInt(s.samples),
+    firstSeenAtMs: BigInt(s.firstSeenAt),
+    lastSeenAtMs: BigInt(s.lastSeenAt),
+    paths: s.paths.map((p) => ({ path: p.path, types: typesOfMask(p.mask), present: BigInt(p.present) })),
   });
 }
 

@@ -54,3 +54,7 @@ export type { ForwardPrecondition, ReplacedField } from "./endpoint-patch.js";
 export { isUuid, newId, uuidV7Time, UUID_PATTERN } from "@whc/ids";
 /** The packed form of search tokens (@whc/sealing), for adapters that move tokens between threads. */
 export { packSearchTokens, unpackSearchTokens } from "@whc/sealing";
+export { driftOf, learnGroup, learnShape, newSchema, observationsBySchema, openSchema, parentPath, schemaEventType, schemaKey } from "./schemas.js";
+export type { LearnedGroup, LearningSchema } from "./schemas.js";
+export { createSchemaLearner, SCHEMA_LEARNER_DEFAULTS } from "./schema-learner.js";
+export type { OnSchemaDrift, SchemaLearner, SchemaLearnerOptions } from "./schema-learner.js";

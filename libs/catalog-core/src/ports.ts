@@ -1,4 +1,4 @@
-import type { AlertAttemptResult, AlertChannelRecord, AlertClaim, RaisedAlert, ApiKeyFilter, ApiKeyRecord, AuditPage, AuditQuery, AuditRecord, AppendResult, Cursor, EndpointPatch, EndpointPage, EndpointRecord, EventPage, EventQuery, EventRecord, ListenerRecord, NewEndpoint, NewEvent, ReplayAuditRecord, ReplayCharge, DeliveryClaim, AttemptRecord, DeliveryRecord, OutboxStats } from "./types.js";
+import type { AlertAttemptResult, AlertChannelRecord, AlertClaim, RaisedAlert, ApiKeyFilter, ApiKeyRecord, AuditPage, AuditQuery, AuditRecord, AppendResult, Cursor, EndpointPatch, EndpointPage, EndpointRecord, EventPage, EventQuery, EventRecord, ListenerRecord, NewEndpoint, NewEvent, ReplayAuditRecord, ReplayCharge, DeliveryClaim, AttemptRecord, DeliveryRecord, OutboxStats, SchemaDriftNotice, SchemaObservation, SchemaRecord } from "./types.js";
 import type { Clock } from "./ids.js";
 import type { AttemptTransition, EventRef } from "@whc/ports";
 
@@ -60,7 +60,7 @@ export interface CatalogStore {
    * the limit, not with the account's number of endpoints (an index on account and id).
    */
   listEndpoints(accountId: string, page?: EndpointPage): Promise<EndpointRecord[]>;
-  /** Removes the endpoint and its events; false when it was not there. */
+  /** Removes the endpoint, its events and its schemas; false when it was not there. */
   deleteEndpoint(accountId: string, endpointId: string, audit?: AuditRecord): Promise<boolean>;
   /**
    * Applies the patch (EndpointPatch says how) atomically and sets updatedAt = now; undefined
@@ -181,6 +181,20 @@ export interface CatalogStore {
   nextAlertDueAt(after: number): Promise<number | undefined>;
   /** Deletes alerts no longer pending whose window started before `before`; answers how many. */
   purgeAlerts(before: number): Promise<number>;
+  /**
+   * Schemas and drift (design §19; ADR 0090): learns each observation after its capture's
+   * commit, judging it against its endpoint's schema of its event type as learned so far and
+   * then adding it (learnGroup), with every schema's read and write atomic against other
+   * catalog processes' (a transaction, or a versioned replace retried), so that each
+   * observation is judged and counted once. A drifted capture gets its schemaDrift. An
+   * observation whose endpoint is gone, or whose event type is new to an endpoint that already
+   * has SCHEMA_LIMITS.typesPerEndpoint schemas, is skipped. Answers the schema.drift notices
+   * due, in order.
+   */
+  learnSchemas(observations: readonly SchemaObservation[], noticeIntervalMs: number): Promise<SchemaDriftNotice[]>;
+  /** The endpoint's schemas by event type; [] when there are none (or the endpoint is another account's). */
+  listSchemas(accountId: string, endpointId: string): Promise<SchemaRecord[]>;
+  getSchema(accountId: string, endpointId: string, eventType: string): Promise<SchemaRecord | undefined>;
 
   ping(): Promise<boolean>;
   close(): Promise<void>;

@@ -30,6 +30,8 @@ import { listenerMethods } from "./service-listeners.js";
 import { alertMethods, createAlertRaiser, type AlertOptions, type RaiseAlerts } from "./service-alerts.js";
 import { ALERT_CHANNEL_LIMITS, ALERT_COALESCE_S, DELIVERY_STATES, KEY_LIMITS, LISTENER_LIMITS, LISTENER_STALL_S, LISTENER_TTL_S, SCOPES } from "@whc/api-model";
 import type { ListenerOptions } from "./service-listeners.js";
+import { createSchemaLearner, type SchemaLearner } from "./schema-learner.js";
+import { observationsOf, schemaMethods } from "./service-schemas.js";
 
 const DAY_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -86,6 +88,11 @@ export interface CatalogServiceOptions {
   lastUsedIntervalMs?: number;
   /** Told when a key's last use could not be written (the key is accepted all the same). */
   logger?: { warn(obj: object, msg: string): void };
+  /**
+   * Learns the shapes of stored captures (design §19; ADR 0090); default: a learner with its
+   * defaults and no drift hook. The composition passes one it closes before the store.
+   */
+  schemaLearner?: SchemaLearner;
 }
 
 /** A key's lastUsedAt is written at most this often (ADR 0051). */
@@ -315,6 +322,7 @@ function eventMethods(
   store: CatalogStore,
   now: () => number,
   raise: RaiseAlerts,
+  learner: SchemaLearner,
 ): CatalogMethods<"appendEvents" | "listEvents" | "getEvent" | "deleteEvent" | "purgeEvents"> {
   return {
     async appendEvents(req) {
@@ -327,7 +335,8 @@ function eventMethods(
           throw validationFailed("sealed_request.wrapped_key", "format");
         }
       }
-      const captures = [...req.captures, ...encodedCaptures(req.encodedCaptures)].map((c) => {
+      const captured = [...req.captures, ...encodedCaptures(req.encodedCaptures)];
+      const captures = captured.map((c) => {
         requireUuid("endpoint_id", c.endpointId);
         if (c.forwardScheduled && !c.forwardTarget) throw validationFailed("forward_target", "required");
         if ((c.body !== undefined || c.sealedRequest.length > 0) && (c.wrappedKey.length === 0 || !c.keyId)) throw validationFailed("wrapped_key", "required");
@@ -336,6 +345,8 @@ function eventMethods(
       });
       const events = [...req.events.map(newEventFromProto), ...captures];
       const appended = await store.appendEvents(events, now);
+      // Learned after the commit, off the answer (ADR 0090).
+      learner.observe(observationsOf(captured, appended.slice(req.events.length)));
       const failures = signatureFailures(events, appended);
       if (failures.length > 0) await raise(failures);
       return { events: appended.map(appendedToProto) };
@@ -357,6 +368,7 @@ function eventMethods(
         responseCode: req.responseCode,
         verification: req.verification,
         forwardState: forwardStateOf(req.forwardState),
+        schemaDrift: req.schemaDrift,
         searchTokens: req.search ? req.searchTokens : undefined,
         limit: Math.min(Math.max(req.limit || 50, 1), 1000),
       });
@@ -448,10 +460,12 @@ export function createCatalogService(
   const now = options.now ?? Date.now;
   const alerts: AlertOptions = { coalesceMs: ALERT_COALESCE_S * 1000, perAccount: ALERT_CHANNEL_LIMITS.perAccount, ...options.alerts };
   const raise = createAlertRaiser(store, now, alerts, options.logger);
+  const learner = options.schemaLearner ?? createSchemaLearner(store, { logger: options.logger });
   return {
     ...apiKeyMethods(store, now, options.lastUsedIntervalMs ?? LAST_USED_INTERVAL_MS, options.logger, options.keyQuota),
     ...endpointMethods(store, now, options.endpointQuota),
-    ...eventMethods(store, now, raise),
+    ...eventMethods(store, now, raise, learner),
+    ...schemaMethods(store),
     ...replayMethods(store, now),
     ...forwardMethods(store, now, raise),
     ...auditMethods(store, now),

@@ -1,5 +1,5 @@
 /** Domain records of the catalog. Times are milliseconds since the Unix epoch. */
-import type { AlertChannelType, AlertState, AttemptTrigger, DeliveryState } from "@whc/api-model";
+import type { AlertChannelType, AlertState, AttemptTrigger, DeliveryState, SchemaDriftChangeJson } from "@whc/api-model";
 
 export interface ApiKeyRecord {
   id: string;
@@ -203,10 +203,18 @@ export interface EventRecord extends Omit<NewEvent, "searchTokens" | "sequenceSt
   receivedAt: number;
   readAt?: number | undefined;
   forward?: DeliveryRecord | undefined;
+  /**
+   * How its JSON body departs from what its endpoint learned of its event type (design §19),
+   * written after the commit by learnSchemas; absent when it does not, or was not judged.
+   */
+  schemaDrift?: SchemaDriftChangeJson[] | undefined;
 }
 
 /** The list view leaves out the heavy parts (and the forward attempts). */
-export type EventSummaryRecord = Omit<EventRecord, "headers" | "body" | "sealedRequest" | "diagnosticJson" | "forwardedResponseJson" | "forward" | "redactionsJson"> & {
+export type EventSummaryRecord = Omit<
+  EventRecord,
+  "headers" | "body" | "sealedRequest" | "diagnosticJson" | "forwardedResponseJson" | "forward" | "redactionsJson" | "schemaDrift"
+> & {
   bodyStored: boolean;
   keyId?: string | undefined;
   forwardState?: DeliveryState | undefined;
@@ -269,6 +277,8 @@ export interface EventQuery {
   forwardState?: string | undefined;
   /** Present (even empty) when the caller searched: metadata-only events are left out. */
   searchTokens?: Uint8Array[] | undefined;
+  /** true: only events with schemaDrift; false: only events without. */
+  schemaDrift?: boolean | undefined;
   limit: number;
 }
 
@@ -449,4 +459,55 @@ export interface AlertAttemptResult {
   state: AlertState;
   /** With `pending`: when it is due again. */
   nextAttemptAt?: number | undefined;
+}
+
+/** One path of a learned schema (design §19): the types met there (a JSON_TYPES mask) and in how many samples it was present. */
+export interface SchemaPathRecord {
+  path: string;
+  mask: number;
+  present: number;
+}
+
+/**
+ * What the catalog learned of one endpoint's captures of one event type (design §19; ADR
+ * 0090): no value, only paths, their types and how often they were there.
+ */
+export interface SchemaRecord {
+  accountId: string;
+  endpointId: string;
+  /** canonicalEventType, or `*` (ANY_EVENT_TYPE) for captures without one. */
+  eventType: string;
+  samples: number;
+  firstSeenAt: number;
+  lastSeenAt: number;
+  /** In the order first seen, at most SCHEMA_LIMITS.pathsPerType. */
+  paths: SchemaPathRecord[];
+  /** When schema.drift was last raised for this type, and the drifted captures since. */
+  driftNoticeAt?: number | undefined;
+  driftsSinceNotice: number;
+}
+
+/** A stored capture with a JSON body's shape, to learn from after its commit (ADR 0090). */
+export interface SchemaObservation {
+  accountId: string;
+  endpointId: string;
+  /** canonicalEventType, or `*`. */
+  eventType: string;
+  eventId: string;
+  receivedAt: number;
+  /** CapturedEvent.body_shape: encodeBodyShape's text, never "". */
+  shape: string;
+}
+
+/**
+ * A drifted capture that raises schema.drift (design §19): at most one per endpoint and event
+ * type per interval, with how many captures of the type drifted since the last one.
+ */
+export interface SchemaDriftNotice {
+  accountId: string;
+  endpointId: string;
+  eventType: string;
+  eventId: string;
+  changes: SchemaDriftChangeJson[];
+  count: number;
 }

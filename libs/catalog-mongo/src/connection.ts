@@ -16,6 +16,8 @@ export interface CatalogCollections {
   /** Alert channels (design §18) and the alert outbox (ADR 0085). */
   alertChannels: Collection<AnyDoc>;
   alerts: Collection<AnyDoc>;
+  /** What was learned of endpoints' JSON bodies per event type (design §19). */
+  schemas: Collection<AnyDoc>;
 }
 
 export interface CatalogConnection {
@@ -64,6 +66,7 @@ export async function connectCatalog(options: ConnectOptions): Promise<CatalogCo
       listeners: db.collection("listeners"),
       alertChannels: db.collection("alert_channels"),
       alerts: db.collection("alerts"),
+      schemas: db.collection("schemas"),
     };
     await ensureIndexes(collections);
     return { client, db, collections, writeConcern, transactions };
@@ -113,6 +116,8 @@ async function ensureIndexes(c: CatalogCollections): Promise<void> {
       ALERT_OUTBOX_INDEX,
       { key: { dueAt: 1 }, name: "window" },
     ]),
+    // An endpoint's schemas by event type (the list, the count of the types limit, the delete).
+    c.schemas.createIndexes([{ key: { endpointId: 1, eventType: 1 } }]),
   ]);
 }
 

@@ -40,6 +40,7 @@ export function baseFilter(q: EventQuery): Doc {
   if (q.responseCode !== undefined) filter.responseCode = q.responseCode;
   if (q.verification !== undefined) filter.verification = q.verification;
   if (q.forwardState !== undefined) Object.assign(filter, forwardStateFilter(q.forwardState));
+  if (q.schemaDrift !== undefined) filter.schemaDrift = { $exists: q.schemaDrift };
   return filter;
 }
 
@@ -94,6 +95,7 @@ export const SUMMARY_PROJECTION = {
   diagnosticJson: 0,
   forwardedResponseJson: 0,
   redactionsJson: 0,
+  schemaDrift: 0,
   "forward.attempts": 0,
 } as const;
 

@@ -13,6 +13,7 @@ import { createForwarding } from "./forwarding.js";
 import { createListeners } from "./listeners.js";
 import { createReplay } from "./replay.js";
 import { createRetention } from "./retention.js";
+import { createSchemas } from "./schemas.js";
 
 export interface MongoStoreOptions {
   uri: string;
@@ -51,6 +52,7 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Catalo
     ...createAuditLog(collections),
     ...createListeners(collections, inTransaction),
     ...createAlerts(collections, inTransaction, withAudit),
+    ...createSchemas(collections),
 
     async ping() {
       try {

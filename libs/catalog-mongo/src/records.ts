@@ -267,6 +267,7 @@ export function eventFromDoc(d: AnyDoc): EventRecord {
     forwardedResponseJson: d.forwardedResponseJson,
     redactionsJson: (d.redactionsJson as string | undefined) ?? "",
     forward: forwardFromDoc(d),
+    schemaDrift: Array.isArray(d.schemaDrift) ? (d.schemaDrift as EventRecord["schemaDrift"]) : undefined,
   };
 }
 

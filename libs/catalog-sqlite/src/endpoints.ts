@@ -44,6 +44,7 @@ export function createEndpoints(db: Database.Database, writeAudit: WriteAudit): 
     deleteBodies: db.prepare("DELETE FROM event_bodies WHERE seq IN (SELECT seq FROM events WHERE endpoint_id = ?)"),
     deleteAttempts: db.prepare("DELETE FROM forward_attempts WHERE seq IN (SELECT seq FROM events WHERE endpoint_id = ?)"),
     deleteEvents: db.prepare("DELETE FROM events WHERE endpoint_id = ?"),
+    deleteSchemas: db.prepare("DELETE FROM event_schemas WHERE endpoint_id = ?"),
     addRejections: db.prepare("UPDATE endpoints SET rejected_count = rejected_count + ? WHERE id = ?"),
   };
   const rejectionsTx = db.transaction((counts: readonly { endpointId: string; count: number }[]) => {
@@ -56,6 +57,7 @@ export function createEndpoints(db: Database.Database, writeAudit: WriteAudit): 
     stmt.deleteBodies.run(endpointId);
     stmt.deleteAttempts.run(endpointId);
     stmt.deleteEvents.run(endpointId);
+    stmt.deleteSchemas.run(endpointId);
     stmt.delete.run(endpointId, accountId);
     writeAudit(audit);
     return true;

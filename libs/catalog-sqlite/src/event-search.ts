@@ -50,6 +50,7 @@ function filtersOf(q: EventQuery): Filter {
     parts.push("e.forward_state = ?");
     params.push(q.forwardState);
   }
+  if (q.schemaDrift !== undefined) parts.push(q.schemaDrift ? "e.schema_drift IS NOT NULL" : "e.schema_drift IS NULL");
   return { sql: parts.map((p) => ` AND ${p}`).join(""), params };
 }
 

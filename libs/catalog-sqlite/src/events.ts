@@ -28,7 +28,7 @@ export function createEventRemoval(db: Database.Database): RemoveEvent {
 /** One event at a time: read it whole (marking it read), delete it. */
 export function createEvents(db: Database.Database, removeEvent: RemoveEvent, readAttempts: ReadAttempts, writeAudit: WriteAudit): EventMethods {
   const stmt = {
-    whole: db.prepare(`SELECT e.seq, ${summaryRows.columns("e")}, ${deliveryRows.columns("e")}, ${bodyRows.columns("b")}
+    whole: db.prepare(`SELECT e.seq, ${summaryRows.columns("e")}, ${deliveryRows.columns("e")}, ${bodyRows.columns("b")}, e.schema_drift
       FROM events e JOIN event_bodies b ON b.seq = e.seq WHERE e.id = ? AND e.endpoint_id = ? AND e.account_id = ?`),
     // Scoped like the read itself: a foreign account's request for the id must change nothing.
     markRead: db.prepare("UPDATE events SET read_at = ? WHERE id = ? AND endpoint_id = ? AND account_id = ? AND read_at IS NULL"),

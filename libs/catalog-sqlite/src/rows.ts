@@ -326,6 +326,8 @@ export function eventFromRow(row: Row): EventRecord {
     diagnosticJson: b.diagnosticJson,
     forwardedResponseJson: b.forwardedResponseJson,
     redactionsJson: b.redactionsJson,
+    // Read only by a whole event's read (events.ts), which selects it.
+    schemaDrift: typeof row.schema_drift === "string" ? (JSON.parse(row.schema_drift) as EventRecord["schemaDrift"]) : undefined,
   };
 }
 

@@ -3,7 +3,7 @@ import { packSearchTokens } from "@whc/sealing";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { NewEvent } from "@whc/catalog-core";
-import { eventFixture, forwardAttemptFixture, token } from "@whc/catalog-core/testing";
+import { INVOICE, eventFixture, forwardAttemptFixture, shapeText, token } from "@whc/catalog-core/testing";
 import { tempDir } from "@whc/testing";
 import { SCHEMA_VERSION, addedColumns, addedIndexesSql, schemaSql } from "./schema.js";
 import { searchDocument } from "./search-terms.js";
@@ -441,5 +441,45 @@ describe("embedded SQLite: a catalog created by version 8 (before alert channels
     expect(indexes).toEqual([expect.objectContaining({ partial: 1 })]);
     expect(db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get()).toEqual({ value: String(SCHEMA_VERSION) });
     db.close();
+  });
+});
+
+describe("embedded SQLite: a catalog created before schemas and drift (version 10, design §19)", () => {
+  let where: ReturnType<typeof tempDir>;
+  let file: string;
+  beforeEach(() => {
+    where = tempDir("whc-sqlite-v8-");
+    file = path.join(where.path, "catalog.db");
+    createOldCatalog(file);
+  });
+  afterEach(() => where.remove());
+
+  it("opens with event_schemas and events.schema_drift added: old events never drifted, and schemas are learned and kept from then on", async () => {
+    const first = openSqliteStore({ file });
+    try {
+      expect((await first.getEvent("acct-1", ENDPOINT_ID, EVENT_ID))?.schemaDrift).toBeUndefined();
+      const clean = await first.listEvents({ accountId: "acct-1", endpointId: ENDPOINT_ID, limit: 10, schemaDrift: false });
+      expect(clean.events.map((e) => e.id)).toEqual([EVENT_ID]);
+      expect((await first.listEvents({ accountId: "acct-1", endpointId: ENDPOINT_ID, limit: 10, schemaDrift: true })).events).toEqual([]);
+      expect(await first.listSchemas("acct-1", ENDPOINT_ID)).toEqual([]);
+      const observed = { accountId: "acct-1", endpointId: ENDPOINT_ID, eventType: "invoice.paid", eventId: EVENT_ID, receivedAt: 300, shape: shapeText(INVOICE) };
+      expect(await first.learnSchemas([observed], 3_600_000)).toEqual([]);
+    } finally {
+      await first.close();
+    }
+    const db = new Database(file, { readonly: true });
+    expect((db.pragma("table_info(events)") as { name: string }[]).map((c) => c.name)).toContain("schema_drift");
+    expect((db.pragma("table_info(event_schemas)") as { name: string }[]).map((c) => c.name)).toEqual(
+      expect.arrayContaining(["endpoint_id", "event_type", "account_id", "samples", "paths"]),
+    );
+    db.close();
+    const second = openSqliteStore({ file });
+    try {
+      const [schema] = await second.listSchemas("acct-1", ENDPOINT_ID);
+      expect(schema).toMatchObject({ eventType: "invoice.paid", samples: 1, firstSeenAt: 300, lastSeenAt: 300 });
+      expect(schema!.paths.map((p) => p.path)).toEqual(Object.keys(INVOICE));
+    } finally {
+      await second.close();
+    }
   });
 });

@@ -30,8 +30,11 @@ import type Database from "better-sqlite3";
  * transaction (ADR 0053).
  * Version 9: alert channels (`alert_channels`) and the alert outbox (`alerts`, pending ones found
  * by the partial index `alerts_outbox`), design §18, ADRs 0085 and 0086.
+ * Version 10: schemas and drift (design §19, ADR 0090). `event_schemas` holds what was learned
+ * per endpoint and event type (paths, types, presence: no value); events gained `schema_drift`
+ * (JSON, NULL when the capture did not drift or was not judged).
  */
-export const SCHEMA_VERSION = 9;
+export const SCHEMA_VERSION = 10;
 
 /**
  * Columns added to a table after it first shipped. A new catalog gets them from CREATE TABLE;
@@ -71,6 +74,8 @@ export const addedColumns = {
     ["forward_claim_until", "INTEGER"],
     // Attempt numbers given out: claims and direct attempts take the next one.
     ["forward_started", "INTEGER NOT NULL DEFAULT 0"],
+    // How the capture's JSON body departs from its endpoint's schema of its type (design §19).
+    ["schema_drift", "TEXT"],
   ],
   event_bodies: [
     ["sealed_request", "BLOB"],
@@ -288,6 +293,20 @@ CREATE TABLE IF NOT EXISTS alerts (
 CREATE INDEX IF NOT EXISTS alerts_key ON alerts (channel_id, type, endpoint_id, due_at);
 CREATE INDEX IF NOT EXISTS alerts_outbox ON alerts (next_attempt_at) WHERE state = 'pending';
 CREATE INDEX IF NOT EXISTS alerts_finished ON alerts (due_at) WHERE state <> 'pending';
+-- What was learned of an endpoint's JSON bodies per event type (design §19): paths as
+-- [[path, types mask, present], ...] in the order first seen; never a value.
+CREATE TABLE IF NOT EXISTS event_schemas (
+  endpoint_id TEXT NOT NULL,
+  event_type TEXT NOT NULL,
+  account_id TEXT NOT NULL,
+  samples INTEGER NOT NULL,
+  first_seen_at INTEGER NOT NULL,
+  last_seen_at INTEGER NOT NULL,
+  paths TEXT NOT NULL,
+  drift_notice_at INTEGER,
+  drifts_since_notice INTEGER NOT NULL,
+  PRIMARY KEY (endpoint_id, event_type)
+) WITHOUT ROWID;
 `;
 
 /** Indexes over added columns: created once addMissingColumns has run. */

@@ -13,6 +13,7 @@ import { createAttemptReader, createForwarding } from "./forwarding.js";
 import { createListeners } from "./listeners.js";
 import { createReplay } from "./replay.js";
 import { createRetention } from "./retention.js";
+import { createSchemas } from "./schemas.js";
 
 export interface SqliteStoreOptions {
   /** A file path, or ":memory:" for tests. */
@@ -48,6 +49,7 @@ export function createSqliteStore(db: Database.Database): CatalogStore {
     ...createRetention(db, removeEvent),
     ...createListeners(db),
     ...createAlerts(db, writeAudit),
+    ...createSchemas(db),
 
     async ping() {
       return db.open && db.prepare("SELECT 1 AS ok").get() !== undefined;

@@ -148,6 +148,9 @@ export async function openSqliteStoreInWorker(options: { file: string }): Promis
     recordAlertAttempt: (...a) => call("recordAlertAttempt", ...a),
     nextAlertDueAt: (...a) => call("nextAlertDueAt", ...a),
     purgeAlerts: (...a) => call("purgeAlerts", ...a),
+    learnSchemas: (...a) => call("learnSchemas", ...a),
+    listSchemas: (...a) => call("listSchemas", ...a),
+    getSchema: (...a) => call("getSchema", ...a),
     ping: () => (failure ? Promise.resolve(false) : call("ping")),
     async close() {
       if (!failure) await call("close").catch(() => undefined);

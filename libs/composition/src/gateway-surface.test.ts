@@ -27,7 +27,8 @@ function template(path: string, endpointId: string, eventId: string, keyId: stri
     .replaceAll(endpointId, "{endpointId}")
     .replaceAll(LISTENER, "{listenerId}")
     .replaceAll(keyId, "{id}")
-    .replaceAll(channelId, "{id}");
+    .replaceAll(channelId, "{id}")
+    .replace(/\/schemas\/[^/]+$/, "/schemas/{eventType}");
   // The endpoint's own operations name its id {id}.
   return t === "/v1/endpoints/{endpointId}" ? "/v1/endpoints/{id}" : t;
 }
@@ -46,6 +47,9 @@ describe("tenant isolation", () => {
   it("answers every operation on another account's ids with the same 404 as an unknown id, and changes nothing", async () => {
     const ep = (await t.a.post("/v1/endpoints", { slug: "private" })).body as { id: string; webhookUrl: string };
     const { id: ev } = (await (await fetch(ep.webhookUrl, { method: "POST", body: "mine" })).json()) as { id: string };
+    // A JSON capture, so that the endpoint has a learned schema (design §19) to keep to itself.
+    await fetch(ep.webhookUrl, { method: "POST", headers: { "content-type": "application/json" }, body: '{"private_field":1}' });
+    await waitFor(async () => (await t.a.get(`/v1/endpoints/${ep.id}/schemas`)).body.items?.length === 1);
     const heartbeat = { host: "owner-laptop", startedAt: new Date().toISOString(), cursor: null, lastError: null };
     expect((await t.a.call("PUT", `/v1/endpoints/${ep.id}/listeners/${LISTENER}`, { json: heartbeat })).status).toBe(200);
     const aKey = (await t.a.post("/v1/keys", { name: "a's reader", scopes: ["events:read"] })).body as { id: string; key: string };
@@ -74,6 +78,8 @@ describe("tenant isolation", () => {
       ["GET", `/v1/endpoints/${ep.id}/listeners`],
       ["PUT", `/v1/endpoints/${ep.id}/listeners/${LISTENER}`, { ...heartbeat, host: "intruder" }],
       ["DELETE", `/v1/endpoints/${ep.id}/listeners/${LISTENER}`],
+      ["GET", `/v1/endpoints/${ep.id}/schemas`],
+      ["GET", `/v1/endpoints/${ep.id}/schemas/*`],
       ["DELETE", `/v1/endpoints/${ep.id}/events/${ev}`],
       ["POST", `/v1/endpoints/${ep.id}/trigger`, { eventType: "invoice.paid", set: { "data.object.amount_paid": 1 } }],
       ["DELETE", `/v1/keys/${aKey.id}`],
@@ -101,6 +107,7 @@ describe("tenant isolation", () => {
     expect(detail.body.forwardedResponse).toEqual({});
     const listeners = (await t.a.get(`/v1/endpoints/${ep.id}/listeners`)).body.items as { id: string; host: string }[];
     expect(listeners.map((l) => [l.id, l.host])).toEqual([[LISTENER, "owner-laptop"]]);
+    expect((await t.a.get(`/v1/endpoints/${ep.id}/schemas/*`)).body.properties).toEqual({ private_field: { type: "integer" } });
     // The owner's list still pages to it, and the owner's key still works.
     expect((await t.a.get(`/v1/endpoints?limit=500`)).body.items.map((e: { id: string }) => e.id)).toContain(ep.id);
     expect((await t.anonymous.get(`/v1/endpoints/${ep.id}/events`, { key: aKey.key })).status).toBe(200);
@@ -228,11 +235,11 @@ describe("robustness", () => {
   it("never answers 5xx, always with the error shape and no stack or exception text, whatever the request", async () => {
     const ep = (await t.a.post("/v1/endpoints", {})).body as { id: string };
     const segment = fc.oneof(
-      fc.constantFrom("v1", "endpoints", "events", "curl", "replay", "signature", "listeners", "diff", "alert-channels", "test", ep.id, UUID, "..", "%00", "%ZZ", "", "x".repeat(300)),
+      fc.constantFrom("v1", "endpoints", "events", "curl", "replay", "signature", "listeners", "diff", "alert-channels", "test", "schemas", "*", ep.id, UUID, "..", "%00", "%ZZ", "", "x".repeat(300)),
       fc.string({ maxLength: 12 }).map(encodeURIComponent),
     );
     const query = fc.dictionary(
-      fc.constantFrom("limit", "before", "beforeId", "after", "afterId", "from", "to", "wait", "search", "status", "responseCode", "x", "unmasked", "with", "ignore"),
+      fc.constantFrom("limit", "before", "beforeId", "after", "afterId", "from", "to", "wait", "search", "status", "responseCode", "x", "unmasked", "with", "ignore", "schemaDrift"),
       fc.oneof(fc.string({ maxLength: 20 }), fc.constantFrom("0", "-1", "201", "99999999999", "2026-01-01T00:00:00Z", UUID, "true", "1s", "body.x,headers.date")),
       { maxKeys: 4 },
     );

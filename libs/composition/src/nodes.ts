@@ -14,7 +14,7 @@ import {
   type DependencyCheck,
   type Readiness,
 } from "@whc/rpc";
-import { createCatalogService, tracedStore, type CatalogStore } from "@whc/catalog-core";
+import { createAlertRaiser, createCatalogService, createSchemaLearner, tracedStore, type CatalogStore, type OnSchemaDrift, type RaiseAlerts } from "@whc/catalog-core";
 import { openSqliteStore, openSqliteStoreInWorker } from "@whc/catalog-sqlite";
 import { openMongoStore } from "@whc/catalog-mongo";
 import { createCryptoService, loadKeyRing } from "@whc/crypto-core";
@@ -81,16 +81,45 @@ function privateDataDir(dataDir: string, logger: Logger): void {
   }
 }
 
-/** The catalog: its store, its RPC routes, bootstrap keys, and the retention purge. */
+/**
+ * Where schema.drift goes (design §19): the hook of the catalog's schema learner (ADR 0090).
+ * Alert channels (design §18) plug in here: each notice becomes one `schema.drift` alert of
+ * its endpoint with data `{eventType, eventId, changes, count}`. Until they exist it is a log
+ * line per notice (at most one per endpoint and event type per hour).
+ */
+/**
+ * Each schema.drift notice is logged and raised as an alert of its endpoint (design §18, §19):
+ * alert channels that name schema.drift get it, coalesced as every alert is.
+ */
+function schemaDriftHook(logger: Logger, raise: RaiseAlerts): OnSchemaDrift {
+  return (notices) => {
+    for (const n of notices) {
+      logger.info({ endpointId: n.endpointId, eventType: n.eventType, eventId: n.eventId, changes: n.changes.length, count: n.count }, "schema drift");
+    }
+    void raise(
+      notices.map((n) => ({
+        accountId: n.accountId,
+        type: "schema.drift",
+        endpointId: n.endpointId,
+        data: { eventType: n.eventType, eventId: n.eventId, changes: n.changes, count: n.count },
+      })),
+    );
+  };
+}
+
+/** The catalog: its store, its RPC routes, its schema learner, bootstrap keys, and the retention purge. */
 export async function createCatalogNode(config: ConfigOf<typeof catalogSpec>, logger: Logger, thread: EmbeddedStoreThread = "own-thread") {
   if (!config.mongodbUri) privateDataDir(config.dataDir, logger);
   const store = tracedStore(await openCatalogStore(config, thread));
+  const raiseDrift = createAlertRaiser(store, Date.now, { coalesceMs: config.alertCoalesceS * 1000 }, logger);
+  const schemaLearner = createSchemaLearner(store, { onDrift: schemaDriftHook(logger, raiseDrift), logger });
   const service = createCatalogService(store, {
     endpointQuota: config.quotaEndpoints,
     keyQuota: config.quotaKeys,
     listeners: { ttlMs: config.listenerTtlS * 1000, stallMs: config.listenerStallS * 1000 },
     alerts: { coalesceMs: config.alertCoalesceS * 1000 },
     logger,
+    schemaLearner,
   });
   // Its one dependency is its store; gRPC health answers it truthfully, under both names.
   const readiness = createReadiness({ store: () => store.ping() });
@@ -135,6 +164,8 @@ export async function createCatalogNode(config: ConfigOf<typeof catalogSpec>, lo
       async close() {
         clearTimeout(first);
         clearInterval(every);
+        // What the learner holds is learned before the store closes.
+        await schemaLearner.close();
         await store.close();
       },
     } satisfies Closeable,
@@ -354,6 +385,7 @@ export function createIngestNode(
       secretGraceMs: config.secretGraceS * 1000,
       maxHops: config.maxHops,
       publicUrl: config.ingestPublicUrl,
+      learnSchemas: config.schemaLearning,
     },
   );
   const handler = traceCaptures(untraced);

@@ -65,6 +65,7 @@ export const ingestSpec = {
   secretGraceS: s.secretGraceS,
   ingestPublicUrl: s.ingestPublicUrl,
   maxHops: s.maxHops,
+  schemaLearning: s.schemaLearning,
   rpcTimeoutMs: s.rpcTimeoutMs,
 };
 

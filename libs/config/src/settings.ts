@@ -236,6 +236,11 @@ export const settings = {
     1,
     100,
   ),
+  schemaLearning: boolSetting(
+    "WHC_SCHEMA_LEARNING",
+    "ingest reads each JSON body's shape (paths and types, no value) for the catalog to learn schemas and flag drift",
+    true,
+  ),
   secretGraceS: intSetting(
     "WHC_SECRET_GRACE_S",
     "after a secret changes, how long the previous one still verifies, seconds",

@@ -48,6 +48,7 @@ const T_STATUSES = tag(19, LEN);
 const T_TARGET = tag(20, LEN);
 const T_SCHEDULED = tag(21, VARINT);
 const T_REDACTIONS = tag(22, LEN);
+const T_SHAPE = tag(30, LEN);
 const T_CAPTURE = tag(1, LEN);
 
 /** Bytes of an unsigned varint below 2^53. */
@@ -114,6 +115,7 @@ function plan(c: CapturedEvent): Plan {
   text(T_TARGET, c.forwardTarget);
   if (c.forwardScheduled) size += T_SCHEDULED.length + 1;
   text(T_REDACTIONS, c.redactionsJson);
+  text(T_SHAPE, c.bodyShape);
   return { size, strings, statuses };
 }
 
@@ -199,6 +201,7 @@ export function encodeCapturedEvents(captures: readonly CapturedEvent[]): Uint8A
     w.string(T_TARGET, c.forwardTarget, s[11] as number);
     if (c.forwardScheduled) w.raw([...T_SCHEDULED, 1]);
     w.string(T_REDACTIONS, c.redactionsJson, s[12] as number);
+    w.string(T_SHAPE, c.bodyShape, s[13] as number);
   });
   if (w.at !== total) throw new Error(`encodeCapturedEvents wrote ${w.at} bytes of ${total}`);
   return w.buf;
@@ -324,16 +327,21 @@ function emptyCapture(): CapturedEvent {
     forwardTarget: "",
     forwardScheduled: false,
     redactionsJson: "",
+    bodyShape: "",
   };
 }
 
-const STRING_KEYS: Record<number, (typeof STRING_FIELDS)[number][1] | "keyId" | "diagnosticJson" | "forwardedResponseJson" | "forwardTarget" | "redactionsJson"> = {
+const STRING_KEYS: Record<
+  number,
+  (typeof STRING_FIELDS)[number][1] | "keyId" | "diagnosticJson" | "forwardedResponseJson" | "forwardTarget" | "redactionsJson" | "bodyShape"
+> = {
   ...Object.fromEntries(STRING_FIELDS),
   13: "keyId",
   17: "diagnosticJson",
   18: "forwardedResponseJson",
   20: "forwardTarget",
   22: "redactionsJson",
+  30: "bodyShape",
 };
 
 const BYTES_KEYS: Record<number, "wrappedKey" | "sealedRequest" | "body" | "searchTokens"> = {

@@ -20,6 +20,7 @@ import { eventActionRoutes } from "./routes/v1/event-actions.js";
 import { forwardingRoutes } from "./routes/v1/forwarding.js";
 import { triggerRoutes } from "./routes/v1/trigger.js";
 import { eventSignatureRoutes } from "./routes/v1/event-signature.js";
+import { schemaRoutes } from "./routes/v1/schemas.js";
 import { listenerRoutes } from "./routes/v1/listeners.js";
 import { eventDiffRoutes } from "./routes/v1/event-diff.js";
 import { keyRoutes } from "./routes/v1/keys.js";
@@ -39,6 +40,7 @@ export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions): Route
     ...eventSignatureRoutes(deps, options),
     ...eventDiffRoutes(deps),
     ...listenerRoutes(deps),
+    ...schemaRoutes(deps),
     ...keyRoutes(deps),
     ...auditRoutes(deps),
     ...alertChannelRoutes(deps, options),

@@ -20,6 +20,9 @@ export const TAGS = {
   listeners:
     "Listeners are the running `whc listen` processes that follow an endpoint and pass its captures to a local app: " +
     "each registers and heartbeats, so anyone can see who is listening, how far behind, and whether one is stuck.",
+  schemas:
+    "Schemas are what the catalog learned of an endpoint's JSON bodies, per event type: which paths they have, with which " +
+    "types, how often. A capture that departs from them is flagged with `schemaDrift` (list filter `schemaDrift=true`).",
   keys:
     "API keys of the account, each with scopes (what it may do), optionally restricted to some endpoints and expiring: " +
     "create one per job or person with only what it needs, see when each was last used, revoke one at once.",

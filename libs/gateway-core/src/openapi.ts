@@ -32,7 +32,11 @@ import {
   listenerHeartbeat,
   listenerList,
   listenerView,
+  jsonSchemaDocument,
   providerInfo,
+  schemaDriftChange,
+  schemaList,
+  schemaSummary,
   providerList,
   readiness,
   recordAttemptRequest,
@@ -240,6 +244,42 @@ const RESPONSES = new Map<z.ZodType, Component>([
   ],
   [listenerView, { id: "Listener", description: "A running `whc listen` of the endpoint: where, since when, how far behind, and whether it is stuck." }],
   [listenerList, { id: "ListenerList", description: "The endpoint's live listeners, oldest first." }],
+  [
+    schemaDriftChange,
+    {
+      id: "SchemaDriftChange",
+      description: "One way a capture's JSON body departs from what its endpoint learned of its event type (design §19).",
+      examples: [{ path: "data.object.amount_paid", change: "type_changed", seen: ["integer"], now: "string" }],
+    },
+  ],
+  [
+    schemaSummary,
+    {
+      id: "LearnedSchema",
+      description: "What was learned of one event type's JSON bodies: each path with its types and the share of samples it was in. No value is kept.",
+      examples: [
+        {
+          eventType: "invoice.paid",
+          samples: 1287,
+          firstSeenAt: "2026-11-20T08:00:00.000Z",
+          lastSeenAt: "2026-11-26T10:02:17.412Z",
+          fields: [
+            { path: "id", types: ["string"], presentRatio: 1 },
+            { path: "data.object.amount_paid", types: ["integer"], presentRatio: 1 },
+            { path: "data.object.lines.data[].id", types: ["string"], presentRatio: 0.998 },
+          ],
+        },
+      ],
+    },
+  ],
+  [schemaList, { id: "LearnedSchemaList", description: "An endpoint's learned schemas, one per event type, by event type." }],
+  [
+    jsonSchemaDocument,
+    {
+      id: "JsonSchemaDocument",
+      description: "A JSON Schema (draft 2020-12) of what was learned of one event type: types per path and `required` members. Shapes only: no value, format or enum.",
+    },
+  ],
   [
     apiKeyView,
     {
@@ -490,9 +530,15 @@ const PATH_IDS: Record<string, string> = {
     "listener list's `id`. Not a UUID: 400 `validation_failed`.",
 };
 
-function pathParameters(path: string): Json[] {
+function pathParameters(r: Route): Json[] {
+  const { path } = r;
   const segments = path.split("/");
   return pathParams(path).map((name) => {
+    const other = r.params?.[name];
+    if (other) {
+      const { $schema: _ignored, ...schema } = z.toJSONSchema(other.schema, { io: "input" }) as Json;
+      return { name, in: "path", required: true, schema, description: other.description };
+    }
     const collection = segments[segments.indexOf(`{${name}}`) - 1] ?? "";
     const description = PATH_IDS[collection];
     return { name, in: "path", required: true, schema: { type: "string", format: "uuid" }, ...(description ? { description } : {}) };
@@ -587,7 +633,7 @@ function paths(routes: readonly Route[]): Record<string, Json> {
   const out: Record<string, Json> = {};
   for (const r of routes) {
     const item = (out[r.path] ??= {});
-    const params = pathParameters(r.path);
+    const params = pathParameters(r);
     if (params.length > 0) item.parameters = params;
     item[r.method.toLowerCase()] = operation(r);
   }

@@ -13,7 +13,7 @@ type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 type Parsed<S> = S extends z.ZodType ? z.output<S> : undefined;
 
 export interface RouteInput<Q, B> {
-  /** Path parameters (all UUIDs), validated and lower-cased. */
+  /** Path parameters: UUIDs validated and lower-cased, the others (Route.params) validated. */
   params: Record<string, string>;
   query: Parsed<Q>;
   body: Parsed<B>;
@@ -27,8 +27,10 @@ export interface RouteInput<Q, B> {
  */
 export interface Route<Q extends z.ZodType | undefined = z.ZodType | undefined, B extends z.ZodType | undefined = z.ZodType | undefined> {
   method: Method;
-  /** OpenAPI style: `/v1/endpoints/{id}`; every `{param}` is a UUID. */
+  /** OpenAPI style: `/v1/endpoints/{id}`; every `{param}` is a UUID unless `params` says otherwise. */
   path: string;
+  /** Path parameters that are not UUIDs: each one's schema and what it is (for the document). */
+  params?: Record<string, { schema: z.ZodType<string>; description: string }>;
   operationId: string;
   /** One line naming what the operation does: tools list operations by it. */
   summary: string;
@@ -91,7 +93,10 @@ export function mountRoutes(router: Router, routes: readonly Route[]): void {
     const method = r.method.toLowerCase() as "get" | "post" | "put" | "patch" | "delete";
     router[method](koaPath(r.path), async function routeHandler(ctx) {
       const params: Record<string, string> = {};
-      for (const name of names) params[name] = parseOrThrow(uuid, ctx.params[name], name).toLowerCase();
+      for (const name of names) {
+        const other = r.params?.[name];
+        params[name] = other ? parseOrThrow(other.schema, ctx.params[name], name) : parseOrThrow(uuid, ctx.params[name], name).toLowerCase();
+      }
       const query = r.query ? parseOrThrow(r.query, ctx.query) : undefined;
       const body = r.body ? parseOrThrow(r.body, await readJsonObject(ctx)) : undefined;
       const auth = ctx.state.auth as AuthState;

@@ -37,6 +37,8 @@ const REQUESTS: Record<string, { path: string; body?: unknown }> = {
   "GET /v1/endpoints/{endpointId}/listeners": { path: `/v1/endpoints/${U}/listeners` },
   "PUT /v1/endpoints/{endpointId}/listeners/{listenerId}": { path: `/v1/endpoints/${U}/listeners/${LISTENER}`, body: HEARTBEAT },
   "DELETE /v1/endpoints/{endpointId}/listeners/{listenerId}": { path: `/v1/endpoints/${U}/listeners/${LISTENER}` },
+  "GET /v1/endpoints/{endpointId}/schemas": { path: `/v1/endpoints/${U}/schemas` },
+  "GET /v1/endpoints/{endpointId}/schemas/{eventType}": { path: `/v1/endpoints/${U}/schemas/invoice.paid` },
   "GET /v1/keys": { path: "/v1/keys" },
   "POST /v1/keys": { path: "/v1/keys", body: { name: "minted", scopes: ["keys:write"] } },
   "DELETE /v1/keys/{id}": { path: `/v1/keys/${U}` },

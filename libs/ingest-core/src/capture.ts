@@ -9,6 +9,7 @@ import { bodyKind } from "@whc/signatures";
 import type { DiagnosticJson, HandshakeName, ResponseSource } from "@whc/api-model";
 import { verifyCapture } from "./verify.js";
 import { redact, redactedAny, type Redactor } from "./redact.js";
+import { bodyShapeText } from "./body-shape.js";
 
 /** One capture in progress. */
 export interface Capture {
@@ -39,7 +40,7 @@ export function captureEvent(
   c: Capture,
   { endpoint, secret, previousSecret }: IngestEndpoint,
   body: ReadBody,
-  options: { secretGraceMs: number; publicUrl: string },
+  options: { secretGraceMs: number; publicUrl: string; learnSchemas?: boolean | undefined },
 ): { capture: CapturedEvent; keepsBody: boolean; request: CapturedRequest; diagnosis: CaptureDiagnosis } {
   const { req } = c;
   const headers = rawHeaderPairs(req);
@@ -58,6 +59,7 @@ export function captureEvent(
     nowMs: Date.now(),
   });
   const keepsBody = endpoint.operatingMode !== "metadata_only" && !body.overLimit;
+  const contentType = bodyKind(req.headers["content-type"], body.whole);
   const capture: CapturedEvent = {
     $typeName: "webhookcapture.catalog.v1.CapturedEvent",
     accountId: endpoint.accountId,
@@ -82,10 +84,13 @@ export function captureEvent(
     forwardTarget: "",
     forwardScheduled: false,
     redactionsJson: "",
+    // The shape of the body as sent (before redaction: a path's type is the sender's, and no
+    // value is read), for the catalog to learn from after the commit (design §19, ADR 0090).
+    bodyShape: keepsBody && options.learnSchemas !== false && contentType.bodyIs === "json" ? bodyShapeText(body.whole) : "",
   };
   const diagnosis: CaptureDiagnosis = {
     bodySha256: hash("sha256", body.whole, "hex"),
-    contentType: bodyKind(req.headers["content-type"], body.whole),
+    contentType,
     signature: verified.signature,
   };
   return { capture, keepsBody, request: { path: c.rest, headers }, diagnosis };

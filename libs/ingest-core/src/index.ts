@@ -15,3 +15,5 @@ export { compileRedactor, redact } from "./redact.js";
 export { rawHeaderPairs } from "./request.js";
 export { replayDeadlineMs } from "./proxy.js";
 export { createRejectionCounter } from "./rejections.js";
+export { bodyShape, bodyShapeText } from "./body-shape.js";
+export type { ShapeLimits } from "./body-shape.js";

@@ -62,6 +62,11 @@ export interface IngestOptions {
   bodyIdleMs: number;
   /** WHC_MAX_HOPS: a capture arriving with this many forwards behind it is answered 508 and not forwarded (design §14). */
   maxHops: number;
+  /**
+   * WHC_SCHEMA_LEARNING: read each JSON body's shape for the catalog to learn (design §19, ADR
+   * 0090); off, captures carry none and nothing is learned. Default on.
+   */
+  learnSchemas?: boolean | undefined;
 }
 
 /**

@@ -29,6 +29,8 @@ export interface CaptureInput {
   forwardScheduled?: boolean;
   /** What ingest redacted, as the /v1 `redactions` JSON; absent: nothing. */
   redactionsJson?: string;
+  /** The body's shape as ingest reads it (@whc/ingest-core's bodyShapeText); absent: not learned. */
+  bodyShape?: string;
 }
 
 const NONE = new Uint8Array(0);
@@ -77,6 +79,7 @@ export async function sealedCapture(sealer: EnvelopeSealer, input: CaptureInput,
     forwardTarget: input.forwardTarget ?? "",
     forwardScheduled: input.forwardScheduled ?? false,
     redactionsJson: input.redactionsJson ?? "",
+    bodyShape: input.bodyShape ?? "",
   };
   const request = packRequest({ path: input.path ?? "", headers: input.headers ?? [["Content-Type", "application/json"]] });
   const sealed = await sealer.sealCapture(input.endpointId, { request, body, forwardTarget: input.forwardTarget });

@@ -5,8 +5,11 @@ import { MessageChannel } from "node:worker_threads";
 import { create } from "@bufbuild/protobuf";
 import { EventSchema, SealedBodySchema } from "@whc/contracts";
 import { seal, createBlindIndexer, packRequest } from "@whc/sealing";
-import { compileRedactor, redact, verifyCapture } from "@whc/ingest-core";
+import { bodyShapeText, compileRedactor, redact, verifyCapture } from "@whc/ingest-core";
 import { canonicalEventType } from "@whc/signatures";
+import { learnGroup } from "@whc/catalog-core";
+import { endpointFixture } from "@whc/catalog-core/testing";
+import { openSqliteStore } from "@whc/catalog-sqlite";
 import { eventSummaryJson } from "@whc/api-model/present";
 import { requestContext } from "@whc/logging";
 import * as payload from "./payload.mjs";
@@ -22,12 +25,16 @@ const key = randomBytes(32);
 const indexer = createBlindIndexer(randomBytes(32));
 const endpointId = randomUUID();
 
+/** Wall time, and this process's CPU time (what a loaded machine distorts less), per call. */
 function time(name: string, n: number, fn: () => unknown): void {
   for (let i = 0; i < Math.min(n, 2000); i++) fn();
   const t = process.hrtime.bigint();
+  const cpu = process.cpuUsage();
   for (let i = 0; i < n; i++) fn();
+  const used = process.cpuUsage(cpu);
   const us = Number(process.hrtime.bigint() - t) / 1000 / n;
-  console.log(`${name.padEnd(34)} ${us.toFixed(2).padStart(8)} µs`);
+  const cpuUs = (used.user + used.system) / n;
+  console.log(`${name.padEnd(34)} ${us.toFixed(2).padStart(8)} µs   cpu ${cpuUs.toFixed(2).padStart(8)} µs`);
 }
 
 const verify = () =>
@@ -80,6 +87,37 @@ time("redact: 1 pattern (card numbers)", 20000, () => redact(patternOnly, header
 // The worst an allowed pattern can be made to do (ADR 0045): 1 MiB of digits, cost 255.
 const digits = Buffer.alloc(1 << 20, "1");
 time("redact: pattern \\d{1,85}x, 1 MiB of digits", 3, () => redact(compileRedactor({ patterns: ["\\d{1,85}x"] })!, [], digits));
+// Schema learning (design §19, ADR 0090): the body's shape, read by ingest on every JSON capture.
+time("body shape (1.5 KB event)", 20000, () => bodyShapeText(body));
+time("JSON.parse of the same (for scale)", 20000, () => JSON.parse(body.toString("utf8")));
+const hostileDeep = Buffer.from(`{"a":${"[".repeat(120 * 1024)}${"]".repeat(120 * 1024)}}`);
+time("body shape: 240 KiB of nested arrays", 20, () => bodyShapeText(hostileDeep));
+const hostileWide = Buffer.from(`{"a":[${Array(120 * 1024).fill("0").join(",")}]}`);
+time("body shape: 240 KiB array of numbers", 20, () => bodyShapeText(hostileWide));
+const hostileKeys = Buffer.from(JSON.stringify(Object.fromEntries(Array.from({ length: 12_000 }, (_, i) => [`k${i.toString(36)}`, i]))));
+time(`body shape: ${hostileKeys.length >> 10} KiB of distinct keys`, 20, () => bodyShapeText(hostileKeys));
+// The catalog's side (ADR 0090): learning a capture's shape after the commit, batches of 50
+// observations of one type as the learner hands them to the store: the pure learning alone,
+// and the store call on an in-memory SQLite catalog (one transaction per batch).
+const shape = bodyShapeText(body);
+const observations = Array.from({ length: 50 }, (_, i) => ({ accountId: "a", endpointId, eventType: "invoice.payment_succeeded", eventId: randomUUID(), receivedAt: i, shape }));
+let learned = learnGroup(undefined, observations, 3_600_000).schema;
+time("learn 50 shapes (pure), per capture", 400, () => (learned = learnGroup(learned, observations, 3_600_000).schema));
+console.log(`(figure is for 50 captures: divide by 50)`);
+const store = openSqliteStore({ file: ":memory:" });
+const { key: account } = await store.ensureApiKey("bench", randomBytes(32), "whc_bench", Date.now());
+await store.createEndpoint({ ...endpointFixture(account.accountId), id: endpointId });
+const storeObservations = observations.map((o) => ({ ...o, accountId: account.accountId }));
+const rounds = 200;
+await store.learnSchemas(storeObservations, 3_600_000);
+const cpu0 = process.cpuUsage();
+const t0 = process.hrtime.bigint();
+for (let i = 0; i < rounds; i++) await store.learnSchemas(storeObservations, 3_600_000);
+const storeCpu = process.cpuUsage(cpu0);
+console.log(
+  `${"learnSchemas, SQLite, per capture".padEnd(34)} ${(Number(process.hrtime.bigint() - t0) / 1000 / rounds / 50).toFixed(2).padStart(8)} µs   cpu ${((storeCpu.user + storeCpu.system) / rounds / 50).toFixed(2).padStart(8)} µs`,
+);
+await store.close();
 time("randomUUID", 20000, () => randomUUID());
 time("requestContext.run", 20000, () => requestContext.run({ requestId: "x" }, () => 1));
 const { port1, port2 } = new MessageChannel();

@@ -42,6 +42,8 @@ const seeded = {} as {
   binaryEvent: string;
   failedEvent: string;
   relayEvent: string;
+  shapes: EndpointJson;
+  driftEvent: string;
 };
 
 async function capture(url: string, init: RequestInit): Promise<string> {
@@ -79,6 +81,16 @@ async function seed(): Promise<void> {
   const payload = JSON.stringify({ id: "evt_views", object: "event", type: "charge.refunded" });
   const header = new Stripe("sk_test_x").webhooks.generateTestHeaderString({ payload, secret: "whsec_a_different_secret" });
   seeded.failedEvent = await capture(seeded.stripe.webhookUrl, { method: "POST", headers: { "stripe-signature": header, "content-type": "application/json" }, body: payload });
+  // An endpoint with a learned schema (design §19) and one capture that drifted from it.
+  seeded.shapes = await api.endpoints.create({ slug: "order-shapes", displayName: "Order shapes" });
+  const order = (i: number, extra: Record<string, unknown> = {}) =>
+    JSON.stringify({ type: "order.paid", id: `ord_${i}`, total: 100 + i, lines: [{ sku: `sku-${i}`, quantity: 1 }], customer: { id: `cus_${i}` }, ...extra });
+  for (let i = 0; i < 20; i++) await capture(seeded.shapes.webhookUrl, { method: "POST", headers: { "content-type": "application/json" }, body: order(i) });
+  seeded.driftEvent = await capture(seeded.shapes.webhookUrl, { method: "POST", headers: { "content-type": "application/json" }, body: order(20, { total: "120.00", coupon: "SPRING" }) });
+  for (let tries = 0; (await api.schemas.list(seeded.shapes.id)).items[0]?.samples !== 21; tries++) {
+    if (tries > 100) throw new Error("the shapes were never learned");
+    await new Promise((r) => setTimeout(r, 100));
+  }
   answers.push(500);
   seeded.relayEvent = await capture(`${seeded.relay.webhookUrl}/orders?id=7`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"type":"order.paid"}' });
   // First answered 500, then delivered by the retry: two attempts on the timeline.
@@ -314,6 +326,19 @@ const VIEWS: View[] = [
       expect(await page.getByTestId("chart-captures").textContent()).toContain("13 captures");
       expect(await page.getByTestId("chart-capped").count()).toBe(0);
     },
+  },
+  {
+    name: "schemas",
+    hash: () => `#/endpoints/${seeded.shapes.id}/schemas`,
+    ready: async (page) => {
+      await page.getByTestId("schema").waitFor();
+      expect(await page.getByTestId("schema-samples").textContent()).toBe("21 samples");
+    },
+  },
+  {
+    name: "event-drift",
+    hash: event(() => seeded.shapes, () => seeded.driftEvent, "/diagnosis"),
+    ready: async (page) => expect.poll(() => page.getByTestId("drift-change").count()).toBe(2),
   },
   { name: "keys", hash: () => "#/keys", ready: (page) => expect.poll(() => page.getByTestId("key-row").count()).toBeGreaterThan(0) },
   { name: "audit", hash: () => "#/audit", ready: (page) => expect.poll(() => page.getByTestId("audit-row").count()).toBeGreaterThan(0) },

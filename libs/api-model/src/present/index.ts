@@ -3,3 +3,4 @@ export * from "./listeners.js";
 export * from "./keys.js";
 export * from "./audit.js";
 export * from "./alerts.js";
+export * from "./schemas.js";

@@ -5,6 +5,7 @@ import {
   destinationSettings,
   redactSettings,
   redactionCountsOf,
+  schemaDrift,
   storedJsonOf,
   type DestinationSettings,
   type Decryption,
@@ -246,6 +247,7 @@ export function eventDetailJson(
   const { searchMatchedTruncated: _unused, ...summary } = eventSummaryJson(e);
   void _unused;
   const redactions = redactionCountsOf(e.redactionsJson);
+  const drift = e.schemaDriftJson ? storedJsonOf(schemaDrift, e.schemaDriftJson) : undefined;
   return {
     ...summary,
     decryption: opened.decryption,
@@ -255,6 +257,7 @@ export function eventDetailJson(
     ...(opened.decryption === "ok" && opened.plaintext ? bodyJson(opened.plaintext) : {}),
     diagnostic: parseObject(e.diagnosticJson),
     ...(redactions ? { redactions } : {}),
+    ...(drift?.length ? { schemaDrift: drift } : {}),
     forwardedResponse: forwardedResponseJson(e.forward, opened.attemptBodies),
   };
 }

@@ -12,6 +12,7 @@ import { redactionContract } from "./redaction-contract.js";
 import { auditContract } from "./audit-contract.js";
 import { apiKeyLifecycleContract } from "./api-key-lifecycle-contract.js";
 import { alertContract } from "./alert-contract.js";
+import { schemaContract } from "./schema-contract.js";
 
 export interface ContractOptions {
   open: () => Promise<CatalogStore>;
@@ -221,6 +222,7 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
     auditContract(context);
     apiKeyLifecycleContract(context, options.another);
     alertContract(context);
+    schemaContract(context);
 
     describe("events", () => {
       it("stamps in order and lists newest first with exact counters", async () => {

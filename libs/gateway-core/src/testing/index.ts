@@ -13,7 +13,8 @@ import type Koa from "koa";
 import { ApiError, createApiClient, type ApiClient } from "@whc/api-model";
 import { capturedSummaryJson } from "@whc/api-model/present";
 import { CapturedEventSchema, CatalogService, CryptoService, Health, ReplayService } from "@whc/contracts";
-import { createCatalogService, type CatalogStore } from "@whc/catalog-core";
+import { createCatalogService, createSchemaLearner, type CatalogStore } from "@whc/catalog-core";
+import { bodyShapeText } from "@whc/ingest-core";
 import { openSqliteStore } from "@whc/catalog-sqlite";
 import { createCryptoService, createKeyRing } from "@whc/crypto-core";
 import { generateApiKey, hashApiKey, keyPrefix } from "@whc/identity";
@@ -101,6 +102,8 @@ export interface TestGateway {
   append(account: TestAccount, endpointId: string, captures: CaptureInput[]): Promise<AppendedCapture[]>;
   /** Announces stored captures on the bus, as ingest does after each commit. */
   notify(account: TestAccount, endpointId: string, appended: AppendedCapture[]): void;
+  /** Learns the shapes of what was appended so far (the catalog learns them after the commit, design §19). */
+  learnSchemas(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -132,10 +135,12 @@ function createServices(dir: string, opts: TestGatewayOptions, logger: Logger) {
   const leases = createMemoryLeases({ slotsPerOrigin: opts.egressSlotsPerOrigin ?? 4, ttlMs: 30_000 });
   const transport = (routes: Routes) => createInMemoryTransport(routes, logger, RPC_TIMEOUT_MS);
 
+  const schemaLearner = createSchemaLearner(store, { delayMs: 5 });
   const catalogTransport = transport((router) => {
     router.service(
       CatalogService,
       createCatalogService(store, {
+        schemaLearner,
         ...(opts.endpointQuota === undefined ? {} : { endpointQuota: opts.endpointQuota }),
         ...(opts.keyQuota === undefined ? {} : { keyQuota: opts.keyQuota }),
       }),
@@ -179,7 +184,9 @@ function createServices(dir: string, opts: TestGatewayOptions, logger: Logger) {
       crypto: createServiceClient(Health, cryptoTransport),
       replay: createServiceClient(Health, replayTransport),
     },
+    schemaLearner,
     async close() {
+      await schemaLearner.close();
       await leases.close();
       await store.close();
     },
@@ -205,7 +212,14 @@ function createCaptureWriter(catalog: Client<typeof CatalogService>, crypto: Cli
 
   async function append(acct: TestAccount, endpointId: string, captures: CaptureInput[]): Promise<AppendedCapture[]> {
     const index = await blindIndex();
-    const inputs = captures.map((c) => ({ ...c, accountId: acct.accountId, endpointId, remoteIp: "127.0.0.1" }));
+    const inputs = captures.map((c) => ({
+      ...c,
+      accountId: acct.accountId,
+      endpointId,
+      remoteIp: "127.0.0.1",
+      // As ingest reads it: the shape of a JSON object body (design §19), "" otherwise.
+      bodyShape: c.body === undefined ? "" : bodyShapeText(typeof c.body === "string" ? Buffer.from(c.body) : c.body),
+    }));
     const appended = await appendCaptures(catalog, sealer, inputs, { index });
     return appended.map((e) => {
       if (e.endpointMissing) throw new Error(`endpoint ${endpointId} is missing`);
@@ -290,6 +304,7 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     account,
     client,
     ...createCaptureWriter(catalog, crypto, bus),
+    learnSchemas: () => services.schemaLearner.flush(),
     async close() {
       shutdown.abort();
       server.closeAllConnections();

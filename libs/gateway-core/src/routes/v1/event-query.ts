@@ -48,6 +48,7 @@ export function listEventsRequest(
     responseCode: q.responseCode,
     verification: q.status,
     forwardState: q.forwardState,
+    schemaDrift: q.schemaDrift,
     search: tokens !== undefined,
     searchTokens: tokens ?? [],
     limit,

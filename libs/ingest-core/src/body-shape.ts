@@ -1,0 +1,384 @@
+import { SCHEMA_LIMITS, SHAPE_COMPLETE, SHAPE_LETTERS_OF_MASK, SHAPE_PARTIAL, TYPE_BIT, type BodyShape } from "@whc/api-model";
+
+/**
+ * The shape of a JSON body (design §19; ADR 0090): its paths and the JSON types at each, never
+ * a value, read in one pass over the text. JSON.parse of the benchmark's 1.5 KB event alone
+ * cost more than this whole walk (docs/performance.md, "Schema learning"): it builds every
+ * value, where a shape needs none.
+ *
+ * Only a JSON object is learned. The work per body is bounded whatever the sender makes of it:
+ * bodies over SCHEMA_LIMITS.bodyBytes are not read at all; below SCHEMA_LIMITS.depth values are
+ * stepped over, not looked into; past SCHEMA_LIMITS.values values, arrayItems elements of an
+ * array, pathsPerType paths or a path of pathLength characters, the shape is partial. Bytes
+ * that are not JSON give no shape (strings are not checked for escapes or control characters:
+ * only the structure matters here).
+ */
+export type ShapeLimits = Record<"bodyBytes" | "depth" | "values" | "arrayItems" | "pathLength" | "pathsPerType", number>;
+
+const OBJECT = TYPE_BIT.object;
+const ARRAY = TYPE_BIT.array;
+const STRING = TYPE_BIT.string;
+const INTEGER = TYPE_BIT.integer;
+const NUMBER = TYPE_BIT.number;
+const BOOLEAN = TYPE_BIT.boolean;
+const NULL = TYPE_BIT.null;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const LBRACE = 0x7b;
+const RBRACE = 0x7d;
+const LBRACKET = 0x5b;
+const RBRACKET = 0x5d;
+
+const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+
+/** Bytes that may occur in a JSON number. */
+function isNumberByte(c: number): boolean {
+  return (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e || c === 0x65 || c === 0x45;
+}
+
+/** Replaces what is not UTF-8 (structure is ASCII either way); keeps a leading byte order mark. */
+const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/** Not JSON: the walk gives up and the body is not learned. */
+class NotJson extends Error {}
+const notJson = new NotJson();
+
+/**
+ * A key as a path segment: a name stays, anything that looks like data (a key made of an id, a
+ * date, an address: the body used an object as a map) becomes `*`, so that no value reaches
+ * the catalog in clear as a path (ADR 0091), and one map does not fill a schema's paths.
+ */
+const ASCII_NAME = /^[A-Za-z_$@][A-Za-z0-9_$@:-]{0,63}$/;
+const NAME = /^[\p{L}_$@][\p{L}\p{N}_$@:-]{0,63}$/u;
+
+function looksLikeName(key: string): boolean {
+  if (!ASCII_NAME.test(key) && !NAME.test(key)) return false;
+  let digits = 0;
+  for (let i = 0; i < key.length; i += 1) {
+    const c = key.charCodeAt(i);
+    if (c >= 0x30 && c <= 0x39) digits += 1;
+  }
+  // Field names carry a digit or three (`address_line1`, `sha256`); ids and hashes carry more.
+  return digits < 4 && (digits === 0 || key.length < 20);
+}
+
+/** The segment of every key that is no name. */
+const ANY_KEY = "*";
+
+/** Keys repeat from one capture to the next: each is judged once (bounded). */
+const segments = new Map<string, string>();
+const MAX_SEGMENTS = 4096;
+
+export function segmentOf(key: string): string {
+  let s = segments.get(key);
+  if (s === undefined) {
+    s = looksLikeName(key) ? key : ANY_KEY;
+    if (segments.size >= MAX_SEGMENTS) segments.clear();
+    segments.set(key, s);
+  }
+  return s;
+}
+
+/**
+ * A path met in the body: its types so far and its children by segment (an array's elements
+ * are its child `[]`). The walk looks paths up segment by segment, so a path's text is built
+ * once, when it is first met, not at every value.
+ */
+interface PathNode {
+  path: string;
+  mask: number;
+  children: Map<string, PathNode> | undefined;
+  elements: PathNode | undefined;
+}
+
+/** Where values go whose path is not kept (over a limit): noted nowhere. */
+const NOWHERE: PathNode = { path: "", mask: 0, children: undefined, elements: undefined };
+
+class Walk {
+  /** Every path kept, in the order first met. */
+  readonly nodes: PathNode[] = [];
+  partial = false;
+  private values = 0;
+  // The open containers: their kind, their node, and how many elements an array has had.
+  private readonly kinds: number[] = [];
+  private readonly bases: PathNode[] = [];
+  private readonly items: number[] = [];
+  private readonly root: PathNode = { path: "", mask: OBJECT, children: undefined, elements: undefined };
+
+  constructor(
+    /** The body as text: charCodeAt is NaN past its end, which no test below matches. */
+    private readonly b: string,
+    private readonly limits: ShapeLimits,
+  ) {}
+
+  /** The index after the body's object, or the walk ends early (partial) and answers -1. */
+  run(start: number): number {
+    const b = this.b;
+    let i = this.space(start);
+    if (b.charCodeAt(i) !== LBRACE) throw notJson;
+    this.open(OBJECT, this.root);
+    i = this.space(i + 1);
+    if (b.charCodeAt(i) === RBRACE) {
+      this.pop();
+      return i + 1;
+    }
+    for (;;) {
+      const depth = this.kinds.length;
+      let node: PathNode;
+      if (this.kinds[depth - 1] === OBJECT) {
+        const keyEnd = this.stringEnd(i);
+        node = this.member(this.bases[depth - 1]!, this.keyAt(i + 1, keyEnd));
+        i = this.space(keyEnd + 1);
+        if (b.charCodeAt(i) !== COLON) throw notJson;
+        i = this.space(i + 1);
+      } else {
+        const n = (this.items[depth - 1] = this.items[depth - 1]! + 1);
+        if (n > this.limits.arrayItems) {
+          this.partial = true;
+          i = this.skipToClose(i, RBRACKET);
+          this.pop();
+          const after = this.afterValue(this.space(i + 1));
+          if (after < 0) return -after;
+          i = after;
+          continue;
+        }
+        node = this.element(this.bases[depth - 1]!);
+      }
+      if (++this.values > this.limits.values) {
+        this.partial = true;
+        return -1;
+      }
+      i = this.value(i, node, depth);
+      if (i < 0) {
+        // A container was opened: its first member, or its end at once.
+        i = this.space(-i);
+        const top = this.kinds[this.kinds.length - 1];
+        if ((top === OBJECT && b.charCodeAt(i) !== RBRACE) || (top === ARRAY && b.charCodeAt(i) !== RBRACKET)) continue;
+        i += 1;
+        this.pop();
+      }
+      const after = this.afterValue(this.space(i));
+      if (after < 0) return -after;
+      i = after;
+    }
+  }
+
+  /**
+   * After a member: `,` leads to the next one (its index returned), a closing bracket closes
+   * containers for as long as they end; the body's object closing answers minus its end.
+   */
+  private afterValue(start: number): number {
+    const b = this.b;
+    let i = start;
+    for (;;) {
+      const c = b.charCodeAt(i);
+      const top = this.kinds[this.kinds.length - 1];
+      if (c === COMMA) return this.space(i + 1);
+      if ((top === OBJECT && c === RBRACE) || (top === ARRAY && c === RBRACKET)) {
+        this.pop();
+        if (this.kinds.length === 0) return -(i + 1);
+        i = this.space(i + 1);
+        continue;
+      }
+      throw notJson;
+    }
+  }
+
+  private open(kind: number, base: PathNode): void {
+    this.kinds.push(kind);
+    this.bases.push(base);
+    this.items.push(0);
+  }
+
+  private pop(): void {
+    this.kinds.pop();
+    this.bases.pop();
+    this.items.pop();
+  }
+
+  /**
+   * The member of `parent` under `key` (raw, as the body has it), kept if it is new and within
+   * the limits; else NOWHERE. Keys that look like data share one `*` member. Once the paths are
+   * full, a new key is not even judged: nothing more can be kept.
+   */
+  private member(parent: PathNode, key: string): PathNode {
+    if (parent === NOWHERE) return NOWHERE;
+    const children = (parent.children ??= new Map());
+    let node = children.get(key);
+    if (node !== undefined) return node;
+    if (this.nodes.length >= this.limits.pathsPerType) {
+      this.partial = true;
+      return NOWHERE;
+    }
+    const seg = segmentOf(key);
+    node = seg === key ? undefined : children.get(seg);
+    if (node === undefined) {
+      node = this.kept(parent === this.root ? seg : `${parent.path}.${seg}`);
+      if (node === NOWHERE) return NOWHERE;
+      children.set(seg, node);
+    }
+    if (seg !== key) children.set(key, node);
+    return node;
+  }
+
+  /** The elements of the array at `parent`: its `[]` path. */
+  private element(parent: PathNode): PathNode {
+    if (parent === NOWHERE) return NOWHERE;
+    if (parent.elements === undefined) {
+      const node = this.kept(`${parent.path}[]`);
+      if (node === NOWHERE) return NOWHERE;
+      parent.elements = node;
+    }
+    return parent.elements;
+  }
+
+  /** A new path, kept within the limits of paths and path length; else NOWHERE (the shape is partial). */
+  private kept(path: string): PathNode {
+    if (path.length > this.limits.pathLength || this.nodes.length >= this.limits.pathsPerType) {
+      this.partial = true;
+      return NOWHERE;
+    }
+    const node: PathNode = { path, mask: 0, children: undefined, elements: undefined };
+    this.nodes.push(node);
+    return node;
+  }
+
+  /**
+   * One value at `node`, `depth` containers deep: a scalar answers the index after it; an
+   * object or array looked into is opened and answers minus the index after its bracket.
+   */
+  private value(i: number, node: PathNode, depth: number): number {
+    const c = this.b.charCodeAt(i);
+    if (c === QUOTE) {
+      node.mask |= STRING;
+      return this.stringEnd(i) + 1;
+    }
+    if (c === LBRACE || c === LBRACKET) {
+      const kind = c === LBRACE ? OBJECT : ARRAY;
+      node.mask |= kind;
+      if (depth >= this.limits.depth) return this.skipToClose(i + 1, c === LBRACE ? RBRACE : RBRACKET) + 1;
+      this.open(kind, node);
+      return -(i + 1);
+    }
+    if (c === 0x74) return this.literal(i, "true", node, BOOLEAN);
+    if (c === 0x66) return this.literal(i, "false", node, BOOLEAN);
+    if (c === 0x6e) return this.literal(i, "null", node, NULL);
+    if (c === 0x2d || (c >= 0x30 && c <= 0x39)) return this.number(i, node);
+    throw notJson;
+  }
+
+  private literal(i: number, word: string, node: PathNode, bit: number): number {
+    if (!this.b.startsWith(word, i)) throw notJson;
+    node.mask |= bit;
+    return i + word.length;
+  }
+
+  private number(start: number, node: PathNode): number {
+    const b = this.b;
+    let i = start;
+    let fraction = false;
+    for (let c = b.charCodeAt(i); isNumberByte(c); c = b.charCodeAt(++i)) {
+      if (c === 0x2e || c === 0x65 || c === 0x45) fraction = true;
+    }
+    let bit = INTEGER;
+    if (fraction) {
+      // 1.0 and 1e3 are integers, as JSON.parse reads them and as JSON Schema counts them.
+      const n = Number(b.slice(start, i));
+      if (Number.isNaN(n)) throw notJson;
+      bit = Number.isInteger(n) ? INTEGER : NUMBER;
+    } else if (i === start + 1 && b.charCodeAt(start) === 0x2d) {
+      throw notJson;
+    }
+    node.mask |= bit;
+    return i;
+  }
+
+  /** The index of the quote that ends the string opening at `i`. */
+  private stringEnd(i: number): number {
+    const b = this.b;
+    if (b.charCodeAt(i) !== QUOTE) throw notJson;
+    let at = i + 1;
+    for (;;) {
+      const q = b.indexOf('"', at);
+      if (q < 0) throw notJson;
+      let slashes = 0;
+      for (let k = q - 1; b.charCodeAt(k) === BACKSLASH; k -= 1) slashes += 1;
+      if (slashes % 2 === 0) return q;
+      at = q + 1;
+    }
+  }
+
+  /** The key between `start` and `end`, decoded as JSON.parse decodes it. */
+  private keyAt(start: number, end: number): string {
+    const b = this.b;
+    // Longer than any name (64 characters, each at most two escapes): never decoded.
+    if (end - start > 12 * 64) return ANY_KEY;
+    const raw = b.slice(start, end);
+    if (!raw.includes("\\")) return raw;
+    try {
+      return JSON.parse(b.slice(start - 1, end + 1)) as string;
+    } catch {
+      throw notJson;
+    }
+  }
+
+  /** From inside a container, the index of the bracket that closes it (strings stepped over). */
+  private skipToClose(start: number, closing: number): number {
+    const b = this.b;
+    let depth = 1;
+    for (let i = start; i < b.length; i += 1) {
+      const c = b.charCodeAt(i);
+      if (c === QUOTE) i = this.stringEnd(i);
+      else if (c === LBRACE || c === LBRACKET) depth += 1;
+      else if (c === RBRACE || c === RBRACKET) {
+        depth -= 1;
+        if (depth === 0) {
+          if (c !== closing) throw notJson;
+          return i;
+        }
+      }
+    }
+    throw notJson;
+  }
+
+  private space(i: number): number {
+    while (isSpace(this.b.charCodeAt(i))) i += 1;
+    return i;
+  }
+}
+
+/** The walk of a body, or undefined when it is not a JSON object (or too large to read). */
+function walkOf(body: Uint8Array, limits: ShapeLimits): Walk | undefined {
+  if (body.length === 0 || body.length > limits.bodyBytes) return undefined;
+  // One decoding, then every test is charCodeAt and every key a slice of the text (decoding
+  // keys from the bytes one by one, each through Node's binding, cost five times this walk).
+  const text = Buffer.isBuffer(body) ? body.toString("utf8") : utf8.decode(body);
+  const walk = new Walk(text, limits);
+  try {
+    const end = walk.run(text.charCodeAt(0) === 0xfeff ? 1 : 0);
+    // What follows the object may only be whitespace (trim: the tail can be long padding).
+    if (end >= 0 && end !== text.length && text.slice(end).trim() !== "") return undefined;
+  } catch (err) {
+    if (err instanceof NotJson) return undefined;
+    throw err;
+  }
+  return walk;
+}
+
+/** The shape of a JSON object body, or undefined when the body is not one (or is too large to read). */
+export function bodyShape(body: Uint8Array, limits: ShapeLimits = SCHEMA_LIMITS): BodyShape | undefined {
+  const walk = walkOf(body, limits);
+  return walk && { paths: new Map(walk.nodes.map((n) => [n.path, n.mask])), partial: walk.partial };
+}
+
+/** bodyShape as CapturedEvent.body_shape carries it (encodeBodyShape's text): "" for none. */
+export function bodyShapeText(body: Uint8Array, limits: ShapeLimits = SCHEMA_LIMITS): string {
+  const walk = walkOf(body, limits);
+  if (!walk) return "";
+  let out = walk.partial ? SHAPE_PARTIAL : SHAPE_COMPLETE;
+  for (const n of walk.nodes) out += `\n${SHAPE_LETTERS_OF_MASK[n.mask]}:${n.path}`;
+  return out;
+}
