@@ -17,6 +17,7 @@ export {
   newEndpointRecord,
   patchedSecret,
   patchedTargetSecret,
+  patchedDestinationSecrets,
   replacedFields,
   sequenceStatus,
   forwardPrecondition,
@@ -25,13 +26,16 @@ export {
 } from "./endpoint-patch.js";
 export {
   NEVER_FORWARDED,
-  appendedDelivery,
+  aggregateOf,
+  appendedDeliveries,
   begunDelivery,
+  claimableAt,
   claimHolds,
   claimedDelivery,
   deliveryRecordOf,
   isClaimable,
   isSuccessStatus,
+  legacyDestinationId,
   recordedDelivery,
 } from "./delivery.js";
 export type { DeliveryProgress } from "./delivery.js";

@@ -50,6 +50,10 @@ function filtersOf(q: EventQuery): Filter {
     parts.push("e.forward_state = ?");
     params.push(q.forwardState);
   }
+  if (q.destinationId !== undefined) {
+    parts.push("EXISTS (SELECT 1 FROM deliveries d WHERE d.seq = e.seq AND d.destination_id = ?)");
+    params.push(q.destinationId);
+  }
   return { sql: parts.map((p) => ` AND ${p}`).join(""), params };
 }
 

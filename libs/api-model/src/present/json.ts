@@ -153,7 +153,7 @@ const NON_ASCII = /[\u0080-\u00ff]/;
  * that form UTF-8 text, as senders mean them today, are shown decoded (`café`, not `cafÃ©`),
  * and any other bytes stay one character each.
  */
-function headerValueText(value: string): string {
+export function headerValueText(value: string): string {
   if (!NON_ASCII.test(value)) return value;
   try {
     return utf8.decode(Buffer.from(value, "latin1"));
