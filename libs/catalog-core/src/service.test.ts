@@ -460,7 +460,9 @@ describe("events", () => {
     expect([...event!.body!.ciphertext]).toEqual([1, 2, 3, 0, 255]);
     expect([...event!.sealedRequest!.ciphertext]).toEqual([7, 7, 7]);
     expect([...event!.sealedRequest!.wrappedKey]).toEqual([9, 9]);
+    // One target alone (an ingest from before destinations): the endpoint's one destination, whose id is the endpoint's.
     expect(event!.forward).toMatchObject({ state: "pending", target: "https://example.com/in" });
+    expect(event!.deliveries.map((d) => [d.destinationId, d.state, d.target])).toEqual([[endpoint.id, "pending", "https://example.com/in"]]);
     expect((await catalog.getOutboxStats({})).pending).toBe(1n);
     const { event: bare } = await catalog.getEvent({ accountId, endpointId: endpoint.id, eventId: metadataOnly! });
     expect(bare!.bodyStored).toBe(false);
@@ -475,7 +477,14 @@ describe("events", () => {
     const refused = (extra: Partial<Omit<CapturedEvent, "$typeName">>, field: string, fieldReason: string) =>
       expectFailure(catalog.appendEvents({ captures: [capture(extra)] }), Code.InvalidArgument, "validation_failed", { field, fieldReason });
     await refused({ searchTokens: new Uint8Array(12) }, "search_tokens", "format");
-    await refused({ forwardScheduled: true }, "forward_target", "required");
+    await refused({ forwardScheduled: true }, "deliveries", "required");
+    await refused({ forwardScheduled: true, deliveries: [{ destinationId: "not-a-uuid", target: "t" }] }, "deliveries.0.destination_id", "format");
+    await refused({ forwardScheduled: true, deliveries: [{ destinationId: endpoint.id, target: "" }] }, "deliveries.0.target", "required");
+    await refused(
+      { forwardScheduled: true, deliveries: [{ destinationId: endpoint.id, target: "t" }, { destinationId: endpoint.id, target: "u" }] },
+      "deliveries",
+      "format",
+    );
     await refused({ wrappedKey: new Uint8Array(0) }, "wrapped_key", "required");
     expect((await catalog.listEvents({ accountId, endpointId: endpoint.id })).events).toHaveLength(3);
 

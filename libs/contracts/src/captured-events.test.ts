@@ -40,6 +40,7 @@ const capture: fc.Arbitrary<CapturedEvent> = fc
     forwardTarget: text,
     forwardScheduled: fc.boolean(),
     redactionsJson: text,
+    deliveries: fc.array(fc.record({ destinationId: text, target: text }), { maxLength: 3 }),
   })
   .map((fields) => create(CapturedEventSchema, fields));
 
@@ -90,10 +91,16 @@ describe("encoded captures (AppendEventsRequest.encoded_captures)", () => {
       fc.boolean().map((b): Piece => (w) => w.tag(21, WireType.Varint).bool(b)),
       fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).map((n): Piece => (w) => w.tag(11, WireType.Varint).int64(n)),
       fc.tuple(fc.constantFrom(12, 14, 15, 16), bytes).map(([f, b]): Piece => (w) => w.tag(f, WireType.LengthDelimited).bytes(b)),
-      fc.tuple(fc.integer({ min: 23, max: 5000 }), fc.nat()).map(([f, n]): Piece => (w) => w.tag(f, WireType.Varint).uint32(n)),
-      fc.tuple(fc.integer({ min: 23, max: 5000 }), bytes).map(([f, b]): Piece => (w) => w.tag(f, WireType.LengthDelimited).bytes(b)),
-      fc.integer({ min: 23, max: 5000 }).map((f): Piece => (w) => w.tag(f, WireType.Bit32).fixed32(7)),
-      fc.integer({ min: 23, max: 5000 }).map((f): Piece => (w) => w.tag(f, WireType.Bit64).fixed64(7n)),
+      // A delivery, its fields in any order, repeated, or with fields this version does not know.
+      fc.array(fc.oneof(fc.tuple(fc.constantFrom(1, 2), plainText), fc.tuple(fc.integer({ min: 3, max: 50 }), plainText)), { maxLength: 4 }).map((fields): Piece => (w) => {
+        w.tag(23, WireType.LengthDelimited).fork();
+        for (const [f, v] of fields) w.tag(f, WireType.LengthDelimited).string(v);
+        w.join();
+      }),
+      fc.tuple(fc.integer({ min: 24, max: 5000 }), fc.nat()).map(([f, n]): Piece => (w) => w.tag(f, WireType.Varint).uint32(n)),
+      fc.tuple(fc.integer({ min: 24, max: 5000 }), bytes).map(([f, b]): Piece => (w) => w.tag(f, WireType.LengthDelimited).bytes(b)),
+      fc.integer({ min: 24, max: 5000 }).map((f): Piece => (w) => w.tag(f, WireType.Bit32).fixed32(7)),
+      fc.integer({ min: 24, max: 5000 }).map((f): Piece => (w) => w.tag(f, WireType.Bit64).fixed64(7n)),
     );
     fc.assert(
       fc.property(fc.array(fc.array(piece, { maxLength: 12 }), { maxLength: 3 }), fc.boolean(), (captures, outerUnknown) => {
@@ -121,7 +128,14 @@ describe("encoded captures (AppendEventsRequest.encoded_captures)", () => {
 
   it("refuses cut-off or garbled bytes with its own error, never another", () => {
     const whole = encodeCapturedEvents([
-      create(CapturedEventSchema, { accountId: "a", endpointId: "e", body: new Uint8Array(40), sequenceStatuses: [200, -1], originalSizeBytes: 40n }),
+      create(CapturedEventSchema, {
+        accountId: "a",
+        endpointId: "e",
+        body: new Uint8Array(40),
+        sequenceStatuses: [200, -1],
+        originalSizeBytes: 40n,
+        deliveries: [{ destinationId: "d", target: "whc-sealed:x" }],
+      }),
     ]);
     for (let n = 1; n < whole.length; n += 1) {
       expect(() => decodeCapturedEvents(whole.subarray(0, n)), `cut at ${n}`).toThrow(CapturedEventsFormatError);
