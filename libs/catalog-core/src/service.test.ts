@@ -4,7 +4,7 @@ import path from "node:path";
 import { create } from "@bufbuild/protobuf";
 import { Code, createClient, createHandlerContext, createRouterTransport, type Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { CapturedEventSchema, CatalogService, encodeCapturedEvents, GetEndpointRequestSchema, type CapturedEvent, type Endpoint, type Event } from "@whc/contracts";
+import { CapturedDeliverySchema, CapturedEventSchema, CatalogService, encodeCapturedEvents, GetEndpointRequestSchema, type CapturedEvent, type Endpoint, type Event } from "@whc/contracts";
 // The service is tested over a real store (a test-only cycle, allowed in eslint.config.js).
 import { openSqliteStore } from "@whc/catalog-sqlite";
 import { AppError, fromConnectError } from "@whc/errors";
@@ -478,13 +478,10 @@ describe("events", () => {
       expectFailure(catalog.appendEvents({ captures: [capture(extra)] }), Code.InvalidArgument, "validation_failed", { field, fieldReason });
     await refused({ searchTokens: new Uint8Array(12) }, "search_tokens", "format");
     await refused({ forwardScheduled: true }, "deliveries", "required");
-    await refused({ forwardScheduled: true, deliveries: [{ destinationId: "not-a-uuid", target: "t" }] }, "deliveries.0.destination_id", "format");
-    await refused({ forwardScheduled: true, deliveries: [{ destinationId: endpoint.id, target: "" }] }, "deliveries.0.target", "required");
-    await refused(
-      { forwardScheduled: true, deliveries: [{ destinationId: endpoint.id, target: "t" }, { destinationId: endpoint.id, target: "u" }] },
-      "deliveries",
-      "format",
-    );
+    const delivery = (destinationId: string, target: string) => create(CapturedDeliverySchema, { destinationId, target });
+    await refused({ forwardScheduled: true, deliveries: [delivery("not-a-uuid", "t")] }, "deliveries.0.destination_id", "format");
+    await refused({ forwardScheduled: true, deliveries: [delivery(endpoint.id, "")] }, "deliveries.0.target", "required");
+    await refused({ forwardScheduled: true, deliveries: [delivery(endpoint.id, "t"), delivery(endpoint.id, "u")] }, "deliveries", "format");
     await refused({ wrappedKey: new Uint8Array(0) }, "wrapped_key", "required");
     expect((await catalog.listEvents({ accountId, endpointId: endpoint.id })).events).toHaveLength(3);
 

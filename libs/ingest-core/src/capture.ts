@@ -82,6 +82,7 @@ export function captureEvent(
     forwardTarget: "",
     forwardScheduled: false,
     redactionsJson: "",
+    deliveries: [],
   };
   const diagnosis: CaptureDiagnosis = {
     bodySha256: hash("sha256", body.whole, "hex"),

@@ -130,7 +130,7 @@ export function compileFilter(filter: DestinationFilter | undefined, onError?: (
   return {
     test(view) {
       try {
-        return query.test(view);
+        return query.test(view as unknown as Record<string, unknown>);
       } catch (err) {
         onError?.(err);
         return false;

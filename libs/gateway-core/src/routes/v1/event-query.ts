@@ -48,6 +48,7 @@ export function listEventsRequest(
     responseCode: q.responseCode,
     verification: q.status,
     forwardState: q.forwardState,
+    destinationId: q.destinationId?.toLowerCase(),
     search: tokens !== undefined,
     searchTokens: tokens ?? [],
     limit,
