@@ -310,9 +310,9 @@ export function createApiClient(options: ApiClientOptions) {
     /** Judged by the endpoint's replayFromApi, or its replayFromDashboard when the key has scope `dashboard` (design §14). */
     replay: (endpointId: string, eventId: string, body: ReplayRequest) =>
       request<ReplayResultJson>("POST", `${eventsPath(endpointId, eventId)}/replay`, { body }),
-    /** Sends the event to the endpoint's forward destination now (design §11): the attempt. */
-    redeliver: (endpointId: string, eventId: string) =>
-      request<ForwardAttemptJson>("POST", `${eventsPath(endpointId, eventId)}/redeliver`, { body: {} }),
+    /** Sends the event to one of the endpoint's destinations now (design §11, §17): the attempt. */
+    redeliver: (endpointId: string, eventId: string, o: { destinationId?: string } = {}) =>
+      request<ForwardAttemptJson>("POST", `${eventsPath(endpointId, eventId)}/redeliver`, { body: o.destinationId ? { destinationId: o.destinationId } : {} }),
     /**
      * The bulk export (extension): the answer's body, one event detail per line, oldest first,
      * read as it streams. A refusal before the first line throws the ApiError; an export cut

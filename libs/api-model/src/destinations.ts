@@ -29,7 +29,7 @@ export function defaultDestinationName(index: number): string {
 }
 
 export const destinationFilter = z
-  .record(z.string(), z.json())
+  .record(z.string(), z.unknown())
   .superRefine((filter, ctx) => {
     const problem = filterProblem(filter);
     if (problem) ctx.addIssue({ code: "custom", path: problem.path, message: problem.message, params: { reason: problem.reason } });
@@ -145,7 +145,7 @@ export const storedDestination = z.object({
   name: z.string(),
   ...destinationSettings.shape,
   targetSecretSet: z.boolean().default(false),
-  filter: z.record(z.string(), z.json()).optional(),
+  filter: z.record(z.string(), z.unknown()).optional(),
   transform: z.string().optional(),
   rateLimit: z.object(rateLimitSettings.shape).optional(),
   breaker: z.object(breakerSettings.shape).optional(),
@@ -163,7 +163,7 @@ export const destinationView = z
     timeoutMs: z.int(),
     maxAttempts: z.int(),
     targetSecretSet: z.boolean(),
-    filter: z.record(z.string(), z.json()).optional(),
+    filter: z.record(z.string(), z.unknown()).optional(),
     transform: z.string().optional(),
     rateLimit: z.object(rateLimitSettings.shape).optional(),
     breaker: z.object({ failures: z.int(), probeAfterMs: z.int() }).optional(),

@@ -48,6 +48,10 @@ export interface CaptureInput {
   canonicalEventType?: string;
   verification?: string;
   responseCode?: number;
+  /** The deliveries ingest would start (design §17): one per destination matched. */
+  deliveries?: { destinationId: string; target: string }[];
+  /** relay: the deliveries enter the outbox. */
+  forwardScheduled?: boolean;
 }
 
 export interface AppendedCapture {
