@@ -25,6 +25,9 @@ const withDashboard =
 
 // Apps that open the embedded store run it on a worker thread, bundled beside main.js.
 const WITH_STORE_WORKER = new Set(["all-in-one", "catalog"]);
+// Apps that may run a destination's transform (relay, proxy, the destinations test) run it in
+// @whc/transform-sandbox's threads, bundled beside main.js as transform-worker.js.
+const WITH_TRANSFORM_WORKER = new Set(["all-in-one", "gateway", "ingest", "replay"]);
 
 // The CLI is published on its own (apps/whc/package.json, copied beside its bundle): it carries
 // every package it uses, so installing it needs no registry, except better-sqlite3 (native),
@@ -88,6 +91,7 @@ await Promise.all(
       ? [cliBuild()]
       : [
           ...(WITH_STORE_WORKER.has(app) ? [serviceBuild(app, "libs/catalog-sqlite/src/sqlite-worker.ts", "sqlite-worker.js")] : []),
+          ...(WITH_TRANSFORM_WORKER.has(app) ? [serviceBuild(app, "libs/transform-sandbox/src/sandbox-worker.ts", "transform-worker.js")] : []),
           serviceBuild(app, `apps/${app}/src/main.ts`, "main.js"),
         ],
   ),
