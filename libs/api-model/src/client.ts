@@ -1,4 +1,5 @@
 import type { CreateEndpointRequest, EndpointJson, EndpointListJson, ListEndpointsQueryText, UpdateEndpointRequest } from "./endpoints.js";
+import type { TestDestinationRequest, TestDestinationResultJson } from "./destinations.js";
 import type { EventDetailJson, EventListJson, EventSummaryJson, ExportEventsQueryText, ListEventsQueryText } from "./events.js";
 import type { CurlExportJson, ReplayRequest, ReplayResultJson } from "./event-actions.js";
 import { ENDPOINT_PAGE_MAX, NDJSON_MEDIA_TYPE } from "./values.js";
@@ -295,6 +296,9 @@ export function createApiClient(options: ApiClientOptions) {
     get: (id: string) => request<EndpointJson>("GET", `/v1/endpoints/${seg(id)}`),
     update: (id: string, body: UpdateEndpointRequest) => request<EndpointJson>("PATCH", `/v1/endpoints/${seg(id)}`, { body }),
     delete: (id: string) => request<void>("DELETE", `/v1/endpoints/${seg(id)}`),
+    /** A filter and transform tried on a stored event (design §17); nothing sent or saved. */
+    testDestination: (id: string, body: TestDestinationRequest) =>
+      request<TestDestinationResultJson>("POST", `/v1/endpoints/${seg(id)}/destinations/test`, { body }),
   };
 
   const eventsPath = (endpointId: string, eventId?: string) =>

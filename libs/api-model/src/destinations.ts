@@ -171,3 +171,39 @@ export const destinationView = z
   })
   .meta({ ...extension });
 export type DestinationViewJson = z.infer<typeof destinationView>;
+
+/** A request as a transform sees and returns it (design §17; @whc/transform-sandbox's TransformRequest). */
+export const transformRequestView = z
+  .object({
+    method: z.string(),
+    path: z.string().describe("The sub-path after the webhook URL, from \"/\"."),
+    query: z.string().describe("The raw query string, without its \"?\"."),
+    headers: z.record(z.string(), z.array(z.string())).describe("Lower-case names, each with its values in order."),
+    body: z.unknown().optional().describe("A JSON object or array parsed; any other UTF-8 body as text."),
+    bodyBase64: z.string().optional().describe("Instead of body, for a body that is not UTF-8."),
+  })
+  .meta({ ...extension });
+export type TransformRequestJson = z.infer<typeof transformRequestView>;
+
+/** `POST /v1/endpoints/{id}/destinations/test` (design §17): a filter and transform to try on a stored event. */
+export const testDestinationRequest = z
+  .strictObject({
+    destination: z
+      .strictObject({ filter: destinationFilter.nullable().optional(), transform: transformSource.nullable().optional() })
+      .describe("The filter and transform to try (a destination's own, or new ones): nothing is saved."),
+    eventId: uuid.describe("A stored event of the endpoint to try them on."),
+  })
+  .meta({ ...extension });
+export type TestDestinationRequest = z.input<typeof testDestinationRequest>;
+
+export const testDestinationResult = z
+  .object({
+    matched: z.boolean().describe("Whether the filter matches the event (no filter: always)."),
+    request: transformRequestView
+      .nullable()
+      .describe("What would be sent (the transform's answer, or the capture as stored without one); null when not matched, skipped or failed."),
+    error: z.string().nullable().describe("What the transform did wrong (a throw, a timeout, a bad return); null otherwise."),
+    durationMs: z.number().describe("How long the transform ran (0 without one)."),
+  })
+  .meta({ ...extension });
+export type TestDestinationResultJson = z.infer<typeof testDestinationResult>;

@@ -74,6 +74,7 @@ describe("tenant isolation", () => {
       ["DELETE", `/v1/endpoints/${ep.id}/listeners/${LISTENER}`],
       ["DELETE", `/v1/endpoints/${ep.id}/events/${ev}`],
       ["POST", `/v1/endpoints/${ep.id}/trigger`, { eventType: "invoice.paid", set: { "data.object.amount_paid": 1 } }],
+      ["POST", `/v1/endpoints/${ep.id}/destinations/test`, { destination: { transform: "function transform(req) { return req; }" }, eventId: ev }],
       ["DELETE", `/v1/keys/${aKey.id}`],
     ];
     expect(new Set(cases.map(([method, path]) => `${method} ${template(path, ep.id, ev, aKey.id)}`))).toEqual(idRoutes());

@@ -41,6 +41,7 @@ import {
 } from "@whc/messaging";
 import type { CaptureBus, EgressLeases } from "@whc/ports";
 import { createForwarder, createForwardMetrics, createReplayService } from "@whc/replay-core";
+import { TransformSandbox } from "@whc/transform-sandbox";
 import { createEgressGuard, type InternalService } from "@whc/egress-guard";
 import type { catalogSpec, cryptoSpec, gatewaySpec, ingestSpec, replaySpec } from "./specs.js";
 import { serveHttp, type Closeable } from "./process.js";
@@ -209,6 +210,8 @@ export function createReplayNode(
     logger,
     metrics,
     egress: createEgressGuard({ allowPrivate: config.replayAllowPrivateTargets, internal: internalServices(config) }),
+    // Destinations' transforms (design §17), on the sandbox's own threads, started when first used.
+    transforms: new TransformSandbox(),
   };
   const service = createReplayService(deps, {
     dailyLimit: config.replayDailyLimit,
@@ -242,6 +245,7 @@ export function createReplayNode(
     closeable: {
       async close() {
         await forwarder.stop();
+        await deps.transforms.close();
         await leases.close();
       },
     } satisfies Closeable,

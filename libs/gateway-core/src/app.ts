@@ -24,6 +24,7 @@ import { listenerRoutes } from "./routes/v1/listeners.js";
 import { eventDiffRoutes } from "./routes/v1/event-diff.js";
 import { keyRoutes } from "./routes/v1/keys.js";
 import { auditRoutes } from "./routes/v1/audit.js";
+import { destinationTestRoutes } from "./routes/v1/destination-test.js";
 
 /** Every operation the gateway answers: the router and the OpenAPI document are both made from it. */
 export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions): Route[] {
@@ -31,6 +32,7 @@ export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions): Route
   const routes: Route[] = [
     ...systemRoutes(deps, () => (document ??= buildOpenApiDocument(routes, options))),
     ...endpointRoutes(deps, options),
+    ...destinationTestRoutes(deps),
     ...eventRoutes(deps, options),
     ...eventActionRoutes(deps, options),
     ...forwardingRoutes(deps),

@@ -172,6 +172,80 @@ describe("an endpoint's destinations", () => {
   });
 });
 
+describe("a destination's transform when saved", () => {
+  it("is refused when it could not run at all: no parse, no transform to call", async () => {
+    const create = (transform: string) => api.endpoints.create({ operatingMode: "relay", destinations: [{ url: DEST, transform }] });
+    expect(await refused(create("function transform(req) { return req;"))).toEqual(invalid("destinations.0.transform", "format"));
+    expect(await refused(create("function other(req) { return req; }"))).toEqual(invalid("destinations.0.transform", "required"));
+    expect(await refused(api.endpoints.create({ operatingMode: "relay", forward: { url: DEST, transform: "const transform = ;" } }))).toEqual(
+      invalid("forward.transform", "format"),
+    );
+  });
+});
+
+describe("POST /v1/endpoints/{endpointId}/destinations/test", () => {
+  const PAID = JSON.stringify({ type: "invoice.paid", data: { amount: 500 } });
+
+  async function endpointWithEvent() {
+    const ep = await api.endpoints.create({ operatingMode: "relay", destinations: [{ url: DEST }] });
+    const [event] = await t.append(owner, ep.id, [
+      { path: "/orders?env=prod", body: PAID, canonicalEventType: "invoice.paid", headers: [["Content-Type", "application/json"], ["X-Tenant", "a"]] },
+    ]);
+    return { ep, eventId: event!.id };
+  }
+
+  it("runs the filter as ingest does and the transform as a delivery does, sending nothing", async () => {
+    const { ep, eventId } = await endpointWithEvent();
+    const test = (destination: Record<string, unknown>) => api.endpoints.testDestination(ep.id, { destination, eventId });
+    const plain = await test({ filter: { eventType: "invoice.paid", "headers.x-tenant": "a", "body.data.amount": { $gte: 500 } } });
+    expect(plain).toEqual({
+      matched: true,
+      request: { method: "POST", path: "/orders", query: "env=prod", headers: { "content-type": ["application/json"], "x-tenant": ["a"] }, body: JSON.parse(PAID) },
+      error: null,
+      durationMs: 0,
+    });
+    expect(await test({ filter: { "headers.x-tenant": "b" }, transform: "function transform(req) { return req; }" })).toEqual({
+      matched: false,
+      request: null,
+      error: null,
+      durationMs: 0,
+    });
+    const changed = await test({ transform: "function transform(req) { req.headers['x-env'] = ['prod']; req.body.data.amount = 1; req.path = '/v2' + req.path; return req; }" });
+    expect(changed.request).toMatchObject({ path: "/v2/orders", headers: { "x-env": ["prod"] }, body: { type: "invoice.paid", data: { amount: 1 } } });
+    expect(changed.durationMs).toBeGreaterThan(0);
+    expect(await test({ transform: "function transform(req) { return null; }" })).toMatchObject({ matched: true, request: null, error: null });
+    const thrown = await test({ transform: "function transform(req) { throw new TypeError('no tenant'); }" });
+    expect(thrown).toMatchObject({ matched: true, request: null });
+    expect(thrown.error).toContain("no tenant");
+    const looped = await test({ transform: "function transform(req) { for (;;) {} }" });
+    expect(looped.request).toBeNull();
+    expect(looped.error).toMatch(/time|CPU|interrupt/i);
+  });
+
+  it("refuses what could not be saved, an unknown event (404), and a key that may not read events (403 events:read)", async () => {
+    const { ep, eventId } = await endpointWithEvent();
+    expect(await refused(api.endpoints.testDestination(ep.id, { destination: { filter: { $where: "1" } as never }, eventId }))).toEqual(
+      invalid("destination.filter.$where", "unsupported_operator"),
+    );
+    expect(await refused(api.endpoints.testDestination(ep.id, { destination: { transform: "nope(" }, eventId }))).toEqual(invalid("destination.transform", "format"));
+    expect(await refused(api.endpoints.testDestination(ep.id, { destination: {}, eventId: "0190a000-0000-7000-8000-0000000000ff" }))).toMatchObject({
+      status: 404,
+      code: "not_found",
+    });
+    const writer = (await api.keys.create({ name: "writer", scopes: ["endpoints:write"] })).key;
+    expect(await refused(t.client(writer).endpoints.testDestination(ep.id, { destination: {}, eventId }))).toMatchObject({
+      status: 403,
+      code: "forbidden",
+      details: { scope: "events:read" },
+    });
+    // Refusals read nothing; a test that answers is a read of the event, audited.
+    expect((await api.audit.list({ action: "event.read", endpointId: ep.id })).items).toEqual([]);
+    await api.endpoints.testDestination(ep.id, { destination: {}, eventId });
+    const reads = (await api.audit.list({ action: "event.read", endpointId: ep.id })).items;
+    expect(reads.map((e) => [e.eventId, e.details])).toEqual([[eventId, { destinationTest: true }]]);
+  });
+});
+
 describe("events by destination", () => {
   it("lists the events delivered to a destination; redelivers to the one named, and asks for a name when there are several", async () => {
     const ep = await api.endpoints.create({ operatingMode: "relay", destinations: [{ name: "a", url: "http://127.0.0.1:9/a" }, { name: "b", url: "http://127.0.0.1:9/b" }] });

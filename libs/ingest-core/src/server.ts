@@ -476,7 +476,7 @@ function proxy(s: Surface, c: Capture, event: CapturedEvent, stored: Stored, for
     maxResponseBytes: s.options.maxInboundBodyBytes,
   };
   s.deps.replay.forwardEvent(request, { timeoutMs: (forwarding.destinations[0]?.settings.timeoutMs ?? 0) + PROXY_CALL_MARGIN_MS }).then(
-    (res) => answerProxied(s, c, event, stored.id, proxyAnswerOf(res.attempt)),
+    (res) => answerProxied(s, c, event, stored.id, proxyAnswerOf(res.attempt, stored.id)),
     (err: unknown) => {
       const reason = callFailureReason(err);
       s.logger.warn({ err: AppError.is(err) ? { reason: err.reason } : err, path: pathOnly(c.url) }, "proxy forward failed");

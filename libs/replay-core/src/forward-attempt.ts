@@ -9,6 +9,7 @@ import type { Logger } from "@whc/logging";
 import type { AttemptTransition, DeliveryRef, EgressLease, EgressLeases, EventRef } from "@whc/ports";
 import { openCapture, sealUrlFor, type EnvelopeOpener, type EnvelopeSealer, type SealedBodyParts } from "@whc/sealing";
 import { outboundHeaders } from "./outbound.js";
+import { prepareRequest, type OutgoingRequest, type TransformRunner } from "./transform.js";
 import { errorOf, isFinal, outcomeLabel, parseRetryAfter, type AttemptOutcome } from "./forward-policy.js";
 import type { ForwardMetrics } from "./forward-metrics.js";
 
@@ -28,6 +29,8 @@ export interface ForwardDeps {
   metrics?: ForwardMetrics | undefined;
   /** The one way out (vetting, internal services refused, sending): replay's and every forward's. */
   egress: EgressGuard;
+  /** Runs destinations' transforms (design §17); without it a destination with one fails its deliveries. */
+  transforms?: TransformRunner | undefined;
   now?: () => number;
 }
 
@@ -169,18 +172,21 @@ export function requestSha256(body: Uint8Array | undefined): string {
     .digest("hex");
 }
 
-/** The headers of attempt n: the captured end-to-end ones (re-signed with a target secret), then ours. */
-function headersOf(d: OpenedDelivery, n: number, nowMs: number): [string, string][] {
+/**
+ * The headers of attempt n: the request's end-to-end ones (re-signed with a target secret over
+ * the bytes sent, transformed or not), then ours.
+ */
+function headersOf(d: OpenedDelivery, request: OutgoingRequest, n: number, nowMs: number): [string, string][] {
   const ours = new Set([DELIVERY_ID_HEADER.toLowerCase(), ATTEMPT_HEADER.toLowerCase()]);
-  const captured = d.event.headers.filter((h) => !ours.has(h.name.toLowerCase()));
+  const captured = request.headers.filter((h) => !ours.has(h.name.toLowerCase()));
   const headers = outboundHeaders(
     captured,
     d.event.provider,
-    d.body,
+    request.body,
     d.targetSecret
       ? {
           secret: d.targetSecret,
-          url: d.target,
+          url: request.target,
           nowMs,
           genericSignatureHeader: d.endpoint.genericSignatureHeader,
           genericSignaturePrefix: d.endpoint.genericSignaturePrefix,
@@ -234,11 +240,12 @@ export function createAttemptSender(deps: ForwardDeps, options: ForwardOptions) 
     base: { n: number; trigger: AttemptTrigger; at: number },
     result: SendResult | { kind: "not_sent"; outcome: AttemptOutcome },
     maxResponseBytes: number,
+    request?: OutgoingRequest,
   ): Promise<SentAttempt> {
-    const attempt = { ...base, url: d.target, capture: d.event };
+    const attempt = { ...base, url: request?.target ?? d.target, capture: d.event };
     if (result.kind === "not_sent") return unsent(attempt, result.outcome);
-    // Sent (the request may have reached the destination): its digest is recorded.
-    const sha = requestSha256(d.body);
+    // Sent (the request may have reached the destination): the digest of its bytes is recorded.
+    const sha = requestSha256(request?.body ?? d.body);
     if (result.kind === "network_error") return unsent(attempt, { kind: "network_error", reason: result.reason }, result.durationMs, sha);
     const kept = result.excerpt.subarray(0, RECORDED_BODY_BYTES);
     return {
@@ -264,7 +271,12 @@ export function createAttemptSender(deps: ForwardDeps, options: ForwardOptions) 
   ): Promise<SentAttempt> {
     const notSent = (outcome: AttemptOutcome) => made(d, base, { kind: "not_sent", outcome }, maxResponseBytes);
     if (!d.bodyReadable) return notSent({ kind: "unsendable" });
-    const vetted = await deps.egress.vet(d.target);
+    // The transform first (design §17): it decides what goes, and whether anything does.
+    const prepared = await prepareRequest(deps.transforms, d, now());
+    if (prepared.kind === "skipped") return notSent({ kind: "skipped" });
+    if (prepared.kind === "failed") return notSent({ kind: "transform_failed", message: prepared.message });
+    const { request } = prepared;
+    const vetted = await deps.egress.vet(request.target);
     if (!vetted.ok) {
       return notSent(vetted.reason === "dns_failure" ? { kind: "network_error", reason: "dns_failure" } : { kind: "refused", reason: "target_not_allowed" });
     }
@@ -276,14 +288,14 @@ export function createAttemptSender(deps: ForwardDeps, options: ForwardOptions) 
         target: vetted.target,
         address: vetted.address,
         family: vetted.family,
-        method: d.event.method,
-        headers: headersOf(d, base.n, now()),
-        body: d.body,
+        method: request.method,
+        headers: headersOf(d, request, base.n, now()),
+        body: request.body,
         connectTimeoutMs: Math.min(options.connectTimeoutMs, d.settings.timeoutMs),
         totalTimeoutMs: d.settings.timeoutMs,
         maxExcerptBytes: Math.max(RECORDED_BODY_BYTES, maxResponseBytes),
       });
-      return await made(d, base, result, maxResponseBytes);
+      return await made(d, base, result, maxResponseBytes, request);
     } finally {
       await lease.release().catch((err: unknown) => logger.warn({ err }, "egress lease not released"));
     }

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { filterProblem } from "@whc/api-model";
-import { REFUSED_FILTERS, TABLE_CAPTURES, TABLE_FILTERS } from "@whc/routing/testing";
+import { REFUSED_FILTERS, TABLE_CAPTURES, TABLE_FILTERS } from "./testing/index.js";
 import { compileFilter, filterView, FilterRefused, type CaptureParts } from "./filter.js";
 
 const partsOf = (c: (typeof TABLE_CAPTURES)[number]): CaptureParts => ({

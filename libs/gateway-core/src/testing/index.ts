@@ -21,6 +21,7 @@ import { createLogger, type Logger } from "@whc/logging";
 import { createMemoryBus, createMemoryLeases } from "@whc/messaging";
 import type { CaptureBus } from "@whc/ports";
 import { createReplayService } from "@whc/replay-core";
+import { TransformSandbox } from "@whc/transform-sandbox";
 import { createEgressGuard } from "@whc/egress-guard";
 import { createInMemoryTransport, createReadiness, createServiceClient, healthRoutes, peerServing } from "@whc/rpc";
 import { createBlindIndexSource, createEnvelopeOpener, createEnvelopeSealer } from "@whc/sealing";
@@ -142,8 +143,10 @@ function createServices(dir: string, opts: TestGatewayOptions, logger: Logger) {
   });
   const catalog = createServiceClient(CatalogService, catalogTransport);
   const crypto = createServiceClient(CryptoService, cryptoTransport);
+  const transforms = new TransformSandbox();
   const replayTransport = transport((router) => {
     const deps = {
+      transforms,
       catalog,
       crypto,
       opener: createEnvelopeOpener(crypto, { maxAgeMs: 60_000, maxEntries: 100 }),
@@ -174,6 +177,7 @@ function createServices(dir: string, opts: TestGatewayOptions, logger: Logger) {
       replay: createServiceClient(Health, replayTransport),
     },
     async close() {
+      await transforms.close();
       await leases.close();
       await store.close();
     },

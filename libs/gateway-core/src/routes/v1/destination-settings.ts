@@ -5,6 +5,7 @@ import { destinationsOf } from "@whc/api-model/present";
 import { newId } from "@whc/ids";
 import { compileFilter, FilterRefused } from "@whc/routing";
 import { validationFailed, type FieldReason } from "@whc/errors";
+import { checkTransformSource } from "@whc/transform-sandbox";
 import { vetForwardTarget } from "./forward-settings.js";
 
 /**
@@ -53,7 +54,7 @@ function refuse(field: string, reason: FieldReason, message: string): never {
 }
 
 /** A filter as ingest compiles it: one mingo would not run is refused here, naming where. */
-function checkFilter(field: string, filter: DestinationInputValue["filter"]): void {
+export function checkFilter(field: string, filter: DestinationInputValue["filter"]): void {
   if (!filter) return;
   try {
     compileFilter(filter);
@@ -61,6 +62,13 @@ function checkFilter(field: string, filter: DestinationInputValue["filter"]): vo
     if (err instanceof FilterRefused) refuse(err.field ? `${field}.filter.${err.field}` : `${field}.filter`, err.reason as FieldReason, err.message);
     throw err;
   }
+}
+
+/** A transform that could not run at all (too large, no parse, no `transform`) is refused when saved. */
+function checkTransform(field: string, transform: DestinationInputValue["transform"]): void {
+  if (!transform) return;
+  const checked = checkTransformSource(transform);
+  if (!checked.ok) refuse(`${field}.transform`, checked.reason, checked.message);
 }
 
 /** The stored form of one destination (its id assigned when new, its name when absent). */
@@ -137,6 +145,7 @@ async function built(deps: Deps, wanted: readonly Wanted[], endpoint: Endpoint |
   const destinations: StoredDestination[] = [];
   for (const [i, w] of wanted.entries()) {
     checkFilter(w.field, w.input.filter);
+    checkTransform(w.field, w.input.transform);
     warnings.push(...(await vetForwardTarget(deps.replay, w.input.url, ingestPublicUrl, `${w.field}.url`)));
     const given = w.input.targetSecret;
     const secret = given === null ? undefined : (given ?? (w.stored ? kept[w.stored.id] : undefined));
