@@ -11,6 +11,7 @@ export interface FilterOptions {
   from?: string;
   to?: string;
   forwardState?: string;
+  destination?: string;
   search?: string;
   before?: Cursor;
   after?: Cursor;
@@ -54,7 +55,8 @@ export function withEventFilters(command: Command): Command {
     .addOption(new Option("--verification <result>", "only this signature verification result").choices(VERIFICATIONS))
     .addOption(new Option("--from <time>", "received at or after: ISO 8601, or 30m, 2h, 7d ago").argParser((v) => timeArgument(v)))
     .addOption(new Option("--to <time>", "received before: ISO 8601, or 30m, 2h, 7d ago").argParser((v) => timeArgument(v)))
-    .addOption(new Option("--forward-state <state>", `only this delivery state: ${oneOf([...DELIVERY_STATES, "none"])}`).choices([...DELIVERY_STATES, "none"]))
+    .addOption(new Option("--forward-state <state>", `only this delivery state (of all its deliveries together): ${oneOf([...DELIVERY_STATES, "none"])}`).choices([...DELIVERY_STATES, "none"]))
+    .option("--destination <id>", "only events with a delivery to this destination (its id: whc endpoints destinations list)")
     .option("-q, --search <words>", "only bodies holding every word (case-insensitive)")
     .addOption(new Option("--before <receivedAt,id>", "only events older than this cursor").argParser(cursorArgument))
     .addOption(new Option("--after <receivedAt,id>", "only events newer than this cursor").argParser(cursorArgument));
@@ -70,6 +72,7 @@ export function filterQuery(o: FilterOptions): ExportEventsQueryText {
     ...(o.from !== undefined ? { from: o.from } : {}),
     ...(o.to !== undefined ? { to: o.to } : {}),
     ...(o.forwardState !== undefined ? { forwardState: o.forwardState as ExportEventsQueryText["forwardState"] } : {}),
+    ...(o.destination !== undefined ? { destinationId: o.destination } : {}),
     ...(o.search !== undefined ? { search: o.search } : {}),
     ...(o.before ? { before: o.before.at, beforeId: o.before.id } : {}),
     ...(o.after ? { after: o.after.at, afterId: o.after.id } : {}),

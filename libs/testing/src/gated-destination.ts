@@ -22,6 +22,14 @@ export interface GatedDestination {
   abandoned: DestinationRequest[];
   /** Requests waiting for the gate now. */
   held(): number;
+  /** Of those, how many lost their connection (their sender died): seen before `open()`, so they are never answered. */
+  heldGone(): number;
+  /**
+   * Resolves once the server has read everything already sent to it: a request of its own,
+   * answered at once and never counted. After a sender's process has exited (its sockets closed
+   * by the kernel before the exit is reported), its held requests then show as gone.
+   */
+  settle(): Promise<void>;
   /** Answers everything held, and every later request at once. */
   open(): void;
   close(): Promise<void>;
@@ -33,14 +41,17 @@ export interface GatedDestination {
  * then tell what an app would have acted on (`accepted`: answered on a live connection) from what
  * it never finished (`abandoned`: the sender's connection closed first). Each counted once.
  */
+const PROBE = "/__gated-destination-probe";
+
 export async function gatedDestination(options: { gated?: boolean; status?: (r: DestinationRequest) => number } = {}): Promise<GatedDestination> {
   const received: DestinationRequest[] = [];
   const accepted: DestinationRequest[] = [];
   const abandoned: DestinationRequest[] = [];
-  const waiting: (() => void)[] = [];
+  const waiting: { answer: () => void; gone: () => boolean }[] = [];
   let gated = options.gated ?? false;
 
   const server = http.createServer((req, res) => {
+    if (req.url === PROBE) return void res.end();
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
@@ -68,7 +79,7 @@ export async function gatedDestination(options: { gated?: boolean; status?: (r: 
           if (status >= 200 && status < 300) accepted.push(r);
         });
       };
-      if (gated) waiting.push(answer);
+      if (gated) waiting.push({ answer, gone: () => gone || req.socket.destroyed });
       else answer();
     });
   });
@@ -79,9 +90,15 @@ export async function gatedDestination(options: { gated?: boolean; status?: (r: 
     accepted,
     abandoned,
     held: () => waiting.length,
+    heldGone: () => waiting.filter((w) => w.gone()).length,
+    async settle() {
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}${PROBE}`);
+      await res.arrayBuffer();
+      await new Promise((resolve) => setImmediate(resolve));
+    },
     open() {
       gated = false;
-      for (const answer of waiting.splice(0)) answer();
+      for (const w of waiting.splice(0)) w.answer();
     },
     close: () =>
       new Promise<void>((resolve) => {
