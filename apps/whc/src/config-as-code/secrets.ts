@@ -7,6 +7,9 @@ function namedVariables(file: ConfigFile): [field: string, variable: string][] {
     ...file.endpoints.flatMap((e, i): [string, string][] => [
       ...(e.secretFromEnv ? [[`endpoints.${i}.secretFromEnv`, e.secretFromEnv] as [string, string]] : []),
       ...(e.forward?.targetSecretFromEnv ? [[`endpoints.${i}.forward.targetSecretFromEnv`, e.forward.targetSecretFromEnv] as [string, string]] : []),
+      ...(e.destinations ?? []).flatMap((d, j): [string, string][] =>
+        d.targetSecretFromEnv ? [[`endpoints.${i}.destinations.${j}.targetSecretFromEnv`, d.targetSecretFromEnv]] : [],
+      ),
     ]),
     ...file.alertChannels.flatMap((c, i): [string, string][] => (c.secretFromEnv ? [[`alertChannels.${i}.secretFromEnv`, c.secretFromEnv]] : [])),
   ];
