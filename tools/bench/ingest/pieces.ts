@@ -9,6 +9,7 @@ import { compileRedactor, redact, verifyCapture } from "@whc/ingest-core";
 import { canonicalEventType } from "@whc/signatures";
 import { eventSummaryJson } from "@whc/api-model/present";
 import { requestContext } from "@whc/logging";
+import { compileFilter, filterView, type CompiledFilter } from "@whc/routing";
 import * as payload from "./payload.mjs";
 
 const body = Buffer.from(payload.body);
@@ -80,6 +81,29 @@ time("redact: 1 pattern (card numbers)", 20000, () => redact(patternOnly, header
 // The worst an allowed pattern can be made to do (ADR 0045): 1 MiB of digits, cost 255.
 const digits = Buffer.alloc(1 << 20, "1");
 time("redact: pattern \\d{1,85}x, 1 MiB of digits", 3, () => redact(compileRedactor({ patterns: ["\\d{1,85}x"] })!, [], digits));
+// Routing (design §17, ADR 0080): what ingest does per capture of a relay endpoint with
+// filters: build the capture's view (the body parsed only when a filter reads it) and test
+// each destination's compiled filter, as withForward does.
+const parts = { method: "POST", rest: "/orders/7?source=bench", headers, body, eventType: "invoice.payment_succeeded", provider: "stripe", verification: "verified" };
+const route = (filters: CompiledFilter[]) => () => {
+  const view = filterView(parts);
+  return filters.filter((f) => f.test(view)).length;
+};
+const byType = compileFilter({ eventType: { $in: ["invoice.paid", "invoice.payment_succeeded"] } });
+const byBody = compileFilter({ "body.data.object.currency": "usd", "body.data.object.amount_paid": { $gte: 1000 } });
+const tenFilters = [
+  byType,
+  ...["eur", "gbp", "jpy"].map((currency) => compileFilter({ "body.data.object.currency": currency })),
+  compileFilter({ "headers.x-custom-tenant": { $in: ["globex", "initech"] } }),
+  compileFilter({ eventType: { $regex: "^customer\\." } }),
+  compileFilter({ $or: [{ "body.type": "charge.refunded" }, { "query.source": "replay" }] }),
+  compileFilter({ path: { $regex: "^/refunds" } }),
+  compileFilter({ "body.data.object.lines": { $size: 3 } }),
+  compileFilter({ verification: "failed" }),
+];
+time("routing: 1 filter on eventType", 20000, route([byType]));
+time("routing: 1 filter on the body", 20000, route([byBody]));
+time("routing: 10 filters (1 matches)", 20000, route(tenFilters));
 time("randomUUID", 20000, () => randomUUID());
 time("requestContext.run", 20000, () => requestContext.run({ requestId: "x" }, () => 1));
 const { port1, port2 } = new MessageChannel();
