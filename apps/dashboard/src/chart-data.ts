@@ -68,7 +68,9 @@ export function countPerMinute(w: Window): Stats {
     series.captures[i]! += 1;
     const verdict = e.verification === "verified" || e.verification === "failed" ? e.verification : "unverified";
     series[verdict][i]! += 1;
-    if (e.forwardState) series[e.forwardState === "failed" ? "forwardFailed" : e.forwardState][i]! += 1;
+    // Held deliveries wait as pending ones do; skipped and duplicate ones were never to be sent.
+    const state = e.forwardState === "failed" ? "forwardFailed" : e.forwardState === "held" ? "pending" : e.forwardState;
+    if (state && state !== "skipped" && state !== "duplicate") series[state][i]! += 1;
   }
   return { ...series, start, total: w.events.length, capped: w.capped, countedFrom: w.capped ? oldest : start };
 }

@@ -42,7 +42,7 @@ function cli(env: Record<string, string>, args: string[], input?: string): Promi
 }
 
 /** The accounts the cases use, one each, made at start-up: each case starts from an empty account. */
-const ACCOUNTS = ["create", "update", "prune", "alerts", "export", "copy", "refusals", "alerts-cli", "protect"] as const;
+const ACCOUNTS = ["create", "update", "prune", "alerts", "export", "copy", "refusals", "alerts-cli", "protect", "routing"] as const;
 const KEYS = Object.fromEntries(ACCOUNTS.map((a, i) => [a, `whc_configascode${String(i).padStart(2, "0")}${"x".repeat(24)}`]));
 const account = (name: (typeof ACCOUNTS)[number]) => ({ WHC_API_KEY: KEYS[name]! });
 
@@ -293,6 +293,89 @@ describe("whc apply", SLOW, () => {
     const unknownEndpoint = await cli(env, ["apply", "-f", file("alerts-bad.yaml", WITH_CHANNELS.replace("[orders]", "[nowhere]"))]);
     expect(unknownEndpoint.code).toBe(1);
     expect(unknownEndpoint.stderr).toMatch(/alerts-bad\.yaml:\d+:\d+: alertChannels\.0\.endpoints\.0: no endpoint nowhere in this file/);
+  });
+});
+
+describe("whc apply with destinations (design §17)", SLOW, () => {
+  const ROUTED = `endpoints:
+  - slug: fanout
+    operatingMode: relay
+    destinations:
+      - name: billing
+        url: http://127.0.0.1:9/billing
+        filter: { eventType: { $regex: "^invoice\\\\." } }
+        targetSecretFromEnv: BILLING_TARGET_SECRET
+      - name: audit
+        url: http://127.0.0.1:9/audit
+        keepPath: false
+        transform: |
+          function transform(req) { return { ...req, headers: { ...req.headers, "x-audit": ["1"] } }; }
+        rateLimit: { perSecond: 5 }
+        paused: true
+`;
+  const env = { BILLING_TARGET_SECRET: "billing-target-secret-from-the-environment" };
+  type Routed = EndpointJson & { destinations: NonNullable<EndpointJson["destinations"]> };
+
+  it("creates them, matches them by name on later runs (ids and secrets kept), and exports them back as no changes", async () => {
+    const key = account("routing");
+    const first = await cli({ ...key, ...env }, ["apply", "-f", file("routed.yaml", ROUTED)]);
+    expect(first, first.stderr).toMatchObject({ code: 0, stdout: "+ create endpoint fanout\n" });
+    const [created] = (await endpointsOf(key)) as Routed[];
+    expect(created!.destinations).toEqual([
+      expect.objectContaining({ name: "billing", url: "http://127.0.0.1:9/billing", targetSecretSet: true, filter: { eventType: { $regex: "^invoice\\." } }, paused: false }),
+      expect.objectContaining({ name: "audit", keepPath: false, targetSecretSet: false, rateLimit: { perSecond: 5 }, paused: true, transform: expect.stringContaining("x-audit") }),
+    ]);
+    // forward mirrors the first destination.
+    expect(created!.forward).toMatchObject({ url: "http://127.0.0.1:9/billing", targetSecretSet: true });
+    expect(await cli({ ...key, ...env }, ["apply", "-f", path.join(dir.path, "routed.yaml")])).toEqual({ code: 0, stdout: "no changes\n", stderr: "" });
+
+    // billing loses its filter, audit moves first, archive is new: one update, the kept destinations under their ids.
+    const edited = `endpoints:
+  - slug: fanout
+    operatingMode: relay
+    destinations:
+      - name: audit
+        url: http://127.0.0.1:9/audit
+        keepPath: false
+        transform: |
+          function transform(req) { return { ...req, headers: { ...req.headers, "x-audit": ["1"] } }; }
+        rateLimit: { perSecond: 5 }
+        paused: true
+      - name: billing
+        url: http://127.0.0.1:9/billing
+        targetSecretFromEnv: BILLING_TARGET_SECRET
+      - name: archive
+        url: http://127.0.0.1:9/archive
+`;
+    const update = await cli({ ...key, ...env }, ["apply", "-f", file("edited.yaml", edited)]);
+    expect(update, update.stderr).toMatchObject({ code: 0, stdout: "~ update endpoint fanout: destinations\n" });
+    const [updated] = (await endpointsOf(key)) as Routed[];
+    const idOf = (e: Routed, name: string) => e.destinations.find((d) => d.name === name)?.id;
+    expect(updated!.destinations.map((d) => d.name)).toEqual(["audit", "billing", "archive"]);
+    expect(idOf(updated!, "billing")).toBe(idOf(created!, "billing"));
+    expect(idOf(updated!, "audit")).toBe(idOf(created!, "audit"));
+    expect(updated!.destinations[1]).not.toHaveProperty("filter");
+    // The secret was not sent again (it is set), and is kept.
+    expect(updated!.destinations[1]!.targetSecretSet).toBe(true);
+    expect((await cli({ ...key, ...env }, ["apply", "-f", path.join(dir.path, "edited.yaml")])).stdout).toBe("no changes\n");
+
+    // The export writes destinations (not forward), names the set secret, and applies as no changes.
+    const exported = await cli(key, ["export-config"]);
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(exported.stdout).not.toContain(env.BILLING_TARGET_SECRET);
+    expect(exported.stdout).toContain("destination billing: target secret set, not exported");
+    expect(exported.stdout).toMatch(/^ {4}destinations:\n {6}- name: audit\n/m);
+    expect(exported.stdout).not.toContain("forward:");
+    expect(await cli(key, ["apply", "-f", "-"], exported.stdout)).toEqual({ code: 0, stdout: "no changes\n", stderr: "" });
+
+    // Back to part two's forward: one destination left, the first's name kept.
+    const single = "endpoints:\n  - slug: fanout\n    operatingMode: relay\n    forward: { url: 'http://127.0.0.1:9/only' }\n";
+    const back = await cli(key, ["apply", "-f", file("single.yaml", single)]);
+    expect(back, back.stderr).toMatchObject({ code: 0, stdout: "~ update endpoint fanout: destinations\n" });
+    const [one] = (await endpointsOf(key)) as Routed[];
+    expect(one!.destinations).toEqual([expect.objectContaining({ id: idOf(updated!, "audit"), name: "audit", url: "http://127.0.0.1:9/only", paused: false })]);
+    expect(one!.destinations[0]).not.toHaveProperty("transform");
+    expect((await cli(key, ["apply", "-f", path.join(dir.path, "single.yaml")])).stdout).toBe("no changes\n");
   });
 });
 

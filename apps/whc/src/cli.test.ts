@@ -215,6 +215,62 @@ describe("whc", () => {
     }
   });
 
+  it("manages a relay endpoint's destinations one at a time: add, update, test, remove (design §17)", async () => {
+    await useNewKey("routers");
+    const seen: string[] = [];
+    const app = http.createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        seen.push(`${req.url} ${String(req.headers["x-env"] ?? "-")}`);
+        res.end("ok");
+      });
+    });
+    await new Promise<void>((r) => app.listen(0, "127.0.0.1", r));
+    const appUrl = `http://127.0.0.1:${(app.address() as AddressInfo).port}`;
+    try {
+      await cli("endpoints", "create", "--slug", "routed", "--forward-to", `${appUrl}/all`);
+      const transform = path.join(dir.path, "prod.js");
+      writeFileSync(transform, "function transform(req) { req.headers['x-env'] = ['prod']; return req; }\n");
+      const added = await cli("endpoints", "destinations", "add", "routed", "--url", `${appUrl}/paid`, "--name", "paid", "--filter", '{"eventType":"invoice.paid"}', "--transform", `@${transform}`);
+      expect(added).toMatch(/added paid \([0-9a-f-]{36}\) to routed/);
+      const listed = await cli("endpoints", "destinations", "list", "routed");
+      expect(listed).toMatch(/destination-1\s+\S+\s+http:\/\/127\.0\.0\.1:\d+\/all\s+every capture/);
+      expect(listed).toMatch(/paid\s+\S+\s+http:\/\/127\.0\.0\.1:\d+\/paid\s+\{"eventType":"invoice.paid"\}/);
+
+      const ep = JSON.parse(await cli("--json", "endpoints", "get", "routed")) as { id: string; webhookUrl: string; destinations: { id: string; name: string; targetSecretSet: boolean }[] };
+      const paid = (await (await fetch(ep.webhookUrl, { method: "POST", body: '{"type":"invoice.paid"}' })).json()) as { id: string };
+      await fetch(ep.webhookUrl, { method: "POST", body: '{"type":"invoice.failed"}' });
+      await waitFor(() => seen.length === 3 || undefined, { what: "three deliveries" });
+      expect(seen.sort()).toEqual(["/all -", "/all -", "/paid prod"]);
+
+      const tested = await cli("endpoints", "destinations", "test", "routed", paid.id, "--destination", "paid");
+      expect(tested).toContain("matched; would send");
+      expect(tested).toContain('"x-env": [\n      "prod"\n    ]');
+      expect(await cli("endpoints", "destinations", "test", "routed", paid.id, "--filter", '{"eventType":"invoice.failed"}')).toContain("no match");
+      const bad = await cliFailure("endpoints", "destinations", "test", "routed", paid.id, "--filter", '{"$where":"1"}');
+      expect(bad.stderr).toContain("destination.filter.$where");
+
+      const updated = JSON.parse(await cli("--json", "endpoints", "destinations", "update", "routed", "paid", "--no-filter", "--target-secret", "whsec_paid")) as { name: string; filter?: unknown; targetSecretSet: boolean }[];
+      expect(updated.map((d) => [d.name, d.filter ?? null, d.targetSecretSet])).toEqual([
+        ["destination-1", null, false],
+        ["paid", null, true],
+      ]);
+      const refused = await cliFailure("endpoints", "destinations", "add", "routed", "--url", appUrl, "--filter", '{"a":{"$expr":1}}');
+      // Checked here, before anything is sent.
+      expect(refused.stderr).toContain("destination field filter.a.$expr: $expr is not a filter operator");
+      expect(refused.stderr).toContain("(nothing was sent)");
+      await cli("endpoints", "destinations", "remove", "routed", "destination-1");
+      const left = JSON.parse(await cli("--json", "endpoints", "destinations", "list", "routed")) as { name: string; id: string }[];
+      expect(left.map((d) => d.name)).toEqual(["paid"]);
+      // The other destination kept its id and its secret through every change.
+      expect(left[0]!.id).toBe(ep.destinations.find((d) => d.name === "paid")!.id);
+      const last = await cliFailure("endpoints", "destinations", "remove", "routed", "paid");
+      expect(last.stderr).toContain("forward (required)");
+    } finally {
+      await new Promise<void>((r) => app.close(() => r()));
+    }
+  });
+
   it("sets redaction with repeatable --redact-* flags, shows it and its counts, refuses a bad pattern before sending, removes it with --no-redact", async () => {
     await useNewKey("redactors");
     const created = await cli(

@@ -13,6 +13,7 @@ export interface FilterOptions {
   forwardState?: string;
   /** true: only drifted events (`--drift`); false: only the others (`--no-drift`). */
   drift?: boolean;
+  destination?: string;
   search?: string;
   before?: Cursor;
   after?: Cursor;
@@ -56,7 +57,8 @@ export function withEventFilters(command: Command): Command {
     .addOption(new Option("--verification <result>", "only this signature verification result").choices(VERIFICATIONS))
     .addOption(new Option("--from <time>", "received at or after: ISO 8601, or 30m, 2h, 7d ago").argParser((v) => timeArgument(v)))
     .addOption(new Option("--to <time>", "received before: ISO 8601, or 30m, 2h, 7d ago").argParser((v) => timeArgument(v)))
-    .addOption(new Option("--forward-state <state>", `only this delivery state: ${oneOf([...DELIVERY_STATES, "none"])}`).choices([...DELIVERY_STATES, "none"]))
+    .addOption(new Option("--forward-state <state>", `only this delivery state (of all its deliveries together): ${oneOf([...DELIVERY_STATES, "none"])}`).choices([...DELIVERY_STATES, "none"]))
+    .option("--destination <id>", "only events with a delivery to this destination (its id: whc endpoints destinations list)")
     .option("--drift", "only events whose JSON body drifted from the endpoint's learned schema of its type")
     .option("--no-drift", "only events whose body did not drift")
     .option("-q, --search <words>", "only bodies holding every word (case-insensitive)")
@@ -75,6 +77,7 @@ export function filterQuery(o: FilterOptions): ExportEventsQueryText {
     ...(o.to !== undefined ? { to: o.to } : {}),
     ...(o.forwardState !== undefined ? { forwardState: o.forwardState as ExportEventsQueryText["forwardState"] } : {}),
     ...(o.drift !== undefined ? { schemaDrift: o.drift ? ("true" as const) : ("false" as const) } : {}),
+    ...(o.destination !== undefined ? { destinationId: o.destination } : {}),
     ...(o.search !== undefined ? { search: o.search } : {}),
     ...(o.before ? { before: o.before.at, beforeId: o.before.id } : {}),
     ...(o.after ? { after: o.after.at, afterId: o.after.id } : {}),

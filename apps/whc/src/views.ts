@@ -17,6 +17,8 @@ function bodyFact(e: EventDetailJson): string {
 function forwardFact(e: EventDetailJson): string | undefined {
   const f = e.forwardedResponse as Partial<ForwardedResponseJson>;
   if (!f.state) return undefined;
+  // Several destinations (design §17): each delivery in a few words.
+  if ((f.deliveries?.length ?? 0) > 1) return `${f.state}: ${f.deliveries!.map((d) => `${d.name || d.destinationId} ${d.state}`).join(", ")}`;
   const last = f.attempts?.at(-1);
   const tried = last ? `, ${f.attempts!.length} attempt(s), last ${last.status ?? last.error ?? "no answer"}` : "";
   return `${f.state} to ${f.target}${tried}`;
@@ -77,6 +79,7 @@ export function describeEndpoint(e: EndpointJson): string {
     ["status", e.status],
     ["mode", e.operatingMode],
     ["forward", e.forward ? forwardText(e.forward) : undefined],
+    ["destinations", e.destinations && e.destinations.length > 1 ? e.destinations.map((d) => `${d.name}${d.filter ? " (filtered)" : ""}`).join(", ") : undefined],
     ["provider", e.provider],
     ["secret", e.secretSet ? `set${e.secretRotatedAt ? `, rotated ${e.secretRotatedAt}` : ""}` : "none"],
     ["response", e.response ? JSON.stringify(e.response) : "200 with the event id"],

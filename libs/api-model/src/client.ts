@@ -1,4 +1,5 @@
 import type { CreateEndpointRequest, EndpointJson, EndpointListJson, ListEndpointsQueryText, UpdateEndpointRequest } from "./endpoints.js";
+import type { TestDestinationRequest, TestDestinationResultJson } from "./destinations.js";
 import type { EventDetailJson, EventListJson, EventSummaryJson, ExportEventsQueryText, ListEventsQueryText } from "./events.js";
 import type { CurlExportJson, ReplayRequest, ReplayResultJson } from "./event-actions.js";
 import { ENDPOINT_PAGE_MAX, NDJSON_MEDIA_TYPE } from "./values.js";
@@ -297,6 +298,9 @@ export function createApiClient(options: ApiClientOptions) {
     get: (id: string) => request<EndpointJson>("GET", `/v1/endpoints/${seg(id)}`),
     update: (id: string, body: UpdateEndpointRequest) => request<EndpointJson>("PATCH", `/v1/endpoints/${seg(id)}`, { body }),
     delete: (id: string) => request<void>("DELETE", `/v1/endpoints/${seg(id)}`),
+    /** A filter and transform tried on a stored event (design §17); nothing sent or saved. */
+    testDestination: (id: string, body: TestDestinationRequest) =>
+      request<TestDestinationResultJson>("POST", `/v1/endpoints/${seg(id)}/destinations/test`, { body }),
   };
 
   const eventsPath = (endpointId: string, eventId?: string) =>
@@ -312,9 +316,9 @@ export function createApiClient(options: ApiClientOptions) {
     /** Judged by the endpoint's replayFromApi, or its replayFromDashboard when the key has scope `dashboard` (design §14). */
     replay: (endpointId: string, eventId: string, body: ReplayRequest) =>
       request<ReplayResultJson>("POST", `${eventsPath(endpointId, eventId)}/replay`, { body }),
-    /** Sends the event to the endpoint's forward destination now (design §11): the attempt. */
-    redeliver: (endpointId: string, eventId: string) =>
-      request<ForwardAttemptJson>("POST", `${eventsPath(endpointId, eventId)}/redeliver`, { body: {} }),
+    /** Sends the event to one of the endpoint's destinations now (design §11, §17): the attempt. */
+    redeliver: (endpointId: string, eventId: string, o: { destinationId?: string } = {}) =>
+      request<ForwardAttemptJson>("POST", `${eventsPath(endpointId, eventId)}/redeliver`, { body: o.destinationId ? { destinationId: o.destinationId } : {} }),
     /**
      * The bulk export (extension): the answer's body, one event detail per line, oldest first,
      * read as it streams. A refusal before the first line throws the ApiError; an export cut

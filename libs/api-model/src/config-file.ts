@@ -2,6 +2,7 @@ import { z } from "zod";
 import { FORWARDING_MODES, SLUG_PATTERN } from "./values.js";
 import { createEndpointRequest } from "./endpoints.js";
 import { destinationSettings } from "./forwarding.js";
+import { breakerSettings, destinationFilter, destinationName, MAX_DESTINATIONS, rateLimitSettings, transformSource } from "./destinations.js";
 import { fileJsonSchema } from "./file-schema.js";
 import { ALERT_CHANNEL_LIMITS, ALERT_CHANNEL_TYPES, ALERT_EVENTS } from "./alerts.js";
 import { inboundSettings } from "./inbound.js";
@@ -23,6 +24,11 @@ const envName = z
   .describe("The name of an environment variable of the process running `whc apply`; its value is the secret.");
 
 const slug = z.string().regex(SLUG_PATTERN).describe("Lower-case letters, digits, `-` and `_`, at most 64; the endpoint's key in the account.");
+
+/** The indexes of values given before at a lower index. */
+function repeats(values: string[]): number[] {
+  return values.flatMap((v, i) => (values.indexOf(v) < i ? [i] : []));
+}
 
 const settable = createEndpointRequest.shape;
 
@@ -51,6 +57,25 @@ export const configInbound = z
   })
   .describe("Who may send to the webhook URL (docs/api.md); absent: anyone. Set when the endpoint has none; a password or token already set is kept.");
 export type ConfigInbound = z.output<typeof configInbound>;
+/**
+ * One of a relay endpoint's destinations (design §17) as the file gives it: `whc apply`
+ * matches it to the endpoint's destination of the same name (ids are the service's, never in
+ * the file). rateLimit, breaker and paused are stored; they take effect from issue #33 on.
+ */
+export const configDestination = destinationSettings
+  .extend({
+    name: destinationName.describe("Unique within the endpoint: whc apply matches the endpoint's destinations by name."),
+    filter: destinationFilter.optional(),
+    transform: transformSource.optional(),
+    rateLimit: rateLimitSettings.optional(),
+    breaker: breakerSettings.optional(),
+    paused: z.boolean().optional().describe("Hold this destination's deliveries (stored; enforced from issue #33 on). Absent: false."),
+    targetSecretFromEnv: envName
+      .optional()
+      .describe("Re-sign this destination's requests with the secret in this environment variable (written once: whc cannot read it back)."),
+  })
+  .describe("A destination of a relay endpoint: where its matching captures go.");
+export type ConfigDestination = z.output<typeof configDestination>;
 
 export const configEndpoint = z
   .strictObject({
@@ -70,11 +95,35 @@ export const configEndpoint = z
     forward: configForward.optional(),
     redact: settable.redact.describe("What is replaced before a capture is stored (docs/api.md); absent: nothing."),
     inbound: configInbound.optional(),
+    destinations: z
+      .array(configDestination)
+      .min(1)
+      .max(MAX_DESTINATIONS)
+      .optional()
+      .describe(
+        `Instead of forward: a relay endpoint's destinations, 1 to ${MAX_DESTINATIONS} (a proxy endpoint's one, without a filter); ` +
+          "absent with forward absent: none (the endpoint's are removed).",
+      ),
   })
-  .refine((e) => e.forward !== undefined || !(FORWARDING_MODES as readonly string[]).includes(e.operatingMode ?? "capture"), {
-    message: "operatingMode relay and proxy need forward settings",
+  .refine((e) => e.forward !== undefined || e.destinations !== undefined || !(FORWARDING_MODES as readonly string[]).includes(e.operatingMode ?? "capture"), {
+    message: "operatingMode relay and proxy need forward settings or destinations",
     path: ["forward"],
     params: { reason: "required" },
+  })
+  .superRefine((e, ctx) => {
+    if (e.forward !== undefined && e.destinations !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["destinations"], message: "give forward or destinations, not both", params: { reason: "unsupported" } });
+    }
+    const names = (e.destinations ?? []).map((d) => d.name);
+    for (const i of repeats(names)) {
+      ctx.addIssue({ code: "custom", path: ["destinations", i, "name"], message: `destination ${names[i]} is given more than once`, params: { reason: "duplicate" } });
+    }
+    if (e.operatingMode === "proxy" && e.destinations !== undefined) {
+      if (e.destinations.length > 1) ctx.addIssue({ code: "custom", path: ["destinations"], message: "a proxy endpoint has exactly one destination", params: { reason: "unsupported" } });
+      e.destinations.forEach((d, i) => {
+        if (d.filter) ctx.addIssue({ code: "custom", path: ["destinations", i, "filter"], message: "a proxy endpoint forwards every capture: it takes no filter", params: { reason: "unsupported" } });
+      });
+    }
   });
 export type ConfigEndpoint = z.output<typeof configEndpoint>;
 
@@ -87,11 +136,6 @@ export const configAlertChannel = z.strictObject({
   secretFromEnv: envName.optional().describe("webhook: the signing secret `whsec_...` is the value of this environment variable."),
 });
 export type ConfigAlertChannel = z.output<typeof configAlertChannel>;
-
-/** The indexes of values given before at a lower index. */
-function repeats(values: string[]): number[] {
-  return values.flatMap((v, i) => (values.indexOf(v) < i ? [i] : []));
-}
 
 export const configFile = z
   .strictObject({

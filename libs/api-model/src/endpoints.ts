@@ -2,7 +2,8 @@ import { z } from "zod";
 import { ENDPOINT_PAGE_DEFAULT, ENDPOINT_PAGE_MAX, ENDPOINT_STATUSES, OPERATING_MODES, SLUG_PATTERN } from "./values.js";
 import { dateTime, extension, headerName, providerName, uuid, warning } from "./common.js";
 import { endpointResponseConfig } from "./responses.js";
-import { forwardSettings, forwardView } from "./forwarding.js";
+import { forwardView } from "./forwarding.js";
+import { destinationView, destinationsInput, forwardSettings } from "./destinations.js";
 import { inboundSettings, inboundView } from "./inbound.js";
 import { redactSettings } from "./redaction.js";
 
@@ -36,7 +37,13 @@ export const endpoint = z.object({
   purgedEventCount: z.int(),
   secretRotatedAt: dateTime.optional().meta({ ...extension, description: "When the secret last changed; the previous one verifies for WHC_SECRET_GRACE_S after it." }),
   response: endpointResponseConfig.optional().meta({ ...extension, description: "What the endpoint answers; absent: 200 with the event id." }),
-  forward: forwardView.optional().meta({ ...extension, description: "Where relay and proxy endpoints forward; absent: nowhere." }),
+  forward: forwardView
+    .optional()
+    .meta({ ...extension, description: "Where relay and proxy endpoints forward: the first of `destinations` (part two's shape); absent: nowhere." }),
+  destinations: z
+    .array(destinationView)
+    .optional()
+    .meta({ ...extension, description: "Where relay (and proxy) endpoints forward, each with its filter and transform (design §17); absent: nowhere." }),
   inbound: inboundView.optional(),
   rejectedCount: z.int().meta({ ...extension, description: "Requests the inbound protection refused (401, 403, 405), none of them stored." }),
   redact: redactSettings.optional().meta({ ...extension, description: "What is replaced before a capture is stored (design §16); absent: nothing." }),
@@ -84,7 +91,10 @@ export const createEndpointRequest = z.strictObject({
   provider: providerName.optional().meta({ ...extension }),
   secret: z.string().min(1).max(1024).optional().meta({ ...extension, writeOnly: true }),
   response: endpointResponseConfig.optional().meta({ ...extension }),
-  forward: forwardSettings.optional().meta({ ...extension, description: "Needed by operatingMode relay and proxy." }),
+  forward: forwardSettings
+    .optional()
+    .meta({ ...extension, description: "Needed by operatingMode relay and proxy (or `destinations`): shorthand for one destination." }),
+  destinations: destinationsInput.optional(),
   inbound: inboundSettings.optional(),
   redact: redactSettings.optional(),
 });
@@ -93,7 +103,7 @@ export type CreateEndpointRequest = z.input<typeof createEndpointRequest>;
 
 /**
  * `PATCH /v1/endpoints/{id}` (docs/design.md §9): a field given replaces the stored one; `null`
- * removes `secret`, `response`, `forward` or `redact`. `slug` cannot change.
+ * removes `secret`, `response`, `forward` (with `destinations`) or `redact`. `slug` cannot change.
  */
 export const updateEndpointRequest = z
   .strictObject({
@@ -111,7 +121,14 @@ export const updateEndpointRequest = z
     genericSignatureHeader: headerName.optional(),
     genericSignaturePrefix: z.string().max(100).optional(),
     response: endpointResponseConfig.nullable().optional(),
-    forward: forwardSettings.nullable().optional().meta({ description: "Replaces the forward settings (a targetSecret left out is kept); null removes them." }),
+    forward: forwardSettings.nullable().optional().meta({
+      description:
+        "Replaces the first destination's url, keepPath, timeoutMs and maxAttempts (a targetSecret, name, filter or transform left out is kept); the other destinations stay. null removes every destination.",
+    }),
+    destinations: destinationsInput.nullable().optional().meta({
+      description:
+        "Replaces the destinations: one with the `id` of a stored destination keeps that id (and its targetSecret when none is given); one without an id is new. null removes every destination.",
+    }),
     inbound: inboundSettings
       .nullable()
       .optional()

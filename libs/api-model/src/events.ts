@@ -21,7 +21,10 @@ const summaryFields = {
   truncated: z.boolean(),
   originalSizeBytes: z.int(),
   decryption: z.enum(DECRYPTIONS),
-  forwardState: z.enum(DELIVERY_STATES).optional().meta({ ...extension, description: "The delivery's state; absent: never forwarded." }),
+  forwardState: z
+    .enum(DELIVERY_STATES)
+    .optional()
+    .meta({ ...extension, description: "The state of its deliveries together (design §17: pending if any is pending or held, else exhausted, failed, delivered, skipped, duplicate); absent: never forwarded." }),
 };
 
 /** An item of the event list (operation 5). */
@@ -94,7 +97,10 @@ const filterFields = {
   forwardState: z
     .enum([...DELIVERY_STATES, "none"])
     .optional()
-    .meta({ ...extension, description: "The delivery's state equals; none: never forwarded." }),
+    .meta({ ...extension, description: "The state of the event's deliveries together (the summary's forwardState) equals; none: never forwarded." }),
+  destinationId: uuid
+    .optional()
+    .meta({ ...extension, description: "Only events with a delivery to this destination (design §17; the nil UUID: attempts `whc listen` reported)." }),
   search: z.string().max(500).optional().describe("Every word (letters and digits, case-insensitive) must occur in the body."),
   schemaDrift: z
     .enum(["true", "false"])

@@ -16,17 +16,6 @@ export const destinationSettings = z.strictObject({
 /** A destination's settings as stored and read: defaults filled, no secret. */
 export type DestinationSettings = z.output<typeof destinationSettings>;
 
-/**
- * The Endpoint's `forward` as a client sends it: a destination's settings and its target
- * secret, write-only (the Endpoint shows `targetSecretSet`).
- */
-export const forwardSettings = destinationSettings.extend({
-  targetSecret: z.string().min(1).max(1024).nullable().optional().meta({ writeOnly: true, description: "Set: signatures are recomputed with it (as replay's resign mode); null removes it." }),
-});
-/** What a client sends. */
-export type ForwardSettingsInput = z.input<typeof forwardSettings>;
-export type ForwardSettings = z.output<typeof forwardSettings>;
-
 /** The Endpoint's `forward` as answered. */
 export const forwardView = z.object({
   ...destinationSettings.shape,
@@ -49,6 +38,19 @@ export const forwardAttempt = z.object({
   bodyBase64: z.string().describe("The answer's first bytes, up to 64 KiB."),
   bodyTruncated: z.boolean(),
   error: z.enum(ATTEMPT_ERRORS).nullable(),
+  destinationId: z
+    .string()
+    .optional()
+    .meta({ ...extension, description: "The destination the attempt went to (design §17); the nil UUID for an attempt `whc listen` reported." }),
+  requestSha256: z
+    .string()
+    .nullable()
+    .optional()
+    .meta({ ...extension, description: "Lower-case hex SHA-256 of the body sent (after the destination's transform); null when nothing was sent." }),
+  message: z
+    .string()
+    .optional()
+    .meta({ ...extension, description: "With error transform_failed: what the transform did (its exception, a timeout, a bad return)." }),
   warnings: z
     .array(warning)
     .optional()
@@ -56,12 +58,30 @@ export const forwardAttempt = z.object({
 });
 export type ForwardAttemptJson = z.infer<typeof forwardAttempt>;
 
-/** An event's `forwardedResponse` once it was forwarded (`{}` before). */
+/** One delivery of an event (design §17): its destination, its state and its own attempts. */
+export const delivery = z
+  .object({
+    destinationId: z.string().describe("The destination's id (the nil UUID: the attempts `whc listen` reported)."),
+    name: z.string().describe("The destination's name (\"\" once the destination is removed from the endpoint)."),
+    state: z.enum(DELIVERY_STATES),
+    target: z.string().describe("Where this delivery goes: the destination's URL with the capture's sub-path and query when keepPath."),
+    nextAttemptAt: dateTime.nullable(),
+    attempts: z.array(forwardAttempt),
+  })
+  .meta({ ...extension });
+export type DeliveryJson = z.infer<typeof delivery>;
+
+/**
+ * An event's `forwardedResponse` once it was forwarded (`{}` before): part two's fields over
+ * every delivery (design §17: `state` the aggregate, `target` and `nextAttemptAt` the first
+ * delivery's and the earliest, `attempts` all of them), and the deliveries one by one.
+ */
 export const forwardedResponse = z.object({
   state: z.enum(DELIVERY_STATES),
   target: z.string(),
   nextAttemptAt: dateTime.nullable(),
   attempts: z.array(forwardAttempt),
+  deliveries: z.array(delivery).optional().meta({ ...extension, description: "One per destination the capture went to (design §17)." }),
 });
 export type ForwardedResponseJson = z.infer<typeof forwardedResponse>;
 

@@ -12,6 +12,8 @@ export * from "./errors.js";
 export * from "./providers.js";
 export * from "./responses.js";
 export * from "./forwarding.js";
+export * from "./destination-filter.js";
+export * from "./destinations.js";
 export * from "./inbound.js";
 export * from "./redaction.js";
 export * from "./diagnostic.js";

@@ -29,7 +29,22 @@ export const ENDPOINT_PAGE_DEFAULT = 100;
 export const ENDPOINT_PAGE_MAX = 500;
 
 /** `validation_failed`'s details.reason; `loop`: a destination that is one of the deployment's own webhook URLs (design §14). */
-export const FIELD_REASONS = ["required", "type", "pattern", "length", "range", "format", "unknown", "immutable", "loop"] as const;
+export const FIELD_REASONS = [
+  "required",
+  "type",
+  "pattern",
+  "length",
+  "range",
+  "format",
+  "unknown",
+  "immutable",
+  "loop",
+  // Routing (design §17): what this endpoint cannot take (a proxy's filter), an operator a
+  // destination filter may not use, a destination name given twice (ADR 0080).
+  "unsupported",
+  "unsupported_operator",
+  "duplicate",
+] as const;
 /** `target_not_allowed`'s details.reason (design §14): what of the target the egress guard refused. */
 export const TARGET_REFUSAL_REASONS = ["private_address", "loopback", "link_local", "metadata", "scheme", "credentials", "port"] as const;
 export type TargetRefusalReason = (typeof TARGET_REFUSAL_REASONS)[number];
@@ -94,8 +109,27 @@ export type HandshakeName = (typeof HANDSHAKE_NAMES)[number];
  */
 /** What a destination's settings default to (the /v1 schema's defaults; the dashboard's form starts from them). */
 export const DESTINATION_DEFAULTS = { keepPath: true, timeoutMs: 10_000, maxAttempts: 6 } as const;
-export const DELIVERY_STATES = ["pending", "delivered", "failed", "exhausted"] as const;
+/**
+ * A delivery's states (design §11, §17): `pending` (waiting in the outbox or in flight),
+ * `held` (a destination's breaker or pause holds it, §18), `delivered` (2xx), `failed` (final:
+ * another 4xx, or its transform failed), `exhausted` (out of attempts), `skipped` (its
+ * transform answered null), `duplicate` (a duplicate capture, §17's deduplication).
+ */
+export const DELIVERY_STATES = ["pending", "held", "delivered", "failed", "exhausted", "skipped", "duplicate"] as const;
 export type DeliveryState = (typeof DELIVERY_STATES)[number];
+/**
+ * An event's forward state over its deliveries (design §17), the first that any of them is:
+ * pending or held makes it `pending`; then exhausted, failed, delivered, skipped, duplicate.
+ * Undefined without deliveries (never forwarded).
+ */
+export function aggregateDeliveryState(states: readonly DeliveryState[]): DeliveryState | undefined {
+  if (states.length === 0) return undefined;
+  if (states.includes("pending") || states.includes("held")) return "pending";
+  for (const s of AGGREGATE_ORDER) if (states.includes(s)) return s;
+  return states[0];
+}
+/** After pending (or held): which state an event's several deliveries show, first match wins. */
+export const AGGREGATE_ORDER = ["exhausted", "failed", "delivered", "skipped", "duplicate"] as const satisfies readonly DeliveryState[];
 /** What started an attempt: the outbox's first and later tries, redeliver, or `whc listen`. */
 export const ATTEMPT_TRIGGERS = ["initial", "retry", "manual", "cli"] as const;
 export type AttemptTrigger = (typeof ATTEMPT_TRIGGERS)[number];
@@ -114,6 +148,8 @@ export const ATTEMPT_ERRORS = [
   // The claims before this one were taken and never recorded (their sender stopped mid-send):
   // with maxAttempts spent that way, the delivery is exhausted without sending again.
   "interrupted",
+  // The destination's transform threw, ran out of time or memory, or returned no request (design §17).
+  "transform_failed",
 ] as const;
 export type AttemptError = (typeof ATTEMPT_ERRORS)[number];
 /** Headers that describe one connection, never passed on (RFC 9110 §7.6.1). */

@@ -18,6 +18,7 @@ import {
 } from "@whc/contracts";
 import type { ApiKeyRecord, EndpointPatch, EndpointRecord, EventRecord, EventSummaryRecord, AttemptRecord, DeliveryRecord, NewEvent, SchemaRecord, SealedBody } from "./types.js";
 import { typesOfMask, type AttemptTrigger } from "@whc/api-model";
+import { aggregateOf, legacyDestinationId } from "./delivery.js";
 import { packSearchTokens } from "@whc/sealing";
 
 const NO_TOKENS = new Uint8Array(0);
@@ -66,6 +67,7 @@ export function endpointToProto(e: EndpointRecord, includeSecret = false): Endpo
     forwardJson: e.forwardJson,
     targetSecretSet: e.sealedTargetSecret !== undefined && e.sealedTargetSecret.length > 0,
     ...(includeSecret && e.sealedTargetSecret ? { sealedTargetSecret: e.sealedTargetSecret } : {}),
+    ...(includeSecret && e.sealedDestinationSecrets ? { sealedDestinationSecrets: e.sealedDestinationSecrets } : {}),
     inboundJson: e.inboundJson,
     ...(includeSecret && e.sealedInbound ? { sealedInbound: e.sealedInbound } : {}),
     rejectedCount: BigInt(e.rejectedCount),
@@ -93,6 +95,7 @@ export function endpointFromProto(e: Endpoint): Omit<EndpointRecord, "id" | "cre
     sequenceCounter: 0,
     forwardJson: e.forwardJson,
     sealedTargetSecret: e.sealedTargetSecret.length > 0 ? e.sealedTargetSecret : undefined,
+    sealedDestinationSecrets: e.sealedDestinationSecrets.length > 0 ? e.sealedDestinationSecrets : undefined,
     inboundJson: e.inboundJson,
     sealedInbound: e.sealedInbound.length > 0 ? e.sealedInbound : undefined,
     rejectedCount: 0,
@@ -118,6 +121,7 @@ export function endpointPatchFromProto(p: EndpointPatchProto): EndpointPatch {
     forwardJson: p.forwardJson,
     sealedTargetSecret: p.sealedTargetSecret,
     clearTargetSecret: p.clearTargetSecret,
+    sealedDestinationSecrets: p.sealedDestinationSecrets,
     inboundJson: p.inboundJson,
     sealedInbound: p.sealedInbound,
     redactJson: p.redactJson,
@@ -148,9 +152,19 @@ export function newEventFromProto(e: Event): NewEvent {
     diagnosticJson: e.diagnosticJson,
     forwardedResponseJson: e.forwardedResponseJson,
     sequenceStatuses: e.sequenceStatuses,
-    forward: e.forward ? { target: e.forward.target, scheduled: e.forwardScheduled } : undefined,
+    forward: e.forward ? { scheduled: e.forwardScheduled, deliveries: [{ destinationId: legacyDestinationId(e.endpointId), target: e.forward.target }] } : undefined,
     redactionsJson: e.redactionsJson,
   };
+}
+
+/**
+ * A capture's deliveries: one per destination it matched; an ingest from before destinations
+ * sends one target alone, the endpoint's one destination of that time (legacyDestinationId).
+ */
+function capturedForward(c: CapturedEvent): NewEvent["forward"] {
+  if (c.deliveries.length > 0) return { scheduled: c.forwardScheduled, deliveries: c.deliveries.map((d) => ({ destinationId: d.destinationId, target: d.target })) };
+  if (c.forwardTarget) return { scheduled: c.forwardScheduled, deliveries: [{ destinationId: legacyDestinationId(c.endpointId), target: c.forwardTarget }] };
+  return undefined;
 }
 
 /**
@@ -179,7 +193,7 @@ export function newEventFromCapture(c: CapturedEvent): NewEvent {
     diagnosticJson: c.diagnosticJson,
     forwardedResponseJson: c.forwardedResponseJson,
     sequenceStatuses: c.sequenceStatuses,
-    forward: c.forwardTarget ? { target: c.forwardTarget, scheduled: c.forwardScheduled } : undefined,
+    forward: capturedForward(c),
     redactionsJson: c.redactionsJson,
   };
 }
@@ -199,6 +213,8 @@ export function forwardAttemptToProto(a: AttemptRecord): ForwardAttempt {
     ...(a.body ? { body: sealedToProto(a.body) } : {}),
     bodyTruncated: a.bodyTruncated,
     error: a.error,
+    requestSha256: a.requestSha256,
+    message: a.message,
   });
 }
 
@@ -215,11 +231,14 @@ export function forwardAttemptFromProto(a: ForwardAttempt): AttemptRecord {
     body: a.body && a.body.ciphertext.length > 0 ? sealedFromProto(a.body) : undefined,
     bodyTruncated: a.bodyTruncated,
     error: a.error,
+    requestSha256: a.requestSha256,
+    message: a.message,
   };
 }
 
 export function forwardToProto(f: DeliveryRecord): Forward {
   return create(ForwardSchema, {
+    destinationId: f.destinationId,
     state: f.state,
     target: f.target,
     ...(f.nextAttemptAt !== undefined ? { nextAttemptAtMs: BigInt(f.nextAttemptAt) } : {}),
@@ -250,7 +269,8 @@ export function eventToProto(e: EventRecord): Event {
     ...(e.sealedRequest ? { sealedRequest: sealedToProto(e.sealedRequest) } : {}),
     diagnosticJson: e.diagnosticJson,
     forwardedResponseJson: e.forwardedResponseJson,
-    ...(e.forward ? { forward: forwardToProto(e.forward) } : {}),
+    ...aggregateForward(e.deliveries),
+    deliveries: e.deliveries.map(forwardToProto),
     redactionsJson: e.redactionsJson ?? "",
     schemaDriftJson: e.schemaDrift?.length ? JSON.stringify(e.schemaDrift) : "",
   });
@@ -266,6 +286,23 @@ export function schemaToProto(s: SchemaRecord): Schema {
     lastSeenAtMs: BigInt(s.lastSeenAt),
     paths: s.paths.map((p) => ({ path: p.path, types: typesOfMask(p.mask), present: BigInt(p.present) })),
   });
+}
+
+/**
+ * Event.forward over several deliveries (design §17): the aggregate state, the first
+ * delivery's target and the earliest time one is due; the attempts stay in `deliveries`.
+ */
+function aggregateForward(deliveries: readonly DeliveryRecord[]): { forward?: Forward } {
+  const state = aggregateOf(deliveries);
+  if (state === undefined) return {};
+  const due = deliveries.flatMap((d) => (d.nextAttemptAt === undefined ? [] : [d.nextAttemptAt]));
+  return {
+    forward: create(ForwardSchema, {
+      state,
+      target: deliveries[0]?.target ?? "",
+      ...(due.length > 0 ? { nextAttemptAtMs: BigInt(Math.min(...due)) } : {}),
+    }),
+  };
 }
 
 export function eventSummaryToProto(e: EventSummaryRecord): Event {

@@ -1,10 +1,11 @@
-import type { AttemptRecord, DeliveryRecord, NewEvent } from "./types.js";
-import type { DeliveryState } from "@whc/api-model";
+import type { AttemptRecord, DeliveryRecord, NewDelivery, NewEvent } from "./types.js";
+import { aggregateDeliveryState, type DeliveryState } from "@whc/api-model";
 import type { AttemptTransition } from "@whc/ports";
 
 /**
- * An event's delivery as a store keeps it: the DeliveryRecord without its attempts, plus what
- * the outbox needs, the claim and the attempt counter. These functions are the reference for
+ * One of an event's deliveries as a store keeps it (one per destination, design §17): the
+ * DeliveryRecord without its destination and attempts, plus what the outbox needs, the claim
+ * and the attempt counter. These functions are the reference for
  * every store (the SQLite store applies them as they are; the MongoDB documents are checked
  * against them), as applyEndpointPatch is for endpoint updates.
  */
@@ -32,9 +33,27 @@ export const NEVER_FORWARDED: DeliveryProgress = {
 
 const RELEASED = { claimOwner: undefined, claimUntil: undefined } as const;
 
-/** What an append stores for a capture of a relay (scheduled) or proxy endpoint. */
-export function appendedDelivery(forward: NonNullable<NewEvent["forward"]>, receivedAt: number): DeliveryProgress {
-  return { ...NEVER_FORWARDED, state: "pending", target: forward.target, nextAttemptAt: forward.scheduled ? receivedAt : undefined };
+/** What an append stores for each delivery of a capture of a relay (scheduled) or proxy endpoint. */
+export function appendedDeliveries(forward: NonNullable<NewEvent["forward"]>, receivedAt: number): { destinationId: string; progress: DeliveryProgress }[] {
+  return forward.deliveries.map((d: NewDelivery) => ({
+    destinationId: d.destinationId,
+    progress: { ...NEVER_FORWARDED, state: "pending", target: d.target, nextAttemptAt: forward.scheduled ? receivedAt : undefined },
+  }));
+}
+
+/**
+ * When the delivery can next be claimed: its due time, or its claim's end when that is later;
+ * undefined when it is not in the outbox (not pending, or pending outside it: a proxy's, a
+ * direct attempt's). What a worker that found nothing due waits for (nextDueAt).
+ */
+export function claimableAt(p: DeliveryProgress): number | undefined {
+  if (p.state !== "pending" || p.nextAttemptAt === undefined) return undefined;
+  return p.claimUntil === undefined ? p.nextAttemptAt : Math.max(p.nextAttemptAt, p.claimUntil);
+}
+
+/** The event's forward state over its deliveries (design §17); undefined without any. */
+export function aggregateOf(deliveries: readonly Pick<DeliveryProgress, "state">[]): DeliveryState | undefined {
+  return aggregateDeliveryState(deliveries.flatMap((d) => (d.state === undefined ? [] : [d.state])));
 }
 
 /** In the outbox, due, and not held by an unexpired claim. */
@@ -92,7 +111,16 @@ export function recordedDelivery(p: DeliveryProgress, attempt: AttemptRecord, tr
 }
 
 /** The DeliveryRecord a delivery and its attempts make; undefined when never forwarded. */
-export function deliveryRecordOf(p: DeliveryProgress, attempts: AttemptRecord[]): DeliveryRecord | undefined {
+export function deliveryRecordOf(destinationId: string, p: DeliveryProgress, attempts: AttemptRecord[]): DeliveryRecord | undefined {
   if (p.state === undefined) return undefined;
-  return { state: p.state, target: p.target, nextAttemptAt: p.nextAttemptAt, attempts };
+  return { destinationId, state: p.state, target: p.target, nextAttemptAt: p.nextAttemptAt, attempts };
+}
+
+/**
+ * The destination of the delivery an ingest from before destinations appended (one target,
+ * no destination id): the endpoint's one destination of that time, whose id is the
+ * endpoint's (@whc/api-model/present destinationsOf reads such an endpoint's settings so).
+ */
+export function legacyDestinationId(endpointId: string): string {
+  return endpointId;
 }

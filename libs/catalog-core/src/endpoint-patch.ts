@@ -44,6 +44,7 @@ export const PATCHED_FIELDS = [
   "sealedPreviousSecret",
   "secretRotatedAt",
   "sealedTargetSecret",
+  "sealedDestinationSecrets",
   "sealedInbound",
   "sequenceCounter",
   "updatedAt",
@@ -85,6 +86,19 @@ export function patchedTargetSecret(
   return current.sealedTargetSecret;
 }
 
+/**
+ * The destinations' sealed secrets after a patch: removed with the destinations
+ * (`forwardJson: ""`), replaced by the patch's (empty: removed), else kept.
+ */
+export function patchedDestinationSecrets(
+  current: Pick<EndpointRecord, "sealedDestinationSecrets">,
+  patch: Pick<EndpointPatch, "forwardJson" | "sealedDestinationSecrets">,
+): Uint8Array | undefined {
+  if (patch.forwardJson === "") return undefined;
+  if (patch.sealedDestinationSecrets !== undefined) return patch.sealedDestinationSecrets.length > 0 ? patch.sealedDestinationSecrets : undefined;
+  return current.sealedDestinationSecrets;
+}
+
 /** The sealed inbound protection after a patch: replaced with its JSON, removed with it. */
 export function patchedInbound(current: Pick<EndpointRecord, "sealedInbound">, patch: Pick<EndpointPatch, "inboundJson" | "sealedInbound">): Uint8Array | undefined {
   if (patch.inboundJson === undefined) return current.sealedInbound;
@@ -101,6 +115,7 @@ export function applyEndpointPatch(current: EndpointRecord, patch: EndpointPatch
     ...replacedFields(patch),
     ...patchedSecret(current, patch, now),
     sealedTargetSecret: patchedTargetSecret(current, patch),
+    sealedDestinationSecrets: patchedDestinationSecrets(current, patch),
     sealedInbound: patchedInbound(current, patch),
     sequenceCounter: patch.resetSequence ? 0 : current.sequenceCounter,
     updatedAt: now,

@@ -32,6 +32,7 @@ export {
   newEndpointRecord,
   patchedSecret,
   patchedTargetSecret,
+  patchedDestinationSecrets,
   replacedFields,
   sequenceStatus,
   forwardPrecondition,
@@ -40,13 +41,16 @@ export {
 } from "./endpoint-patch.js";
 export {
   NEVER_FORWARDED,
-  appendedDelivery,
+  aggregateOf,
+  appendedDeliveries,
   begunDelivery,
+  claimableAt,
   claimHolds,
   claimedDelivery,
   deliveryRecordOf,
   isClaimable,
   isSuccessStatus,
+  legacyDestinationId,
   recordedDelivery,
 } from "./delivery.js";
 export type { DeliveryProgress } from "./delivery.js";

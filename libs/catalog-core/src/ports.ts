@@ -1,6 +1,6 @@
-import type { AlertAttemptResult, AlertChannelRecord, AlertClaim, RaisedAlert, ApiKeyFilter, ApiKeyRecord, AuditPage, AuditQuery, AuditRecord, AppendResult, Cursor, EndpointPatch, EndpointPage, EndpointRecord, EventPage, EventQuery, EventRecord, ListenerRecord, NewEndpoint, NewEvent, ReplayAuditRecord, ReplayCharge, DeliveryClaim, AttemptRecord, DeliveryRecord, OutboxStats, SchemaDriftNotice, SchemaObservation, SchemaRecord } from "./types.js";
+import type { AlertAttemptResult, AlertChannelRecord, AlertClaim, RaisedAlert, ApiKeyFilter, ApiKeyRecord, AuditPage, AuditQuery, AuditRecord, AppendResult, Cursor, EndpointPatch, EndpointPage, EndpointRecord, EventPage, EventQuery, EventRecord, ListenerRecord, NewEndpoint, NewEvent, ReplayAuditRecord, ReplayCharge, DeliveryClaim, AttemptRecord, DeliveryRecord, OutboxStats, RecordedAttempt, SchemaDriftNotice, SchemaObservation, SchemaRecord } from "./types.js";
 import type { Clock } from "./ids.js";
-import type { AttemptTransition, EventRef } from "@whc/ports";
+import type { AttemptTransition, DeliveryRef, EventRef } from "@whc/ports";
 
 /**
  * The catalog's storage port. Every adapter (embedded SQLite, MongoDB) passes the same
@@ -102,27 +102,30 @@ export interface CatalogStore {
 
   /**
    * The relay outbox: atomically claims up to `limit` deliveries that are pending and due
-   * (nextAttemptAt <= now) and not claimed by anyone until now. Each claim takes the event's
-   * next attempt number (numbers are never given out twice, whatever crashes) and hides the
-   * delivery from other claims until now + claimMs or until its attempt is recorded.
-   * Oldest due first.
+   * (nextAttemptAt <= now) and not claimed by anyone until now. Each claim takes the
+   * delivery's next attempt number (numbers are never given out twice, whatever crashes) and
+   * hides the delivery from other claims until now + claimMs or until its attempt is recorded.
+   * An event's deliveries (one per destination, design §17) are claimed each on its own.
+   * Oldest claimable first.
    */
   claimDeliveries(owner: string, now: number, claimMs: number, limit: number): Promise<DeliveryClaim[]>;
   /**
-   * Takes the next attempt number of an event for an attempt made outside the outbox
-   * (proxy, manual, cli); when the event has no forward record yet, creates one: state
-   * `pending` (in flight, not in the outbox), towards `target`. Undefined when the event does
-   * not exist.
+   * Takes the next attempt number of a delivery for an attempt made outside the outbox
+   * (proxy, manual, cli); when the event has no delivery to that destination yet, creates one:
+   * state `pending` (in flight, not in the outbox), towards `target`. Undefined when the event
+   * does not exist.
    */
-  beginForwardAttempt(ref: EventRef, target: string): Promise<number | undefined>;
+  beginForwardAttempt(ref: DeliveryRef, target: string): Promise<number | undefined>;
   /**
-   * Appends the attempt to the event's forward record and applies the transition; answers
-   * the record after it, undefined when the event does not exist.
+   * Appends the attempt to the delivery (created as begun when the event has none to that
+   * destination) and applies the transition; answers the delivery after it and the event's
+   * aggregate state, undefined when the event does not exist.
    */
-  recordForwardAttempt(ref: EventRef, attempt: AttemptRecord, transition: AttemptTransition, audit?: AuditRecord): Promise<DeliveryRecord | undefined>;
+  recordForwardAttempt(ref: DeliveryRef, attempt: AttemptRecord, transition: AttemptTransition, audit?: AuditRecord): Promise<RecordedAttempt | undefined>;
   /**
-   * The earliest due time later than `after` of a delivery waiting in the outbox: when a
-   * worker that claimed everything due at `after` should look again. Undefined when none.
+   * The earliest time later than `after` at which a delivery waiting in the outbox can be
+   * claimed (its due time, or its claim's end when that is later: claimableAt): when a worker
+   * that claimed everything due at `after` should look again. Undefined when none.
    */
   nextDueAt(after: number): Promise<number | undefined>;
   outboxStats(): Promise<OutboxStats>;

@@ -120,7 +120,9 @@ describe("the relay outbox over RPC", () => {
     const { events } = await catalog.appendEvents({ events: [relay(endpoint), capture(endpoint)] });
     const [id, plainId] = [events[0]!.id, events[1]!.id];
     const receivedAt = events[0]!.receivedAtMs;
-    const ref = { accountId, endpointId: endpoint.id, eventId: id };
+    // A capture appended with one target (the events field, or an ingest from before destinations)
+    // goes to the endpoint's one destination, whose id is the endpoint's.
+    const ref = { accountId, endpointId: endpoint.id, eventId: id, destinationId: endpoint.id };
 
     expect(await catalog.getOutboxStats({})).toMatchObject({ pending: 1n, oldestDueAtMs: receivedAt });
     const { deliveries } = await catalog.claimDeliveries({ owner: "replay-1", claimMs: 30_000n });
@@ -137,7 +139,8 @@ describe("the relay outbox over RPC", () => {
     clock.now += 6_000;
     const [second] = (await catalog.claimDeliveries({ owner: "replay-2", claimMs: 30_000n, limit: 1 })).deliveries;
     expect(second?.attempt).toBe(2);
-    expect((await catalog.claimDeliveries({ owner: "replay-2", claimMs: 30_000n })).nextDueInMs).toBe(0n);
+    // Everything due is claimed: the next time one can be claimed is when this claim ends.
+    expect((await catalog.claimDeliveries({ owner: "replay-2", claimMs: 30_000n })).nextDueInMs).toBe(30_000n);
     const done = await catalog.recordForwardAttempt({ ...ref, attempt: attempt(2, { status: 200 }), state: "delivered", claimOwner: "replay-2" });
     expect(done.forward).toMatchObject({ state: "delivered" });
     expect(done.forward!.nextAttemptAtMs).toBeUndefined();
@@ -145,11 +148,13 @@ describe("the relay outbox over RPC", () => {
     expect([empty.pending, empty.oldestDueAtMs]).toEqual([0n, undefined]);
 
     const { event } = await catalog.getEvent({ accountId, endpointId: endpoint.id, eventId: id });
-    expect(event!.forward!.attempts.map((a) => [a.n, a.trigger, a.status, a.durationMs])).toEqual([
+    expect(event!.forward).toMatchObject({ state: "delivered", target: TARGET, attempts: [] });
+    expect(event!.deliveries.map((d) => d.destinationId)).toEqual([endpoint.id]);
+    expect(event!.deliveries[0]!.attempts.map((a) => [a.n, a.trigger, a.status, a.durationMs])).toEqual([
       [1, "initial", 500, 41n],
       [2, "retry", 200, 41n],
     ]);
-    const [first] = event!.forward!.attempts;
+    const [first] = event!.deliveries[0]!.attempts;
     expect(first!.headers.map((h) => [h.name, h.value])).toEqual([
       ["Content-Type", "text/plain"],
       ["Set-Cookie", "a=1"],
@@ -174,7 +179,7 @@ describe("the relay outbox over RPC", () => {
     const { catalog } = await startCatalog();
     const { accountId, endpoint } = await accountWithEndpoint(catalog);
     const { events } = await catalog.appendEvents({ events: [capture(endpoint, { forward: { target: TARGET } })] });
-    const ref = { accountId, endpointId: endpoint.id, eventId: events[0]!.id };
+    const ref = { accountId, endpointId: endpoint.id, eventId: events[0]!.id, destinationId: endpoint.id };
     const { forward } = (await catalog.getEvent(ref)).event!;
     expect([forward?.state, forward?.target, forward?.nextAttemptAtMs]).toEqual(["pending", TARGET, undefined]);
     expect(await catalog.getOutboxStats({})).toMatchObject({ pending: 0n });
@@ -182,7 +187,7 @@ describe("the relay outbox over RPC", () => {
     expect((await catalog.beginForwardAttempt({ ...ref, target: TARGET })).attempt).toBe(1);
     const failed = await catalog.recordForwardAttempt({ ...ref, attempt: attempt(1, { trigger: "initial", status: 0, error: "timeout", body: undefined }) });
     expect(failed.forward).toMatchObject({ state: "failed" });
-    expect(failed.forward!.attempts[0]).toMatchObject({ status: 0, error: "timeout" });
+    expect(failed.forward!.attempts[0]).toMatchObject({ status: 0, error: "timeout", requestSha256: "", message: "" });
     expect(failed.forward!.attempts[0]!.body).toBeUndefined();
     expect((await catalog.beginForwardAttempt({ ...ref, target: TARGET })).attempt).toBe(2);
     const delivered = await catalog.recordForwardAttempt({ ...ref, attempt: attempt(2, { trigger: "manual", status: 204 }) });
@@ -192,7 +197,7 @@ describe("the relay outbox over RPC", () => {
   it("is not_found (begin) or not recorded (record) for unknown events, and refuses bad requests", async () => {
     const { catalog } = await startCatalog();
     const { accountId, endpoint } = await accountWithEndpoint(catalog);
-    const ref = { accountId, endpointId: endpoint.id, eventId: UNKNOWN_ID };
+    const ref = { accountId, endpointId: endpoint.id, eventId: UNKNOWN_ID, destinationId: endpoint.id };
     expect(await failure(catalog.beginForwardAttempt({ ...ref, target: TARGET }))).toMatchObject({ code: "NotFound", reason: "not_found" });
     const unrecorded = await catalog.recordForwardAttempt({ ...ref, attempt: attempt(1) });
     expect([unrecorded.recorded, unrecorded.forward]).toEqual([false, undefined]);
@@ -204,6 +209,9 @@ describe("the relay outbox over RPC", () => {
     expect(await failure(catalog.beginForwardAttempt({ ...ref, target: "" }))).toEqual(invalid("target", "required"));
     expect(await failure(catalog.beginForwardAttempt({ ...ref, eventId: "nope", target: TARGET }))).toEqual(invalid("event_id", "format"));
     expect(await failure(catalog.beginForwardAttempt({ ...ref, accountId: "", target: TARGET }))).toEqual(invalid("account_id", "required"));
+    expect(await failure(catalog.beginForwardAttempt({ ...ref, destinationId: "", target: TARGET }))).toEqual(invalid("destination_id", "format"));
+    expect(await failure(catalog.recordForwardAttempt({ ...ref, destinationId: "d", attempt: attempt(1) }))).toEqual(invalid("destination_id", "format"));
+    expect(await failure(catalog.listEvents({ accountId, endpointId: endpoint.id, destinationId: "d" }))).toEqual(invalid("destination_id", "format"));
 
     const record = (extra: Record<string, unknown>) => catalog.recordForwardAttempt({ ...ref, attempt: attempt(1), ...extra });
     expect(await failure(record({ attempt: undefined }))).toEqual(invalid("attempt", "required"));
@@ -215,8 +223,50 @@ describe("the relay outbox over RPC", () => {
     expect(await failure(record({ state: "sent", claimOwner: "w" }))).toEqual(invalid("state", "unknown"));
     expect(await failure(record({ state: "delivered" }))).toEqual(invalid("claim_owner", "required"));
     expect(await failure(record({ state: "pending", claimOwner: "w" }))).toEqual(invalid("next_attempt_at_ms", "required"));
+    expect(await failure(record({ attempt: attempt(1, { requestSha256: "XYZ" }) }))).toEqual(invalid("attempt.request_sha256", "format"));
 
     expect(await failure(catalog.appendEvents({ events: [capture(endpoint, { forwardScheduled: true })] }))).toEqual(invalid("forward", "required"));
     expect(await failure(catalog.appendEvents({ events: [capture(endpoint, { forward: { target: "" } })] }))).toEqual(invalid("forward.target", "required"));
+  });
+
+  it("fans a capture out to the destinations it matched: one delivery each, claimed and recorded each on its own (design §17)", async () => {
+    const { catalog } = await startCatalog();
+    const { accountId, endpoint } = await accountWithEndpoint(catalog);
+    const [a, b] = ["0190a000-0000-7000-8000-00000000000a", "0190a000-0000-7000-8000-00000000000b"];
+    const captured = {
+      accountId,
+      endpointId: endpoint.id,
+      method: "POST",
+      responseCode: 202,
+      forwardScheduled: true,
+      deliveries: [
+        { destinationId: a, target: `${TARGET}/a` },
+        { destinationId: b, target: `${TARGET}/b` },
+      ],
+    };
+    const { events } = await catalog.appendEvents({ captures: [captured, { ...captured, deliveries: [] , forwardScheduled: false }] });
+    const [id, unmatched] = [events[0]!.id, events[1]!.id];
+    expect(await catalog.getOutboxStats({})).toMatchObject({ pending: 2n });
+    const { deliveries } = await catalog.claimDeliveries({ owner: "w", claimMs: 30_000n });
+    expect(deliveries.map((d) => [d.eventId, d.destinationId, d.attempt]).sort()).toEqual([
+      [id, a, 1],
+      [id, b, 1],
+    ]);
+    const toA = await catalog.recordForwardAttempt({ accountId, endpointId: endpoint.id, eventId: id, destinationId: a, attempt: attempt(1, { status: 200 }), state: "delivered", claimOwner: "w" });
+    expect([toA.forward?.destinationId, toA.forward?.state, toA.forwardState]).toEqual([a, "delivered", "pending"]);
+    const toB = await catalog.recordForwardAttempt({ accountId, endpointId: endpoint.id, eventId: id, destinationId: b, attempt: attempt(1, { status: 410 }), state: "failed", claimOwner: "w" });
+    expect([toB.forward?.state, toB.forwardState]).toEqual(["failed", "failed"]);
+    const { event } = await catalog.getEvent({ accountId, endpointId: endpoint.id, eventId: id });
+    expect(event!.forward?.state).toBe("failed");
+    expect(event!.deliveries.map((d) => [d.destinationId, d.state, d.target, d.attempts.length])).toEqual([
+      [a, "delivered", `${TARGET}/a`, 1],
+      [b, "failed", `${TARGET}/b`, 1],
+    ]);
+    // Matched by no destination: never forwarded.
+    expect((await catalog.getEvent({ accountId, endpointId: endpoint.id, eventId: unmatched })).event!.deliveries).toEqual([]);
+    const list = async (q: { destinationId?: string; forwardState?: string }) => (await catalog.listEvents({ accountId, endpointId: endpoint.id, ...q })).events.map((e) => e.id);
+    expect(await list({ destinationId: b })).toEqual([id]);
+    expect(await list({ forwardState: "none" })).toEqual([unmatched]);
+    expect(await list({ forwardState: "failed", destinationId: a })).toEqual([id]);
   });
 });

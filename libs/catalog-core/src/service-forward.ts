@@ -6,7 +6,7 @@ import { endpointToProto, eventToProto, forwardAttemptFromProto, forwardToProto 
 import { requireUuid } from "./ids.js";
 import { auditEntryOf } from "./service-audit.js";
 import { DELIVERY_STATES, ATTEMPT_TRIGGERS, type DeliveryState } from "@whc/api-model";
-import type { AttemptTransition, EventRef } from "@whc/ports";
+import type { AttemptTransition, DeliveryRef, EventRef } from "@whc/ports";
 import type { AttemptRecord, DeliveryRecord, RaisedAlert } from "./types.js";
 import type { RaiseAlerts } from "./service-alerts.js";
 
@@ -23,6 +23,12 @@ function eventRefOf(req: { accountId: string; endpointId: string; eventId: strin
   return { accountId: req.accountId, endpointId: req.endpointId, eventId: req.eventId };
 }
 
+function deliveryRefOf(req: { accountId: string; endpointId: string; eventId: string; destinationId: string }): DeliveryRef {
+  const ref = eventRefOf(req);
+  requireUuid("destination_id", req.destinationId);
+  return { ...ref, destinationId: req.destinationId.toLowerCase() };
+}
+
 function checkAttempt(a: ForwardAttempt | undefined): ForwardAttempt {
   if (!a) throw validationFailed("attempt", "required");
   if (a.n < 1) throw validationFailed("attempt.n", "range");
@@ -31,6 +37,8 @@ function checkAttempt(a: ForwardAttempt | undefined): ForwardAttempt {
   if (a.status < 0 || a.status > MAX_STATUS) throw validationFailed("attempt.status", "range");
   if (a.durationMs < 0n) throw validationFailed("attempt.duration_ms", "range");
   if (a.body && a.body.ciphertext.length > 0 && !a.body.keyId) throw validationFailed("attempt.body.key_id", "required");
+  if (a.requestSha256 && !/^[0-9a-f]{64}$/.test(a.requestSha256)) throw validationFailed("attempt.request_sha256", "format");
+  if (a.message.length > 4096) throw validationFailed("attempt.message", "length");
   return a;
 }
 
@@ -85,7 +93,7 @@ export function forwardMethods(
       // A full page: the worker claims again at once, and learns the next due time then.
       const next = claims.length < limit ? await store.nextDueAt(at) : undefined;
       return {
-        deliveries: claims.map((c) => ({ accountId: c.accountId, endpointId: c.endpointId, eventId: c.eventId, attempt: c.attempt })),
+        deliveries: claims.map((c) => ({ accountId: c.accountId, endpointId: c.endpointId, eventId: c.eventId, destinationId: c.destinationId, attempt: c.attempt })),
         nextDueInMs: next === undefined ? 0n : BigInt(Math.max(1, next - at)),
       };
     },
@@ -102,7 +110,7 @@ export function forwardMethods(
     },
 
     async beginForwardAttempt(req) {
-      const ref = eventRefOf(req);
+      const ref = deliveryRefOf(req);
       if (!req.target) throw validationFailed("target", "required");
       const attempt = await store.beginForwardAttempt(ref, req.target);
       if (attempt === undefined) throw notFound("event");
@@ -110,20 +118,25 @@ export function forwardMethods(
     },
 
     async recordForwardAttempt(req) {
-      const ref = eventRefOf(req);
+      const ref = deliveryRefOf(req);
       const attempt = forwardAttemptFromProto(checkAttempt(req.attempt));
       const audit = auditEntryOf(req.audit, {
         ...ref,
         action: "event.redelivered",
         at: now(),
-        details: { attempt: attempt.n, ...(attempt.status ? { status: attempt.status } : {}), ...(attempt.error ? { error: attempt.error } : {}) },
+        details: {
+          destinationId: ref.destinationId,
+          attempt: attempt.n,
+          ...(attempt.status ? { status: attempt.status } : {}),
+          ...(attempt.error ? { error: attempt.error } : {}),
+        },
       });
       const transition = transitionOf(req);
-      const forward = await store.recordForwardAttempt(ref, attempt, transition, audit);
-      if (!forward) return { recorded: false };
-      const alert = deliveryAlert(ref, attempt, transition, forward);
+      const recorded = await store.recordForwardAttempt(ref, attempt, transition, audit);
+      if (!recorded) return { recorded: false };
+      const alert = deliveryAlert(ref, attempt, transition, recorded.delivery);
       if (alert) await raise([alert]);
-      return { recorded: true, forward: forwardToProto(forward) };
+      return { recorded: true, forward: forwardToProto(recorded.delivery), forwardState: recorded.forwardState };
     },
 
     async recordProxyAnswer(req) {

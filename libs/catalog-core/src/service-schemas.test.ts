@@ -81,6 +81,7 @@ function captured(accountId: string, endpointId: string, bodyShape: string, cano
     forwardScheduled: false,
     redactionsJson: "",
     bodyShape,
+    deliveries: [],
   };
 }
 

@@ -4,7 +4,7 @@ import path from "node:path";
 import { create } from "@bufbuild/protobuf";
 import { Code, createClient, createHandlerContext, createRouterTransport, type Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { CapturedEventSchema, CatalogService, encodeCapturedEvents, GetEndpointRequestSchema, type CapturedEvent, type Endpoint, type Event } from "@whc/contracts";
+import { CapturedDeliverySchema, CapturedEventSchema, CatalogService, encodeCapturedEvents, GetEndpointRequestSchema, type CapturedEvent, type Endpoint, type Event } from "@whc/contracts";
 // The service is tested over a real store (a test-only cycle, allowed in eslint.config.js).
 import { openSqliteStore } from "@whc/catalog-sqlite";
 import { AppError, fromConnectError } from "@whc/errors";
@@ -460,7 +460,9 @@ describe("events", () => {
     expect([...event!.body!.ciphertext]).toEqual([1, 2, 3, 0, 255]);
     expect([...event!.sealedRequest!.ciphertext]).toEqual([7, 7, 7]);
     expect([...event!.sealedRequest!.wrappedKey]).toEqual([9, 9]);
+    // One target alone (an ingest from before destinations): the endpoint's one destination, whose id is the endpoint's.
     expect(event!.forward).toMatchObject({ state: "pending", target: "https://example.com/in" });
+    expect(event!.deliveries.map((d) => [d.destinationId, d.state, d.target])).toEqual([[endpoint.id, "pending", "https://example.com/in"]]);
     expect((await catalog.getOutboxStats({})).pending).toBe(1n);
     const { event: bare } = await catalog.getEvent({ accountId, endpointId: endpoint.id, eventId: metadataOnly! });
     expect(bare!.bodyStored).toBe(false);
@@ -475,7 +477,11 @@ describe("events", () => {
     const refused = (extra: Partial<Omit<CapturedEvent, "$typeName">>, field: string, fieldReason: string) =>
       expectFailure(catalog.appendEvents({ captures: [capture(extra)] }), Code.InvalidArgument, "validation_failed", { field, fieldReason });
     await refused({ searchTokens: new Uint8Array(12) }, "search_tokens", "format");
-    await refused({ forwardScheduled: true }, "forward_target", "required");
+    await refused({ forwardScheduled: true }, "deliveries", "required");
+    const delivery = (destinationId: string, target: string) => create(CapturedDeliverySchema, { destinationId, target });
+    await refused({ forwardScheduled: true, deliveries: [delivery("not-a-uuid", "t")] }, "deliveries.0.destination_id", "format");
+    await refused({ forwardScheduled: true, deliveries: [delivery(endpoint.id, "")] }, "deliveries.0.target", "required");
+    await refused({ forwardScheduled: true, deliveries: [delivery(endpoint.id, "t"), delivery(endpoint.id, "u")] }, "deliveries", "format");
     await refused({ wrappedKey: new Uint8Array(0) }, "wrapped_key", "required");
     expect((await catalog.listEvents({ accountId, endpointId: endpoint.id })).events).toHaveLength(3);
 

@@ -60,6 +60,13 @@ function forwardStateOf(value: string | undefined): string | undefined {
   return value;
 }
 
+/** A list's destination_id: a UUID. */
+function destinationIdOf(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  requireUuid("destination_id", value);
+  return value.toLowerCase();
+}
+
 function appendedToProto(a: AppendResult | undefined) {
   if (!a) return { endpointMissing: true };
   return {
@@ -338,7 +345,12 @@ function eventMethods(
       const captured = [...req.captures, ...encodedCaptures(req.encodedCaptures)];
       const captures = captured.map((c) => {
         requireUuid("endpoint_id", c.endpointId);
-        if (c.forwardScheduled && !c.forwardTarget) throw validationFailed("forward_target", "required");
+        if (c.forwardScheduled && !c.forwardTarget && c.deliveries.length === 0) throw validationFailed("deliveries", "required");
+        c.deliveries.forEach((d, i) => {
+          requireUuid(`deliveries.${i}.destination_id`, d.destinationId);
+          if (!d.target) throw validationFailed(`deliveries.${i}.target`, "required");
+        });
+        if (new Set(c.deliveries.map((d) => d.destinationId)).size !== c.deliveries.length) throw validationFailed("deliveries", "format", "a destination given twice");
         if ((c.body !== undefined || c.sealedRequest.length > 0) && (c.wrappedKey.length === 0 || !c.keyId)) throw validationFailed("wrapped_key", "required");
         if (c.searchTokens.length % TOKEN_BYTES !== 0) throw validationFailed("search_tokens", "format");
         return newEventFromCapture(c);
@@ -369,6 +381,7 @@ function eventMethods(
         verification: req.verification,
         forwardState: forwardStateOf(req.forwardState),
         schemaDrift: req.schemaDrift,
+        destinationId: destinationIdOf(req.destinationId),
         searchTokens: req.search ? req.searchTokens : undefined,
         limit: Math.min(Math.max(req.limit || 50, 1), 1000),
       });

@@ -57,10 +57,16 @@ export interface EndpointRecord {
    * it), never shown outside the catalog.
    */
   sequenceCounter: number;
-  /** Where relay and proxy endpoints forward (the /v1 `forward` object as JSON, no secret); "" for none. */
+  /**
+   * Where relay and proxy endpoints forward: the destinations as JSON (an array of
+   * @whc/api-model storedDestination; before destinations, one destination's settings as an
+   * object), no secrets; "" for none.
+   */
   forwardJson: string;
-  /** The forward target secret, sealed; replay re-signs with it. */
+  /** The target secret of an endpoint saved before destinations (its one destination's), sealed. */
   sealedTargetSecret?: Uint8Array | undefined;
+  /** The destinations' target secrets, a JSON object {destination id: secret}, sealed; replay re-signs with them. */
+  sealedDestinationSecrets?: Uint8Array | undefined;
   /** Inbound protection (the /v1 `inbound` object as JSON, without its secrets); "" for none. */
   inboundJson: string;
   /** The inbound protection with its password and token value (JSON), sealed; ingest checks with it. */
@@ -104,10 +110,12 @@ export interface EndpointPatch {
   clearSecret?: boolean | undefined;
   responseJson?: string | undefined;
   resetSequence?: boolean | undefined;
-  /** `""` removes the forward settings and the target secret. */
+  /** `""` removes the destinations and every target secret. */
   forwardJson?: string | undefined;
   sealedTargetSecret?: Uint8Array | undefined;
   clearTargetSecret?: boolean | undefined;
+  /** Replaces the destinations' sealed secrets; empty removes them. */
+  sealedDestinationSecrets?: Uint8Array | undefined;
   /** With `sealedInbound`, replaces the inbound protection; `""` removes it and its secrets. */
   inboundJson?: string | undefined;
   sealedInbound?: Uint8Array | undefined;
@@ -162,13 +170,20 @@ export interface NewEvent {
    */
   sequenceStatuses?: readonly number[] | undefined;
   /**
-   * Present for a relay or proxy endpoint's capture: the delivery starts `pending` towards
-   * `target`. With `scheduled` (relay) it enters the outbox in the append's transaction, due
-   * at its receivedAt; without (proxy) it waits for ingest's own attempt.
+   * Present for a relay or proxy endpoint's capture: its deliveries, one per destination whose
+   * filter it matched (design §17), each starting `pending` towards its target. With
+   * `scheduled` (relay) they enter the outbox in the append's transaction, due at its
+   * receivedAt; without (proxy) the one delivery waits for ingest's own attempt.
    */
-  forward?: { target: string; scheduled: boolean } | undefined;
+  forward?: { scheduled: boolean; deliveries: NewDelivery[] } | undefined;
   /** How many values ingest replaced before storing (the /v1 `redactions` as JSON); "" or absent: none. */
   redactionsJson?: string | undefined;
+}
+
+/** A delivery a capture starts: its destination, and where the capture goes (sealed text). */
+export interface NewDelivery {
+  destinationId: string;
+  target: string;
 }
 
 /** One request to the destination and what it answered. */
@@ -184,12 +199,17 @@ export interface AttemptRecord {
   /** The answer's first bytes (up to 64 KiB), sealed; absent when empty. */
   body?: SealedBody | undefined;
   bodyTruncated: boolean;
-  /** "" or a network failure reason, `target_not_allowed`, `egress_capacity_exhausted`. */
+  /** "" or a network failure reason, `target_not_allowed`, `egress_capacity_exhausted`, `interrupted`, `transform_failed`. */
   error: string;
+  /** Hex SHA-256 of the body sent; "" when nothing was sent (or by a version before it was recorded). */
+  requestSha256: string;
+  /** Words for what went wrong (a transform's exception); "" otherwise. */
+  message: string;
 }
 
-/** An event's delivery: absent on events never forwarded. */
+/** One of an event's deliveries (design §17): to one destination, with its own state and attempts. */
 export interface DeliveryRecord {
+  destinationId: string;
   state: DeliveryState;
   target: string;
   /** Set while the delivery waits in the outbox. */
@@ -202,7 +222,8 @@ export interface EventRecord extends Omit<NewEvent, "searchTokens" | "sequenceSt
   id: string;
   receivedAt: number;
   readAt?: number | undefined;
-  forward?: DeliveryRecord | undefined;
+  /** Its deliveries in the order they were made (destinations' order at capture); [] when never forwarded. */
+  deliveries: DeliveryRecord[];
   /**
    * How its JSON body departs from what its endpoint learned of its event type (design §19),
    * written after the commit by learnSchemas; absent when it does not, or was not judged.
@@ -210,11 +231,8 @@ export interface EventRecord extends Omit<NewEvent, "searchTokens" | "sequenceSt
   schemaDrift?: SchemaDriftChangeJson[] | undefined;
 }
 
-/** The list view leaves out the heavy parts (and the forward attempts). */
-export type EventSummaryRecord = Omit<
-  EventRecord,
-  "headers" | "body" | "sealedRequest" | "diagnosticJson" | "forwardedResponseJson" | "forward" | "redactionsJson" | "schemaDrift"
-> & {
+/** The list view leaves out the heavy parts (and the deliveries, but for their aggregate state). */
+export type EventSummaryRecord = Omit<EventRecord, "headers" | "body" | "sealedRequest" | "diagnosticJson" | "forwardedResponseJson" | "deliveries" | "redactionsJson" | "schemaDrift"> & {
   bodyStored: boolean;
   keyId?: string | undefined;
   forwardState?: DeliveryState | undefined;
@@ -225,7 +243,14 @@ export interface DeliveryClaim {
   accountId: string;
   endpointId: string;
   eventId: string;
+  destinationId: string;
   attempt: number;
+}
+
+/** What recording an attempt leaves: the delivery, and the event's aggregate state (design §17). */
+export interface RecordedAttempt {
+  delivery: DeliveryRecord;
+  forwardState: DeliveryState;
 }
 
 export interface OutboxStats {
@@ -273,8 +298,10 @@ export interface EventQuery {
   provider?: string | undefined;
   responseCode?: number | undefined;
   verification?: string | undefined;
-  /** A DeliveryState, or "none" for events never forwarded. */
+  /** An aggregate DeliveryState, or "none" for events never forwarded. */
   forwardState?: string | undefined;
+  /** Only events with a delivery to this destination. */
+  destinationId?: string | undefined;
   /** Present (even empty) when the caller searched: metadata-only events are left out. */
   searchTokens?: Uint8Array[] | undefined;
   /** true: only events with schemaDrift; false: only events without. */

@@ -1,5 +1,5 @@
 import { MongoClient, type ClientSession, type Collection, type Db, type WriteConcernSettings } from "mongodb";
-import { OUTBOX_INDEX } from "./delivery-documents.js";
+import { LEGACY_FILTER, LEGACY_MOVE, LEGACY_OUTBOX_INDEX, OUTBOX_INDEX } from "./delivery-documents.js";
 import { ALERT_OUTBOX_INDEX } from "./alert-documents.js";
 import type { AnyDoc } from "./records.js";
 
@@ -18,6 +18,8 @@ export interface CatalogCollections {
   alerts: Collection<AnyDoc>;
   /** What was learned of endpoints' JSON bodies per event type (design §19). */
   schemas: Collection<AnyDoc>;
+  /** What the catalog notes of its own documents: which moves of stored documents were made. */
+  meta: Collection<AnyDoc>;
 }
 
 export interface CatalogConnection {
@@ -67,8 +69,10 @@ export async function connectCatalog(options: ConnectOptions): Promise<CatalogCo
       alertChannels: db.collection("alert_channels"),
       alerts: db.collection("alerts"),
       schemas: db.collection("schemas"),
+      meta: db.collection("catalog_meta"),
     };
     await ensureIndexes(collections);
+    await moveLegacyDeliveries(collections);
     return { client, db, collections, writeConcern, transactions };
   } catch (err) {
     await client.close().catch(() => undefined);
@@ -119,6 +123,23 @@ async function ensureIndexes(c: CatalogCollections): Promise<void> {
     // An endpoint's schemas by event type (the list, the count of the types limit, the delete).
     c.schemas.createIndexes([{ key: { endpointId: 1, eventType: 1 } }]),
   ]);
+}
+
+/** The note that the events' deliveries moved to one per destination (design §17). */
+const DELIVERIES_MOVED = "deliveries_per_destination";
+
+/**
+ * Moves the events stored before deliveries per destination (LEGACY_MOVE, once: a note in
+ * catalog_meta says it was done, so a start does not scan every event again) and drops their
+ * outbox index. Catalogs starting together may both run it; each document moves once (its
+ * filter no longer matches it). Catalogs of an earlier version must not append meanwhile
+ * (docs/operations.md, "Upgrading to destinations").
+ */
+async function moveLegacyDeliveries(c: CatalogCollections): Promise<void> {
+  if (await c.meta.findOne({ _id: DELIVERIES_MOVED })) return;
+  await c.events.updateMany(LEGACY_FILTER, LEGACY_MOVE);
+  await c.events.dropIndex(LEGACY_OUTBOX_INDEX).catch(() => undefined);
+  await c.meta.updateOne({ _id: DELIVERIES_MOVED }, { $set: { at: Date.now() } }, { upsert: true });
 }
 
 /** Runs `work` in a transaction where the server has them, else directly (no session). */

@@ -1,11 +1,25 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { Query, updateMany, updateOne } from "mingo";
-import { NEVER_FORWARDED, begunDelivery, claimedDelivery, isClaimable, recordedDelivery, type DeliveryProgress, type EventQuery, type AttemptRecord } from "@whc/catalog-core";
+import { Aggregator, Query, updateMany, updateOne } from "mingo";
+import {
+  NEVER_FORWARDED,
+  aggregateOf,
+  begunDelivery,
+  claimableAt,
+  claimedDelivery,
+  isClaimable,
+  recordedDelivery,
+  type DeliveryProgress,
+  type EventQuery,
+  type AttemptRecord,
+} from "@whc/catalog-core";
 import { forwardAttemptFixture } from "@whc/catalog-core/testing";
 import {
   CLAIM_ORDER,
+  LEGACY_FILTER,
+  LEGACY_MOVE,
   OUTBOX_FILTER,
+  OUTBOX_STATS_PIPELINE,
   beginUpdate,
   claimFilter,
   claimUpdate,
@@ -15,25 +29,37 @@ import {
   recordUpdate,
 } from "./delivery-documents.js";
 import { SUMMARY_PROJECTION, pageFilter, type Doc } from "./documents.js";
-import { attemptToDoc, deliveryFromDoc, deliveryToDoc, forwardFromDoc, summaryDocs, type AnyDoc } from "./records.js";
-import { DELIVERY_STATES } from "@whc/api-model";
+import { attemptToDoc, deliveriesFromDoc, deliveryOfDoc, deliveryToDoc, summaryDocs, type AnyDoc } from "./records.js";
+import { DELIVERY_STATES, type DeliveryState } from "@whc/api-model";
 import type { AttemptTransition } from "@whc/ports";
 
 /*
  * The outbox's documents, evaluated by mingo against catalog-core's reference functions: the
- * same check endpoint-update.test.ts makes of endpoint patches.
+ * same check endpoint-update.test.ts makes of endpoint patches. An event holds one delivery per
+ * destination (design §17), and each update moves one of them with the event's aggregate.
  */
 
 const REF = { accountId: "acct", endpointId: "ep", eventId: "ev" };
+const DESTINATIONS = ["d-a", "d-b", "d-c"] as const;
+const to = (destinationId: string) => ({ ...REF, destinationId });
 
-/** An event as stored: without `forward` when never forwarded. */
-function eventDoc(p: DeliveryProgress, attempts: AttemptRecord[] = [], id = REF.eventId, receivedAt = 1000): AnyDoc {
+type Deliveries = [destinationId: string, p: DeliveryProgress, attempts?: AttemptRecord[]][];
+
+/** The event's summary fields as every update leaves them: the aggregate and the outbox time. */
+function summaryOf(deliveries: Deliveries): Doc {
+  const times = deliveries.map(([, p]) => claimableAt(p)).filter((t): t is number => t !== undefined);
+  return { forwardState: aggregateOf(deliveries.map(([, p]) => p)) ?? null, outboxAt: times.length > 0 ? Math.min(...times) : null };
+}
+
+/** An event as stored: without `deliveries` when never forwarded. */
+function eventDoc(deliveries: Deliveries, id = REF.eventId, receivedAt = 1000): AnyDoc {
+  const stored = deliveries.filter(([, p]) => p.state !== undefined);
   return {
     _id: id,
     endpointId: REF.endpointId,
     accountId: REF.accountId,
     receivedAt,
-    ...(p.state === undefined ? {} : { forward: deliveryToDoc(p, attempts.map(attemptToDoc)) }),
+    ...(stored.length === 0 ? {} : { deliveries: stored.map(([d, p, attempts = []]) => deliveryToDoc(d, p, attempts.map(attemptToDoc))), ...summaryOf(stored) }),
   };
 }
 
@@ -54,7 +80,7 @@ function applied(doc: AnyDoc, filter: Doc, update: Doc | Doc[]): { doc: AnyDoc; 
 }
 
 /** findOneAndUpdate as the server runs it: the first match in order, updated atomically. */
-function findOneAndUpdate(docs: Doc[], filter: Doc, update: Doc): Doc | undefined {
+function findOneAndUpdate(docs: Doc[], filter: Doc, update: Doc | Doc[]): Doc | undefined {
   const [candidate] = new Query(filter).find<Doc>(docs).sort(CLAIM_ORDER).limit(1).all();
   if (!candidate) return undefined;
   updateOne(docs, { ...filter, _id: candidate._id }, update as never);
@@ -73,6 +99,9 @@ const progress: fc.Arbitrary<DeliveryProgress> = fc.record({
 /** A stored delivery: never forwarded has no fields of its own. */
 const stored = progress.map((p) => (p.state === undefined ? NEVER_FORWARDED : p));
 
+/** An event's deliveries: up to three destinations, each stored or absent. */
+const deliveries: fc.Arbitrary<Deliveries> = fc.tuple(stored, stored, stored).map((ps) => DESTINATIONS.map((d, i): [string, DeliveryProgress] => [d, ps[i]!]));
+
 const transition: fc.Arbitrary<AttemptTransition> = fc.oneof(
   fc.constant<AttemptTransition>({ kind: "direct" }),
   fc.record({
@@ -83,68 +112,98 @@ const transition: fc.Arbitrary<AttemptTransition> = fc.oneof(
   }),
 );
 
+/** Every delivery of a document but one, as stored: what an update of that one must leave as it was. */
+const othersOf = (doc: AnyDoc, destinationId: string) => deliveriesFromDoc(doc).filter((d) => d.destinationId !== destinationId);
+
 describe("MongoDB outbox documents, evaluated by mingo", () => {
-  it("claims exactly what isClaimable says is claimable", () => {
+  it("finds an event to claim exactly when isClaimable says one of its deliveries is", () => {
     fc.assert(
-      fc.property(stored, fc.integer({ min: 0, max: 25 }), (p, now) => {
-        expect(new Query(claimFilter(now)).test(eventDoc(p)), JSON.stringify(p)).toBe(isClaimable(p, now));
+      fc.property(deliveries, fc.integer({ min: 0, max: 25 }), (ds, now) => {
+        const claimable = ds.some(([, p]) => p.state !== undefined && isClaimable(p, now));
+        expect(new Query(claimFilter(now)).test(eventDoc(ds)), JSON.stringify(ds)).toBe(claimable);
       }),
       { numRuns: 500 },
     );
   });
 
-  it("takes the next attempt number and the claim, like claimedDelivery", () => {
+  it("claims the first claimable delivery like claimedDelivery, and says which, leaving the others", () => {
     fc.assert(
-      fc.property(stored, fc.constantFrom("w1", "$w"), fc.integer({ min: 0, max: 25 }), fc.integer({ min: 1, max: 100 }), (p, owner, now, claimMs) => {
-        fc.pre(isClaimable(p, now));
-        const { doc } = applied(eventDoc(p), claimFilter(now), claimUpdate(owner, now, claimMs));
-        expect(deliveryFromDoc(doc)).toEqual(claimedDelivery(p, owner, now, claimMs));
+      fc.property(deliveries, fc.constantFrom("w1", "$w"), fc.integer({ min: 0, max: 25 }), fc.integer({ min: 1, max: 100 }), (ds, owner, now, claimMs) => {
+        const live = ds.filter(([, p]) => p.state !== undefined);
+        const first = live.find(([, p]) => isClaimable(p, now));
+        fc.pre(first !== undefined);
+        const [destinationId, p] = first!;
+        const { doc } = applied(eventDoc(ds), claimFilter(now), claimUpdate(owner, now, claimMs));
+        const claimed = claimedDelivery(p, owner, now, claimMs);
+        expect(deliveryOfDoc(doc, destinationId)).toEqual(claimed);
+        expect(doc.lastClaim).toEqual({ destinationId, attempt: claimed.started });
+        expect(othersOf(doc, destinationId)).toEqual(othersOf(eventDoc(ds), destinationId));
+        const after = live.map(([d, q]): [string, DeliveryProgress] => [d, d === destinationId ? claimed : q]);
+        expect({ forwardState: doc.forwardState, outboxAt: doc.outboxAt }).toEqual(summaryOf(after));
       }),
-      { numRuns: 300 },
+      { numRuns: 400 },
     );
   });
 
-  it("never lets a delivery be claimed twice, also when two claims find it at once", () => {
-    const due = (id: string, at: number) => eventDoc({ ...NEVER_FORWARDED, state: "pending", target: "t", nextAttemptAt: at }, [], id);
-    const docs: Doc[] = [due("c", 5), due("a", 3), due("b", 3), due("later", 50)];
-    const claimed = [1, 2, 3, 4].map(() => findOneAndUpdate(docs, claimFilter(10), claimUpdate("w1", 10, 30)));
-    expect(claimed.map((d) => d?._id)).toEqual(["a", "b", "c", undefined]);
-    expect(claimed.slice(0, 3).map((d) => (d!.forward as Doc).started)).toEqual([1, 1, 1]);
+  it("never lets a delivery be claimed twice, also when two claims find it at once; an event's deliveries one by one", () => {
+    const due = (id: string, at: number, ...destinations: string[]) =>
+      eventDoc(
+        destinations.map((d): [string, DeliveryProgress] => [d, { ...NEVER_FORWARDED, state: "pending", target: "t", nextAttemptAt: at }]),
+        id,
+      );
+    const docs: Doc[] = [due("c", 5, "d-a"), due("a", 3, "d-a", "d-b"), due("b", 4, "d-a"), due("later", 50, "d-a")];
+    const claimed = [1, 2, 3, 4, 5].map(() => {
+      const d = findOneAndUpdate(docs, claimFilter(10), claimUpdate("w1", 10, 30));
+      return d && `${d._id as string}/${(d.lastClaim as Doc).destinationId as string}#${(d.lastClaim as Doc).attempt as number}`;
+    });
+    expect(claimed).toEqual(["a/d-a#1", "a/d-b#1", "b/d-a#1", "c/d-a#1", undefined]);
 
     // Two claimers saw the same due delivery; the server applies each update only where its
     // filter still matches, so the second changes nothing.
-    const race: Doc[] = [due("x", 3)];
+    const race: Doc[] = [due("x", 3, "d-a")];
     const [seen] = new Query(claimFilter(10)).find<Doc>(race).all();
     expect(updateOne(race, { ...claimFilter(10), _id: seen!._id }, claimUpdate("w1", 10, 30) as never).modifiedCount).toBe(1);
     expect(updateOne(race, { ...claimFilter(10), _id: seen!._id }, claimUpdate("w2", 10, 30) as never).modifiedCount).toBe(0);
-    expect(race[0]!.forward).toMatchObject({ claimOwner: "w1", started: 1, claimUntil: 40 });
+    expect(deliveryOfDoc(race[0] as AnyDoc, "d-a")).toMatchObject({ claimOwner: "w1", started: 1, claimUntil: 40 });
     // Once the claim expired, the next claim takes the next number.
-    expect(findOneAndUpdate(race, claimFilter(40), claimUpdate("w2", 40, 30))?.forward).toMatchObject({ claimOwner: "w2", started: 2 });
+    expect(deliveryOfDoc(findOneAndUpdate(race, claimFilter(40), claimUpdate("w2", 40, 30)) as AnyDoc, "d-a")).toMatchObject({ claimOwner: "w2", started: 2 });
   });
 
-  it("begins an attempt like begunDelivery, creating the record on a never-forwarded event", () => {
+  it("begins an attempt like begunDelivery, creating the delivery when the event has none to that destination", () => {
     fc.assert(
-      fc.property(stored, fc.constantFrom("https://b.example.test/", "$target", "$$REMOVE"), (p, target) => {
-        const { doc } = applied(eventDoc(p, [forwardAttemptFixture(1)]), eventRefFilter(REF), beginUpdate(target));
-        expect(deliveryFromDoc(doc)).toEqual(begunDelivery(p, target));
+      fc.property(deliveries, fc.constantFrom(...DESTINATIONS), fc.constantFrom("https://b.example.test/", "$target", "$$REMOVE"), (ds, destinationId, target) => {
+        const before = eventDoc(ds.map(([d, p]) => [d, p, [forwardAttemptFixture(1)]]));
+        const { doc } = applied(before, eventRefFilter(REF), beginUpdate(to(destinationId), target));
+        const p = ds.find(([d]) => d === destinationId)![1];
+        const begun = begunDelivery(p, target);
+        expect(deliveryOfDoc(doc, destinationId)).toEqual(begun);
+        expect(othersOf(doc, destinationId)).toEqual(othersOf(before, destinationId));
+        const after = ds.map(([d, q]): [string, DeliveryProgress] => [d, d === destinationId ? begun : q]).filter(([, q]) => q.state !== undefined);
+        expect({ forwardState: doc.forwardState, outboxAt: doc.outboxAt }).toEqual(summaryOf(after));
       }),
       { numRuns: 300 },
     );
-    const { doc } = applied(eventDoc(NEVER_FORWARDED), eventRefFilter(REF), beginUpdate("https://b.example.test/"));
-    expect(forwardFromDoc(doc)).toEqual({ state: "pending", target: "https://b.example.test/", nextAttemptAt: undefined, attempts: [] });
+    const { doc } = applied(eventDoc([]), eventRefFilter(REF), beginUpdate(to("d-b"), "https://b.example.test/"));
+    expect(deliveriesFromDoc(doc)).toEqual([{ destinationId: "d-b", state: "pending", target: "https://b.example.test/", nextAttemptAt: undefined, attempts: [] }]);
   });
 
-  it("records an attempt like recordedDelivery, keeping the first record of a number", () => {
+  it("records an attempt like recordedDelivery, keeping the first record of a number, moving the aggregate", () => {
     const attempt = fc.record({ n: fc.integer({ min: 1, max: 5 }), status: fc.constantFrom(0, 200, 204, 404, 500), url: fc.constantFrom("https://u.example.test/", "$url") });
     fc.assert(
-      fc.property(stored, attempt, transition, fc.subarray([1, 2, 3]), (p, a, t, recorded) => {
-        const before = recorded.map((n) => forwardAttemptFixture(n));
-        const next = forwardAttemptFixture(a.n, { status: a.status, url: a.url, error: a.status ? "" : "timeout" });
-        const { doc } = applied(eventDoc(p, p.state === undefined ? [] : before), eventRefFilter(REF), recordUpdate(next, t));
+      fc.property(deliveries, fc.constantFrom(...DESTINATIONS), attempt, transition, fc.subarray([1, 2, 3]), (ds, destinationId, a, t, recorded) => {
+        const beforeAttempts = recorded.map((n) => forwardAttemptFixture(n));
+        const before = eventDoc(ds.map(([d, p]) => [d, p, beforeAttempts]));
+        const next = forwardAttemptFixture(a.n, { status: a.status, url: a.url, error: a.status ? "" : "timeout", requestSha256: a.status ? "ab".repeat(32) : "" });
+        const { doc } = applied(before, eventRefFilter(REF), recordUpdate(to(destinationId), next, t));
+        const p = ds.find(([d]) => d === destinationId)![1];
         const known = p.state !== undefined && recorded.includes(a.n);
-        expect(deliveryFromDoc(doc), JSON.stringify({ p, a, t, recorded })).toEqual(known ? p : recordedDelivery(p, next, t));
-        const attempts = [...(p.state === undefined ? [] : before), ...(known ? [] : [next])].sort((x, y) => x.n - y.n);
-        expect(forwardFromDoc(doc)?.attempts).toEqual(attempts);
+        const after = known ? p : recordedDelivery(p, next, t);
+        expect(deliveryOfDoc(doc, destinationId), JSON.stringify({ p, a, t, recorded })).toEqual(after);
+        const attempts = [...(p.state === undefined ? [] : beforeAttempts), ...(known ? [] : [next])].sort((x, y) => x.n - y.n);
+        expect(deliveriesFromDoc(doc).find((d) => d.destinationId === destinationId)?.attempts).toEqual(attempts);
+        expect(othersOf(doc, destinationId)).toEqual(othersOf(before, destinationId));
+        const all = ds.map(([d, q]): [string, DeliveryProgress] => [d, d === destinationId ? after : q]).filter(([, q]) => q.state !== undefined);
+        expect({ forwardState: doc.forwardState, outboxAt: doc.outboxAt }).toEqual(summaryOf(all));
       }),
       { numRuns: 1000 },
     );
@@ -152,75 +211,104 @@ describe("MongoDB outbox documents, evaluated by mingo", () => {
 
   it("records a lost claim's attempt without moving the state", () => {
     const held: DeliveryProgress = { state: "pending", target: "t", nextAttemptAt: 5, claimOwner: "w2", claimUntil: 90, started: 2 };
-    const { doc } = applied(eventDoc(held), eventRefFilter(REF), recordUpdate(forwardAttemptFixture(1), { kind: "worker", owner: "w1", state: "exhausted" }));
-    expect(deliveryFromDoc(doc)).toEqual(held);
-    expect(forwardFromDoc(doc)?.attempts.map((a) => a.n)).toEqual([1]);
-    const won = applied(doc, eventRefFilter(REF), recordUpdate(forwardAttemptFixture(2, { status: 200 }), { kind: "worker", owner: "w2", state: "delivered" }));
-    expect(deliveryFromDoc(won.doc)).toEqual({ ...held, state: "delivered", nextAttemptAt: undefined, claimOwner: undefined, claimUntil: undefined });
-    // Released and out of the outbox: the fields are null, as claimFilter and OUTBOX_FILTER expect.
-    expect(won.doc.forward).toMatchObject({ claimOwner: null, claimUntil: null, nextAttemptAt: null });
+    const { doc } = applied(eventDoc([["d-a", held]]), eventRefFilter(REF), recordUpdate(to("d-a"), forwardAttemptFixture(1), { kind: "worker", owner: "w1", state: "exhausted" }));
+    expect(deliveryOfDoc(doc, "d-a")).toEqual(held);
+    expect(deliveriesFromDoc(doc)[0]?.attempts.map((a) => a.n)).toEqual([1]);
+    const won = applied(doc, eventRefFilter(REF), recordUpdate(to("d-a"), forwardAttemptFixture(2, { status: 200 }), { kind: "worker", owner: "w2", state: "delivered" }));
+    expect(deliveryOfDoc(won.doc, "d-a")).toEqual({ ...held, state: "delivered", nextAttemptAt: undefined, claimOwner: undefined, claimUntil: undefined });
+    // Released and out of the outbox: the fields are null, as the outbox's expressions expect.
+    expect((won.doc.deliveries as Doc[])[0]).toMatchObject({ claimOwner: null, claimUntil: null, nextAttemptAt: null });
+    expect(won.doc).toMatchObject({ forwardState: "delivered", outboxAt: null });
     expect(new Query(OUTBOX_FILTER).test(won.doc)).toBe(false);
   });
 
   it("changes nothing of an event of another account or endpoint", () => {
-    const doc = eventDoc({ ...NEVER_FORWARDED, state: "pending", target: "t", nextAttemptAt: 1 });
+    const doc = eventDoc([["d-a", { ...NEVER_FORWARDED, state: "pending", target: "t", nextAttemptAt: 1 }]]);
     for (const ref of [{ ...REF, accountId: "other" }, { ...REF, endpointId: "other" }]) {
-      expect(applied(doc, eventRefFilter(ref), beginUpdate("t")).modified).toBe(0);
-      expect(applied(doc, eventRefFilter(ref), recordUpdate(forwardAttemptFixture(1), { kind: "direct" })).modified).toBe(0);
+      expect(applied(doc, eventRefFilter(ref), beginUpdate(to("d-a"), "t")).modified).toBe(0);
+      expect(applied(doc, eventRefFilter(ref), recordUpdate(to("d-a"), forwardAttemptFixture(1), { kind: "direct" })).modified).toBe(0);
     }
   });
 
-  it("keeps sealed attempt bodies, headers in order and errors through a record", () => {
-    const attempt = forwardAttemptFixture(1, { headers: [["X-B", "2"], ["x-a", "1"], ["X-B", "1"]], bodyTruncated: true });
-    const bare = forwardAttemptFixture(2, { body: undefined, status: 0, error: "connection_refused" });
-    let doc = eventDoc(NEVER_FORWARDED);
-    for (const a of [attempt, bare]) doc = applied(doc, eventRefFilter(REF), recordUpdate(a, { kind: "direct" })).doc;
-    expect(forwardFromDoc(doc)?.attempts).toEqual([attempt, bare]);
-    expect((doc.forward as Doc).attempts).toEqual([attemptToDoc(attempt), attemptToDoc(bare)]);
+  it("keeps sealed attempt bodies, headers in order, errors, digests and messages through a record", () => {
+    const attempt = forwardAttemptFixture(1, { headers: [["X-B", "2"], ["x-a", "1"], ["X-B", "1"]], bodyTruncated: true, requestSha256: "0f".repeat(32) });
+    const bare = forwardAttemptFixture(2, { body: undefined, status: 0, error: "transform_failed", message: "TypeError: boom" });
+    let doc = eventDoc([]);
+    for (const a of [attempt, bare]) doc = applied(doc, eventRefFilter(REF), recordUpdate(to("d-a"), a, { kind: "direct" })).doc;
+    expect(deliveriesFromDoc(doc)[0]?.attempts).toEqual([attempt, bare]);
+    expect((doc.deliveries as Doc[])[0]!.attempts).toEqual([attemptToDoc(attempt), attemptToDoc(bare)]);
+  });
+
+  it("moves an event stored with one `forward` to a delivery under its endpoint's id, once", () => {
+    fc.assert(
+      fc.property(stored, fc.subarray([1, 2]), (p, recorded) => {
+        fc.pre(p.state !== undefined);
+        const attempts = recorded.map((n) => forwardAttemptFixture(n));
+        const { deliveries: _d, forwardState: _f, outboxAt: _o, ...bare } = eventDoc([]);
+        const legacy: AnyDoc = { ...bare, forward: { ...deliveryToDoc("unused", p, attempts.map(attemptToDoc)), destinationId: undefined } };
+        delete (legacy.forward as Doc).destinationId;
+        const { doc, modified } = applied(legacy, LEGACY_FILTER, LEGACY_MOVE);
+        expect(modified).toBe(1);
+        expect(doc).not.toHaveProperty("forward");
+        expect(deliveriesFromDoc(doc)).toEqual([{ destinationId: REF.endpointId, state: p.state, target: p.target, nextAttemptAt: p.nextAttemptAt, attempts }]);
+        expect(deliveryOfDoc(doc, REF.endpointId)).toEqual(p);
+        expect({ forwardState: doc.forwardState, outboxAt: doc.outboxAt }).toEqual(summaryOf([[REF.endpointId, p]]));
+        expect(applied(doc, LEGACY_FILTER, LEGACY_MOVE).modified).toBe(0);
+      }),
+      { numRuns: 200 },
+    );
   });
 });
 
 describe("MongoDB forward lists and the outbox count, evaluated by mingo", () => {
-  const at = (state: DeliveryProgress["state"], nextAttemptAt?: number): DeliveryProgress => ({ ...NEVER_FORWARDED, state, target: "t", nextAttemptAt });
+  const at = (state: DeliveryState, nextAttemptAt?: number): DeliveryProgress => ({ ...NEVER_FORWARDED, state, target: "t", nextAttemptAt });
   const docs = [
-    eventDoc(NEVER_FORWARDED, [], "e0", 1),
-    eventDoc(at("pending", 5), [forwardAttemptFixture(1)], "e1", 2),
-    eventDoc(at("pending"), [], "e2", 3),
-    eventDoc(at("delivered"), [forwardAttemptFixture(1, { status: 200 })], "e3", 4),
-    eventDoc(at("failed"), [], "e4", 5),
-    eventDoc(at("exhausted"), [], "e5", 6),
-    eventDoc(at("pending", 2), [], "e6", 7),
+    eventDoc([], "e0", 1),
+    eventDoc([["d-a", at("pending", 5), [forwardAttemptFixture(1)]]], "e1", 2),
+    eventDoc([["d-a", at("pending")]], "e2", 3),
+    eventDoc([["d-a", at("delivered"), [forwardAttemptFixture(1, { status: 200 })]], ["d-b", at("skipped")]], "e3", 4),
+    eventDoc([["d-b", at("failed")], ["d-a", at("delivered")]], "e4", 5),
+    eventDoc([["d-c", at("exhausted")]], "e5", 6),
+    eventDoc([["d-b", at("pending", 2)], ["d-c", at("pending", 9)], ["d-a", at("failed")]], "e6", 7),
   ];
-  const q = (forwardState: string): EventQuery => ({ accountId: "acct", endpointId: "ep", limit: 50, forwardState });
+  const q = (extra: Partial<EventQuery>): EventQuery => ({ accountId: "acct", endpointId: "ep", limit: 50, ...extra });
   const ids = (filter: Doc) => new Query(filter).find<Doc>(docs).all().map((d) => d._id);
 
-  it("filters by forward state, none for events never forwarded", () => {
-    expect(ids(pageFilter(q("none")))).toEqual(["e0"]);
-    expect(ids(pageFilter(q("pending")))).toEqual(["e1", "e2", "e6"]);
-    for (const [state, id] of [["delivered", "e3"], ["failed", "e4"], ["exhausted", "e5"]]) expect(ids(pageFilter(q(state!)))).toEqual([id]);
+  it("filters by the aggregate forward state, none for events never forwarded", () => {
+    expect(ids(pageFilter(q({ forwardState: "none" })))).toEqual(["e0"]);
+    expect(ids(pageFilter(q({ forwardState: "pending" })))).toEqual(["e1", "e2", "e6"]);
+    for (const [state, id] of [["delivered", "e3"], ["failed", "e4"], ["exhausted", "e5"]]) expect(ids(pageFilter(q({ forwardState: state! })))).toEqual([id]);
   });
 
-  it("counts only deliveries waiting in the outbox, oldest due first", () => {
+  it("filters by destination, whatever the delivery's state", () => {
+    expect(ids(pageFilter(q({ destinationId: "d-b" })))).toEqual(["e3", "e4", "e6"]);
+    expect(ids(pageFilter(q({ destinationId: "d-c", forwardState: "pending" })))).toEqual(["e6"]);
+    expect(ids(pageFilter(q({ destinationId: "d-x" })))).toEqual([]);
+  });
+
+  it("counts the deliveries waiting in the outbox and the oldest due, over events in claimable order", () => {
     expect(new Query(OUTBOX_FILTER).find<Doc>(docs).sort(CLAIM_ORDER).all().map((d) => d._id)).toEqual(["e6", "e1"]);
+    expect(new Aggregator(OUTBOX_STATS_PIPELINE).run(docs)).toEqual([{ _id: null, pending: 3, oldest: 2 }]);
+    expect(new Aggregator(OUTBOX_STATS_PIPELINE).run([docs[0]!, docs[3]!])).toEqual([]);
   });
 
-  it("finds the next due after a time among the outbox's deliveries only", () => {
-    const next = (after: number) => new Query(nextDueFilter(after)).find<Doc>(docs).sort(CLAIM_ORDER).all().map((d) => d._id);
-    expect(next(1)).toEqual(["e6", "e1"]);
-    expect(next(2)).toEqual(["e1"]);
+  it("finds when a delivery can next be claimed after a time", () => {
+    const next = (after: number) => new Query(nextDueFilter(after)).find<Doc>(docs).sort(CLAIM_ORDER).all().map((d) => d.outboxAt);
+    expect(next(1)).toEqual([2, 5]);
+    expect(next(2)).toEqual([5]);
     expect(next(5)).toEqual([]);
   });
 
-  it("lists the state without the attempts", () => {
+  it("lists the aggregate state without the deliveries", () => {
     const listed = new Query({}).find<AnyDoc>(docs, SUMMARY_PROJECTION).all();
     expect(listed.map((d) => summaryDocs.read(d).forwardState)).toEqual([undefined, "pending", "pending", "delivered", "failed", "exhausted", "pending"]);
-    for (const d of listed) expect(d.forward ?? {}).not.toHaveProperty("attempts");
+    for (const d of listed) expect(d).not.toHaveProperty("deliveries");
   });
 });
 
 describe("a proxied capture's answer", () => {
   const stored = () => ({
-    ...eventDoc({ state: undefined } as unknown as DeliveryProgress),
+    ...eventDoc([]),
     responseCode: 0,
     diagnosticJson: JSON.stringify({ bodySha256: "ab", note: '"responseSource":"proxy" in a string', responseSource: "proxy" }),
   });

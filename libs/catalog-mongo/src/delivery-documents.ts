@@ -1,86 +1,164 @@
+import { AGGREGATE_ORDER } from "@whc/api-model";
 import { isSuccessStatus, type AttemptRecord } from "@whc/catalog-core";
 import type { Doc } from "./documents.js";
 import { attemptToDoc } from "./records.js";
-import type { AttemptTransition, EventRef } from "@whc/ports";
+import type { AttemptTransition, DeliveryRef, EventRef } from "@whc/ports";
 
 /**
- * The relay outbox's filter and update documents: the events whose `forward` is pending with
- * a due time. Each is checked with mingo (delivery-documents.test.ts) against catalog-core's
- * reference functions (isClaimable, claimedDelivery, begunDelivery, recordedDelivery). The
- * subdocument's unset fields are null (deliveryToDoc says why); `{field: null}` also matches
- * an absent one.
+ * The relay outbox's filter and update documents. An event keeps its deliveries (design §17:
+ * one per destination) in its own document's `deliveries` array, so every change to one of
+ * them, and to the event's aggregate `forwardState` and `outboxAt` with it, is one atomic
+ * single-document update, on a standalone server too. `outboxAt` is the earliest time one of
+ * the event's deliveries can be claimed (catalog-core's claimableAt, the least of them): the
+ * outbox's index is on it. Each document here is checked with mingo (delivery-documents.test.ts)
+ * against catalog-core's reference functions (claimableAt, claimedDelivery, begunDelivery,
+ * recordedDelivery, aggregateOf). A delivery's unset fields are null (deliveryToDoc says why).
  */
 
-/** The outbox's index: partial on pending deliveries, in due order (then commit order). */
+/** The outbox's index: partial on events with a delivery in the outbox, in claimable order. */
 export const OUTBOX_INDEX = {
-  key: { "forward.nextAttemptAt": 1, _id: 1 },
-  name: "outbox",
-  partialFilterExpression: { "forward.state": "pending" },
+  key: { outboxAt: 1, _id: 1 },
+  name: "outbox_deliveries",
+  partialFilterExpression: { outboxAt: { $type: "number" } },
 } as const;
+/** The outbox's index before deliveries per destination: dropped once the documents moved. */
+export const LEGACY_OUTBOX_INDEX = "outbox";
 
-/** Oldest due first. */
-export const CLAIM_ORDER = { "forward.nextAttemptAt": 1, _id: 1 } as const;
+/** Oldest claimable first. */
+export const CLAIM_ORDER = { outboxAt: 1, _id: 1 } as const;
 
-/** Every delivery in the outbox (the index's condition, and a due time). */
-export const OUTBOX_FILTER = { "forward.state": "pending", "forward.nextAttemptAt": { $type: "number" } } as const;
+/** Every event with a delivery in the outbox (the index's condition). */
+export const OUTBOX_FILTER = { outboxAt: { $type: "number" } } as const;
 
-/** In the outbox and due after `after` (sorted by CLAIM_ORDER, the first is the next due). */
+/** Events with a delivery claimable after `after` (sorted by CLAIM_ORDER, the first says when). */
 export function nextDueFilter(after: number): Doc {
-  return { ...OUTBOX_FILTER, "forward.nextAttemptAt": { ...OUTBOX_FILTER["forward.nextAttemptAt"], $gt: after } };
+  return { outboxAt: { $gt: after } };
 }
 
-/** Due at `now` and not held by an unexpired claim. */
+/** Events with a delivery claimable at `now`. */
 export function claimFilter(now: number): Doc {
-  return {
-    "forward.state": "pending",
-    "forward.nextAttemptAt": { $lte: now },
-    $or: [{ "forward.claimUntil": null }, { "forward.claimUntil": { $lte: now } }],
-  };
-}
-
-/** Takes the next attempt number and hides the delivery until now + claimMs. */
-export function claimUpdate(owner: string, now: number, claimMs: number): Doc {
-  return { $inc: { "forward.started": 1 }, $set: { "forward.claimOwner": owner, "forward.claimUntil": now + claimMs } };
+  return { outboxAt: { $lte: now } };
 }
 
 export function eventRefFilter(ref: EventRef): Doc {
   return { _id: ref.eventId, endpointId: ref.endpointId, accountId: ref.accountId };
 }
 
-/** The next attempt number outside the outbox; a first attempt creates the delivery. */
-export function beginUpdate(target: string): Doc[] {
+const DELIVERIES = { $ifNull: ["$deliveries", []] };
+
+/** claimableAt of the delivery `d` (an expression naming it, "$$d"): null outside the outbox. */
+function claimableExpr(d: string): Doc {
+  return {
+    $cond: [
+      { $and: [{ $eq: [`${d}.state`, "pending"] }, { $ne: [{ $ifNull: [`${d}.nextAttemptAt`, null] }, null] }] },
+      { $max: [`${d}.nextAttemptAt`, { $ifNull: [`${d}.claimUntil`, 0] }] },
+      null,
+    ],
+  };
+}
+
+/** The event's aggregate state (aggregateOf), over its deliveries as they are at this stage. */
+function aggregateExpr(): Doc {
+  const states = { $map: { input: DELIVERIES, as: "d", in: "$$d.state" } };
+  return {
+    $switch: {
+      branches: [
+        { case: { $eq: [{ $size: states }, 0] }, then: null },
+        { case: { $or: [{ $in: ["pending", states] }, { $in: ["held", states] }] }, then: "pending" },
+        ...AGGREGATE_ORDER.map((s) => ({ case: { $in: [s, states] }, then: s })),
+      ],
+      default: null,
+    },
+  };
+}
+
+/** The stage every change ends with: the event's aggregate state and when it can next be claimed. */
+const SUMMARIZE = {
+  $set: {
+    forwardState: aggregateExpr(),
+    outboxAt: { $min: { $map: { input: DELIVERIES, as: "d", in: claimableExpr("$$d") } } },
+  },
+};
+
+/** The deliveries with the one to `destinationId` replaced by `$_n`, or `$_n` added when there is none. */
+function withDelivery(destinationId: string): Doc {
+  const id = { $literal: destinationId };
+  return {
+    $cond: [
+      { $in: [id, { $map: { input: DELIVERIES, as: "d", in: "$$d.destinationId" } }] },
+      { $map: { input: DELIVERIES, as: "d", in: { $cond: [{ $eq: ["$$d.destinationId", id] }, "$_n", "$$d"] } } },
+      { $concatArrays: [DELIVERIES, ["$_n"]] },
+    ],
+  };
+}
+
+/** `_d`: the event's delivery to `destinationId` as it is, or, when there is none, one never forwarded. */
+function currentDelivery(destinationId: string): Doc {
+  const none = { destinationId, state: null, target: "", nextAttemptAt: null, claimOwner: null, claimUntil: null, started: 0, attempts: [] };
+  const found = { $filter: { input: DELIVERIES, as: "d", cond: { $eq: ["$$d.destinationId", { $literal: destinationId }] } } };
+  return { $ifNull: [{ $arrayElemAt: [found, 0] }, { $literal: none }] };
+}
+
+/**
+ * A claim (findOneAndUpdate with claimFilter and CLAIM_ORDER): the first of the event's
+ * deliveries claimable at `now` takes the next attempt number and is hidden until now +
+ * claimMs; `lastClaim` answers which one, with its number.
+ */
+export function claimUpdate(owner: string, now: number, claimMs: number): Doc[] {
+  const claimable = { $and: [{ $ne: [claimableExpr("$$d"), null] }, { $lte: [claimableExpr("$$d"), now] }] };
   return [
+    { $set: { _c: { $arrayElemAt: [{ $filter: { input: DELIVERIES, as: "d", cond: claimable } }, 0] } } },
     {
       $set: {
-        "forward.state": { $ifNull: ["$forward.state", "pending"] },
-        "forward.target": { $ifNull: ["$forward.target", { $literal: target }] },
-        "forward.nextAttemptAt": { $ifNull: ["$forward.nextAttemptAt", null] },
-        "forward.claimOwner": { $ifNull: ["$forward.claimOwner", null] },
-        "forward.claimUntil": { $ifNull: ["$forward.claimUntil", null] },
-        "forward.started": { $add: [{ $ifNull: ["$forward.started", 0] }, 1] },
-        "forward.attempts": { $ifNull: ["$forward.attempts", []] },
+        _n: { $mergeObjects: ["$_c", { started: { $add: ["$_c.started", 1] }, claimOwner: { $literal: owner }, claimUntil: now + claimMs }] },
       },
     },
+    {
+      $set: {
+        deliveries: { $map: { input: DELIVERIES, as: "d", in: { $cond: [{ $eq: ["$$d.destinationId", "$_c.destinationId"] }, "$_n", "$$d"] } } },
+        lastClaim: { destinationId: "$_n.destinationId", attempt: "$_n.started" },
+      },
+    },
+    SUMMARIZE,
+    { $unset: ["_c", "_n"] },
   ];
 }
 
-/** Whether the transition applies, as an expression over the event as it was. */
+/** The next attempt number of a delivery outside the outbox; a first attempt creates the delivery (begunDelivery). */
+export function beginUpdate(ref: DeliveryRef, target: string): Doc[] {
+  return [
+    { $set: { _d: currentDelivery(ref.destinationId) } },
+    {
+      $set: {
+        _n: {
+          $mergeObjects: [
+            "$_d",
+            {
+              state: { $ifNull: ["$_d.state", "pending"] },
+              target: { $cond: [{ $eq: ["$_d.state", null] }, { $literal: target }, "$_d.target"] },
+              started: { $add: ["$_d.started", 1] },
+            },
+          ],
+        },
+      },
+    },
+    { $set: { deliveries: withDelivery(ref.destinationId) } },
+    SUMMARIZE,
+    { $unset: ["_d", "_n"] },
+  ];
+}
+
+/** Whether the transition applies, as an expression over the delivery as it was (`$_d`). */
 function appliesExpr(attempt: AttemptRecord, transition: AttemptTransition): unknown {
   if (transition.kind === "worker") {
     // The claim (owner, n) still holds: nobody took a later attempt number since.
     return {
-      $and: [
-        { $eq: ["$forward.state", "pending"] },
-        { $eq: ["$forward.claimOwner", { $literal: transition.owner }] },
-        { $eq: ["$forward.started", attempt.n] },
-      ],
+      $and: [{ $eq: ["$_d.state", "pending"] }, { $eq: ["$_d.claimOwner", { $literal: transition.owner }] }, { $eq: ["$_d.started", attempt.n] }],
     };
   }
   if (isSuccessStatus(attempt.status)) return true;
   // Not a delivery waiting in the outbox: it becomes failed.
-  return {
-    $not: [{ $and: [{ $eq: ["$forward.state", "pending"] }, { $ne: [{ $ifNull: ["$forward.nextAttemptAt", null] }, null] }] }],
-  };
+  return { $not: [{ $and: [{ $eq: ["$_d.state", "pending"] }, { $ne: [{ $ifNull: ["$_d.nextAttemptAt", null] }, null] }] }] };
 }
 
 /** The state and due time the transition sets when it applies. */
@@ -92,47 +170,105 @@ function targetOf(attempt: AttemptRecord, transition: AttemptTransition): { stat
 }
 
 /**
- * Records an attempt in one atomic pipeline update: the attempt is appended, the counter
- * never stays below its number, and the transition applies only when `appliesExpr` holds,
- * releasing the claim. An attempt number already there changes nothing (a retried call).
- * The first stage decides on the event as it came in and notes it in two scratch fields that
- * the last stage removes: then every field of the second reads only itself and those notes,
- * whichever order an engine evaluates a stage's fields in (mingo goes one by one).
+ * Records an attempt of one delivery in one atomic pipeline update: the attempt is appended
+ * to the delivery (created as begun when the event has none to that destination), its counter
+ * never stays below the attempt's number, and the transition applies only when `appliesExpr`
+ * holds, releasing the claim. An attempt number already there changes nothing (a retried
+ * call). Each stage decides on scratch fields the one before it set (`_d`: the delivery as it
+ * was; `_k`, `_a`: whether the number is known and whether the transition applies; `_n`: the
+ * delivery after), so no field of a stage reads another of the same stage, whichever order an
+ * engine evaluates them in (mingo goes one by one); the last stage removes them.
  */
-export function recordUpdate(attempt: AttemptRecord, transition: AttemptTransition): Doc[] {
+export function recordUpdate(ref: DeliveryRef, attempt: AttemptRecord, transition: AttemptTransition): Doc[] {
   const next = targetOf(attempt, transition);
-  const known = "$_attemptKnown";
-  const applies = "$_transitionApplies";
-  const kept = (field: string) => ({ $ifNull: [`$forward.${field}`, null] });
-  const unlessKnown = (value: unknown, field: string) => ({ $cond: [known, `$forward.${field}`, value] });
+  const knownNumbers = { $ifNull: ["$_d.attempts.n", []] };
+  const kept = (field: string) => ({ $ifNull: [`$_d.${field}`, null] });
+  const unlessKnown = (value: unknown, field: string) => ({ $cond: ["$_k", `$_d.${field}`, value] });
   return [
+    { $set: { _d: currentDelivery(ref.destinationId) } },
+    { $set: { _k: { $in: [attempt.n, knownNumbers] }, _a: { $and: [{ $not: [{ $in: [attempt.n, knownNumbers] }] }, appliesExpr(attempt, transition)] } } },
     {
       $set: {
-        _attemptKnown: { $in: [attempt.n, { $ifNull: ["$forward.attempts.n", []] }] },
-        _transitionApplies: {
-          $and: [{ $not: [{ $in: [attempt.n, { $ifNull: ["$forward.attempts.n", []] }] }] }, appliesExpr(attempt, transition)],
+        _n: {
+          destinationId: { $literal: ref.destinationId },
+          state: { $cond: ["$_a", { $literal: next.state }, { $ifNull: ["$_d.state", "pending"] }] },
+          target: { $cond: [{ $eq: ["$_d.state", null] }, { $literal: attempt.url }, "$_d.target"] },
+          nextAttemptAt: { $cond: ["$_a", { $literal: next.nextAttemptAt ?? null }, kept("nextAttemptAt")] },
+          claimOwner: { $cond: ["$_a", null, kept("claimOwner")] },
+          claimUntil: { $cond: ["$_a", null, kept("claimUntil")] },
+          started: unlessKnown({ $max: ["$_d.started", attempt.n] }, "started"),
+          attempts: unlessKnown({ $concatArrays: [{ $ifNull: ["$_d.attempts", []] }, [{ $literal: attemptToDoc(attempt) }]] }, "attempts"),
         },
       },
     },
-    {
-      $set: {
-        "forward.state": { $cond: [applies, { $literal: next.state }, { $ifNull: ["$forward.state", "pending"] }] },
-        "forward.target": { $ifNull: ["$forward.target", { $literal: attempt.url }] },
-        "forward.nextAttemptAt": { $cond: [applies, { $literal: next.nextAttemptAt ?? null }, kept("nextAttemptAt")] },
-        "forward.claimOwner": { $cond: [applies, null, kept("claimOwner")] },
-        "forward.claimUntil": { $cond: [applies, null, kept("claimUntil")] },
-        "forward.started": unlessKnown({ $max: [{ $ifNull: ["$forward.started", 0] }, attempt.n] }, "started"),
-        "forward.attempts": unlessKnown({ $concatArrays: [{ $ifNull: ["$forward.attempts", []] }, [{ $literal: attemptToDoc(attempt) }]] }, "attempts"),
-      },
-    },
-    { $unset: ["_attemptKnown", "_transitionApplies"] },
+    { $set: { deliveries: withDelivery(ref.destinationId) } },
+    SUMMARIZE,
+    { $unset: ["_d", "_k", "_a", "_n"] },
   ];
 }
 
-/** A list's forward_state condition: "none" is an event never forwarded. */
+/** A list's forward_state condition (the aggregate): "none" is an event never forwarded. */
 export function forwardStateFilter(forwardState: string): Doc {
-  return forwardState === "none" ? { forward: { $exists: false } } : { "forward.state": forwardState };
+  return { forwardState: forwardState === "none" ? null : forwardState };
 }
+
+/** A list's destination condition: the events with a delivery to it. */
+export function destinationFilter(destinationId: string): Doc {
+  return { "deliveries.destinationId": destinationId };
+}
+
+/**
+ * The outbox's size and oldest due time (an aggregation over the events with a delivery in
+ * it): its deliveries that are pending with a due time, claimed or not.
+ */
+export const OUTBOX_STATS_PIPELINE: Doc[] = [
+  { $match: OUTBOX_FILTER },
+  {
+    $project: {
+      due: {
+        $map: {
+          input: {
+            $filter: {
+              input: DELIVERIES,
+              as: "d",
+              cond: { $and: [{ $eq: ["$$d.state", "pending"] }, { $ne: [{ $ifNull: ["$$d.nextAttemptAt", null] }, null] }] },
+            },
+          },
+          as: "d",
+          in: "$$d.nextAttemptAt",
+        },
+      },
+    },
+  },
+  { $group: { _id: null, pending: { $sum: { $size: "$due" } }, oldest: { $min: { $min: "$due" } } } },
+];
+
+/**
+ * Moves an event stored before deliveries per destination (its one delivery in `forward`) to
+ * `deliveries`, under its endpoint's id as destination id (legacyDestinationId), with its
+ * aggregate and outbox time; run once at start-up over `LEGACY_FILTER` (connection.ts).
+ */
+export const LEGACY_FILTER = { forward: { $exists: true }, deliveries: { $exists: false } } as const;
+export const LEGACY_MOVE: Doc[] = [
+  {
+    $set: {
+      deliveries: [
+        {
+          destinationId: "$endpointId",
+          state: "$forward.state",
+          target: { $ifNull: ["$forward.target", ""] },
+          nextAttemptAt: { $ifNull: ["$forward.nextAttemptAt", null] },
+          claimOwner: { $ifNull: ["$forward.claimOwner", null] },
+          claimUntil: { $ifNull: ["$forward.claimUntil", null] },
+          started: { $ifNull: ["$forward.started", 0] },
+          attempts: { $ifNull: ["$forward.attempts", []] },
+        },
+      ],
+    },
+  },
+  SUMMARIZE,
+  { $unset: ["forward"] },
+];
 
 /**
  * A proxied capture's answer (a pipeline update). The diagnostic is stored as JSON text: its

@@ -1,6 +1,6 @@
 import { FORWARDING_MODES } from "@whc/api-model";
 import { replacedFields, type Cursor, type EndpointPatch, type EventQuery, type ForwardPrecondition } from "@whc/catalog-core";
-import { forwardStateFilter } from "./delivery-documents.js";
+import { destinationFilter, forwardStateFilter } from "./delivery-documents.js";
 import { bytes } from "./records.js";
 
 /**
@@ -41,6 +41,7 @@ export function baseFilter(q: EventQuery): Doc {
   if (q.verification !== undefined) filter.verification = q.verification;
   if (q.forwardState !== undefined) Object.assign(filter, forwardStateFilter(q.forwardState));
   if (q.schemaDrift !== undefined) filter.schemaDrift = { $exists: q.schemaDrift };
+  if (q.destinationId !== undefined) Object.assign(filter, destinationFilter(q.destinationId));
   return filter;
 }
 
@@ -86,7 +87,7 @@ export function excludedFilter(q: EventQuery): Doc {
   return { ...baseFilter(q), bodyStored: false };
 }
 
-/** Summary fields only: never headers, bodies, sealed requests, tokens or forward attempts in a list. */
+/** Summary fields only: never headers, bodies, sealed requests, tokens or deliveries in a list (their aggregate state stays). */
 export const SUMMARY_PROJECTION = {
   headers: 0,
   body: 0,
@@ -96,7 +97,9 @@ export const SUMMARY_PROJECTION = {
   forwardedResponseJson: 0,
   redactionsJson: 0,
   schemaDrift: 0,
-  "forward.attempts": 0,
+  deliveries: 0,
+  lastClaim: 0,
+  outboxAt: 0,
 } as const;
 
 export function counterId(accountId: string, day: string): string {
@@ -183,6 +186,9 @@ export function endpointPatchUpdate(patch: EndpointPatch, now: number): Doc[] {
   // Removing the forward settings removes their secret, whatever else the patch says.
   if (patch.forwardJson === "" || (patch.clearTargetSecret && patch.sealedTargetSecret === undefined)) unset.push("sealedTargetSecret");
   else if (patch.sealedTargetSecret !== undefined) set.sealedTargetSecret = { $literal: bytes(patch.sealedTargetSecret) };
+  // The destinations' secrets go with them, and are replaced (empty: removed) as a whole.
+  if (patch.forwardJson === "" || (patch.sealedDestinationSecrets !== undefined && patch.sealedDestinationSecrets.length === 0)) unset.push("sealedDestinationSecrets");
+  else if (patch.sealedDestinationSecrets !== undefined) set.sealedDestinationSecrets = { $literal: bytes(patch.sealedDestinationSecrets) };
   // The inbound protection and its sealed secrets are replaced (or removed) together.
   if (patch.inboundJson === "" || (patch.inboundJson !== undefined && patch.sealedInbound === undefined)) unset.push("sealedInbound");
   else if (patch.inboundJson !== undefined && patch.sealedInbound !== undefined) set.sealedInbound = { $literal: bytes(patch.sealedInbound) };

@@ -18,6 +18,7 @@ function stored(overrides: Partial<EndpointRecord> = {}): AnyDoc {
     responseJson: '{"sequence":[{"status":500},{"status":200}]}',
     forwardJson: '{"url":"https://app.example.test/hooks"}',
     sealedTargetSecret: secret(6),
+    sealedDestinationSecrets: secret(13),
     inboundJson: '{"methods":["POST"]}',
     sealedInbound: secret(9),
     rejectedCount: 4,
@@ -63,6 +64,12 @@ describe("MongoDB endpoint update documents, evaluated by mingo", () => {
     ["target secret cleared", { clearTargetSecret: true }],
     ["target secret cleared and a new one", { clearTargetSecret: true, sealedTargetSecret: secret(8) }],
     ["a forward that looks like a field path", { forwardJson: "$forwardJson" }],
+    [
+      "destinations with their sealed secrets, the old target secret cleared",
+      { forwardJson: '[{"id":"0190a000-0000-7000-8000-00000000000a","name":"a","url":"https://a.example.test/"}]', sealedDestinationSecrets: secret(14), clearTargetSecret: true },
+    ],
+    ["destination secrets removed", { sealedDestinationSecrets: new Uint8Array() }],
+    ["destinations removed, secrets given with them", { forwardJson: "", sealedDestinationSecrets: secret(15) }],
     ["inbound replaced with its sealed secrets", { inboundJson: '{"allowIps":["203.0.113.0/24"]}', sealedInbound: secret(10) }],
     ["inbound removed, with its sealed secrets", { inboundJson: "" }],
     ["inbound removed, sealed secrets given with it", { inboundJson: "", sealedInbound: secret(11) }],
@@ -151,10 +158,11 @@ describe("MongoDB endpoint update documents, evaluated by mingo", () => {
         forwardJson: text,
         sealedTargetSecret: fc.uint8Array({ minLength: 1, maxLength: 4 }),
         clearTargetSecret: fc.boolean(),
+        sealedDestinationSecrets: fc.uint8Array({ minLength: 0, maxLength: 4 }),
       },
       { requiredKeys: [] },
     );
-    const current = fc.record({ hasSecret: fc.boolean(), hasPrevious: fc.boolean(), hasTargetSecret: fc.boolean() });
+    const current = fc.record({ hasSecret: fc.boolean(), hasPrevious: fc.boolean(), hasTargetSecret: fc.boolean(), hasDestinationSecrets: fc.boolean() });
     fc.assert(
       fc.property(patch, current, (p, c) => {
         const doc = stored({
@@ -162,6 +170,7 @@ describe("MongoDB endpoint update documents, evaluated by mingo", () => {
           sealedPreviousSecret: c.hasPrevious ? secret(1) : undefined,
           secretRotatedAt: c.hasPrevious ? 1000 : undefined,
           sealedTargetSecret: c.hasTargetSecret ? secret(6) : undefined,
+          sealedDestinationSecrets: c.hasDestinationSecrets ? secret(13) : undefined,
         });
         expect(applied(doc, p)).toEqual(reference(doc, p));
       }),

@@ -1,16 +1,18 @@
 import type { CatalogStore, DeliveryClaim } from "@whc/catalog-core";
+import type { DeliveryState } from "@whc/api-model";
 import type { CatalogCollections } from "./connection.js";
-import { CLAIM_ORDER, OUTBOX_FILTER, proxyAnswerUpdate, beginUpdate, claimFilter, claimUpdate, eventRefFilter, nextDueFilter, recordUpdate } from "./delivery-documents.js";
-import { forwardFromDoc } from "./records.js";
+import { CLAIM_ORDER, OUTBOX_STATS_PIPELINE, proxyAnswerUpdate, beginUpdate, claimFilter, claimUpdate, eventRefFilter, nextDueFilter, recordUpdate } from "./delivery-documents.js";
+import { deliveriesFromDoc } from "./records.js";
 import type { WithAudit } from "./audit.js";
 
 export type ForwardMethods = Pick<CatalogStore, "claimDeliveries" | "beginForwardAttempt" | "recordForwardAttempt" | "nextDueAt" | "outboxStats" | "recordProxyAnswer">;
 
 /**
- * The relay outbox on the events' `forward` subdocuments. A claim is one findOneAndUpdate per
- * delivery, atomic on its document: any number of catalog processes on one database never
- * take the same delivery twice, and each claim moves the attempt counter it answers. Begin
- * and record are single-document pipeline updates, so they need no transaction either.
+ * The relay outbox on the events' `deliveries` (one per destination, design §17). A claim is
+ * one findOneAndUpdate per delivery, atomic on its document: any number of catalog processes
+ * on one database never take the same delivery twice, and each claim moves the attempt
+ * counter it answers. Begin and record are single-document pipeline updates that move the
+ * event's aggregate state with the delivery, so they need no transaction either.
  */
 export function createForwarding({ events }: Pick<CatalogCollections, "events">, withAudit: WithAudit): ForwardMethods {
   return {
@@ -20,42 +22,47 @@ export function createForwarding({ events }: Pick<CatalogCollections, "events">,
         const d = await events.findOneAndUpdate(claimFilter(now), claimUpdate(owner, now, claimMs), {
           sort: CLAIM_ORDER,
           returnDocument: "after",
-          projection: { accountId: 1, endpointId: 1, "forward.started": 1 },
+          projection: { accountId: 1, endpointId: 1, lastClaim: 1 },
         });
         if (!d) break;
-        claims.push({ accountId: d.accountId, endpointId: d.endpointId, eventId: d._id, attempt: d.forward.started });
+        claims.push({ accountId: d.accountId, endpointId: d.endpointId, eventId: d._id, destinationId: d.lastClaim.destinationId, attempt: d.lastClaim.attempt });
       }
       return claims;
     },
 
     async beginForwardAttempt(ref, target) {
-      const d = await events.findOneAndUpdate(eventRefFilter(ref), beginUpdate(target), {
+      const d = await events.findOneAndUpdate(eventRefFilter(ref), beginUpdate(ref, target), {
         returnDocument: "after",
-        projection: { "forward.started": 1 },
+        projection: { "deliveries.destinationId": 1, "deliveries.started": 1 },
       });
-      return d ? (d.forward.started as number) : undefined;
+      if (!d) return undefined;
+      return ((d.deliveries ?? []) as { destinationId: string; started: number }[]).find((x) => x.destinationId === ref.destinationId)?.started;
     },
 
     async recordForwardAttempt(ref, attempt, transition, audit) {
       const d = await withAudit(
         audit,
-        (session) => events.findOneAndUpdate(eventRefFilter(ref), recordUpdate(attempt, transition), { returnDocument: "after", projection: { forward: 1 }, session }),
+        (session) =>
+          events.findOneAndUpdate(eventRefFilter(ref), recordUpdate(ref, attempt, transition), {
+            returnDocument: "after",
+            projection: { deliveries: 1, forwardState: 1 },
+            session,
+          }),
         (recorded) => recorded !== null,
       );
-      return d ? forwardFromDoc(d) : undefined;
+      if (!d) return undefined;
+      const delivery = deliveriesFromDoc(d).find((x) => x.destinationId === ref.destinationId);
+      return delivery && { delivery, forwardState: d.forwardState as DeliveryState };
     },
 
     async nextDueAt(after) {
-      const next = await events.find(nextDueFilter(after), { projection: { "forward.nextAttemptAt": 1 } }).sort(CLAIM_ORDER).limit(1).next();
-      return next?.forward?.nextAttemptAt as number | undefined;
+      const next = await events.find(nextDueFilter(after), { projection: { outboxAt: 1 } }).sort(CLAIM_ORDER).limit(1).next();
+      return next?.outboxAt as number | undefined;
     },
 
     async outboxStats() {
-      const [pending, oldest] = await Promise.all([
-        events.countDocuments(OUTBOX_FILTER),
-        events.find(OUTBOX_FILTER, { projection: { "forward.nextAttemptAt": 1 } }).sort(CLAIM_ORDER).limit(1).next(),
-      ]);
-      return { pending, oldestDueAt: oldest?.forward?.nextAttemptAt as number | undefined };
+      const [stats] = await events.aggregate<{ pending: number; oldest: number | null }>(OUTBOX_STATS_PIPELINE).toArray();
+      return { pending: stats?.pending ?? 0, oldestDueAt: stats?.oldest ?? undefined };
     },
 
     async recordProxyAnswer(ref, responseCode, forwardFailed) {

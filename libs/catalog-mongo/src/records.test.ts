@@ -140,7 +140,7 @@ describe("MongoDB documents <-> records", () => {
     });
     const { searchTokens: _t, ...stored } = e;
     // Nothing redacted: no field in the document, and "" read back; counts are kept as given.
-    expect(eventFromDoc(doc)).toEqual({ ...stored, id: s.id, receivedAt: s.receivedAt, readAt: undefined, redactionsJson: "" });
+    expect(eventFromDoc(doc)).toEqual({ ...stored, id: s.id, receivedAt: s.receivedAt, readAt: undefined, redactionsJson: "", deliveries: [] });
     const counts = '{"headers":1,"jsonPaths":0,"patterns":2}';
     const redacted = eventToDoc({ ...e, redactionsJson: counts }, s);
     expect(redacted.redactionsJson).toBe(counts);
@@ -152,27 +152,36 @@ describe("MongoDB documents <-> records", () => {
     expect(eventFromDoc(docs[0] as AnyDoc).readAt).toBe(7);
   });
 
-  it("writes a relay capture into the outbox due at once, a proxy capture outside it, a capture without forward", () => {
+  it("writes a relay capture's deliveries into the outbox due at once, a proxy capture's outside it, a capture without any", () => {
     const s = nextStamp(undefined, Date.now());
     const endpoint = { id: "ep", accountId: "acct" };
-    const relay = eventToDoc(eventFixture(endpoint, { forward: { target: "https://t.example.test/", scheduled: true } }), s);
-    expect(relay.forward).toStrictEqual({
+    const deliveries = [
+      { destinationId: "d-a", target: "https://a.example.test/" },
+      { destinationId: "d-b", target: "https://b.example.test/" },
+    ];
+    const relay = eventToDoc(eventFixture(endpoint, { forward: { scheduled: true, deliveries } }), s);
+    const pending = (destinationId: string, target: string, nextAttemptAt: number | null) => ({
+      destinationId,
       state: "pending",
-      target: "https://t.example.test/",
-      nextAttemptAt: s.receivedAt,
+      target,
+      nextAttemptAt,
       claimOwner: null,
       claimUntil: null,
       started: 0,
       attempts: [],
     });
-    expect(eventFromDoc(relay).forward).toEqual({ state: "pending", target: "https://t.example.test/", nextAttemptAt: s.receivedAt, attempts: [] });
+    expect(relay.deliveries).toStrictEqual([pending("d-a", "https://a.example.test/", s.receivedAt), pending("d-b", "https://b.example.test/", s.receivedAt)]);
+    expect(relay).toMatchObject({ forwardState: "pending", outboxAt: s.receivedAt });
+    expect(eventFromDoc(relay).deliveries).toEqual(deliveries.map((d) => ({ ...d, state: "pending", nextAttemptAt: s.receivedAt, attempts: [] })));
     expect(summaryDocs.read(relay).forwardState).toBe("pending");
-    const proxy = eventToDoc(eventFixture(endpoint, { forward: { target: "https://t.example.test/", scheduled: false } }), s);
-    expect(proxy.forward).toMatchObject({ state: "pending", nextAttemptAt: null });
+    const proxy = eventToDoc(eventFixture(endpoint, { forward: { scheduled: false, deliveries: deliveries.slice(0, 1) } }), s);
+    expect(proxy.deliveries).toStrictEqual([pending("d-a", "https://a.example.test/", null)]);
+    expect(proxy).toMatchObject({ forwardState: "pending", outboxAt: null });
     expect(new Query(OUTBOX_FILTER).find([relay, proxy]).all()).toEqual([relay]);
     const plain = eventToDoc(eventFixture(endpoint), s);
-    expect(plain).not.toHaveProperty("forward");
-    expect(eventFromDoc(plain).forward).toBeUndefined();
+    expect(plain).not.toHaveProperty("deliveries");
+    expect(plain).not.toHaveProperty("forwardState");
+    expect(eventFromDoc(plain).deliveries).toEqual([]);
     expect(summaryDocs.read(plain).forwardState).toBeUndefined();
   });
 
@@ -206,7 +215,13 @@ describe("MongoDB documents <-> records", () => {
     const sealed = (body: boolean) =>
       eventFixture(
         { id: "ep", accountId: "acct" },
-        { headers: [], path: "", sealedRequest, body: body ? { ...wrapped, ciphertext: seal(key, Buffer.from("{}")) } : undefined, forward: { target, scheduled: true } },
+        {
+          headers: [],
+          path: "",
+          sealedRequest,
+          body: body ? { ...wrapped, ciphertext: seal(key, Buffer.from("{}")) } : undefined,
+          forward: { scheduled: true, deliveries: [{ destinationId: "d-a", target }] },
+        },
       );
     for (const doc of [eventToDoc(sealed(true), s), eventToDoc(sealed(false), s)]) {
       const bytes = Buffer.from(BSON.serialize(doc));
@@ -219,7 +234,7 @@ describe("MongoDB documents <-> records", () => {
       expect(read.sealedRequest?.keyId).toBe("k3");
       expect(Buffer.from(read.sealedRequest!.ciphertext).equals(sealedRequest.ciphertext)).toBe(true);
       expect([...read.sealedRequest!.wrappedKey]).toEqual([6, 6]);
-      expect(read.forward?.target).toBe(target);
+      expect(read.deliveries[0]?.target).toBe(target);
       // A list never carries it.
       const [listed] = new Query({}).find([doc], SUMMARY_PROJECTION).all();
       expect(listed).not.toHaveProperty("request");

@@ -1,5 +1,5 @@
 import { Binary } from "mongodb";
-import { NEVER_FORWARDED, appendedDelivery, deliveryRecordOf, type AlertChannelRecord, type AlertRecord, type ApiKeyRecord, type AuditRecord, type DeliveryProgress, type EndpointRecord, type EventRecord, type EventSummaryRecord, type AttemptRecord, type DeliveryRecord, type HeaderPair, type NewEvent, type ReplayAuditRecord, type Stamp } from "@whc/catalog-core";
+import { NEVER_FORWARDED, appendedDeliveries, claimableAt, deliveryRecordOf, type AlertChannelRecord, type AlertRecord, type ApiKeyRecord, type AuditRecord, type DeliveryProgress, type EndpointRecord, type EventRecord, type EventSummaryRecord, type AttemptRecord, type DeliveryRecord, type HeaderPair, type NewEvent, type ReplayAuditRecord, type Stamp } from "@whc/catalog-core";
 import type { DeliveryState } from "@whc/api-model";
 import { unpackSearchTokens } from "@whc/sealing";
 
@@ -113,6 +113,7 @@ export const endpointDocs = new RecordDocs<EndpointRecord>({
   sequenceCounter: kept(withDefault(0), 0),
   forwardJson: withDefault(""),
   sealedTargetSecret: optionalBinary(),
+  sealedDestinationSecrets: optionalBinary(),
   inboundJson: withDefault(""),
   sealedInbound: optionalBinary(),
   // Moved by countRejections ($inc) only.
@@ -139,8 +140,8 @@ export const summaryDocs = new RecordDocs<EventSummaryRecord>({
   originalSizeBytes: same(),
   bodyStored: same(),
   keyId: optional(),
-  // The state of the `forward` subdocument, which appends and the outbox write.
-  forwardState: kept({ name: "forward", read: (v) => (v as { state?: DeliveryState } | undefined)?.state, write: () => undefined }),
+  // The aggregate of the event's deliveries (design §17), which appends and the outbox write.
+  forwardState: kept({ read: (v) => (v as DeliveryState | null | undefined) ?? undefined, write: () => undefined }),
 });
 
 export const auditDocs = new RecordDocs<ReplayAuditRecord>({
@@ -248,8 +249,22 @@ export function eventToDoc(e: NewEvent, s: Stamp, responseCode = e.responseCode)
     forwardedResponseJson,
     // Only on a capture that had something redacted.
     ...(redactionsJson ? { redactionsJson } : {}),
-    // A relay capture enters the outbox with its insert.
-    ...(forward ? { forward: deliveryToDoc(appendedDelivery(forward, s.receivedAt), []) } : {}),
+    // A relay capture's deliveries enter the outbox with its insert.
+    ...(forward && forward.deliveries.length > 0 ? appendedDeliveryFields(forward, s.receivedAt) : {}),
+  };
+}
+
+/** A new capture's deliveries, their aggregate (pending) and when the first can be claimed. */
+function appendedDeliveryFields(forward: NonNullable<NewEvent["forward"]>, receivedAt: number): AnyDoc | Record<string, unknown> {
+  const appended = appendedDeliveries(forward, receivedAt);
+  const claimable = appended.flatMap((d) => {
+    const at = claimableAt(d.progress);
+    return at === undefined ? [] : [at];
+  });
+  return {
+    deliveries: appended.map((d) => deliveryToDoc(d.destinationId, d.progress, [])),
+    forwardState: "pending",
+    outboxAt: claimable.length > 0 ? Math.min(...claimable) : null,
   };
 }
 
@@ -266,12 +281,12 @@ export function eventFromDoc(d: AnyDoc): EventRecord {
     diagnosticJson: d.diagnosticJson,
     forwardedResponseJson: d.forwardedResponseJson,
     redactionsJson: (d.redactionsJson as string | undefined) ?? "",
-    forward: forwardFromDoc(d),
+    deliveries: deliveriesFromDoc(d),
     schemaDrift: Array.isArray(d.schemaDrift) ? (d.schemaDrift as EventRecord["schemaDrift"]) : undefined,
   };
 }
 
-/** One forward attempt as kept in the event's `forward.attempts`. */
+/** One attempt as kept in its delivery's `attempts`. */
 export function attemptToDoc(a: AttemptRecord): Record<string, unknown> {
   return {
     n: a.n,
@@ -284,6 +299,8 @@ export function attemptToDoc(a: AttemptRecord): Record<string, unknown> {
     ...(a.body ? { body: { ciphertext: bytes(a.body.ciphertext), wrappedKey: bytes(a.body.wrappedKey), keyId: a.body.keyId } } : {}),
     bodyTruncated: a.bodyTruncated,
     error: a.error,
+    requestSha256: a.requestSha256,
+    message: a.message,
   };
 }
 
@@ -299,17 +316,21 @@ export function attemptFromDoc(d: AnyDoc | Record<string, any>): AttemptRecord {
     body: d.body ? { ciphertext: plain(d.body.ciphertext)!, wrappedKey: plain(d.body.wrappedKey)!, keyId: d.body.keyId } : undefined,
     bodyTruncated: d.bodyTruncated,
     error: d.error,
+    // Absent on attempts recorded before they were kept.
+    requestSha256: d.requestSha256 ?? "",
+    message: d.message ?? "",
   };
 }
 
 /**
- * The `forward` subdocument of a delivery: {state, target, nextAttemptAt, claimOwner,
- * claimUntil, started, attempts}. Unlike the event's own fields, the unset ones are null, not
- * absent: the outbox's pipeline updates clear them with a $cond, which can set null but
- * cannot portably remove a field (mingo keeps a field a $cond answers $$REMOVE for).
+ * One delivery in the event's `deliveries`: {destinationId, state, target, nextAttemptAt,
+ * claimOwner, claimUntil, started, attempts}. Unlike the event's own fields, the unset ones are
+ * null, not absent: the outbox's pipeline updates clear them with a $cond, which can set null
+ * but cannot portably remove a field (mingo keeps a field a $cond answers $$REMOVE for).
  */
-export function deliveryToDoc(p: DeliveryProgress, attempts: Record<string, unknown>[]): Record<string, unknown> {
+export function deliveryToDoc(destinationId: string, p: DeliveryProgress, attempts: Record<string, unknown>[]): Record<string, unknown> {
   return {
+    destinationId,
     state: p.state,
     target: p.target,
     nextAttemptAt: p.nextAttemptAt ?? null,
@@ -320,9 +341,8 @@ export function deliveryToDoc(p: DeliveryProgress, attempts: Record<string, unkn
   };
 }
 
-/** An event's delivery from its document: never forwarded without a `forward` subdocument; null is unset. */
-export function deliveryFromDoc(d: AnyDoc | Record<string, any>): DeliveryProgress {
-  const f = d.forward as Record<string, any> | undefined | null;
+/** A delivery of the document's `deliveries`; null is unset. */
+export function deliveryFromDoc(f: Record<string, any> | undefined | null): DeliveryProgress {
   if (!f) return NEVER_FORWARDED;
   return {
     state: f.state ?? undefined,
@@ -334,8 +354,17 @@ export function deliveryFromDoc(d: AnyDoc | Record<string, any>): DeliveryProgre
   };
 }
 
-export function forwardFromDoc(d: AnyDoc | Record<string, any>): DeliveryRecord | undefined {
-  const attempts = (d.forward?.attempts ?? []) as Record<string, any>[];
-  // Appended as recorded; a worker's late record can follow a later direct attempt.
-  return deliveryRecordOf(deliveryFromDoc(d), attempts.map(attemptFromDoc).sort((a, b) => a.n - b.n));
+/** The delivery to one destination of an event's document, as stored (NEVER_FORWARDED when it has none). */
+export function deliveryOfDoc(d: AnyDoc | Record<string, any>, destinationId: string): DeliveryProgress {
+  return deliveryFromDoc(((d.deliveries ?? []) as Record<string, any>[]).find((x) => x.destinationId === destinationId));
+}
+
+/** An event's deliveries from its document, in their order; [] when never forwarded. */
+export function deliveriesFromDoc(d: AnyDoc | Record<string, any>): DeliveryRecord[] {
+  return ((d.deliveries ?? []) as Record<string, any>[]).flatMap((x) => {
+    // Appended as recorded; a worker's late record can follow a later direct attempt.
+    const attempts = ((x.attempts ?? []) as Record<string, any>[]).map(attemptFromDoc).sort((a, b) => a.n - b.n);
+    const record = deliveryRecordOf(x.destinationId as string, deliveryFromDoc(x), attempts);
+    return record ? [record] : [];
+  });
 }

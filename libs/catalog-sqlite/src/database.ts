@@ -1,7 +1,7 @@
 import Database from "better-sqlite3";
 import path from "node:path";
 import { ensurePrivateDir, ensurePrivateFile } from "@whc/config";
-import { addMissingColumns, addedIndexesSql, schemaSql, SCHEMA_VERSION } from "./schema.js";
+import { addMissingColumns, addedIndexesSql, moveLegacyDeliveries, schemaSql, DELIVERIES_VERSION, SCHEMA_VERSION } from "./schema.js";
 import { BUSY_TIMEOUT_MS, createWriteLockWait } from "./write-lock.js";
 
 /** Page size of a new catalog file (docs/performance.md, "Embedded catalog page size"). */
@@ -44,9 +44,13 @@ export function openCatalogDatabase(file: string): Database.Database {
 
 /** Creates what is missing of the schema, in one transaction. */
 function migrate(db: Database.Database): void {
+  db.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+  // A new file has no version yet: nothing to move.
+  const version = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get() as string | undefined;
   db.exec(schemaSql);
   addMissingColumns(db);
   db.exec(addedIndexesSql);
+  if (version !== undefined && Number(version) < DELIVERIES_VERSION) moveLegacyDeliveries(db);
   // The search index is merged a bounded slice per append (see event-append.ts), not by
   // FTS5's automerge, whose work comes in lumps of 64 pages per level: 40-60 ms commits
   // under load.

@@ -22,8 +22,8 @@ export type EndpointMethods = Pick<
 >;
 
 /**
- * Endpoints; deleting one deletes its events (rows, bodies, search postings and forward
- * attempts) with it. An
+ * Endpoints; deleting one deletes its events (rows, bodies, search postings, deliveries and
+ * their attempts) with it. An
  * update writes the patched record (applyEndpointPatch) in an IMMEDIATE transaction: no append
  * can move the sequence counter between its read and its write.
  */
@@ -42,7 +42,8 @@ export function createEndpoints(db: Database.Database, writeAudit: WriteAudit): 
     delete: db.prepare("DELETE FROM endpoints WHERE id = ? AND account_id = ?"),
     deleteSearch: db.prepare("DELETE FROM event_search WHERE rowid IN (SELECT seq FROM events WHERE endpoint_id = ?)"),
     deleteBodies: db.prepare("DELETE FROM event_bodies WHERE seq IN (SELECT seq FROM events WHERE endpoint_id = ?)"),
-    deleteAttempts: db.prepare("DELETE FROM forward_attempts WHERE seq IN (SELECT seq FROM events WHERE endpoint_id = ?)"),
+    deleteAttempts: db.prepare("DELETE FROM delivery_attempts WHERE seq IN (SELECT seq FROM events WHERE endpoint_id = ?)"),
+    deleteDeliveries: db.prepare("DELETE FROM deliveries WHERE seq IN (SELECT seq FROM events WHERE endpoint_id = ?)"),
     deleteEvents: db.prepare("DELETE FROM events WHERE endpoint_id = ?"),
     deleteSchemas: db.prepare("DELETE FROM event_schemas WHERE endpoint_id = ?"),
     addRejections: db.prepare("UPDATE endpoints SET rejected_count = rejected_count + ? WHERE id = ?"),
@@ -56,6 +57,7 @@ export function createEndpoints(db: Database.Database, writeAudit: WriteAudit): 
     stmt.deleteSearch.run(endpointId);
     stmt.deleteBodies.run(endpointId);
     stmt.deleteAttempts.run(endpointId);
+    stmt.deleteDeliveries.run(endpointId);
     stmt.deleteEvents.run(endpointId);
     stmt.deleteSchemas.run(endpointId);
     stmt.delete.run(endpointId, accountId);

@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
 import {
-  appendedDelivery,
+  appendedDeliveries,
   nextStamp,
   sequenceStatus,
   type AppendResult,
@@ -10,7 +10,7 @@ import {
   type NewEvent,
   type Stamp,
 } from "@whc/catalog-core";
-import { bodyRows, deliveryUpdate, summaryRows } from "./rows.js";
+import { DELIVERY_UPSERT_SQL, bodyRows, deliveryRow, deliveryRows, summaryRows } from "./rows.js";
 import { searchDocument } from "./search-terms.js";
 import { TOKEN_BYTES } from "@whc/sealing";
 import { createWriteLockWait } from "./write-lock.js";
@@ -51,7 +51,8 @@ function summaryOf(e: NewEvent, s: Stamp, responseCode: number): EventSummaryRec
     bodyStored: Boolean(e.body),
     // The data key of the body and the sealed request (one per event, ADR 0009).
     keyId: (e.body ?? e.sealedRequest)?.keyId,
-    forwardState: undefined,
+    // Every delivery starts pending: so does their aggregate.
+    forwardState: e.forward?.deliveries.length ? "pending" : undefined,
   };
 }
 
@@ -95,7 +96,7 @@ export function createEventAppend(db: Database.Database): Pick<CatalogStore, "ap
     bumpEndpoint: db.prepare(
       "UPDATE endpoints SET event_count = event_count + ?, last_event_at = max(coalesce(last_event_at, 0), ?), last_stamp_id = ? WHERE key = ?",
     ),
-    setDelivery: db.prepare(deliveryUpdate.sql),
+    insertDelivery: db.prepare(DELIVERY_UPSERT_SQL),
     takeSequence: db.prepare("UPDATE endpoints SET sequence_counter = sequence_counter + 1 WHERE key = ? RETURNING sequence_counter - 1 AS n"),
   };
 
@@ -144,8 +145,10 @@ export function createEventAppend(db: Database.Database): Pick<CatalogStore, "ap
           redactionsJson: e.redactionsJson ?? "",
         }),
       );
-      // A relay or proxy capture starts its delivery here; a relay one enters the outbox.
-      if (e.forward) stmt.setDelivery.run(...deliveryUpdate.values(appendedDelivery(e.forward, s.receivedAt)), seq);
+      // A relay or proxy capture starts its deliveries here; a relay one's enter the outbox.
+      if (e.forward) {
+        for (const d of appendedDeliveries(e.forward, s.receivedAt)) stmt.insertDelivery.run(deliveryRows.values(deliveryRow(seq, d.destinationId, d.progress)));
+      }
       if (e.body !== undefined && e.searchTokens.length > 0) {
         stmt.insertSearch.run(seq, searchDocument(endpoint.key, e.searchTokens));
         postings += e.searchTokens.length / TOKEN_BYTES + 1;

@@ -51,6 +51,10 @@ function filtersOf(q: EventQuery): Filter {
     params.push(q.forwardState);
   }
   if (q.schemaDrift !== undefined) parts.push(q.schemaDrift ? "e.schema_drift IS NOT NULL" : "e.schema_drift IS NULL");
+  if (q.destinationId !== undefined) {
+    parts.push("EXISTS (SELECT 1 FROM deliveries d WHERE d.seq = e.seq AND d.destination_id = ?)");
+    params.push(q.destinationId);
+  }
   return { sql: parts.map((p) => ` AND ${p}`).join(""), params };
 }
 

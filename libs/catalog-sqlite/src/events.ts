@@ -1,34 +1,36 @@
 import type Database from "better-sqlite3";
-import { deliveryRecordOf, type AuditRecord, type CatalogStore } from "@whc/catalog-core";
+import type { AuditRecord, CatalogStore } from "@whc/catalog-core";
 import type { WriteAudit } from "./audit.js";
 import { isStoreUnavailable } from "./errors.js";
-import type { ReadAttempts } from "./forwarding.js";
-import { bodyRows, deliveryRows, eventFromRow, summaryRows, type Row } from "./rows.js";
+import type { ReadDeliveries } from "./forwarding.js";
+import { bodyRows, eventFromRow, summaryRows, type Row } from "./rows.js";
 
 export type EventMethods = Pick<CatalogStore, "getEvent" | "deleteEvent">;
 
-/** Removes one event's rows: its search postings, its body, its forward attempts and its summary. */
+/** Removes one event's rows: its search postings, its body, its deliveries and their attempts, and its summary. */
 export type RemoveEvent = (seq: number) => void;
 
 export function createEventRemoval(db: Database.Database): RemoveEvent {
   const stmt = {
     deleteSearch: db.prepare("DELETE FROM event_search WHERE rowid = ?"),
     deleteBody: db.prepare("DELETE FROM event_bodies WHERE seq = ?"),
-    deleteAttempts: db.prepare("DELETE FROM forward_attempts WHERE seq = ?"),
+    deleteAttempts: db.prepare("DELETE FROM delivery_attempts WHERE seq = ?"),
+    deleteDeliveries: db.prepare("DELETE FROM deliveries WHERE seq = ?"),
     deleteEvent: db.prepare("DELETE FROM events WHERE seq = ?"),
   };
   return function removeEvent(seq) {
     stmt.deleteSearch.run(seq);
     stmt.deleteBody.run(seq);
     stmt.deleteAttempts.run(seq);
+    stmt.deleteDeliveries.run(seq);
     stmt.deleteEvent.run(seq);
   };
 }
 
 /** One event at a time: read it whole (marking it read), delete it. */
-export function createEvents(db: Database.Database, removeEvent: RemoveEvent, readAttempts: ReadAttempts, writeAudit: WriteAudit): EventMethods {
+export function createEvents(db: Database.Database, removeEvent: RemoveEvent, readDeliveries: ReadDeliveries, writeAudit: WriteAudit): EventMethods {
   const stmt = {
-    whole: db.prepare(`SELECT e.seq, ${summaryRows.columns("e")}, ${deliveryRows.columns("e")}, ${bodyRows.columns("b")}, e.schema_drift
+    whole: db.prepare(`SELECT e.seq, ${summaryRows.columns("e")}, ${bodyRows.columns("b")}, e.schema_drift
       FROM events e JOIN event_bodies b ON b.seq = e.seq WHERE e.id = ? AND e.endpoint_id = ? AND e.account_id = ?`),
     // Scoped like the read itself: a foreign account's request for the id must change nothing.
     markRead: db.prepare("UPDATE events SET read_at = ? WHERE id = ? AND endpoint_id = ? AND account_id = ? AND read_at IS NULL"),
@@ -41,10 +43,8 @@ export function createEvents(db: Database.Database, removeEvent: RemoveEvent, re
     const row = stmt.whole.get(eventId, endpointId, accountId) as Row | undefined;
     if (!row) return undefined;
     writeAudit(audit);
-    const delivery = deliveryRows.read(row);
-    // Read in the same transaction: the attempts agree with the delivery's state.
-    const forward = delivery.state === undefined ? undefined : deliveryRecordOf(delivery, readAttempts(row.seq as number));
-    return { ...eventFromRow(row), forward };
+    // Read in the same transaction: the attempts agree with the deliveries' states.
+    return { ...eventFromRow(row), deliveries: readDeliveries(row.seq as number) };
   });
 
   const deleteTx = db.transaction((accountId: string, endpointId: string, eventId: string, audit: AuditRecord | undefined) => {

@@ -7,20 +7,24 @@ import { tempDir } from "@whc/testing";
 import { CLAIM_SQL } from "./forwarding.js";
 import { openSqliteStore } from "./sqlite-store.js";
 import { openSqliteStoreInWorker } from "./worker-store.js";
-import type { EventRef } from "@whc/ports";
+import type { DeliveryRef } from "@whc/ports";
 
 /** Far after every capture here: everything scheduled is due. */
 const LATER = 4_000_000_000_000;
+/** Two destinations: every capture here goes to both (design §17). */
+const DESTINATIONS = ["0190a000-0000-7000-8000-00000000000a", "0190a000-0000-7000-8000-00000000000b"];
 
-/** An endpoint with `count` relay captures, spaced 10 ms apart. */
-async function relayCaptures(store: CatalogStore, count: number, clock: { now: number }): Promise<EventRef[]> {
+/** An endpoint with `count` relay captures, spaced 10 ms apart, each to both destinations. */
+async function relayCaptures(store: CatalogStore, count: number, clock: { now: number }): Promise<DeliveryRef[]> {
   const name = `acct-${Math.random().toString(36).slice(2)}`;
   const { key } = await store.ensureApiKey(name, keyHash(name), "whc_test", 1);
   const endpoint = await store.createEndpoint(endpointFixture(key.accountId, { operatingMode: "relay" }));
-  const events = Array.from({ length: count }, () => eventFixture(endpoint, { forward: { target: "https://app.example.test/", scheduled: true } }));
+  const deliveries = DESTINATIONS.map((destinationId) => ({ destinationId, target: "https://app.example.test/" }));
+  const events = Array.from({ length: count }, () => eventFixture(endpoint, { forward: { scheduled: true, deliveries } }));
   const stamps = await store.appendEvents(events, () => (clock.now += 10));
-  return stamps.map((s) => ({ accountId: key.accountId, endpointId: endpoint.id, eventId: s!.id }));
+  return stamps.flatMap((s) => DESTINATIONS.map((destinationId) => ({ accountId: key.accountId, endpointId: endpoint.id, eventId: s!.id, destinationId })));
 }
+const keyOf = (r: DeliveryRef) => `${r.eventId}/${r.destinationId}`;
 
 describe("embedded SQLite forwarding", () => {
   let where: ReturnType<typeof tempDir>;
@@ -52,7 +56,7 @@ describe("embedded SQLite forwarding", () => {
         const claims = await store.claimDeliveries(owner, now, 1, 3);
         if (claims.length === 0 && (await store.outboxStats()).pending === 0) return;
         for (const c of claims) {
-          taken.push(`${c.eventId}#${c.attempt}`);
+          taken.push(`${keyOf(c)}#${c.attempt}`);
           // Read the event first, as a sender does: meanwhile the other store may take over.
           await store.getEvent(c.accountId, c.endpointId, c.eventId);
           const state = c.attempt >= 3 ? "delivered" : "pending";
@@ -65,8 +69,9 @@ describe("embedded SQLite forwarding", () => {
     expect(new Set(taken).size).toBe(taken.length);
     expect(await setup.outboxStats()).toEqual({ pending: 0, oldestDueAt: undefined });
     for (const ref of refs) {
-      const forward = (await setup.getEvent(ref.accountId, ref.endpointId, ref.eventId))?.forward;
-      const numbers = taken.filter((t) => t.startsWith(`${ref.eventId}#`)).map((t) => Number(t.split("#")[1]));
+      const event = await setup.getEvent(ref.accountId, ref.endpointId, ref.eventId);
+      const forward = event?.deliveries.find((d) => d.destinationId === ref.destinationId);
+      const numbers = taken.filter((t) => t.startsWith(`${keyOf(ref)}#`)).map((t) => Number(t.split("#")[1]));
       expect(forward?.state).toBe("delivered");
       // Only claims gave numbers out: 1..k, each taken once and recorded once.
       expect(numbers.sort((a, b) => a - b)).toEqual(Array.from({ length: numbers.length }, (_, i) => i + 1));
@@ -74,7 +79,7 @@ describe("embedded SQLite forwarding", () => {
     }
   }, 120_000);
 
-  it("deletes attempts with their event, their endpoint and the retention purge", async () => {
+  it("deletes deliveries and attempts with their event, their endpoint and the retention purge", async () => {
     const store = openSqliteStore({ file });
     closing.push(store);
     const clock = { now: Date.now() };
@@ -85,14 +90,15 @@ describe("embedded SQLite forwarding", () => {
     }
     const reader = new Database(file, { readonly: true });
     try {
-      const rows = () => (reader.prepare("SELECT count(*) AS n FROM forward_attempts").get() as { n: number }).n;
-      expect(rows()).toBe(8);
+      const count = (table: string) => (reader.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+      const rows = () => [count("delivery_attempts"), count("deliveries")];
+      expect(rows()).toEqual([16, 8]);
       await store.deleteEvent(a[0]!.accountId, a[0]!.endpointId, a[0]!.eventId);
-      expect(rows()).toBe(6);
+      expect(rows()).toEqual([12, 6]);
       await store.deleteEndpoint(b[0]!.accountId, b[0]!.endpointId);
-      expect(rows()).toBe(4);
+      expect(rows()).toEqual([8, 4]);
       await store.purgeEvents(LATER, Date.now());
-      expect(rows()).toBe(0);
+      expect(rows()).toEqual([0, 0]);
     } finally {
       reader.close();
     }
@@ -103,8 +109,8 @@ describe("embedded SQLite forwarding", () => {
     closing.push(store);
     const db = new Database(file, { readonly: true });
     try {
-      const plan = (db.prepare(`EXPLAIN QUERY PLAN ${CLAIM_SQL}`).all("w", 2, 1, 1, 10) as { detail: string }[]).map((r) => r.detail);
-      expect(plan.join("\n")).toContain("USING INDEX events_outbox");
+      const plan = (db.prepare(`EXPLAIN QUERY PLAN ${CLAIM_SQL}`).all("w", 2, 2, 1, 10) as { detail: string }[]).map((r) => r.detail);
+      expect(plan.join("\n")).toMatch(/USING (COVERING )?INDEX deliveries_outbox/);
     } finally {
       db.close();
     }

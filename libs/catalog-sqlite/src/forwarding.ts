@@ -1,94 +1,146 @@
 import type Database from "better-sqlite3";
-import { begunDelivery, deliveryRecordOf, recordedDelivery, type AuditRecord, type CatalogStore, type DeliveryClaim, type AttemptRecord, type DeliveryRecord } from "@whc/catalog-core";
-import { attemptFromRow, attemptRows, attemptToRow, deliveryRows, deliveryUpdate, type Row } from "./rows.js";
-import type { AttemptTransition, EventRef } from "@whc/ports";
+import {
+  NEVER_FORWARDED,
+  aggregateOf,
+  begunDelivery,
+  deliveryRecordOf,
+  recordedDelivery,
+  type AuditRecord,
+  type CatalogStore,
+  type DeliveryClaim,
+  type AttemptRecord,
+  type DeliveryProgress,
+  type DeliveryRecord,
+  type RecordedAttempt,
+} from "@whc/catalog-core";
+import type { DeliveryState } from "@whc/api-model";
+import { DELIVERY_UPSERT_SQL, attemptFromRow, attemptRows, attemptToRow, deliveryRow, deliveryRows, type Row } from "./rows.js";
+import type { AttemptTransition, DeliveryRef, EventRef } from "@whc/ports";
 import type { WriteAudit } from "./audit.js";
 
 export type ForwardMethods = Pick<CatalogStore, "claimDeliveries" | "beginForwardAttempt" | "recordForwardAttempt" | "nextDueAt" | "outboxStats" | "recordProxyAnswer">;
 
-/** An event's attempts, oldest first. */
-export type ReadAttempts = (seq: number) => AttemptRecord[];
+/** An event's deliveries with their attempts, in the order they were made. */
+export type ReadDeliveries = (seq: number) => DeliveryRecord[];
 
-export function createAttemptReader(db: Database.Database): ReadAttempts {
-  const attempts = db.prepare(`SELECT ${attemptRows.columns("a")} FROM forward_attempts a WHERE a.seq = ? ORDER BY a.n`);
-  return (seq) => (attempts.all(seq) as Row[]).map(attemptFromRow);
+export function createDeliveryReader(db: Database.Database): ReadDeliveries {
+  const deliveries = db.prepare(`SELECT ${deliveryRows.columns("d")} FROM deliveries d WHERE d.seq = ? ORDER BY d.id`);
+  const attempts = db.prepare(`SELECT ${attemptRows.columns("a")} FROM delivery_attempts a WHERE a.seq = ? ORDER BY a.destination_id, a.n`);
+  return (seq) => {
+    const rows = deliveries.all(seq) as Row[];
+    if (rows.length === 0) return [];
+    const byDestination = new Map<string, AttemptRecord[]>();
+    for (const row of attempts.all(seq) as Row[]) {
+      const list = byDestination.get(row.destination_id as string) ?? [];
+      list.push(attemptFromRow(row));
+      byDestination.set(row.destination_id as string, list);
+    }
+    return rows.flatMap((row) => {
+      const d = deliveryRows.read(row);
+      const record = deliveryRecordOf(d.destinationId, d, byDestination.get(d.destinationId) ?? []);
+      return record ? [record] : [];
+    });
+  };
 }
 
 /**
- * Claims: parameters owner, claim end, now, now, limit. The subquery walks the partial index
- * events_outbox (forward_next_at, then seq): only pending deliveries are in it.
+ * Claims: parameters owner, claim end, claim end, now, limit. The subquery walks the partial
+ * index deliveries_outbox (claimable_at, then seq): only deliveries in the outbox are in it,
+ * and claimable_at says when each can be claimed; the claim moves it to the claim's end.
  */
-export const CLAIM_SQL = `UPDATE events
-  SET forward_started = forward_started + 1, forward_claim_owner = ?, forward_claim_until = ?
-  WHERE seq IN (
-    SELECT seq FROM events
-    WHERE forward_state = 'pending' AND forward_next_at <= ? AND (forward_claim_until IS NULL OR forward_claim_until <= ?)
-    ORDER BY forward_next_at, seq LIMIT ?)
-  RETURNING id, endpoint_id, account_id, forward_started, forward_next_at, seq`;
+export const CLAIM_SQL = `UPDATE deliveries
+  SET started = started + 1, claim_owner = ?, claim_until = ?, claimable_at = max(next_at, ?)
+  WHERE id IN (
+    SELECT id FROM deliveries WHERE claimable_at IS NOT NULL AND claimable_at <= ?
+    ORDER BY claimable_at, seq LIMIT ?)
+  RETURNING seq, destination_id, started, next_at, id`;
 
 interface ClaimedRow {
-  id: string;
-  endpoint_id: string;
-  account_id: string;
-  forward_started: number;
-  forward_next_at: number;
   seq: number;
+  destination_id: string;
+  started: number;
+  next_at: number;
+  id: number;
 }
 
 /**
- * The relay outbox and the forward attempts. A claim is one UPDATE ... RETURNING in an
- * IMMEDIATE transaction: it holds the file's write lock from its first read, so two stores
- * (threads or processes) on one file never take the same delivery, and each claim moves the
- * attempt counter it answers. Begin and record read the delivery and write what
- * catalog-core's reference functions make of it, in IMMEDIATE transactions too.
+ * The relay outbox and the attempts, one delivery per event and destination (design §17). A
+ * claim is one UPDATE ... RETURNING in an IMMEDIATE transaction: it holds the file's write lock
+ * from its first read, so two stores (threads or processes) on one file never take the same
+ * delivery, and each claim moves the attempt counter it answers. Begin and record read the
+ * delivery and write what catalog-core's reference functions make of it, then the event's
+ * aggregate state, in IMMEDIATE transactions too.
  */
-export function createForwarding(db: Database.Database, readAttempts: ReadAttempts, writeAudit: WriteAudit): ForwardMethods {
+export function createForwarding(db: Database.Database, readDeliveries: ReadDeliveries, writeAudit: WriteAudit): ForwardMethods {
   const stmt = {
     claim: db.prepare(CLAIM_SQL),
-    delivery: db.prepare(`SELECT e.seq, ${deliveryRows.columns("e")} FROM events e WHERE e.id = ? AND e.endpoint_id = ? AND e.account_id = ?`),
-    update: db.prepare(deliveryUpdate.sql),
+    eventOfSeq: db.prepare("SELECT id, endpoint_id, account_id FROM events WHERE seq = ?"),
+    seqOf: db.prepare("SELECT seq FROM events WHERE id = ? AND endpoint_id = ? AND account_id = ?"),
+    delivery: db.prepare(`SELECT ${deliveryRows.columns("d")} FROM deliveries d WHERE d.seq = ? AND d.destination_id = ?`),
+    states: db.prepare("SELECT state FROM deliveries WHERE seq = ?").pluck(),
+    upsert: db.prepare(DELIVERY_UPSERT_SQL),
+    aggregate: db.prepare("UPDATE events SET forward_state = ? WHERE seq = ?"),
     // A repeated record of the same attempt keeps the first and changes nothing.
-    insertAttempt: db.prepare(`${attemptRows.insertSql()} ON CONFLICT (seq, n) DO NOTHING`),
+    insertAttempt: db.prepare(`${attemptRows.insertSql()} ON CONFLICT (seq, destination_id, n) DO NOTHING`),
+    attempts: db.prepare(`SELECT ${attemptRows.columns("a")} FROM delivery_attempts a WHERE a.seq = ? AND a.destination_id = ? ORDER BY a.n`),
     proxyCode: db.prepare("UPDATE events SET response_code = ? WHERE id = ? AND endpoint_id = ? AND account_id = ? RETURNING seq"),
     // A diagnostic that is not JSON (none was stored) stays as it is.
     proxyFailed: db.prepare(
       "UPDATE event_bodies SET diagnostic = json_set(diagnostic, '$.responseSource', 'forward_failed') WHERE seq = ? AND json_valid(diagnostic)",
     ),
-    // The partial index events_outbox answers this with one seek.
-    nextDue: db.prepare("SELECT min(forward_next_at) AS next FROM events WHERE forward_state = 'pending' AND forward_next_at > ?").pluck(),
-    stats: db.prepare(
-      "SELECT count(*) AS pending, min(forward_next_at) AS oldest FROM events WHERE forward_state = 'pending' AND forward_next_at IS NOT NULL",
-    ),
+    // The partial index deliveries_outbox answers this with one seek.
+    nextDue: db.prepare("SELECT min(claimable_at) AS next FROM deliveries WHERE claimable_at IS NOT NULL AND claimable_at > ?").pluck(),
+    stats: db.prepare("SELECT count(*) AS pending, min(next_at) AS oldest FROM deliveries WHERE state = 'pending' AND next_at IS NOT NULL"),
   };
 
-  const deliveryOf = (ref: EventRef) => stmt.delivery.get(ref.eventId, ref.endpointId, ref.accountId) as Row | undefined;
+  const seqOf = (ref: EventRef) => (stmt.seqOf.get(ref.eventId, ref.endpointId, ref.accountId) as { seq: number } | undefined)?.seq;
+  const progressOf = (seq: number, destinationId: string): DeliveryProgress => {
+    const row = stmt.delivery.get(seq, destinationId) as Row | undefined;
+    return row ? deliveryRows.read(row) : NEVER_FORWARDED;
+  };
+  const write = (seq: number, destinationId: string, p: DeliveryProgress) => stmt.upsert.run(deliveryRows.values(deliveryRow(seq, destinationId, p)));
+  /** The event's aggregate state after one of its deliveries moved. */
+  const reaggregate = (seq: number): DeliveryState | undefined => {
+    const state = aggregateOf((stmt.states.all(seq) as DeliveryState[]).map((s) => ({ state: s })));
+    stmt.aggregate.run(state ?? null, seq);
+    return state;
+  };
+  const attemptsOf = (seq: number, destinationId: string) => (stmt.attempts.all(seq, destinationId) as Row[]).map(attemptFromRow);
 
   const claimTx = db.transaction((owner: string, now: number, claimMs: number, limit: number): DeliveryClaim[] => {
-    const rows = stmt.claim.all(owner, now + claimMs, now, now, limit) as ClaimedRow[];
+    const rows = stmt.claim.all(owner, now + claimMs, now + claimMs, now, limit) as ClaimedRow[];
     // RETURNING gives rows in no promised order: oldest due first, as the port says.
-    rows.sort((a, b) => a.forward_next_at - b.forward_next_at || a.seq - b.seq);
-    return rows.map((r) => ({ accountId: r.account_id, endpointId: r.endpoint_id, eventId: r.id, attempt: r.forward_started }));
+    rows.sort((a, b) => a.next_at - b.next_at || a.seq - b.seq || a.id - b.id);
+    return rows.map((r) => {
+      const e = stmt.eventOfSeq.get(r.seq) as { id: string; endpoint_id: string; account_id: string };
+      return { accountId: e.account_id, endpointId: e.endpoint_id, eventId: e.id, destinationId: r.destination_id, attempt: r.started };
+    });
   });
 
-  const beginTx = db.transaction((ref: EventRef, target: string): number | undefined => {
-    const row = deliveryOf(ref);
-    if (!row) return undefined;
-    const next = begunDelivery(deliveryRows.read(row), target);
-    stmt.update.run(...deliveryUpdate.values(next), row.seq);
+  const beginTx = db.transaction((ref: DeliveryRef, target: string): number | undefined => {
+    const seq = seqOf(ref);
+    if (seq === undefined) return undefined;
+    const next = begunDelivery(progressOf(seq, ref.destinationId), target);
+    write(seq, ref.destinationId, next);
+    reaggregate(seq);
     return next.started;
   });
 
-  const recordTx = db.transaction((ref: EventRef, attempt: AttemptRecord, transition: AttemptTransition, audit: AuditRecord | undefined): DeliveryRecord | undefined => {
-    const row = deliveryOf(ref);
-    if (!row) return undefined;
-    const seq = row.seq as number;
-    const current = deliveryRows.read(row);
-    const { changes } = stmt.insertAttempt.run(attemptRows.values(attemptToRow(seq, attempt)));
-    if (changes === 0) return deliveryRecordOf(current, readAttempts(seq));
-    writeAudit(audit);
-    const next = recordedDelivery(current, attempt, transition);
-    stmt.update.run(...deliveryUpdate.values(next), seq);
-    return deliveryRecordOf(next, readAttempts(seq));
+  const recordTx = db.transaction((ref: DeliveryRef, attempt: AttemptRecord, transition: AttemptTransition, audit: AuditRecord | undefined): RecordedAttempt | undefined => {
+    const seq = seqOf(ref);
+    if (seq === undefined) return undefined;
+    const current = progressOf(seq, ref.destinationId);
+    const { changes } = stmt.insertAttempt.run(attemptRows.values(attemptToRow(seq, ref.destinationId, attempt)));
+    let after = current;
+    if (changes > 0) {
+      writeAudit(audit);
+      after = recordedDelivery(current, attempt, transition);
+      write(seq, ref.destinationId, after);
+    }
+    const forwardState = reaggregate(seq);
+    const delivery = deliveryRecordOf(ref.destinationId, after, attemptsOf(seq, ref.destinationId));
+    // Recorded or kept, the delivery exists now, and so does the aggregate.
+    return delivery && forwardState ? { delivery, forwardState } : undefined;
   });
 
   const proxyAnswerTx = db.transaction((ref: EventRef, responseCode: number, forwardFailed: boolean): boolean => {

@@ -1,4 +1,4 @@
-import type { AlertChannelRecord, AlertDeliveryNote, AlertRecord, ApiKeyRecord, AuditRecord, DeliveryProgress, EndpointRecord, EventRecord, EventSummaryRecord, AttemptRecord, HeaderPair, ReplayAuditRecord } from "@whc/catalog-core";
+import { claimableAt, type AlertChannelRecord, type AlertDeliveryNote, type AlertRecord, type ApiKeyRecord, type AuditRecord, type DeliveryProgress, type EndpointRecord, type EventRecord, type EventSummaryRecord, type AttemptRecord, type HeaderPair, type ReplayAuditRecord } from "@whc/catalog-core";
 import type { AlertChannelType, AlertState, DeliveryState, AttemptTrigger } from "@whc/api-model";
 
 /**
@@ -180,6 +180,7 @@ export const endpointRows = new RecordRows<EndpointRecord>("endpoints", {
   sequenceCounter: kept(integer("sequence_counter"), 0),
   forwardJson: text("forward_json"),
   sealedTargetSecret: optionalBlob("sealed_target_secret"),
+  sealedDestinationSecrets: optionalBlob("sealed_destination_secrets"),
   inboundJson: text("inbound_json"),
   sealedInbound: optionalBlob("sealed_inbound"),
   // Moved by CountRejections only.
@@ -206,26 +207,44 @@ export const summaryRows = new RecordRows<EventSummaryRecord>("events", {
   originalSizeBytes: integer("original_size_bytes"),
   bodyStored: flag("body_stored"),
   keyId: optionalText("key_id"),
-  // Written with the rest of the delivery (deliveryRows), never by the summary's insert.
-  forwardState: kept(optionalWord<DeliveryState>("forward_state")),
+  // The aggregate of the event's deliveries (design §17), moved with each of them.
+  forwardState: optionalWord<DeliveryState>("forward_state"),
 });
 
-/** An event's delivery, in `events` beside its summary: the outbox is these columns. */
-export const deliveryRows = new RecordRows<DeliveryProgress>("events", {
-  state: optionalWord<DeliveryState>("forward_state"),
-  target: { name: "forward_target", read: (v) => (v as string | null) ?? "", write: (v) => v },
-  nextAttemptAt: optionalInteger("forward_next_at"),
-  claimOwner: optionalText("forward_claim_owner"),
-  claimUntil: optionalInteger("forward_claim_until"),
-  started: integer("forward_started"),
+/** One of an event's deliveries, in `deliveries` under the event's commit sequence. */
+export interface DeliveryRow extends DeliveryProgress {
+  seq: number;
+  destinationId: string;
+  /** claimableAt(progress): what the outbox is ordered and found by; undefined outside it. */
+  claimableAt: number | undefined;
+}
+
+export const deliveryRows = new RecordRows<DeliveryRow>("deliveries", {
+  seq: integer("seq"),
+  destinationId: text("destination_id"),
+  state: optionalWord<DeliveryState>("state"),
+  target: text("target"),
+  nextAttemptAt: optionalInteger("next_at"),
+  claimOwner: optionalText("claim_owner"),
+  claimUntil: optionalInteger("claim_until"),
+  claimableAt: optionalInteger("claimable_at"),
+  started: integer("started"),
 });
 
-/** Every delivery column, as an update of the event whose seq is the last parameter. */
-export const deliveryUpdate = deliveryRows.update(["state", "target", "nextAttemptAt", "claimOwner", "claimUntil", "started"], "seq = ?");
+/** Writes a delivery: inserted, or replacing the one of its event and destination. */
+export const DELIVERY_UPSERT_SQL = `${deliveryRows.insertSql()}
+  ON CONFLICT (seq, destination_id) DO UPDATE SET state = excluded.state, target = excluded.target, next_at = excluded.next_at,
+    claim_owner = excluded.claim_owner, claim_until = excluded.claim_until, claimable_at = excluded.claimable_at, started = excluded.started`;
 
-/** One forward attempt, in `forward_attempts` under its event's commit sequence. */
+/** The row of a delivery as its progress leaves it. */
+export function deliveryRow(seq: number, destinationId: string, p: DeliveryProgress): DeliveryRow {
+  return { ...p, seq, destinationId, claimableAt: claimableAt(p) };
+}
+
+/** One attempt, in `delivery_attempts` under its event's commit sequence and its destination. */
 export interface AttemptRow {
   seq: number;
+  destinationId: string;
   n: number;
   trigger: AttemptTrigger;
   at: number;
@@ -238,10 +257,13 @@ export interface AttemptRow {
   keyId: string | undefined;
   bodyTruncated: boolean;
   error: string;
+  requestSha256: string;
+  message: string;
 }
 
-export const attemptRows = new RecordRows<AttemptRow>("forward_attempts", {
+export const attemptRows = new RecordRows<AttemptRow>("delivery_attempts", {
   seq: integer("seq"),
+  destinationId: text("destination_id"),
   n: integer("n"),
   trigger: { name: "triggered_by", read: (v) => v as AttemptTrigger, write: (v) => v },
   at: integer("at"),
@@ -254,11 +276,14 @@ export const attemptRows = new RecordRows<AttemptRow>("forward_attempts", {
   keyId: optionalText("key_id"),
   bodyTruncated: flag("body_truncated"),
   error: text("error"),
+  requestSha256: text("request_sha256"),
+  message: text("message"),
 });
 
-export function attemptToRow(seq: number, a: AttemptRecord): AttemptRow {
+export function attemptToRow(seq: number, destinationId: string, a: AttemptRecord): AttemptRow {
   return {
     seq,
+    destinationId,
     n: a.n,
     trigger: a.trigger,
     at: a.at,
@@ -271,11 +296,13 @@ export function attemptToRow(seq: number, a: AttemptRecord): AttemptRow {
     keyId: a.body?.keyId,
     bodyTruncated: a.bodyTruncated,
     error: a.error,
+    requestSha256: a.requestSha256,
+    message: a.message,
   };
 }
 
 export function attemptFromRow(row: Row): AttemptRecord {
-  const { seq: _seq, ciphertext, wrappedKey, keyId, ...attempt } = attemptRows.read(row);
+  const { seq: _seq, destinationId: _destination, ciphertext, wrappedKey, keyId, ...attempt } = attemptRows.read(row);
   return {
     ...attempt,
     body: ciphertext ? { ciphertext, wrappedKey: wrappedKey ?? new Uint8Array(), keyId: keyId ?? "" } : undefined,
@@ -310,8 +337,8 @@ export const bodyRows = new RecordRows<BodyRecord>("event_bodies", {
   redactionsJson: text("redactions"),
 });
 
-/** A whole event, but its forward record, from a row of `events` joined with `event_bodies`. */
-export function eventFromRow(row: Row): EventRecord {
+/** A whole event, but its deliveries, from a row of `events` joined with `event_bodies`. */
+export function eventFromRow(row: Row): Omit<EventRecord, "deliveries"> {
   const { bodyStored, keyId, forwardState: _state, ...summary } = summaryRows.read(row);
   const b = bodyRows.read(row);
   return {

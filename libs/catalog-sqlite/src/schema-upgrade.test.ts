@@ -3,7 +3,7 @@ import { packSearchTokens } from "@whc/sealing";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { NewEvent } from "@whc/catalog-core";
-import { INVOICE, eventFixture, forwardAttemptFixture, shapeText, token } from "@whc/catalog-core/testing";
+import { INVOICE, endpointFixture, eventFixture, forwardAttemptFixture, shapeText, token } from "@whc/catalog-core/testing";
 import { tempDir } from "@whc/testing";
 import { SCHEMA_VERSION, addedColumns, addedIndexesSql, schemaSql } from "./schema.js";
 import { searchDocument } from "./search-terms.js";
@@ -335,7 +335,7 @@ describe("embedded SQLite: a catalog created by version 2", () => {
     searchTokens: new Uint8Array(0),
     diagnosticJson: "{}",
     forwardedResponseJson: "{}",
-    forward: { target: "https://app.example.test/", scheduled: true },
+    forward: { scheduled: true, deliveries: [{ destinationId: ENDPOINT_ID, target: "https://app.example.test/" }] },
   });
 
   it("opens with forwarding added: old endpoints forward nowhere, old events were never forwarded", async () => {
@@ -348,7 +348,7 @@ describe("embedded SQLite: a catalog created by version 2", () => {
     const store = openSqliteStore({ file });
     try {
       expect(await store.getEndpoint(ENDPOINT_ID)).toMatchObject({ slug: "old-slug", forwardJson: "", sealedTargetSecret: undefined });
-      expect((await store.getEvent("acct-1", ENDPOINT_ID, EVENT_ID))?.forward).toBeUndefined();
+      expect((await store.getEvent("acct-1", ENDPOINT_ID, EVENT_ID))?.deliveries).toEqual([]);
       const none = await store.listEvents({ accountId: "acct-1", endpointId: ENDPOINT_ID, limit: 10, forwardState: "none" });
       expect(none.events.map((e) => [e.id, e.forwardState])).toEqual([[EVENT_ID, undefined]]);
       expect(await store.outboxStats()).toEqual({ pending: 0, oldestDueAt: undefined });
@@ -360,7 +360,7 @@ describe("embedded SQLite: a catalog created by version 2", () => {
       const columns = (db.pragma(`table_info(${table})`) as { name: string }[]).map((c) => c.name);
       expect(columns).toEqual(expect.arrayContaining(addedColumns[table].map(([name]) => name)));
     }
-    const indexes = (db.pragma("index_list(events)") as { name: string; partial: number }[]).filter((i) => i.name === "events_outbox");
+    const indexes = (db.pragma("index_list(deliveries)") as { name: string; partial: number }[]).filter((i) => i.name === "deliveries_outbox");
     expect(indexes).toEqual([expect.objectContaining({ partial: 1 })]);
     expect(db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get()).toEqual({ value: String(SCHEMA_VERSION) });
     db.close();
@@ -372,7 +372,7 @@ describe("embedded SQLite: a catalog created by version 2", () => {
     const updated = await first.updateEndpoint("acct-1", ENDPOINT_ID, { operatingMode: "relay", forwardJson, sealedTargetSecret: new Uint8Array([4]) }, 5000);
     expect(updated).toMatchObject({ operatingMode: "relay", forwardJson });
     const [s] = await first.appendEvents([relayCapture()], Date.now);
-    const ref = { accountId: "acct-1", endpointId: ENDPOINT_ID, eventId: s!.id };
+    const ref = { accountId: "acct-1", endpointId: ENDPOINT_ID, eventId: s!.id, destinationId: ENDPOINT_ID };
     expect(await first.claimDeliveries("w1", s!.receivedAt, 1000, 10)).toEqual([{ ...ref, attempt: 1 }]);
     await first.recordForwardAttempt(ref, forwardAttemptFixture(1), { kind: "worker", owner: "w1", state: "pending", nextAttemptAt: s!.receivedAt + 50 });
     await first.close();
@@ -382,7 +382,129 @@ describe("embedded SQLite: a catalog created by version 2", () => {
       expect([...(await second.getEndpoint(ENDPOINT_ID))!.sealedTargetSecret!]).toEqual([4]);
       expect(await second.outboxStats()).toEqual({ pending: 1, oldestDueAt: s!.receivedAt + 50 });
       expect(await second.claimDeliveries("w2", s!.receivedAt + 50, 1000, 10)).toEqual([{ ...ref, attempt: 2 }]);
-      expect((await second.getEvent("acct-1", ENDPOINT_ID, EVENT_ID))?.forward).toBeUndefined();
+      expect((await second.getEvent("acct-1", ENDPOINT_ID, EVENT_ID))?.deliveries).toEqual([]);
+    } finally {
+      await second.close();
+    }
+  });
+});
+
+/** forward_attempts as versions 3 to 8 shipped it: one delivery's attempts per event. */
+const FORWARD_ATTEMPTS_V8 = `
+CREATE TABLE forward_attempts (
+  seq INTEGER NOT NULL,
+  n INTEGER NOT NULL,
+  triggered_by TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  url TEXT NOT NULL,
+  duration_ms INTEGER NOT NULL,
+  status INTEGER NOT NULL,
+  headers TEXT NOT NULL,
+  ciphertext BLOB,
+  wrapped_key BLOB,
+  key_id TEXT,
+  body_truncated INTEGER NOT NULL,
+  error TEXT NOT NULL,
+  PRIMARY KEY (seq, n)
+);
+CREATE INDEX events_outbox ON events (forward_next_at) WHERE forward_state = 'pending';
+`;
+
+describe("embedded SQLite: a catalog created by version 8 (one delivery per event)", () => {
+  let where: ReturnType<typeof tempDir>;
+  let file: string;
+  const T = "https://app.example.test/hooks/ci";
+  let ids: { pending: string; delivered: string; captured: string };
+
+  /**
+   * A version 8 file: this version's schema without its deliveries, with the events' own forward
+   * columns and forward_attempts holding a relay endpoint's pending delivery (claimed by a
+   * worker that died: attempt 2 given out, attempt 1 recorded) and a delivered one.
+   */
+  beforeEach(async () => {
+    where = tempDir("whc-sqlite-v8-");
+    file = path.join(where.path, "catalog.db");
+    const store = openSqliteStore({ file });
+    const { key } = await store.ensureApiKey("old", Buffer.alloc(32, 8), "whc_old", 1);
+    await store.createEndpoint(endpointFixture(key.accountId, { id: ENDPOINT_ID, operatingMode: "relay", forwardJson: '{"url":"https://app.example.test/hooks","keepPath":true,"timeoutMs":10000,"maxAttempts":6}' }));
+    const stamps = await store.appendEvents([0, 1, 2].map(() => eventFixture({ id: ENDPOINT_ID, accountId: key.accountId })), () => 1000);
+    ids = { pending: stamps[0]!.id, delivered: stamps[1]!.id, captured: stamps[2]!.id };
+    await store.close();
+
+    const db = new Database(file);
+    db.exec(`DROP TABLE deliveries; DROP TABLE delivery_attempts; ${FORWARD_ATTEMPTS_V8}`);
+    db.prepare("UPDATE meta SET value = '8' WHERE key = 'schema_version'").run();
+    const seq = (id: string) => (db.prepare("SELECT seq FROM events WHERE id = ?").get(id) as { seq: number }).seq;
+    const setDelivery = db.prepare(
+      "UPDATE events SET forward_state = ?, forward_target = ?, forward_next_at = ?, forward_claim_owner = ?, forward_claim_until = ?, forward_started = ? WHERE seq = ?",
+    );
+    setDelivery.run("pending", T, 5000, "dead-worker", 9000, 2, seq(ids.pending));
+    setDelivery.run("delivered", T, null, null, null, 2, seq(ids.delivered));
+    const attempt = db.prepare(
+      "INSERT INTO forward_attempts (seq, n, triggered_by, at, url, duration_ms, status, headers, body_truncated, error) VALUES (?, ?, ?, ?, ?, 12, ?, '[]', 0, ?)",
+    );
+    attempt.run(seq(ids.pending), 1, "initial", 5000, T, 0, "timeout");
+    attempt.run(seq(ids.delivered), 1, "initial", 2000, T, 503, "");
+    attempt.run(seq(ids.delivered), 2, "retry", 3000, T, 200, "");
+    db.close();
+  });
+  afterEach(() => where.remove());
+
+  it("moves each event's delivery and attempts to its endpoint's one destination, and drops the old tables", async () => {
+    const store = openSqliteStore({ file });
+    try {
+      const accountId = (await store.getEndpoint(ENDPOINT_ID))!.accountId;
+      const read = async (id: string) => (await store.getEvent(accountId, ENDPOINT_ID, id))!.deliveries;
+      expect(await read(ids.pending)).toEqual([
+        { destinationId: ENDPOINT_ID, state: "pending", target: T, nextAttemptAt: 5000, attempts: [expect.objectContaining({ n: 1, error: "timeout", requestSha256: "", message: "" })] },
+      ]);
+      expect((await read(ids.delivered)).map((d) => [d.destinationId, d.state, d.attempts.map((a) => [a.n, a.status])])).toEqual([
+        [
+          ENDPOINT_ID,
+          "delivered",
+          [
+            [1, 503],
+            [2, 200],
+          ],
+        ],
+      ]);
+      expect(await read(ids.captured)).toEqual([]);
+      const list = async (q: { forwardState?: string; destinationId?: string }) =>
+        (await store.listEvents({ accountId, endpointId: ENDPOINT_ID, limit: 10, ...q })).events.map((e) => e.id);
+      expect(await list({ forwardState: "pending" })).toEqual([ids.pending]);
+      expect(await list({ forwardState: "none" })).toEqual([ids.captured]);
+      expect(await list({ destinationId: ENDPOINT_ID })).toEqual([ids.delivered, ids.pending]);
+      // The dead worker's claim runs to its end; then the next number, never 2 again.
+      expect(await store.outboxStats()).toEqual({ pending: 1, oldestDueAt: 5000 });
+      expect(await store.nextDueAt(5000)).toBe(9000);
+      expect(await store.claimDeliveries("w", 8999, 1000, 10)).toEqual([]);
+      expect(await store.claimDeliveries("w", 9000, 1000, 10)).toEqual([{ accountId, endpointId: ENDPOINT_ID, eventId: ids.pending, destinationId: ENDPOINT_ID, attempt: 3 }]);
+    } finally {
+      await store.close();
+    }
+    const db = new Database(file, { readonly: true });
+    const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')").all() as { name: string }[]).map((t) => t.name);
+    expect(tables).not.toContain("forward_attempts");
+    expect(tables).not.toContain("events_outbox");
+    expect(db.prepare("SELECT count(*) AS n FROM events WHERE forward_target IS NOT NULL").get()).toEqual({ n: 0 });
+    expect(db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get()).toEqual({ value: String(SCHEMA_VERSION) });
+    db.close();
+  });
+
+  it("moves them once: a second opening finds them where the first put them", async () => {
+    const first = openSqliteStore({ file });
+    const accountId = (await first.getEndpoint(ENDPOINT_ID))!.accountId;
+    await first.recordForwardAttempt(
+      { accountId, endpointId: ENDPOINT_ID, eventId: ids.pending, destinationId: ENDPOINT_ID },
+      forwardAttemptFixture(3, { trigger: "manual", status: 200 }),
+      { kind: "direct" },
+    );
+    await first.close();
+    const second = openSqliteStore({ file });
+    try {
+      const [delivery] = (await second.getEvent(accountId, ENDPOINT_ID, ids.pending))!.deliveries;
+      expect([delivery?.state, delivery?.attempts.map((a) => a.n)]).toEqual(["delivered", [1, 3]]);
+      expect(await second.outboxStats()).toEqual({ pending: 0, oldestDueAt: undefined });
     } finally {
       await second.close();
     }

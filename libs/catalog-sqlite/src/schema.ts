@@ -33,8 +33,17 @@ import type Database from "better-sqlite3";
  * Version 10: schemas and drift (design §19, ADR 0090). `event_schemas` holds what was learned
  * per endpoint and event type (paths, types, presence: no value); events gained `schema_drift`
  * (JSON, NULL when the capture did not drift or was not judged).
+ * Version 11: routing (design §17, ADR 0080; built beside versions 9 and 10, numbered after them). An event has a delivery per destination it went
+ * to, in `deliveries` (the outbox is the pending ones with a due time, found by the partial
+ * index `deliveries_outbox` in the order they can be claimed), each with its attempts in
+ * `delivery_attempts`; `events.forward_state` is their aggregate. The delivery of an event from
+ * before moved there under its endpoint's id as destination id (legacyDestinationId), its
+ * attempts with it, and `forward_attempts` is gone; the events' own forward columns other than
+ * forward_state are no longer read. Endpoints gained their destinations' sealed target secrets.
  */
-export const SCHEMA_VERSION = 10;
+export const SCHEMA_VERSION = 11;
+/** The version whose opening moves an older file's deliveries (moveLegacyDeliveries). */
+export const DELIVERIES_VERSION = 11;
 
 /**
  * Columns added to a table after it first shipped. A new catalog gets them from CREATE TABLE;
@@ -65,9 +74,12 @@ export const addedColumns = {
     ["sealed_inbound", "BLOB"],
     ["rejected_count", "INTEGER NOT NULL DEFAULT 0"],
     ["redact_json", "TEXT NOT NULL DEFAULT ''"],
+    ["sealed_destination_secrets", "BLOB"],
   ],
   events: [
+    // The aggregate state of the event's deliveries (design §17); NULL: never forwarded.
     ["forward_state", "TEXT"],
+    // Versions 3 to 8 kept the one delivery here; read once, by moveLegacyDeliveries.
     ["forward_target", "TEXT"],
     ["forward_next_at", "INTEGER"],
     ["forward_claim_owner", "TEXT"],
@@ -168,9 +180,29 @@ CREATE TABLE IF NOT EXISTS event_bodies (
 ${columnsSql("event_bodies")}
 );
 
--- What forward destinations answered: the response body sealed like request bodies.
-CREATE TABLE IF NOT EXISTS forward_attempts (
+-- An event's deliveries, one per destination (design §17), under the event's commit sequence.
+-- claimable_at: when the delivery can be claimed (its due time, or its claim's end when later);
+-- NULL outside the outbox.
+CREATE TABLE IF NOT EXISTS deliveries (
+  id INTEGER PRIMARY KEY,
   seq INTEGER NOT NULL,
+  destination_id TEXT NOT NULL,
+  state TEXT NOT NULL,
+  target TEXT NOT NULL,
+  next_at INTEGER,
+  claim_owner TEXT,
+  claim_until INTEGER,
+  claimable_at INTEGER,
+  started INTEGER NOT NULL DEFAULT 0,
+  UNIQUE (seq, destination_id)
+);
+CREATE INDEX IF NOT EXISTS deliveries_outbox ON deliveries (claimable_at, seq) WHERE claimable_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS deliveries_pending ON deliveries (next_at) WHERE state = 'pending' AND next_at IS NOT NULL;
+
+-- What destinations answered, per delivery: the response body sealed like request bodies.
+CREATE TABLE IF NOT EXISTS delivery_attempts (
+  seq INTEGER NOT NULL,
+  destination_id TEXT NOT NULL,
   n INTEGER NOT NULL,
   triggered_by TEXT NOT NULL,
   at INTEGER NOT NULL,
@@ -183,8 +215,10 @@ CREATE TABLE IF NOT EXISTS forward_attempts (
   key_id TEXT,
   body_truncated INTEGER NOT NULL,
   error TEXT NOT NULL,
-  PRIMARY KEY (seq, n)
-);
+  request_sha256 TEXT NOT NULL DEFAULT '',
+  message TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (seq, destination_id, n)
+) WITHOUT ROWID;
 
 CREATE VIRTUAL TABLE IF NOT EXISTS event_search USING fts5(
   terms, content='', contentless_delete=1, detail=none, tokenize='ascii'
@@ -309,10 +343,37 @@ CREATE TABLE IF NOT EXISTS event_schemas (
 ) WITHOUT ROWID;
 `;
 
-/** Indexes over added columns: created once addMissingColumns has run. */
+/** Indexes over added columns: created once addMissingColumns has run (none since version 9). */
 export const addedIndexesSql = `
-CREATE INDEX IF NOT EXISTS events_outbox ON events (forward_next_at) WHERE forward_state = 'pending';
+-- Versions 3 to 8's outbox, on the events themselves.
+DROP INDEX IF EXISTS events_outbox;
 `;
+
+/**
+ * Moves the deliveries of a file from versions 3 to 8 (one per event, in the event's own
+ * columns) to `deliveries`, under the endpoint's id as destination id (legacyDestinationId),
+ * and their attempts from `forward_attempts` to `delivery_attempts`; the event's aggregate
+ * state is its one delivery's. Run once, in the opening's migration transaction.
+ */
+export function moveLegacyDeliveries(db: Database.Database): void {
+  db.exec(`
+    INSERT OR IGNORE INTO deliveries (seq, destination_id, state, target, next_at, claim_owner, claim_until, claimable_at, started)
+      SELECT seq, endpoint_id, forward_state, coalesce(forward_target, ''), forward_next_at, forward_claim_owner, forward_claim_until,
+        CASE WHEN forward_state = 'pending' AND forward_next_at IS NOT NULL THEN max(forward_next_at, coalesce(forward_claim_until, 0)) END,
+        forward_started
+      FROM events WHERE forward_state IS NOT NULL ORDER BY seq;
+    UPDATE events SET forward_target = NULL, forward_next_at = NULL, forward_claim_owner = NULL, forward_claim_until = NULL
+      WHERE forward_target IS NOT NULL;
+  `);
+  const old = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'forward_attempts'").get();
+  if (!old) return;
+  db.exec(`
+    INSERT OR IGNORE INTO delivery_attempts (seq, destination_id, n, triggered_by, at, url, duration_ms, status, headers, ciphertext, wrapped_key, key_id, body_truncated, error)
+      SELECT a.seq, e.endpoint_id, a.n, a.triggered_by, a.at, a.url, a.duration_ms, a.status, a.headers, a.ciphertext, a.wrapped_key, a.key_id, a.body_truncated, a.error
+      FROM forward_attempts a JOIN events e ON e.seq = a.seq;
+    DROP TABLE forward_attempts;
+  `);
+}
 
 /** Adds the columns of `addedColumns` a catalog created by an earlier version lacks. */
 export function addMissingColumns(db: Database.Database): void {

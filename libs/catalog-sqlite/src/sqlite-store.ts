@@ -9,7 +9,7 @@ import { translateSqliteError } from "./errors.js";
 import { createEventAppend } from "./event-append.js";
 import { createEventSearch } from "./event-search.js";
 import { createEventRemoval, createEvents } from "./events.js";
-import { createAttemptReader, createForwarding } from "./forwarding.js";
+import { createDeliveryReader, createForwarding } from "./forwarding.js";
 import { createListeners } from "./listeners.js";
 import { createReplay } from "./replay.js";
 import { createRetention } from "./retention.js";
@@ -34,7 +34,7 @@ export function openSqliteStore(options: SqliteStoreOptions): CatalogStore {
 /** The store over an open catalog database; it closes the database when closed. */
 export function createSqliteStore(db: Database.Database): CatalogStore {
   const removeEvent = createEventRemoval(db);
-  const readAttempts = createAttemptReader(db);
+  const readDeliveries = createDeliveryReader(db);
   const writeAudit = createAuditWriter(db);
   const store: CatalogStore = {
     kind: "sqlite",
@@ -42,8 +42,8 @@ export function createSqliteStore(db: Database.Database): CatalogStore {
     ...createEndpoints(db, writeAudit),
     ...createEventAppend(db),
     ...createEventSearch(db),
-    ...createEvents(db, removeEvent, readAttempts, writeAudit),
-    ...createForwarding(db, readAttempts, writeAudit),
+    ...createEvents(db, removeEvent, readDeliveries, writeAudit),
+    ...createForwarding(db, readDeliveries, writeAudit),
     ...createReplay(db, writeAudit),
     ...createAuditLog(db, writeAudit),
     ...createRetention(db, removeEvent),

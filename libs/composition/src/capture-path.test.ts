@@ -196,13 +196,15 @@ describe("bad input on the capture path", () => {
     expect(fresh.body.requestId).toBe(fresh.headers.get("x-request-id"));
   });
 
-  it("415 for a body that is not JSON and 413 for one over 64 KiB", async () => {
+  it("415 for a body that is not JSON and 413 for one over the route's limit (1 MiB for endpoints, 64 KiB elsewhere)", async () => {
     const text = await t.a.call("POST", "/v1/endpoints", { body: "slug=x", headers: { "content-type": "text/plain" } });
     expect(text.status).toBe(415);
     expect(text.body.error).toBe("unsupported_media_type");
-    const big = await t.a.post("/v1/endpoints", { displayName: "x".repeat(70 * 1024) });
+    const big = await t.a.post("/v1/endpoints", { displayName: "x".repeat(1025 * 1024) });
     expect(big.status).toBe(413);
     expect(big.body.error).toBe("payload_too_large");
+    const bigKey = await t.a.post("/v1/keys", { name: "x".repeat(70 * 1024), scopes: ["events:read"] });
+    expect([bigKey.status, bigKey.body.error]).toEqual([413, "payload_too_large"]);
   });
 
   it("405 with Allow for a known path and a wrong method", async () => {

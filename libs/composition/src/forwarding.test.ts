@@ -223,7 +223,7 @@ describe("replay nodes (distributed mode)", () => {
       for (const ref of refs) {
         const forward = await waitFor(
           async () => {
-            const f = (await nodes.catalog.getEvent({ ...ref, markRead: false })).event?.forward;
+            const f = (await nodes.catalog.getEvent({ ...ref, markRead: false })).event?.deliveries[0];
             return f?.state === "delivered" ? f : undefined;
           },
           { what: "every delivery" },

@@ -82,6 +82,7 @@ describe("tenant isolation", () => {
       ["GET", `/v1/endpoints/${ep.id}/schemas/*`],
       ["DELETE", `/v1/endpoints/${ep.id}/events/${ev}`],
       ["POST", `/v1/endpoints/${ep.id}/trigger`, { eventType: "invoice.paid", set: { "data.object.amount_paid": 1 } }],
+      ["POST", `/v1/endpoints/${ep.id}/destinations/test`, { destination: { transform: "function transform(req) { return req; }" }, eventId: ev }],
       ["DELETE", `/v1/keys/${aKey.id}`],
       ["POST", `/v1/alert-channels/${channel.id}/test`],
       ["DELETE", `/v1/alert-channels/${channel.id}`],

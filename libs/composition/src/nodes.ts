@@ -42,6 +42,7 @@ import {
 import type { CaptureBus, EgressLeases } from "@whc/ports";
 import { createAlertMetrics, createAlertWorker, createForwarder, createForwardMetrics, createReplayService } from "@whc/replay-core";
 import { Registry } from "prom-client";
+import { TransformSandbox } from "@whc/transform-sandbox";
 import { createEgressGuard, type InternalService } from "@whc/egress-guard";
 import type { catalogSpec, cryptoSpec, gatewaySpec, ingestSpec, replaySpec } from "./specs.js";
 import { serveHttp, type Closeable } from "./process.js";
@@ -257,6 +258,8 @@ export function createReplayNode(
     logger,
     metrics,
     egress: createEgressGuard({ allowPrivate: config.replayAllowPrivateTargets, internal: internalServices(config) }),
+    // Destinations' transforms (design §17), on the sandbox's own threads, started when first used.
+    transforms: new TransformSandbox(),
   };
   const service = createReplayService(deps, {
     dailyLimit: config.replayDailyLimit,
@@ -303,6 +306,7 @@ export function createReplayNode(
     closeable: {
       async close() {
         await Promise.all([forwarder.stop(), alerts.stop()]);
+        await deps.transforms.close();
         await leases.close();
       },
     } satisfies Closeable,

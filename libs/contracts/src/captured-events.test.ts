@@ -41,6 +41,7 @@ const capture: fc.Arbitrary<CapturedEvent> = fc
     forwardScheduled: fc.boolean(),
     redactionsJson: text,
     bodyShape: text,
+    deliveries: fc.array(fc.record({ destinationId: text, target: text }), { maxLength: 3 }),
   })
   .map((fields) => create(CapturedEventSchema, fields));
 
@@ -78,7 +79,7 @@ describe("encoded captures (AppendEventsRequest.encoded_captures)", () => {
     // wins), sequence_statuses one varint each, and fields this version does not know.
     type Piece = (w: BinaryWriter) => void;
     // Field numbers CapturedEvent does not use: the gap before body_shape (30) and beyond it.
-    const unknownField = fc.oneof(fc.integer({ min: 23, max: 29 }), fc.integer({ min: 31, max: 5000 }));
+    const unknownField = fc.oneof(fc.integer({ min: 24, max: 29 }), fc.integer({ min: 31, max: 5000 }));
     const piece: fc.Arbitrary<Piece> = fc.oneof(
       fc.tuple(fc.integer({ min: 1, max: 8 }), plainText).map(([f, s]): Piece => (w) => w.tag(f, WireType.LengthDelimited).string(s)),
       fc.tuple(fc.constantFrom(13, 17, 18, 20, 22, 30), plainText).map(([f, s]): Piece => (w) => w.tag(f, WireType.LengthDelimited).string(s)),
@@ -93,6 +94,12 @@ describe("encoded captures (AppendEventsRequest.encoded_captures)", () => {
       fc.boolean().map((b): Piece => (w) => w.tag(21, WireType.Varint).bool(b)),
       fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).map((n): Piece => (w) => w.tag(11, WireType.Varint).int64(n)),
       fc.tuple(fc.constantFrom(12, 14, 15, 16), bytes).map(([f, b]): Piece => (w) => w.tag(f, WireType.LengthDelimited).bytes(b)),
+      // A delivery, its fields in any order, repeated, or with fields this version does not know.
+      fc.array(fc.oneof(fc.tuple(fc.constantFrom(1, 2), plainText), fc.tuple(fc.integer({ min: 3, max: 50 }), plainText)), { maxLength: 4 }).map((fields): Piece => (w) => {
+        w.tag(23, WireType.LengthDelimited).fork();
+        for (const [f, v] of fields) w.tag(f, WireType.LengthDelimited).string(v);
+        w.join();
+      }),
       fc.tuple(unknownField, fc.nat()).map(([f, n]): Piece => (w) => w.tag(f, WireType.Varint).uint32(n)),
       fc.tuple(unknownField, bytes).map(([f, b]): Piece => (w) => w.tag(f, WireType.LengthDelimited).bytes(b)),
       unknownField.map((f): Piece => (w) => w.tag(f, WireType.Bit32).fixed32(7)),
@@ -124,7 +131,14 @@ describe("encoded captures (AppendEventsRequest.encoded_captures)", () => {
 
   it("refuses cut-off or garbled bytes with its own error, never another", () => {
     const whole = encodeCapturedEvents([
-      create(CapturedEventSchema, { accountId: "a", endpointId: "e", body: new Uint8Array(40), sequenceStatuses: [200, -1], originalSizeBytes: 40n }),
+      create(CapturedEventSchema, {
+        accountId: "a",
+        endpointId: "e",
+        body: new Uint8Array(40),
+        sequenceStatuses: [200, -1],
+        originalSizeBytes: 40n,
+        deliveries: [{ destinationId: "d", target: "whc-sealed:x" }],
+      }),
     ]);
     for (let n = 1; n < whole.length; n += 1) {
       expect(() => decodeCapturedEvents(whole.subarray(0, n)), `cut at ${n}`).toThrow(CapturedEventsFormatError);

@@ -49,6 +49,10 @@ const T_TARGET = tag(20, LEN);
 const T_SCHEDULED = tag(21, VARINT);
 const T_REDACTIONS = tag(22, LEN);
 const T_SHAPE = tag(30, LEN);
+const T_DELIVERY = tag(23, LEN);
+// CapturedDelivery's own fields.
+const T_DESTINATION_ID = tag(1, LEN);
+const T_DELIVERY_TARGET = tag(2, LEN);
 const T_CAPTURE = tag(1, LEN);
 
 /** Bytes of an unsigned varint below 2^53. */
@@ -84,6 +88,8 @@ interface Plan {
   size: number;
   strings: number[];
   statuses: number;
+  /** Each delivery's message size and its two strings' lengths. */
+  deliveries: [size: number, id: number, target: number][];
 }
 
 function lenField(tagBytes: number, length: number): number {
@@ -116,7 +122,14 @@ function plan(c: CapturedEvent): Plan {
   if (c.forwardScheduled) size += T_SCHEDULED.length + 1;
   text(T_REDACTIONS, c.redactionsJson);
   text(T_SHAPE, c.bodyShape);
-  return { size, strings, statuses };
+  const deliveries = c.deliveries.map((d): [number, number, number] => {
+    const id = Buffer.byteLength(d.destinationId, "utf8");
+    const target = Buffer.byteLength(d.target, "utf8");
+    const inner = (id > 0 ? lenField(T_DESTINATION_ID.length, id) : 0) + (target > 0 ? lenField(T_DELIVERY_TARGET.length, target) : 0);
+    size += lenField(T_DELIVERY.length, inner);
+    return [inner, id, target];
+  });
+  return { size, strings, statuses, deliveries };
 }
 
 class Writer {
@@ -201,6 +214,13 @@ export function encodeCapturedEvents(captures: readonly CapturedEvent[]): Uint8A
     w.string(T_TARGET, c.forwardTarget, s[11] as number);
     if (c.forwardScheduled) w.raw([...T_SCHEDULED, 1]);
     w.string(T_REDACTIONS, c.redactionsJson, s[12] as number);
+    c.deliveries.forEach((d, j) => {
+      const [inner, id, target] = p.deliveries[j] as [number, number, number];
+      w.raw(T_DELIVERY);
+      w.varint(inner);
+      w.string(T_DESTINATION_ID, d.destinationId, id);
+      w.string(T_DELIVERY_TARGET, d.target, target);
+    });
     w.string(T_SHAPE, c.bodyShape, s[13] as number);
   });
   if (w.at !== total) throw new Error(`encodeCapturedEvents wrote ${w.at} bytes of ${total}`);
@@ -328,7 +348,23 @@ function emptyCapture(): CapturedEvent {
     forwardScheduled: false,
     redactionsJson: "",
     bodyShape: "",
+    deliveries: [],
   };
+}
+
+function readDelivery(r: Reader): CapturedEvent["deliveries"][number] {
+  const d = { $typeName: "webhookcapture.catalog.v1.CapturedDelivery" as const, destinationId: "", target: "" };
+  while (r.at < r.end) {
+    const t = r.uint();
+    const field = Math.floor(t / 8);
+    const wireType = t & 7;
+    if (field === 1 || field === 2) {
+      requireWireType(wireType, LEN, field);
+      d[field === 1 ? "destinationId" : "target"] = r.string();
+    } else if (field === 0) throw new CapturedEventsFormatError("field number 0");
+    else r.skip(wireType);
+  }
+  return d;
 }
 
 const STRING_KEYS: Record<
@@ -399,6 +435,12 @@ function readCapture(r: Reader): CapturedEvent {
         requireWireType(wireType, VARINT, field);
         c.forwardScheduled = r.varint() !== 0;
         break;
+      case 23: {
+        requireWireType(wireType, LEN, field);
+        const [start, end] = r.span();
+        c.deliveries.push(readDelivery(new Reader(r.buf, start, end)));
+        break;
+      }
       default:
         if (field === 0) throw new CapturedEventsFormatError("field number 0");
         r.skip(wireType);

@@ -42,7 +42,7 @@ async function storedEvent(sealer: ReturnType<typeof keys>["sealer"], request: {
   const sealed = await sealer.sealCapture(ENDPOINT, {
     request: packRequest(request),
     body: body === undefined ? undefined : Buffer.from(body),
-    forwardTarget: target,
+    forwardTargets: target === undefined ? [] : [target],
   });
   return create(EventSchema, {
     endpointId: ENDPOINT,
@@ -50,7 +50,8 @@ async function storedEvent(sealer: ReturnType<typeof keys>["sealer"], request: {
     bodyStored: body !== undefined,
     ...(sealed.body ? { body: sealedBody(sealed.body) } : {}),
     sealedRequest: sealedBody(sealed.request),
-    ...(sealed.forwardTarget ? { forward: create(ForwardSchema, { state: "pending", target: sealed.forwardTarget }) } : {}),
+    ...(sealed.forwardTargets[0] ? { forward: create(ForwardSchema, { state: "pending", target: sealed.forwardTargets[0] }) } : {}),
+    deliveries: sealed.forwardTargets.map((t) => create(ForwardSchema, { destinationId: "d", state: "pending", target: t })),
   });
 }
 

@@ -26,6 +26,7 @@ import { eventDiffRoutes } from "./routes/v1/event-diff.js";
 import { keyRoutes } from "./routes/v1/keys.js";
 import { auditRoutes } from "./routes/v1/audit.js";
 import { alertChannelRoutes } from "./routes/v1/alert-channels.js";
+import { destinationTestRoutes } from "./routes/v1/destination-test.js";
 
 /** Every operation the gateway answers: the router and the OpenAPI document are both made from it. */
 export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions): Route[] {
@@ -33,6 +34,7 @@ export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions): Route
   const routes: Route[] = [
     ...systemRoutes(deps, () => (document ??= buildOpenApiDocument(routes, options))),
     ...endpointRoutes(deps, options),
+    ...destinationTestRoutes(deps),
     ...eventRoutes(deps, options),
     ...eventActionRoutes(deps, options),
     ...forwardingRoutes(deps),

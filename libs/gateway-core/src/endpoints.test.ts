@@ -154,13 +154,13 @@ describe("creating an endpoint", () => {
     }
   });
 
-  it("refuses a body over 64 KiB with 413 and stores nothing", async () => {
+  it("refuses a body over its route's limit with 413 and stores nothing: 1 MiB for endpoints (destinations travel there), 64 KiB elsewhere", async () => {
     const before = (await t.a.api.endpoints.list()).items.length;
-    const body = JSON.stringify({ slug: "big", displayName: "x", genericSignaturePrefix: "p".repeat(64 * 1024) });
-    expect(Buffer.byteLength(body)).toBeGreaterThan(64 * 1024);
+    const body = JSON.stringify({ slug: "big", displayName: "x", genericSignaturePrefix: "p".repeat(1024 * 1024) });
+    expect(Buffer.byteLength(body)).toBeGreaterThan(1024 * 1024);
     await expectRawReply(await post("/v1/endpoints", body), 413, "payload_too_large");
     // Without a Content-Length, the count is of the bytes as they come.
-    const chunks = [Buffer.from(body.slice(0, 30_000)), Buffer.from(body.slice(30_000))];
+    const chunks = [Buffer.from(body.slice(0, 300_000)), Buffer.from(body.slice(300_000))];
     const stream = new ReadableStream({
       start(controller) {
         for (const chunk of chunks) controller.enqueue(chunk);
@@ -176,10 +176,13 @@ describe("creating an endpoint", () => {
     await expectRawReply(chunked, 413, "payload_too_large");
     expect((await t.a.api.endpoints.list()).items.length).toBe(before);
     // Just under the limit is read (and then judged by the schema, not refused for its size).
-    const under = JSON.stringify({ slug: "under", genericSignaturePrefix: "p".repeat(60 * 1024) });
+    const under = JSON.stringify({ slug: "under", genericSignaturePrefix: "p".repeat(1000 * 1024) });
     const res = await post("/v1/endpoints", under);
     expect(res.status).toBe(400);
     expect(((await res.json()) as { details: unknown }).details).toEqual({ field: "genericSignaturePrefix", reason: "length" });
+    // Other routes keep 64 KiB.
+    const key = JSON.stringify({ name: "k".repeat(65 * 1024), scopes: ["events:read"] });
+    await expectRawReply(await post("/v1/keys", key), 413, "payload_too_large");
   });
 });
 

@@ -2,6 +2,7 @@ import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import {
+  LISTEN_DESTINATION_ID,
   ATTEMPT_HEADER,
   DELIVERY_ID_HEADER,
   type ApiClient,
@@ -83,11 +84,14 @@ afterAll(async () => {
   await Promise.all([t.close(), dest.close()]);
 });
 
+/** The first destination's target secret as the catalog holds it: sealed with the others (design §17). */
 async function sealedTargetSecret(endpointId: string): Promise<string | undefined> {
   const held = await t.catalog.getEndpoint({ accountId: owner.accountId, endpointId, includeSealedSecret: true });
-  const sealed = held.endpoint!.sealedTargetSecret;
+  const sealed = held.endpoint!.sealedDestinationSecrets;
   if (sealed.length === 0) return undefined;
-  return Buffer.from((await t.crypto.openSecret({ sealed })).plaintext).toString("utf8");
+  const secrets = JSON.parse(Buffer.from((await t.crypto.openSecret({ sealed })).plaintext).toString("utf8")) as Record<string, string>;
+  const [first] = JSON.parse(held.endpoint!.forwardJson) as { id: string }[];
+  return secrets[first!.id];
 }
 
 describe("an endpoint's forward settings", () => {
@@ -230,9 +234,9 @@ describe("an endpoint's forward destination when private targets are not allowed
 });
 
 /** Attempts recorded through the catalog's RPCs, as replay would record them. */
-function createAttemptWriter(endpointId: string) {
+function createAttemptWriter(endpointId: string, destinationId = endpointId) {
   const sealer = createEnvelopeSealer(t.crypto, { maxAgeMs: 60_000, maxUses: 1000 });
-  const ref = (eventId: string) => ({ accountId: owner.accountId, endpointId, eventId });
+  const ref = (eventId: string) => ({ accountId: owner.accountId, endpointId, eventId, destinationId });
   return {
     begin: async (eventId: string, target: string) => (await t.catalog.beginForwardAttempt({ ...ref(eventId), target })).attempt,
     async record(eventId: string, n: number, a: { status?: number; error?: string; body?: string; sealFor?: string; trigger?: string }) {
@@ -266,7 +270,7 @@ describe("an event's forwardedResponse", () => {
     const [event] = await t.append(owner, ep.id, [{ body: "{}" }]);
     expect((await api.events.get(ep.id, event!.id)).forwardedResponse).toEqual({});
 
-    const w = createAttemptWriter(ep.id);
+    const w = createAttemptWriter(ep.id, ep.destinations![0]!.id);
     expect(await w.begin(event!.id, `${dest.url}/hooks`)).toBe(1);
     await w.record(event!.id, 1, { error: "connection_refused" });
     expect(await w.begin(event!.id, `${dest.url}/hooks`)).toBe(2);
@@ -294,7 +298,13 @@ describe("an event's forwardedResponse", () => {
       bodyBase64: Buffer.from("try later").toString("base64"),
       bodyTruncated: false,
       error: null,
+      requestSha256: null,
+      destinationId: ep.destinations![0]!.id,
     });
+    // One destination: one delivery, holding the same attempts (design §17).
+    expect(fr.deliveries).toEqual([
+      { destinationId: ep.destinations![0]!.id, name: "destination-1", state: "delivered", target: `${dest.url}/hooks`, nextAttemptAt: null, attempts: fr.attempts },
+    ]);
     expect(fr.attempts[0]!.bodyBase64).toBe("");
     expect(fr.attempts[2]!.bodyBase64).toBe("");
     expect(detail.decryption).toBe("ok");
@@ -309,7 +319,7 @@ describe("the forwardState filter", () => {
   it("lists the events in one delivery state, or never forwarded (none)", async () => {
     const ep = await api.endpoints.create({ operatingMode: "relay", forward: { url: `${dest.url}/hooks` } });
     const [never, delivered, failed, pending] = await t.append(owner, ep.id, [{ body: "1" }, { body: "2" }, { body: "3" }, { body: "4" }]);
-    const w = createAttemptWriter(ep.id);
+    const w = createAttemptWriter(ep.id, ep.destinations![0]!.id);
     await w.record(delivered!.id, await w.begin(delivered!.id, dest.url), { status: 204 });
     await w.record(failed!.id, await w.begin(failed!.id, dest.url), { status: 404 });
     await w.begin(pending!.id, dest.url);
@@ -423,6 +433,8 @@ describe("recording a client's attempt", () => {
     expect(first.headers).toEqual({ "Content-Type": ["application/octet-stream"] });
     expect(fr.attempts[0]!.bodyBase64).toBe(answer.toString("base64"));
     expect(fr.attempts[1]).toMatchObject({ n: 2, status: null, error: "connection_refused" });
+    // whc listen's attempts are a delivery of their own (design §17).
+    expect(fr.deliveries?.map((d) => [d.destinationId, d.name, d.state, d.attempts.length])).toEqual([[LISTEN_DESTINATION_ID, "whc listen", "delivered", 3]]);
   });
 
   it("refuses an attempt with neither or both of status and error, and answers 404 for an unknown event", async () => {

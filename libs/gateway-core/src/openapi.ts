@@ -42,6 +42,8 @@ import {
   recordAttemptRequest,
   replayRequest,
   replayResult,
+  testDestinationRequest,
+  testDestinationResult,
   triggerRequest,
   triggerResult,
 } from "@whc/api-model";
@@ -84,7 +86,8 @@ const REQUESTS = new Map<z.ZodType, Component>([
     updateEndpointBody,
     {
       id: "UpdateEndpointRequest",
-      description: "The body of `PATCH /v1/endpoints/{id}`: a field given replaces the stored one, `null` removes `secret`, `response` or `forward`, and `slug` cannot change.",
+      description:
+        "The body of `PATCH /v1/endpoints/{id}`: a field given replaces the stored one, `null` removes `secret`, `response`, `forward` or `destinations`, and `slug` cannot change.",
       examples: [{ status: "paused" }],
     },
   ],
@@ -96,7 +99,27 @@ const REQUESTS = new Map<z.ZodType, Component>([
       examples: [{ target_url: "https://staging.example.com/webhooks/stripe", mode: "resign", target_secret: "whsec_staging" }],
     },
   ],
-  [redeliverBody, { id: "RedeliverRequest", description: "Redeliver takes no field: send no body, or `{}`." }],
+  [
+    redeliverBody,
+    {
+      id: "RedeliverRequest",
+      description: "Send no body, `{}`, or the destination to send to (`destinationId`, design §17).",
+      examples: [{}, { destinationId: "019a6b2f-0a1b-7c2d-8e3f-4a5b6c7d8e9f" }],
+    },
+  ],
+  [
+    testDestinationRequest,
+    {
+      id: "TestDestinationRequest",
+      description: "A filter and a transform to try on one stored event of the endpoint (design §17); nothing is saved or sent.",
+      examples: [
+        {
+          destination: { filter: { eventType: { $in: ["invoice.paid"] } }, transform: "function transform(req) { req.headers['x-env'] = ['prod']; return req; }" },
+          eventId: EVENT_ID_EXAMPLE,
+        },
+      ],
+    },
+  ],
   [
     createApiKeyRequest,
     {
@@ -430,6 +453,21 @@ const RESPONSES = new Map<z.ZodType, Component>([
     },
   ],
   [triggerResult, { id: "TriggerResult", description: "The event the triggered sample was captured as." }],
+  [
+    testDestinationResult,
+    {
+      id: "TestDestinationResult",
+      description: "Whether the filter matches the event, and the request a delivery would send: null when not matched, skipped by the transform or failed (`error`).",
+      examples: [
+        {
+          matched: true,
+          request: { method: "POST", path: "/", query: "", headers: { "content-type": ["application/json"], "x-env": ["prod"] }, body: { type: "invoice.paid" } },
+          error: null,
+          durationMs: 3.2,
+        },
+      ],
+    },
+  ],
   [
     captureAck,
     {

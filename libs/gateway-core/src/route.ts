@@ -52,8 +52,10 @@ export interface Route<Q extends z.ZodType | undefined = z.ZodType | undefined, 
   /** Beyond interface 0.1.0. */
   extension?: boolean;
   query?: Q;
-  /** A JSON object body (application/json, at most 64 KiB); absent reads as {}. */
+  /** A JSON object body (application/json, at most `maxBodyBytes`); absent reads as {}. */
   body?: B;
+  /** The largest body taken (default 64 KiB, design §3; 1 MiB where destinations travel: MAX_ENDPOINT_BODY_BYTES). */
+  maxBodyBytes?: number;
   bodyRequired?: boolean;
   /** Request headers the operation reads, as OpenAPI parameter objects. */
   headers?: Json[];
@@ -98,7 +100,7 @@ export function mountRoutes(router: Router, routes: readonly Route[]): void {
         params[name] = other ? parseOrThrow(other.schema, ctx.params[name], name) : parseOrThrow(uuid, ctx.params[name], name).toLowerCase();
       }
       const query = r.query ? parseOrThrow(r.query, ctx.query) : undefined;
-      const body = r.body ? parseOrThrow(r.body, await readJsonObject(ctx)) : undefined;
+      const body = r.body ? parseOrThrow(r.body, await readJsonObject(ctx, r.maxBodyBytes)) : undefined;
       const auth = ctx.state.auth as AuthState;
       if (!r.open) {
         if (endpointName) requireVisibleEndpoint(auth, params[endpointName]!);

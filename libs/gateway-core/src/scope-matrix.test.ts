@@ -34,6 +34,7 @@ const REQUESTS: Record<string, { path: string; body?: unknown }> = {
   },
   "POST /v1/endpoints/{endpointId}/events/{eventId}/signature": { path: `/v1/endpoints/${U}/events/${U}/signature`, body: {} },
   "POST /v1/endpoints/{endpointId}/trigger": { path: `/v1/endpoints/${U}/trigger`, body: { eventType: "invoice.paid" } },
+  "POST /v1/endpoints/{endpointId}/destinations/test": { path: `/v1/endpoints/${U}/destinations/test`, body: { destination: {}, eventId: U } },
   "GET /v1/endpoints/{endpointId}/listeners": { path: `/v1/endpoints/${U}/listeners` },
   "PUT /v1/endpoints/{endpointId}/listeners/{listenerId}": { path: `/v1/endpoints/${U}/listeners/${LISTENER}`, body: HEARTBEAT },
   "DELETE /v1/endpoints/{endpointId}/listeners/{listenerId}": { path: `/v1/endpoints/${U}/listeners/${LISTENER}` },

@@ -87,6 +87,7 @@ export function captureEvent(
     // The shape of the body as sent (before redaction: a path's type is the sender's, and no
     // value is read), for the catalog to learn from after the commit (design §19, ADR 0090).
     bodyShape: keepsBody && options.learnSchemas !== false && contentType.bodyIs === "json" ? bodyShapeText(body.whole) : "",
+    deliveries: [],
   };
   const diagnosis: CaptureDiagnosis = {
     bodySha256: hash("sha256", body.whole, "hex"),

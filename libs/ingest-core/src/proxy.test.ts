@@ -16,10 +16,27 @@ describe("a relay or proxy endpoint's forwarding", () => {
   const endpoint = (operatingMode: string, forwardJson: string) => create(EndpointSchema, { operatingMode, forwardJson });
 
   it("is read from relay and proxy endpoints, with the defaults of the /v1 settings", () => {
-    const relay = forwardingOf(endpoint("relay", JSON.stringify({ url: "https://app.example.com/hooks" })));
-    expect(relay).toEqual({ mode: "relay", settings: { url: "https://app.example.com/hooks", keepPath: true, timeoutMs: 10_000, maxAttempts: 6 } });
+    // Saved before destinations: one destination, under the endpoint's own id.
+    const legacy = endpoint("relay", JSON.stringify({ url: "https://app.example.com/hooks" }));
+    const relay = forwardingOf(legacy);
+    expect(relay).toEqual({
+      mode: "relay",
+      destinations: [{ id: legacy.id, settings: { url: "https://app.example.com/hooks", keepPath: true, timeoutMs: 10_000, maxAttempts: 6 }, filter: undefined }],
+    });
     const proxy = forwardingOf(endpoint("proxy", JSON.stringify({ url: "https://a.example/x", keepPath: false, timeoutMs: 200, maxAttempts: 1, targetSecretSet: true })));
-    expect(proxy).toEqual({ mode: "proxy", settings: { url: "https://a.example/x", keepPath: false, timeoutMs: 200, maxAttempts: 1 } });
+    expect(proxy?.destinations.map((d) => d.settings)).toEqual([{ url: "https://a.example/x", keepPath: false, timeoutMs: 200, maxAttempts: 1 }]);
+    // A proxy endpoint forwards to its first destination only, never filtered.
+    const two = [
+      { id: "0190a000-0000-7000-8000-00000000000a", name: "a", url: "https://a.example/", filter: { method: "PUT" } },
+      { id: "0190a000-0000-7000-8000-00000000000b", name: "b", url: "https://b.example/" },
+    ];
+    expect(forwardingOf(endpoint("proxy", JSON.stringify(two)))?.destinations).toEqual([
+      { id: two[0]!.id, settings: { url: "https://a.example/", keepPath: true, timeoutMs: 10_000, maxAttempts: 6 }, filter: undefined },
+    ]);
+    expect(forwardingOf(endpoint("relay", JSON.stringify(two)))?.destinations.map((d) => [d.id, d.filter === undefined])).toEqual([
+      [two[0]!.id, false],
+      [two[1]!.id, true],
+    ]);
   });
 
   it("is none for other modes, missing settings and settings that do not parse", () => {
@@ -38,14 +55,43 @@ describe("a relay or proxy endpoint's forwarding", () => {
     expect(forwardTarget({ ...settings, keepPath: false }, "/ci?x=1")).toBe("https://app.example.com/hooks");
   });
 
-  it("marks a relay capture pending in the outbox and a proxy capture pending outside it", () => {
+  it("marks a relay capture's deliveries pending in the outbox and a proxy capture's pending outside it", () => {
     const settings = { url: "http://127.0.0.1:9/h", keepPath: true, timeoutMs: 1000, maxAttempts: 3 };
+    const parts = (rest: string) => ({ method: "POST", rest, headers: [], body: undefined });
     const relay = create(CapturedEventSchema, {});
-    withForward(relay, { mode: "relay", settings }, "/a?b=1");
-    expect(relay).toMatchObject({ forwardTarget: "http://127.0.0.1:9/h/a?b=1", forwardScheduled: true });
+    const a = { id: "0190a000-0000-7000-8000-00000000000a", settings, filter: undefined };
+    const b = { id: "0190a000-0000-7000-8000-00000000000b", settings: { ...settings, keepPath: false }, filter: undefined };
+    expect(withForward(relay, { mode: "relay", destinations: [a, b] }, parts("/a?b=1"))).toEqual(["http://127.0.0.1:9/h/a?b=1", "http://127.0.0.1:9/h"]);
+    expect(relay).toMatchObject({ deliveries: [{ destinationId: a.id }, { destinationId: b.id }], forwardScheduled: true });
     const proxy = create(CapturedEventSchema, {});
-    withForward(proxy, { mode: "proxy", settings }, "");
-    expect(proxy).toMatchObject({ forwardTarget: "http://127.0.0.1:9/h", forwardScheduled: false });
+    expect(withForward(proxy, { mode: "proxy", destinations: [a] }, parts(""))).toEqual(["http://127.0.0.1:9/h"]);
+    expect(proxy).toMatchObject({ deliveries: [{ destinationId: a.id }], forwardScheduled: false });
+  });
+
+  it("starts deliveries only to the destinations whose filter the capture matches; none matched, none scheduled", () => {
+    const settings = { url: "http://127.0.0.1:9/h", keepPath: true, timeoutMs: 1000, maxAttempts: 3 };
+    const endpoint = create(EndpointSchema, {
+      id: "01a20000-0000-7000-8000-000000000000",
+      operatingMode: "relay",
+      forwardJson: JSON.stringify([
+        { id: "0190a000-0000-7000-8000-00000000000a", name: "paid", ...settings, filter: { eventType: "invoice.paid" } },
+        { id: "0190a000-0000-7000-8000-00000000000b", name: "tenant-a", ...settings, filter: { "headers.x-tenant": "a", "body.amount": { $gt: 10 } } },
+        { id: "0190a000-0000-7000-8000-00000000000c", name: "all", ...settings },
+      ]),
+    });
+    const forwarding = forwardingOf(endpoint)!;
+    const route = (eventType: string, headers: [string, string][], body: string) => {
+      const capture = create(CapturedEventSchema, { canonicalEventType: eventType, provider: "generic", verification: "unverified" });
+      withForward(capture, forwarding, { method: "POST", rest: "", headers, body: Buffer.from(body) });
+      return [capture.deliveries.map((d) => d.destinationId.slice(-1)).join(""), capture.forwardScheduled];
+    };
+    expect(route("invoice.paid", [["X-Tenant", "a"]], '{"amount":50}')).toEqual(["abc", true]);
+    expect(route("invoice.paid", [["X-Tenant", "b"]], '{"amount":50}')).toEqual(["ac", true]);
+    expect(route("other", [["X-Tenant", "a"]], '{"amount":5}')).toEqual(["c", true]);
+    const onlyFiltered = forwardingOf(create(EndpointSchema, { ...endpoint, forwardJson: JSON.stringify(JSON.parse(endpoint.forwardJson).slice(0, 2)) }))!;
+    const unmatched = create(CapturedEventSchema, { canonicalEventType: "other" });
+    expect(withForward(unmatched, onlyFiltered, { method: "POST", rest: "", headers: [], body: undefined })).toEqual([]);
+    expect(unmatched).toMatchObject({ deliveries: [], forwardScheduled: false });
   });
 });
 

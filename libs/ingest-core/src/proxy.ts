@@ -62,9 +62,16 @@ export function callFailureReason(err: unknown): string {
   return "service_unavailable";
 }
 
-/** The sender's answer to a proxied capture, from the attempt replay made. */
-export function proxyAnswerOf(attempt: AttemptResult | undefined): ProxyAnswer {
+/**
+ * The sender's answer to a proxied capture, from the attempt replay made. A capture the
+ * destination's transform skipped (design §17) went nowhere, and is answered as stored: ingest's
+ * own 200 with the event's id.
+ */
+export function proxyAnswerOf(attempt: AttemptResult | undefined, eventId = ""): ProxyAnswer {
   if (!attempt) return forwardFailed("service_unavailable");
+  if (attempt.state === "skipped" && !attempt.error && attempt.status === 0) {
+    return { status: 200, headers: [["content-type", "application/json"]], body: new TextEncoder().encode(JSON.stringify({ ok: true, id: eventId })) };
+  }
   if (attempt.error) return forwardFailed(attempt.error);
   if (attempt.status < 200 || attempt.status > 599) return forwardFailed("protocol_error");
   // A body cut at the inbound limit would reach the sender as if it were whole.

@@ -343,6 +343,7 @@ function captureBody(s: Surface, c: Capture, found: IngestEndpoint, body: ReadBo
   // Without redaction this one check is all it costs (design §20): nothing is allocated.
   if (found.redactor) ({ request: storedRequest, body: storedBody } = redactCapture(found.redactor, capture, diagnosis, captured, keepsBody ? body.whole : undefined, storedBytes(s, found)));
   let pending: Pending | undefined;
+  let targets: string[] | undefined;
   if (body.overLimit) {
     // Refused as too large: only metadata is stored (never forwarded), and ingest's own 413 is the answer.
     capture.diagnosticJson = diagnosticJson(diagnosis, "default");
@@ -355,18 +356,19 @@ function captureBody(s: Surface, c: Capture, found: IngestEndpoint, body: ReadBo
   } else if (found.forwarding?.mode === "proxy") {
     // The destination answers, not the endpoint's response configuration; what it answered
     // is the forward's attempt, recorded by replay after this commit.
-    withForward(capture, found.forwarding, c.rest);
+    targets = withForward(capture, found.forwarding, { method: capture.method, rest: c.rest, headers: storedRequest.headers, body: storedBody });
     capture.responseCode = 0;
     capture.diagnosticJson = diagnosticJson(diagnosis, "proxy");
     pending = { found, proxy: found.forwarding };
   } else {
-    if (found.forwarding) withForward(capture, found.forwarding, c.rest);
+    // Without forwarding (a capture endpoint) this check is all routing costs (design §20).
+    if (found.forwarding) targets = withForward(capture, found.forwarding, { method: capture.method, rest: c.rest, headers: storedRequest.headers, body: storedBody });
     const request: ReplyRequest = { method: capture.method, path: c.rest, headers: captured.headers, body: body.whole, eventType: capture.canonicalEventType };
     const reply = planReply(found, request);
     recordPlan(capture, found, reply, diagnosis);
     pending = { found, reply, request };
   }
-  const parts: CaptureParts = { request: packRequest(storedRequest), body: storedBody, forwardTarget: capture.forwardTarget || undefined };
+  const parts: CaptureParts = { request: packRequest(storedRequest), body: storedBody, forwardTargets: targets };
   sealThenCommit(s, c, capture, parts, pending);
 }
 
@@ -478,8 +480,8 @@ function proxy(s: Surface, c: Capture, event: CapturedEvent, stored: Stored, for
     trigger: "initial",
     maxResponseBytes: s.options.maxInboundBodyBytes,
   };
-  s.deps.replay.forwardEvent(request, { timeoutMs: forwarding.settings.timeoutMs + PROXY_CALL_MARGIN_MS }).then(
-    (res) => answerProxied(s, c, event, stored.id, proxyAnswerOf(res.attempt)),
+  s.deps.replay.forwardEvent(request, { timeoutMs: (forwarding.destinations[0]?.settings.timeoutMs ?? 0) + PROXY_CALL_MARGIN_MS }).then(
+    (res) => answerProxied(s, c, event, stored.id, proxyAnswerOf(res.attempt, stored.id)),
     (err: unknown) => {
       const reason = callFailureReason(err);
       s.logger.warn({ err: AppError.is(err) ? { reason: err.reason } : err, path: pathOnly(c.url) }, "proxy forward failed");

@@ -7,6 +7,11 @@ export interface EventRef {
   eventId: string;
 }
 
+/** One delivery of a stored event: the event and the destination (design §17). */
+export interface DeliveryRef extends EventRef {
+  destinationId: string;
+}
+
 /**
  * How a recorded attempt moves its delivery (ADR 0014). `worker`: the outbox worker's
  * verdict, applied only while its claim (owner, attempt n) still holds; the attempt is

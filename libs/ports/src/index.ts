@@ -7,4 +7,4 @@
 export type { CaptureBus, CaptureNotice, Unsubscribe } from "./capture-bus.js";
 export { captureSubject, ENDPOINT_CHANGED_SUBJECT, OUTBOX_WAKE_SUBJECT } from "./capture-bus.js";
 export type { EgressLease, EgressLeases } from "./egress-leases.js";
-export type { EventRef, AttemptTransition } from "./delivery.js";
+export type { EventRef, DeliveryRef, AttemptTransition } from "./delivery.js";

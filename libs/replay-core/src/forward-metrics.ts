@@ -2,7 +2,7 @@ import { Counter, Gauge, Registry } from "prom-client";
 import { ATTEMPT_TRIGGERS } from "@whc/api-model";
 import { ATTEMPT_OUTCOMES, type AttemptOutcomeLabel } from "./forward-policy.js";
 
-const FINAL_STATES = ["delivered", "failed", "exhausted"] as const;
+const FINAL_STATES = ["delivered", "failed", "exhausted", "skipped"] as const;
 
 export interface OutboxFigures {
   pending: number;
@@ -13,9 +13,10 @@ export interface OutboxFigures {
 export interface ForwardMetrics {
   /** Only the whc_forward_* series: the process's own metrics are its server's to add. */
   readonly registry: Registry;
-  attempt(trigger: string, outcome: AttemptOutcomeLabel): void;
-  /** A delivery reached a final state. */
-  finished(state: string): void;
+  /** An attempt to the destination `destinationId` (its id, never its URL: design §17). */
+  attempt(trigger: string, outcome: AttemptOutcomeLabel, destinationId: string): void;
+  /** A delivery to `destinationId` reached a final state. */
+  finished(state: string, destinationId: string): void;
 }
 
 /**
@@ -33,8 +34,22 @@ export function createForwardMetrics(outbox: () => Promise<OutboxFigures>, now: 
   });
   const deliveries = new Counter({
     name: "whc_forward_deliveries_total",
-    help: "Deliveries that reached a final state: delivered, failed (not retried) or exhausted (out of attempts)",
+    help: "Deliveries that reached a final state: delivered, failed (not retried), exhausted (out of attempts) or skipped (the transform answered null)",
     labelNames: ["state"],
+    registers: [registry],
+  });
+  // Per destination (design §17): labelled by its id, never its URL (a tenant's URL is not a
+  // label, and an id is stable through a URL change). A series appears with its first attempt.
+  const destinationAttempts = new Counter({
+    name: "whc_forward_destination_attempts_total",
+    help: "Forward attempts by destination id and outcome (as whc_forward_attempts_total's)",
+    labelNames: ["destination", "outcome"],
+    registers: [registry],
+  });
+  const destinationDeliveries = new Counter({
+    name: "whc_forward_destination_deliveries_total",
+    help: "Deliveries that reached a final state, by destination id and state",
+    labelNames: ["destination", "state"],
     registers: [registry],
   });
 
@@ -83,11 +98,13 @@ export function createForwardMetrics(outbox: () => Promise<OutboxFigures>, now: 
 
   return {
     registry,
-    attempt(trigger, outcome) {
+    attempt(trigger, outcome, destinationId) {
       attemptChildren.get(`${trigger} ${outcome}`)?.inc();
+      destinationAttempts.labels(destinationId, outcome).inc();
     },
-    finished(state) {
+    finished(state, destinationId) {
       stateChildren.get(state)?.inc();
+      if (stateChildren.has(state)) destinationDeliveries.labels(destinationId, state).inc();
     },
   };
 }

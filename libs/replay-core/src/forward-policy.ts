@@ -9,10 +9,14 @@ export type AttemptOutcome =
   /** The stored body could not be opened (its data key is gone, or it fails its tag). */
   | { kind: "unsendable" }
   /** Every attempt number up to maxAttempts was claimed, and none of the last ones recorded: their sender stopped. */
-  | { kind: "interrupted" };
+  | { kind: "interrupted" }
+  /** The destination's transform threw, ran out of time or memory, or returned no request (design §17). */
+  | { kind: "transform_failed"; message: string }
+  /** The destination's transform answered null: nothing is sent, the delivery is skipped. */
+  | { kind: "skipped" };
 
 /** The metrics' closed outcome set. */
-export const ATTEMPT_OUTCOMES = ["delivered", "rejected", "network_error", "refused"] as const;
+export const ATTEMPT_OUTCOMES = ["delivered", "rejected", "network_error", "refused", "skipped", "transform_failed"] as const;
 export type AttemptOutcomeLabel = (typeof ATTEMPT_OUTCOMES)[number];
 
 export const HOUR_MS = 3_600_000;
@@ -26,6 +30,7 @@ export function isSuccess(outcome: AttemptOutcome): boolean {
 export function outcomeLabel(outcome: AttemptOutcome): AttemptOutcomeLabel {
   if (outcome.kind === "response") return isSuccess(outcome) ? "delivered" : "rejected";
   if (outcome.kind === "network_error") return "network_error";
+  if (outcome.kind === "skipped" || outcome.kind === "transform_failed") return outcome.kind;
   return "refused";
 }
 
@@ -39,6 +44,10 @@ export function errorOf(outcome: AttemptOutcome): string {
       return outcome.reason;
     case "interrupted":
       return "interrupted";
+    case "transform_failed":
+      return "transform_failed";
+    case "skipped":
+      return "";
     case "unsendable":
       // No ATTEMPT_ERRORS entry says "the stored bytes are unreadable"; nothing went out, and
       // protocol_error is the nearest truthful word for a request that could not be formed.
@@ -54,7 +63,7 @@ export function errorOf(outcome: AttemptOutcome): string {
 export function isRetryable(outcome: AttemptOutcome): boolean {
   if (outcome.kind === "network_error") return true;
   if (outcome.kind === "refused") return outcome.reason === "egress_capacity_exhausted";
-  if (outcome.kind === "unsendable" || outcome.kind === "interrupted") return false;
+  if (outcome.kind === "unsendable" || outcome.kind === "interrupted" || outcome.kind === "transform_failed" || outcome.kind === "skipped") return false;
   // 508 Loop Detected (ingest's forward_loop, design §14) will not pass by trying again.
   return outcome.status === 408 || outcome.status === 429 || (outcome.status >= 500 && outcome.status !== 508);
 }
@@ -97,6 +106,7 @@ export function workerVerdict(
   policy: { retryBaseMs: number; nowMs: number; random?: () => number },
 ): Verdict {
   if (isSuccess(outcome)) return { state: "delivered" };
+  if (outcome.kind === "skipped") return { state: "skipped" };
   if (!isRetryable(outcome)) return { state: "failed" };
   if (n >= maxAttempts) return { state: "exhausted" };
   const asked = outcome.kind === "response" && outcome.status === 429 ? outcome.retryAfterMs : undefined;
@@ -111,9 +121,10 @@ export function workerVerdict(
  */
 export function directState(outcome: AttemptOutcome, before: { state: string; waiting: boolean } | undefined): DeliveryState {
   if (isSuccess(outcome)) return "delivered";
-  return before?.state === "pending" && before.waiting ? "pending" : "failed";
+  if (before?.state === "pending" && before.waiting) return "pending";
+  return outcome.kind === "skipped" ? "skipped" : "failed";
 }
 
-export function isFinal(state: string): state is "delivered" | "failed" | "exhausted" {
-  return state === "delivered" || state === "failed" || state === "exhausted";
+export function isFinal(state: string): state is "delivered" | "failed" | "exhausted" | "skipped" {
+  return state === "delivered" || state === "failed" || state === "exhausted" || state === "skipped";
 }

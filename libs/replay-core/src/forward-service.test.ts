@@ -50,7 +50,7 @@ describe("ForwardEvent", () => {
 
     const { event } = await openCapture(b.deps.opener, (await b.catalog.getEvent({ ...ref, markRead: false })).event!);
     expect(event!.forward).toMatchObject({ state: "delivered", target: `${destination.url}/hooks/sub?q=1` });
-    expect(event!.forward!.attempts.map((a) => [a.n, a.trigger, a.status])).toEqual([[1, "manual", 202]]);
+    expect(event!.deliveries[0]!.attempts.map((a) => [a.n, a.trigger, a.status])).toEqual([[1, "manual", 202]]);
     // A second manual attempt takes the next number.
     expect((await replay.forwardEvent({ ...ref })).attempt).toMatchObject({ n: 2, trigger: "manual" });
     expect((await b.catalog.getReplayUsage({ accountId: ref.accountId, day: new Date().toISOString().slice(0, 10) })).used).toBe(0);
@@ -66,7 +66,7 @@ describe("ForwardEvent", () => {
     expect(attempt).toMatchObject({ trigger: "initial", status: 200, bodyTruncated: false });
     expect(Buffer.from(attempt!.body).equals(big)).toBe(true);
     const { event } = await openCapture(b.deps.opener, (await b.catalog.getEvent({ ...ref, markRead: false })).event!);
-    const recorded = event!.forward!.attempts[0]!;
+    const recorded = event!.deliveries[0]!.attempts[0]!;
     expect(recorded.bodyTruncated).toBe(true);
     const opened = await b.opener.open(ref.endpointId, recorded.body!);
     expect(opened.ok && opened.plaintext.length).toBe(64 * 1024);
@@ -107,7 +107,7 @@ describe("RecordClientAttempt", () => {
 
     const { event } = await openCapture(b.deps.opener, (await b.catalog.getEvent({ ...ref, markRead: false })).event!);
     expect(event!.forward).toMatchObject({ state: "delivered", target: "http://localhost:3000/webhooks/sub?q=1" });
-    const recorded = event!.forward!.attempts[0]!;
+    const recorded = event!.deliveries[0]!.attempts[0]!;
     expect(recorded).toMatchObject({ n: 1, trigger: "cli", status: 200, url: "http://localhost:3000/webhooks/sub?q=1", durationMs: 12n });
     expect(recorded.headers.map((h) => [h.name, h.value])).toEqual([["Content-Type", "text/plain"]]);
     const opened = await b.opener.open(ref.endpointId, recorded.body!);

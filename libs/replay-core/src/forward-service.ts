@@ -1,7 +1,8 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { AuditContext, Forward, ReplayService } from "@whc/contracts";
-import { ATTEMPT_ERRORS, type AttemptTrigger } from "@whc/api-model";
+import { ATTEMPT_ERRORS, LISTEN_DESTINATION_ID, type AttemptTrigger } from "@whc/api-model";
 import { AppError, notFound, validationFailed } from "@whc/errors";
+import { isUuid } from "@whc/ids";
 import { sealUrlFor } from "@whc/sealing";
 import {
   createAttemptSender,
@@ -10,7 +11,7 @@ import {
   type ForwardOptions,
   type SentAttempt,
 } from "./forward-attempt.js";
-import type { EventRef } from "@whc/ports";
+import type { DeliveryRef, EventRef } from "@whc/ports";
 import { directState, errorOf, outcomeLabel, type AttemptOutcome } from "./forward-policy.js";
 
 type ForwardHandlers = Pick<ServiceImpl<typeof ReplayService>, "forwardEvent" | "recordClientAttempt" | "checkForwardTarget">;
@@ -25,7 +26,7 @@ function refOf(req: { accountId: string; endpointId: string; eventId: string }):
   return { accountId: req.accountId, endpointId: req.endpointId, eventId: req.eventId };
 }
 
-function resultOf(sent: SentAttempt, state: string) {
+function resultOf(sent: SentAttempt, state: string, destinationId: string) {
   return {
     n: sent.n,
     trigger: sent.trigger,
@@ -38,6 +39,9 @@ function resultOf(sent: SentAttempt, state: string) {
     bodyTruncated: sent.bodyTruncated,
     error: errorOf(sent.outcome),
     state,
+    destinationId,
+    requestSha256: sent.requestSha256,
+    message: sent.message,
   };
 }
 
@@ -63,7 +67,7 @@ export function createForwardHandlers(deps: ForwardDeps, options: ForwardOptions
   const sender = createAttemptSender(deps, options);
 
   /** The outcome is the caller's to know even when the catalog cannot record it now. */
-  async function recordDirect(ref: EventRef, sent: SentAttempt, before: Forward | undefined, audit?: AuditContext): Promise<string> {
+  async function recordDirect(ref: DeliveryRef, sent: SentAttempt, before: Forward | undefined, audit?: AuditContext): Promise<string> {
     try {
       const forward = await sender.record(ref, sent, { kind: "direct" }, before?.state, audit);
       if (!forward) throw notFound("event");
@@ -83,15 +87,16 @@ export function createForwardHandlers(deps: ForwardDeps, options: ForwardOptions
       if (req.maxResponseBytes < 0) throw validationFailed("max_response_bytes", "range");
       const maxResponseBytes = Math.min(req.maxResponseBytes || RECORDED_BODY_BYTES, MAX_RESPONSE_BYTES);
 
-      const loaded = await sender.load(ref);
+      if (req.destinationId && !isUuid(req.destinationId)) throw validationFailed("destination_id", "format");
+      const loaded = await sender.load({ ...ref, destinationId: req.destinationId.toLowerCase() });
       if (loaded.kind === "missing") throw notFound("event");
-      if (loaded.kind === "not_configured") throw new AppError("forward_not_configured", "the endpoint has no forward destination");
+      if (loaded.kind === "not_configured") throw new AppError("forward_not_configured", "the endpoint has no such forward destination");
       const { delivery } = loaded;
-      const begun = await catalog.beginForwardAttempt({ ...ref, target: await sealUrlFor(deps.opener, delivery.event, delivery.target) });
+      const begun = await catalog.beginForwardAttempt({ ...delivery.ref, target: await sealUrlFor(deps.opener, delivery.event, delivery.target) });
       const sent = await sender.send(delivery, begun.attempt, trigger, { maxResponseBytes });
       // A redelivery asked for by an API key writes event.redelivered with its attempt.
-      const state = await recordDirect(ref, sent, delivery.event.forward, req.audit);
-      return { attempt: resultOf(sent, state) };
+      const state = await recordDirect(delivery.ref, sent, delivery.delivery, req.audit);
+      return { attempt: resultOf(sent, state, delivery.ref.destinationId) };
     },
 
     async recordClientAttempt(req) {
@@ -103,8 +108,10 @@ export function createForwardHandlers(deps: ForwardDeps, options: ForwardOptions
       const outcome = clientOutcome(req.status, req.error);
 
       const { event } = await catalog.getEvent({ ...ref, markRead: false });
+      // whc listen's attempts are a delivery of their own (design §17), under the nil UUID.
+      const listen: DeliveryRef = { ...ref, destinationId: LISTEN_DESTINATION_ID };
       // The URL the client sent to may carry the capture's sub-path and query: sealed like it.
-      const begun = await catalog.beginForwardAttempt({ ...ref, target: event ? await sealUrlFor(deps.opener, event, req.url) : req.url });
+      const begun = await catalog.beginForwardAttempt({ ...listen, target: event ? await sealUrlFor(deps.opener, event, req.url) : req.url });
       const body = Buffer.from(req.body);
       const kept = body.subarray(0, RECORDED_BODY_BYTES);
       const durationMs = Number(req.durationMs);
@@ -122,11 +129,14 @@ export function createForwardHandlers(deps: ForwardDeps, options: ForwardOptions
         recordedTruncated: body.length > kept.length,
         outcome,
         capture: event,
+        requestSha256: "",
+        message: "",
       };
-      deps.metrics?.attempt("cli", outcomeLabel(outcome));
-      const forward = await sender.record(ref, sent, { kind: "direct" }, event?.forward?.state);
+      deps.metrics?.attempt("cli", outcomeLabel(outcome), LISTEN_DESTINATION_ID);
+      const before = event?.deliveries.find((d) => d.destinationId === LISTEN_DESTINATION_ID);
+      const forward = await sender.record(listen, sent, { kind: "direct" }, before?.state);
       if (!forward) throw notFound("event");
-      return { attempt: resultOf(sent, forward.state) };
+      return { attempt: resultOf(sent, forward.state, LISTEN_DESTINATION_ID) };
     },
 
     async checkForwardTarget(req) {

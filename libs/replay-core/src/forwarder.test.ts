@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { createHash } from "node:crypto";
 import { openCapture } from "@whc/sealing";
 import { appendCaptures } from "@whc/testing";
 import type { Interceptor } from "@connectrpc/connect";
@@ -69,7 +70,7 @@ async function settled(b: Backends, ref: Ref, until: (e: Event) => boolean = (e)
   return vi.waitFor(
     async () => {
       const event = await eventOf(b, ref);
-      if (!until(event)) throw new Error(`still ${event.forward?.state} after ${event.forward?.attempts.length} attempts`);
+      if (!until(event)) throw new Error(`still ${event.forward?.state} after ${event.deliveries[0]?.attempts.length} attempts`);
       return event;
     },
     { timeout: 15_000, interval: 20 },
@@ -122,16 +123,16 @@ describe("the relay outbox worker", () => {
     const event = await settled(b, ref);
     expect(event.forward).toMatchObject({ state: "delivered", target: `${destination.url}/hooks` });
     expect(event.forward!.nextAttemptAtMs).toBeUndefined();
-    expect(event.forward!.attempts.map((a) => [a.n, a.trigger, a.status, a.error])).toEqual([
+    expect(event.deliveries[0]!.attempts.map((a) => [a.n, a.trigger, a.status, a.error])).toEqual([
       [1, "initial", 500, ""],
       [2, "retry", 500, ""],
       [3, "retry", 200, ""],
     ]);
-    expect(event.forward!.attempts[2]!.url).toBe(`${destination.url}/hooks`);
+    expect(event.deliveries[0]!.attempts[2]!.url).toBe(`${destination.url}/hooks`);
     expect(destination.received.map((r) => valuesOf(r.headers, "x-whc-attempt"))).toEqual([["1"], ["2"], ["3"]]);
     expect(destination.received.map((r) => valuesOf(r.headers, "x-whc-delivery-id"))).toEqual([[ref.eventId], [ref.eventId], [ref.eventId]]);
     // Each answer's body is kept sealed with its attempt, readable with the event's key.
-    const last = event.forward!.attempts[2]!;
+    const last = event.deliveries[0]!.attempts[2]!;
     const opened = await b.opener.open(ref.endpointId, last.body!);
     expect(opened.ok && opened.plaintext.toString()).toBe("answer 3");
     expect(last.headers.map((h) => h.name.toLowerCase())).toContain("content-length");
@@ -147,10 +148,10 @@ describe("the relay outbox worker", () => {
 
     const r = await settled(b, rejected);
     expect(r.forward).toMatchObject({ state: "failed" });
-    expect(r.forward!.attempts.map((a) => a.status)).toEqual([422]);
+    expect(r.deliveries[0]!.attempts.map((a) => a.status)).toEqual([422]);
     const e = await settled(b, exhausted);
     expect(e.forward).toMatchObject({ state: "exhausted" });
-    expect(e.forward!.attempts.map((a) => [a.n, a.status])).toEqual([
+    expect(e.deliveries[0]!.attempts.map((a) => [a.n, a.status])).toEqual([
       [1, 503],
       [2, 503],
       [3, 503],
@@ -178,9 +179,9 @@ describe("the relay outbox worker", () => {
     startForwarder(b, { retryBaseMs: 60_000 });
 
     const delivered = await settled(b, soon);
-    expect(delivered.forward!.attempts.map((a) => a.status)).toEqual([429, 200]);
-    const waiting = await settled(b, putOff, (e) => (e.forward?.attempts.length ?? 0) >= 1);
-    const attempt = waiting.forward!.attempts[0]!;
+    expect(delivered.deliveries[0]!.attempts.map((a) => a.status)).toEqual([429, 200]);
+    const waiting = await settled(b, putOff, (e) => (e.deliveries[0]?.attempts.length ?? 0) >= 1);
+    const attempt = waiting.deliveries[0]!.attempts[0]!;
     const due = Number(waiting.forward!.nextAttemptAtMs) - Number(attempt.atMs) - Number(attempt.durationMs);
     expect(waiting.forward!.state).toBe("pending");
     expect(due).toBeGreaterThanOrEqual(990);
@@ -255,9 +256,77 @@ describe("the relay outbox worker", () => {
     const withSecret = await relayCapture(b, endpoint, { headers, body: Buffer.from(payload), provider: "stripe" });
     startForwarder(b);
 
-    expect((await settled(b, plain)).forward!.attempts.map((a) => a.status)).toEqual([200]);
-    expect((await settled(b, withSecret)).forward!.attempts.map((a) => a.status)).toEqual([200]);
+    expect((await settled(b, plain)).deliveries[0]!.attempts.map((a) => a.status)).toEqual([200]);
+    expect((await settled(b, withSecret)).deliveries[0]!.attempts.map((a) => a.status)).toEqual([200]);
     expect(valuesOf(resigned.received[0]!.headers, "stripe-signature")[0]).not.toBe(header);
+  });
+
+  it("fans out (design §17): each destination its own attempts, target, secret and digest; a removed destination fails without sending", async () => {
+    const b = await startBackends();
+    const stripe = new Stripe("sk_test_x");
+    const payload = JSON.stringify({ id: "evt_2", object: "event", type: "invoice.paid", data: {} });
+    const header = stripe.webhooks.generateTestHeaderString({ payload, secret: "whsec_source" });
+    const flaky = await statuses(503, 200);
+    const signed = await startTarget((_req, res, got) => {
+      try {
+        stripe.webhooks.constructEvent(got.body, valuesOf(got.headers, "stripe-signature")[0]!, "whsec_billing");
+        res.statusCode = 200;
+      } catch {
+        res.statusCode = 400;
+      }
+      res.end();
+    });
+    const [a, bId, gone] = ["0190a000-0000-7000-8000-00000000000a", "0190a000-0000-7000-8000-00000000000b", "0190a000-0000-7000-8000-00000000000c"];
+    const destinations = [
+      { id: a, name: "flaky", url: `${flaky.url}/a`, keepPath: true, timeoutMs: 5000, maxAttempts: 3 },
+      { id: bId, name: "billing", url: `${signed.url}/b`, keepPath: false, timeoutMs: 5000, maxAttempts: 3, targetSecretSet: true },
+    ];
+    const endpoint = await b.createEndpoint({
+      provider: "stripe",
+      forwardJson: JSON.stringify(destinations),
+      sealedDestinationSecrets: await b.sealSecret(JSON.stringify({ [bId]: "whsec_billing" })),
+    });
+    const [captured] = await appendCaptures(b.catalog, b.sealer, [
+      {
+        accountId: endpoint.accountId,
+        endpointId: endpoint.id,
+        path: "/in",
+        provider: "stripe",
+        headers: [
+          ["Content-Type", "application/json"],
+          ["Stripe-Signature", header],
+        ],
+        body: payload,
+        deliveries: [
+          { destinationId: a, target: `${flaky.url}/a/in` },
+          { destinationId: bId, target: `${signed.url}/b` },
+          { destinationId: gone, target: "https://gone.example.test/" },
+        ],
+        forwardScheduled: true,
+      },
+    ]);
+    const ref = { accountId: endpoint.accountId, endpointId: endpoint.id, eventId: captured!.id };
+    startForwarder(b);
+    const event = await settled(b, ref);
+    const byId = new Map(event.deliveries.map((d) => [d.destinationId, d]));
+    expect(event.forward?.state).toBe("failed");
+    expect(byId.get(a)).toMatchObject({ state: "delivered", target: `${flaky.url}/a/in` });
+    expect(byId.get(a)!.attempts.map((x) => [x.n, x.status])).toEqual([
+      [1, 503],
+      [2, 200],
+    ]);
+    expect(byId.get(bId)!.attempts.map((x) => [x.n, x.status])).toEqual([[1, 200]]);
+    expect(byId.get(gone)).toMatchObject({ state: "failed" });
+    expect(byId.get(gone)!.attempts.map((x) => [x.n, x.error, x.requestSha256])).toEqual([[1, "target_not_allowed", ""]]);
+    // Every attempt that went out records the digest of the bytes sent: the stored body, exactly.
+    const sha = createHash("sha256").update(payload).digest("hex");
+    expect([...byId.get(a)!.attempts, ...byId.get(bId)!.attempts].map((x) => x.requestSha256)).toEqual([sha, sha, sha]);
+    expect(flaky.received.map((r) => valuesOf(r.headers, "stripe-signature")[0])).toEqual([header, header]);
+    expect(valuesOf(signed.received[0]!.headers, "stripe-signature")[0]).not.toBe(header);
+    const series = await b.metrics.registry.getSingleMetricAsString("whc_forward_destination_attempts_total");
+    expect(series).toContain(`destination="${a}",outcome="rejected"`);
+    expect(series).toContain(`destination="${gone}",outcome="refused"`);
+    expect(series).not.toContain(flaky.url);
   });
 
   it("shares the outbox between two workers: every (event, attempt) is sent exactly once", async () => {
@@ -278,7 +347,7 @@ describe("the relay outbox worker", () => {
     expect(one.owner).not.toBe(two.owner);
 
     const histories = new Set<string>();
-    for (const ref of refs) histories.add((await settled(b, ref)).forward!.attempts.map((a) => `${a.n}: ${a.status} ${a.error}`).join(", "));
+    for (const ref of refs) histories.add((await settled(b, ref)).deliveries[0]!.attempts.map((a) => `${a.n}: ${a.status} ${a.error}`).join(", "));
     // No attempt went without egress capacity either: the workers wait their turn for the origin.
     expect([...histories]).toEqual(["1: 503 , 2: 200 "]);
     expect(sent).toHaveLength(100);
@@ -294,7 +363,7 @@ describe("the relay outbox worker", () => {
 
     const event = await settled(b, ref);
     expect(event.forward).toMatchObject({ state: "failed" });
-    expect(event.forward!.attempts.map((a) => [a.n, a.status, a.error])).toEqual([[1, 0, "target_not_allowed"]]);
+    expect(event.deliveries[0]!.attempts.map((a) => [a.n, a.status, a.error])).toEqual([[1, 0, "target_not_allowed"]]);
     expect(trap.connections()).toBe(0);
   });
 
@@ -305,7 +374,7 @@ describe("the relay outbox worker", () => {
 
     const event = await settled(b, ref);
     expect(event.forward!.state).toBe("exhausted");
-    expect(event.forward!.attempts.map((a) => [a.status, a.error])).toEqual([
+    expect(event.deliveries[0]!.attempts.map((a) => [a.status, a.error])).toEqual([
       [0, "connection_refused"],
       [0, "connection_refused"],
     ]);
@@ -321,7 +390,7 @@ describe("the relay outbox worker", () => {
 
     const event = await settled(b, ref);
     expect(event.forward).toMatchObject({ state: "failed" });
-    expect(event.forward!.attempts.map((a) => [a.n, a.error, a.url])).toEqual([[1, "target_not_allowed", destination.url]]);
+    expect(event.deliveries[0]!.attempts.map((a) => [a.n, a.error, a.url])).toEqual([[1, "target_not_allowed", destination.url]]);
     expect(destination.received).toHaveLength(0);
   });
 
@@ -366,7 +435,7 @@ describe("the relay outbox worker", () => {
     await stopped;
     const event = await eventOf(b, ref);
     expect(event.forward).toMatchObject({ state: "delivered" });
-    expect(event.forward!.attempts).toHaveLength(1);
+    expect(event.deliveries[0]!.attempts).toHaveLength(1);
   });
 
   it("looks again when its own retry falls due, without waiting for the next poll", async () => {
@@ -375,7 +444,7 @@ describe("the relay outbox worker", () => {
     startForwarder(b, { pollMs: 60_000 });
     const ref = await relayCapture(b, await relayEndpoint(b, { url: destination.url }));
     b.bus.publishOutboxWake();
-    expect((await settled(b, ref)).forward!.attempts.map((a) => a.status)).toEqual([500, 500, 200]);
+    expect((await settled(b, ref)).deliveries[0]!.attempts.map((a) => a.status)).toEqual([500, 500, 200]);
   });
 
   it("retries on time with its clock ahead of the catalog's: the catalog says when the next delivery falls due", async () => {
@@ -386,7 +455,7 @@ describe("the relay outbox worker", () => {
     startForwarder(b, { pollMs: 60_000 }, () => Date.now() + 300);
     const ref = await relayCapture(b, await relayEndpoint(b, { url: destination.url }));
     b.bus.publishOutboxWake();
-    expect((await settled(b, ref)).forward!.attempts.map((a) => a.status)).toEqual([500, 500, 200]);
+    expect((await settled(b, ref)).deliveries[0]!.attempts.map((a) => a.status)).toEqual([500, 500, 200]);
   });
 
   it("a second worker takes a retry the first recorded, when it falls due", async () => {
@@ -396,12 +465,12 @@ describe("the relay outbox worker", () => {
     const first = startForwarder(b, { pollMs: 60_000, retryBaseMs: 400 });
     const ref = await relayCapture(b, await relayEndpoint(b, { url: destination.url }));
     b.bus.publishOutboxWake();
-    await settled(b, ref, (e) => e.forward?.attempts.length === 1);
+    await settled(b, ref, (e) => e.deliveries[0]?.attempts.length === 1);
     await first.stop();
     const second = startForwarder(b, { pollMs: 60_000, retryBaseMs: 400, owner: "second" });
     second.wake();
     const done = await settled(b, ref);
-    expect(done.forward!.attempts.map((a) => a.status)).toEqual([500, 200]);
+    expect(done.deliveries[0]!.attempts.map((a) => a.status)).toEqual([500, 200]);
   });
 
   it("counts attempts by trigger and outcome, final states, and reads the outbox at scrape", async () => {

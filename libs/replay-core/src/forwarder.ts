@@ -1,8 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { DeliveryClaim } from "@whc/contracts";
-import type { CaptureBus, EgressLease, EgressLeases } from "@whc/ports";
-import type { EventRef } from "@whc/ports";
+import type { CaptureBus, DeliveryRef, EgressLease, EgressLeases } from "@whc/ports";
 import { createAttemptSender, type ForwardDeps, type ForwardOptions, type SentAttempt } from "./forward-attempt.js";
 import { workerVerdict, type Verdict } from "./forward-policy.js";
 
@@ -113,24 +112,25 @@ export function createForwarder(deps: ForwardDeps & { bus: Pick<CaptureBus, "sub
   let soon: { at: number; timer: NodeJS.Timeout } | undefined;
   let unsubscribe: (() => void) | undefined;
 
-  async function attempt(ref: EventRef, n: number): Promise<{ sent: SentAttempt; verdict: Verdict; before: string | undefined } | undefined> {
+  async function attempt(ref: DeliveryRef, n: number): Promise<{ sent: SentAttempt; verdict: Verdict; before: string | undefined } | undefined> {
     const trigger = n === 1 ? "initial" : "retry";
     const loaded = await sender.load(ref);
     if (loaded.kind === "missing") return undefined;
     if (loaded.kind === "not_configured") {
-      // Nothing to send to: a failed attempt, not sent. target_not_allowed is the ATTEMPT_ERRORS
-      // word for "this delivery has no destination it may go to".
-      const url = loaded.event.forward?.target || "about:blank";
-      const sent = sender.refused(n, trigger, url, { kind: "refused", reason: "target_not_allowed" });
-      return { sent, verdict: { state: "failed" }, before: loaded.event.forward?.state };
+      // The endpoint no longer has this destination (or no forward settings at all): a failed
+      // attempt, not sent. target_not_allowed is the ATTEMPT_ERRORS word for "this delivery has
+      // no destination it may go to". The record keeps the delivery's stored target (sealed).
+      const url = loaded.delivery?.target || "about:blank";
+      const sent = sender.refused(n, trigger, url, { kind: "refused", reason: "target_not_allowed" }, ref.destinationId);
+      return { sent, verdict: { state: "failed" }, before: loaded.delivery?.state };
     }
     const { delivery } = loaded;
     if (n > delivery.settings.maxAttempts) {
       // A claim counts as an attempt from the moment it is taken (design §14): attempts whose
       // sender died mid-send (a crash, a kill) still spend maxAttempts, so a destination that
       // brings its sender down is not sent to forever. The record keeps the stored target.
-      const sent = sender.refused(n, trigger, delivery.target, { kind: "interrupted" }, delivery.event);
-      return { sent, verdict: { state: "exhausted" }, before: delivery.event.forward?.state };
+      const sent = sender.refused(n, trigger, delivery.target, { kind: "interrupted" }, ref.destinationId, delivery.event);
+      return { sent, verdict: { state: "exhausted" }, before: delivery.delivery?.state };
     }
     const sent = await sender.send(delivery, n, trigger, { acquire: acquireWaiting });
     const verdict = workerVerdict(sent.outcome, n, delivery.settings.maxAttempts, {
@@ -138,11 +138,11 @@ export function createForwarder(deps: ForwardDeps & { bus: Pick<CaptureBus, "sub
       nowMs: now(),
       ...(options.random ? { random: options.random } : {}),
     });
-    return { sent, verdict, before: delivery.event.forward?.state };
+    return { sent, verdict, before: delivery.delivery?.state };
   }
 
   async function deliver(claim: DeliveryClaim): Promise<void> {
-    const ref = { accountId: claim.accountId, endpointId: claim.endpointId, eventId: claim.eventId };
+    const ref = { accountId: claim.accountId, endpointId: claim.endpointId, eventId: claim.eventId, destinationId: claim.destinationId };
     try {
       const made = await attempt(ref, claim.attempt);
       if (!made) return;
@@ -159,7 +159,7 @@ export function createForwarder(deps: ForwardDeps & { bus: Pick<CaptureBus, "sub
         }
       }
     } catch (err) {
-      logger.error({ err, eventId: ref.eventId, attempt: claim.attempt }, "forward attempt not completed; its claim will lapse");
+      logger.error({ err, eventId: ref.eventId, destinationId: ref.destinationId, attempt: claim.attempt }, "forward attempt not completed; its claim will lapse");
     }
   }
 

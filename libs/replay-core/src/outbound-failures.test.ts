@@ -135,7 +135,7 @@ describe("no outbound failure escapes as an exception (design §14)", () => {
         const label = `${t.name} via ${t.spelling}, ${trigger}`;
         expect({ label, error: attempt?.error, status: attempt?.status }).toEqual({ label, error: t.reason, status: 0 });
         const { event } = await b.catalog.getEvent({ ...ref, markRead: false });
-        expect({ label, errors: event!.forward!.attempts.map((a) => a.error) }).toEqual({ label, errors: [t.reason] });
+        expect({ label, errors: event!.deliveries[0]!.attempts.map((a) => a.error) }).toEqual({ label, errors: [t.reason] });
       }
     }
   });
@@ -160,7 +160,7 @@ describe("no outbound failure escapes as an exception (design §14)", () => {
         { timeout: 15_000, interval: 25 },
       );
       // maxAttempts 1: a retryable failure exhausts the delivery at once, recorded with its reason.
-      expect({ label, state: event.forward!.state, errors: event.forward!.attempts.map((a) => a.error) }).toEqual({ label, state: "exhausted", errors: [reason] });
+      expect({ label, state: event.forward!.state, errors: event.deliveries[0]!.attempts.map((a) => a.error) }).toEqual({ label, state: "exhausted", errors: [reason] });
     }
   });
 
@@ -187,10 +187,10 @@ describe("no outbound failure escapes as an exception (design §14)", () => {
       { timeout: 15_000, interval: 20 },
     );
     expect(event.forward!.state).toBe("exhausted");
-    expect(event.forward!.attempts.map((a) => [a.n, a.error])).toEqual([[4, "interrupted"]]);
+    expect(event.deliveries[0]!.attempts.map((a) => [a.n, a.error])).toEqual([[4, "interrupted"]]);
     // Its URL is sealed under the capture's key like every recorded URL, and reads back whole.
-    expect(event.forward!.attempts[0]!.url).toMatch(/^whc-sealed:/);
-    expect((await openCapture(b.opener, event)).event.forward!.attempts[0]!.url).toBe(`${destination.url}/hook`);
+    expect(event.deliveries[0]!.attempts[0]!.url).toMatch(/^whc-sealed:/);
+    expect((await openCapture(b.opener, event)).event.deliveries[0]!.attempts[0]!.url).toBe(`${destination.url}/hook`);
     expect(destination.received).toHaveLength(0);
   });
 });

@@ -9,6 +9,7 @@ import { outboundHeaders } from "./outbound.js";
 import { applyEdits } from "./edits.js";
 import { createForwardHandlers } from "./forward-service.js";
 import { createSignHandler } from "./sign-event.js";
+import { createDestinationTest } from "./destination-test.js";
 import type { ForwardDeps } from "./forward-attempt.js";
 import { secondsToUtcMidnight, utcDay } from "./allowance.js";
 
@@ -30,7 +31,8 @@ export interface ReplayServiceOptions {
  * does not resolve is not a refused target but an outcome (design §14): `network_error`,
  * `dns_failure`, charged and audited like one. The forwarding RPCs (ForwardEvent,
  * RecordClientAttempt, CheckForwardTarget) are createForwardHandlers'; SignEvent (fresh
- * signatures for whc listen) is createSignHandler's.
+ * signatures for whc listen) is createSignHandler's; TestDestination (a destination's filter and
+ * transform on a stored event) is createDestinationTest's.
  */
 
 /** A refused target as the caller sees it: target_not_allowed with its reason, or a malformed URL. */
@@ -54,6 +56,7 @@ export function createReplayService(deps: ReplayServiceDeps, options: ReplayServ
   return {
     ...createForwardHandlers(deps, options),
     ...createSignHandler(deps),
+    ...createDestinationTest(deps),
     async replayEvent(req) {
       if (!req.accountId) throw validationFailed("account_id", "required");
       const client = req.client === "dashboard" ? "dashboard" : "api";

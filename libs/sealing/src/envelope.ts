@@ -41,18 +41,21 @@ function aadOf(endpointId: string, part: SealedPart = "body"): Buffer {
   return Buffer.from(part === "body" ? endpointId : `${endpointId}\0${part}`, "utf8");
 }
 
-/** What of a capture is sealed: its packed request always, its body when one is stored, its forward target when it has one. */
+/**
+ * What of a capture is sealed: its packed request always, its body when one is stored, the
+ * targets of its deliveries (one per destination it goes to) when it has any.
+ */
 export interface CaptureParts {
   request: Uint8Array;
   body?: Uint8Array | undefined;
-  forwardTarget?: string | undefined;
+  forwardTargets?: readonly string[] | undefined;
 }
 
-/** A capture sealed under one data key; the forward target as sealed text (sealedText). */
+/** A capture sealed under one data key; the targets as sealed text (sealedText), in their order. */
 export interface SealedCapture {
   request: SealedBodyParts;
   body: SealedBodyParts | undefined;
-  forwardTarget: string | undefined;
+  forwardTargets: string[];
 }
 
 /**
@@ -106,8 +109,7 @@ export function createEnvelopeSealer(crypto: Client<typeof CryptoService>, optio
   const sealCaptureWith = (key: CachedKey, endpointId: string, parts: CaptureParts): SealedCapture => ({
     request: sealWith(key, endpointId, parts.request, "request"),
     body: parts.body === undefined ? undefined : sealWith(key, endpointId, parts.body),
-    forwardTarget:
-      parts.forwardTarget === undefined ? undefined : sealedText(sealWith(key, endpointId, Buffer.from(parts.forwardTarget, "utf8"), "url").ciphertext),
+    forwardTargets: (parts.forwardTargets ?? []).map((t) => sealedText(sealWith(key, endpointId, Buffer.from(t, "utf8"), "url").ciphertext)),
   });
 
   return {
@@ -120,7 +122,7 @@ export function createEnvelopeSealer(crypto: Client<typeof CryptoService>, optio
     },
     /**
      * A capture's packed request (request-envelope.ts), its body unless only metadata is
-     * stored, and its forward target, each with its own nonce under the same data key.
+     * stored, and its deliveries' targets, each with its own nonce under the same data key.
      */
     async sealCapture(endpointId: string, parts: CaptureParts): Promise<SealedCapture> {
       return sealCaptureWith(usable(current) ? current : await fresh(), endpointId, parts);

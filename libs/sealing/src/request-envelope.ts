@@ -41,7 +41,7 @@ export type CaptureDecryption = "ok" | "failed" | "metadata_only";
 /** A stored event with what is sealed opened. */
 export interface OpenedCapture {
   /**
-   * The event with `path`, `headers` and its forward's target and attempt URLs in clear:
+   * The event with `path`, `headers` and its deliveries' targets and attempt URLs in clear:
    * opened from what is sealed, or as stored by a version that kept them in clear. Empty when
    * they could not be opened.
    */
@@ -79,9 +79,7 @@ async function openUrl(opener: EnvelopeOpener, e: Event, text: string): Promise<
   return opened.ok ? opened.plaintext.toString("utf8") : "";
 }
 
-async function openForward(opener: EnvelopeOpener, e: Event): Promise<Forward | undefined> {
-  const f = e.forward;
-  if (!f) return undefined;
+async function openForward(opener: EnvelopeOpener, e: Event, f: Forward): Promise<Forward> {
   const [target, ...urls] = await Promise.all([openUrl(opener, e, f.target), ...f.attempts.map((a) => openUrl(opener, e, a.url))]);
   return { ...f, target: target as string, attempts: f.attempts.map((a, i) => ({ ...a, url: urls[i] as string })) };
 }
@@ -105,12 +103,13 @@ export async function sealUrlFor(opener: EnvelopeOpener, e: Event, url: string):
  * outage throws, as for bodies.
  */
 export async function openCapture(opener: EnvelopeOpener, e: Event): Promise<OpenedCapture> {
-  const [request, body, forward] = await Promise.all([
+  const [request, body, forward, deliveries] = await Promise.all([
     openRequest(opener, e),
     e.bodyStored && e.body ? opener.open(e.endpointId, e.body) : undefined,
-    openForward(opener, e),
+    e.forward && openForward(opener, e, e.forward),
+    Promise.all(e.deliveries.map((d) => openForward(opener, e, d))),
   ]);
-  const event: Event = { ...e, path: request?.path ?? "", headers: (request?.headers ?? []).map(headerOf), forward };
+  const event: Event = { ...e, path: request?.path ?? "", headers: (request?.headers ?? []).map(headerOf), forward, deliveries };
   let decryption: CaptureDecryption = "metadata_only";
   if (body) decryption = body.ok && request ? "ok" : "failed";
   return { event, body: body?.ok ? body.plaintext : undefined, decryption, requestReadable: request !== undefined };

@@ -23,8 +23,13 @@ export interface CaptureInput {
   originalSizeBytes?: number;
   diagnosticJson?: string;
   sequenceStatuses?: number[];
-  /** A relay or proxy capture's target URL (sealed with the capture, as ingest seals it). */
+  /**
+   * A relay or proxy capture's target URL (sealed with the capture, as ingest seals it), for
+   * the endpoint's one destination saved as `forward` settings (its id is the endpoint's).
+   */
   forwardTarget?: string;
+  /** Or its deliveries, one per destination it matched (design §17). */
+  deliveries?: readonly { destinationId: string; target: string }[];
   /** relay: the delivery enters the outbox with the append. */
   forwardScheduled?: boolean;
   /** What ingest redacted, as the /v1 `redactions` JSON; absent: nothing. */
@@ -76,12 +81,15 @@ export async function sealedCapture(sealer: EnvelopeSealer, input: CaptureInput,
     diagnosticJson: input.diagnosticJson ?? "",
     forwardedResponseJson: "",
     sequenceStatuses: input.sequenceStatuses ?? [],
-    forwardTarget: input.forwardTarget ?? "",
+    forwardTarget: "",
     forwardScheduled: input.forwardScheduled ?? false,
     redactionsJson: input.redactionsJson ?? "",
     bodyShape: input.bodyShape ?? "",
+    deliveries: [],
   };
+  const deliveries = input.deliveries ?? (input.forwardTarget ? [{ destinationId: input.endpointId, target: input.forwardTarget }] : []);
+  capture.deliveries = deliveries.map((d) => ({ $typeName: "webhookcapture.catalog.v1.CapturedDelivery", destinationId: d.destinationId, target: "" }));
   const request = packRequest({ path: input.path ?? "", headers: input.headers ?? [["Content-Type", "application/json"]] });
-  const sealed = await sealer.sealCapture(input.endpointId, { request, body, forwardTarget: input.forwardTarget });
+  const sealed = await sealer.sealCapture(input.endpointId, { request, body, forwardTargets: deliveries.map((d) => d.target) });
   return withSealedParts(capture, sealed, body && index ? packSearchTokens(index(body)) : NONE);
 }

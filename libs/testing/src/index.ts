@@ -21,3 +21,5 @@ export { appendCaptures, sealedCapture } from "./captures.js";
 export type { CaptureInput } from "./captures.js";
 export { makeTestCertificates, OPENSSL_BIN } from "./certificates.js";
 export type { TestCertificate } from "./certificates.js";
+export { gatedDestination } from "./gated-destination.js";
+export type { DestinationRequest, GatedDestination } from "./gated-destination.js";

@@ -12,6 +12,7 @@ import { endpointFixture } from "@whc/catalog-core/testing";
 import { openSqliteStore } from "@whc/catalog-sqlite";
 import { eventSummaryJson } from "@whc/api-model/present";
 import { requestContext } from "@whc/logging";
+import { compileFilter, filterView, type CompiledFilter } from "@whc/routing";
 import * as payload from "./payload.mjs";
 
 const body = Buffer.from(payload.body);
@@ -118,6 +119,29 @@ console.log(
   `${"learnSchemas, SQLite, per capture".padEnd(34)} ${(Number(process.hrtime.bigint() - t0) / 1000 / rounds / 50).toFixed(2).padStart(8)} µs   cpu ${((storeCpu.user + storeCpu.system) / rounds / 50).toFixed(2).padStart(8)} µs`,
 );
 await store.close();
+// Routing (design §17, ADR 0080): what ingest does per capture of a relay endpoint with
+// filters: build the capture's view (the body parsed only when a filter reads it) and test
+// each destination's compiled filter, as withForward does.
+const parts = { method: "POST", rest: "/orders/7?source=bench", headers, body, eventType: "invoice.payment_succeeded", provider: "stripe", verification: "verified" };
+const route = (filters: CompiledFilter[]) => () => {
+  const view = filterView(parts);
+  return filters.filter((f) => f.test(view)).length;
+};
+const byType = compileFilter({ eventType: { $in: ["invoice.paid", "invoice.payment_succeeded"] } });
+const byBody = compileFilter({ "body.data.object.currency": "usd", "body.data.object.amount_paid": { $gte: 1000 } });
+const tenFilters = [
+  byType,
+  ...["eur", "gbp", "jpy"].map((currency) => compileFilter({ "body.data.object.currency": currency })),
+  compileFilter({ "headers.x-custom-tenant": { $in: ["globex", "initech"] } }),
+  compileFilter({ eventType: { $regex: "^customer\\." } }),
+  compileFilter({ $or: [{ "body.type": "charge.refunded" }, { "query.source": "replay" }] }),
+  compileFilter({ path: { $regex: "^/refunds" } }),
+  compileFilter({ "body.data.object.lines": { $size: 3 } }),
+  compileFilter({ verification: "failed" }),
+];
+time("routing: 1 filter on eventType", 20000, route([byType]));
+time("routing: 1 filter on the body", 20000, route([byBody]));
+time("routing: 10 filters (1 matches)", 20000, route(tenFilters));
 time("randomUUID", 20000, () => randomUUID());
 time("requestContext.run", 20000, () => requestContext.run({ requestId: "x" }, () => 1));
 const { port1, port2 } = new MessageChannel();

@@ -18,6 +18,11 @@
 // BENCH_FLOOR=1 also measures, in each round, the floor server (floor-server.mjs) in its four
 // modes: the least code that commits a capture durably before answering, with and without
 // sealing and indexing, each also without fsync. It shows what any design reaches on this machine.
+//
+// BENCH_ENDPOINT='{"operatingMode":"relay","destinations":[{"url":"$SINK"}]}' measures an endpoint
+// created with these fields instead of a plain capture one; each "$SINK" is the URL of a bare
+// node:http server started beside it (another process, its CPU not counted), which the relay's
+// deliveries go to (the all-in-one process then allows loopback targets).
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
@@ -33,6 +38,7 @@ const connections = Number(process.argv[3] ?? 50);
 const rounds = Number(process.argv[4] ?? 2);
 const KEY = `whc_${"B".repeat(40)}`;
 const floorModes = process.env.BENCH_FLOOR === "1" ? ["store", "sealed", "store-volatile", "sealed-volatile"] : [];
+const endpointFields = process.env.BENCH_ENDPOINT ?? "";
 const useWrk = process.env.BENCH_CLIENT !== "autocannon" && spawnSync("wrk", ["--version"]).error === undefined;
 
 const work = mkdtempSync(path.join(os.tmpdir(), "whc-bench-ingest-"));
@@ -67,7 +73,8 @@ function line(name, r) {
 execFileSync(process.execPath, [path.join(root, "tools/build.mjs"), "all-in-one", "--no-dashboard"], { stdio: "inherit" });
 console.log(
   `\n${duration} s at ${connections} connections, ${Buffer.byteLength(body)} B bodies, ${Object.keys(headers).length + 2} headers; ` +
-    `${os.cpus().length} cores; load from ${useWrk ? "wrk -t2" : "autocannon (in this process)"}\n`,
+    `${os.cpus().length} cores; load from ${useWrk ? "wrk -t2" : "autocannon (in this process)"}` +
+    `${endpointFields ? `; endpoint ${endpointFields}` : ""}\n`,
 );
 
 const results = [];
@@ -89,6 +96,10 @@ for (let round = 1; round <= rounds; round += 1) {
 
   const dataDir = path.join(work, `data-${round}`);
   const [gw, ing] = [await freePort(), await freePort()];
+  const sinkPort = await freePort();
+  const sink = endpointFields.includes("$SINK")
+    ? await start(path.join(root, "tools/bench/ingest/bare-server.mjs"), [String(sinkPort)], {}, "bare ready")
+    : undefined;
   const aio = await start(
     path.join(root, "dist/all-in-one/main.js"),
     [],
@@ -100,6 +111,7 @@ for (let round = 1; round <= rounds; round += 1) {
       WHC_INGEST_PUBLIC_URL: `http://127.0.0.1:${ing}`,
       WHC_BOOTSTRAP_API_KEYS: `bench:${KEY}`,
       WHC_LOG_LEVEL: "info",
+      ...(sink ? { WHC_REPLAY_ALLOW_PRIVATE_TARGETS: "true" } : {}),
     },
     "webhook-capture ready",
   );
@@ -108,9 +120,10 @@ for (let round = 1; round <= rounds; round += 1) {
     await fetch(`http://127.0.0.1:${gw}/v1/endpoints`, {
       method: "POST",
       headers: { ...auth, "content-type": "application/json" },
-      body: JSON.stringify({ slug: "bench", ...JSON.parse(process.env.BENCH_ENDPOINT ?? "{}") }),
+      body: JSON.stringify({ slug: "bench", ...(endpointFields ? JSON.parse(endpointFields.replaceAll("$SINK", `http://127.0.0.1:${sinkPort}/hooks`)) : {}) }),
     })
   ).json();
+  if (!endpoint.webhookUrl) throw new Error(`the endpoint was not created: ${JSON.stringify(endpoint)}`);
   if (process.env.BENCH_ALERT_CHANNEL === "1") {
     const channel = await fetch(`http://127.0.0.1:${gw}/v1/alert-channels`, {
       method: "POST",
@@ -122,6 +135,7 @@ for (let round = 1; round <= rounds; round += 1) {
   const capture = await measure(aio, endpoint.webhookUrl);
   const stored = await (await fetch(`http://127.0.0.1:${gw}/v1/endpoints/${endpoint.id}`, { headers: auth })).json();
   await stop(aio);
+  if (sink) await stop(sink);
 
   const ratio = (capture.rps / baseline.rps) * 100;
   // Server CPU per capture as a multiple of bare node:http's per request (design §20: at most

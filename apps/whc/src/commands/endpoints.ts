@@ -16,6 +16,7 @@ import { oneOf, table } from "../output.js";
 import { readResponseOption } from "../response-option.js";
 import { describeEndpoint, forwardText, redactText } from "../views.js";
 import { inboundOf, inboundText, withInboundOptions, type InboundFlags } from "../inbound-options.js";
+import { destinationCommands } from "./destinations.js";
 
 /** The command-line flags that make a destination's settings (design §11). */
 interface ForwardFlags {
@@ -257,7 +258,7 @@ export function endpointCommands(program: Command, ctx: () => Context): void {
     .option("--remove-secret", "verify nothing from now on")
     .option("--response <json>", "what the endpoint answers (design §10), as JSON or @file.json; checked here before sending")
     .option("--no-response", "answer 200 with the event id again")
-    .option("--no-forward", "remove the forward settings (and the target secret); set --mode capture too")
+    .option("--no-forward", "remove every destination (and their target secrets); set --mode capture too")
     .option("--no-inbound", "remove the inbound protection: anyone may send again")
     .option("--no-redact", "store captures as sent again (the events already stored stay redacted)")
     .addOption(new Option("--replay-from-api <bool>", "allow replays asked through the API").argParser(booleanArgument))
@@ -290,4 +291,6 @@ export function endpointCommands(program: Command, ctx: () => Context): void {
       });
       out.result({ id: e.id, deleted: true }, () => `deleted ${e.slug} (${e.id}) and its events`);
     });
+
+  destinationCommands(endpoints, ctx);
 }

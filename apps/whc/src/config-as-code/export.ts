@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from "node:util";
 import { Document, isMap, isSeq } from "yaml";
 import type { AlertChannelJson, ConfigFileInput, EndpointJson } from "@whc/api-model";
 import { channelEntry } from "./alert-plan.js";
-import { absentValues, forwardEntry, fromEndpoint, MANAGED_FIELDS } from "./state.js";
+import { absentValues, destinationEntry, forwardEntry, fromEndpoint, isPlainForward, MANAGED_FIELDS } from "./state.js";
 
 type EndpointEntry = NonNullable<ConfigFileInput["endpoints"]>[number];
 
@@ -14,16 +14,28 @@ export function endpointEntry(e: EndpointJson): EndpointEntry {
   for (const field of MANAGED_FIELDS) {
     const value = managed[field];
     if (value === undefined || isDeepStrictEqual(value, absent[field])) continue;
-    entry[field] = field === "forward" && managed.forward ? forwardEntry(managed.forward) : value;
+    if (field !== "destinations") entry[field] = value;
+    // One destination without routing is written as part two's `forward`, any other as `destinations`.
+    else if (managed.destinations) {
+      if (isPlainForward(managed.destinations)) entry.forward = forwardEntry(managed.destinations[0]!);
+      else entry.destinations = managed.destinations.map(destinationEntry);
+    }
   }
   return entry as EndpointEntry;
 }
 
 /** Where a secret is set that the file cannot hold: said in a comment above the endpoint. */
 function secretNote(e: EndpointJson): string | undefined {
+  const destinations = fromEndpoint(e).destinations;
+  const asForward = destinations !== null && isPlainForward(destinations);
   const notes = [
     ...(e.secretSet ? [" secret set, not exported: to manage it, add secretFromEnv: <VARIABLE>"] : []),
-    ...(e.forward?.targetSecretSet ? [" forward target secret set, not exported: to manage it, add forward.targetSecretFromEnv: <VARIABLE>"] : []),
+    ...(asForward && e.forward?.targetSecretSet ? [" forward target secret set, not exported: to manage it, add forward.targetSecretFromEnv: <VARIABLE>"] : []),
+    ...(asForward
+      ? []
+      : (e.destinations ?? [])
+          .filter((d) => d.targetSecretSet)
+          .map((d) => ` destination ${d.name}: target secret set, not exported: to manage it, add its targetSecretFromEnv: <VARIABLE>`)),
     ...(e.inbound?.basicAuth?.passwordSet ? [" inbound basic auth password set, not exported: to manage it, add inbound.basicAuth.passwordFromEnv: <VARIABLE>"] : []),
     ...(e.inbound?.headerToken?.valueSet ? [" inbound header token set, not exported: to manage it, add inbound.headerToken.valueFromEnv: <VARIABLE>"] : []),
   ];

@@ -1,5 +1,5 @@
-import type { ConfigEndpoint, ConfigFile, ConfigInbound, CreateEndpointRequest, EndpointJson, InboundSettings, UpdateEndpointRequest } from "@whc/api-model";
-import { changedFields, fromEndpoint, fromFile } from "./state.js";
+import type { ConfigEndpoint, ConfigFile, ConfigInbound, CreateEndpointRequest, DestinationInput, EndpointJson, InboundSettings, UpdateEndpointRequest } from "@whc/api-model";
+import { changedFields, fromEndpoint, fromFile, namedAsCurrent, type ManagedDestination } from "./state.js";
 
 /** One step of a plan, with the /v1 request that makes it. */
 export type Change =
@@ -37,10 +37,37 @@ function inboundBody(i: ConfigInbound, secrets: Secrets, current?: EndpointJson[
 
 /** The create request of an endpoint of the file: the fields it gives, the server's defaults for the rest. */
 function createBody(e: ConfigEndpoint, secrets: Secrets): CreateEndpointRequest {
-  const { secretFromEnv, forward, inbound, ...fields } = e;
+  const { secretFromEnv, forward, destinations, inbound, ...fields } = e;
   const secret = secretOf(secrets, secretFromEnv);
   const forwardBody = forward && (({ targetSecretFromEnv, ...settings }) => ({ ...settings, ...(targetSecretFromEnv ? { targetSecret: secretOf(secrets, targetSecretFromEnv) } : {}) }))(forward);
-  return { ...fields, ...(secret ? { secret } : {}), ...(forwardBody ? { forward: forwardBody } : {}), ...(inbound ? { inbound: inboundBody(inbound, secrets) } : {}) };
+  const destinationsBody = destinations?.map(({ targetSecretFromEnv, ...d }): DestinationInput => ({
+    ...d,
+    ...(targetSecretFromEnv ? { targetSecret: secretOf(secrets, targetSecretFromEnv) } : {}),
+  }));
+  return { ...fields, ...(secret ? { secret } : {}), ...(forwardBody ? { forward: forwardBody } : {}), ...(destinationsBody ? { destinations: destinationsBody } : {}), ...(inbound ? { inbound: inboundBody(inbound, secrets) } : {}) };
+}
+
+/** The variable naming each destination's target secret in the file, in the file's order (a `forward`'s as the one). */
+function targetSecretVariables(e: ConfigEndpoint): (string | undefined)[] {
+  return e.forward ? [e.forward.targetSecretFromEnv] : (e.destinations ?? []).map((d) => d.targetSecretFromEnv);
+}
+
+/**
+ * The `destinations` an update sends (design §17): the file's, each that names a destination
+ * of the endpoint under its id (so its secret is kept and its deliveries stay its own), a
+ * target secret only where that destination has none.
+ */
+function destinationsBody(desired: ManagedDestination[], current: EndpointJson, variables: (string | undefined)[], secrets: Secrets): { body: DestinationInput[]; secretsSet: string[] } {
+  const byName = new Map((current.destinations ?? []).map((d) => [d.name, d]));
+  const secretsSet: string[] = [];
+  const body = desired.map(({ name, ...d }, i): DestinationInput => {
+    const stored = byName.get(name!);
+    const targetSecret = secretOf(secrets, variables[i]);
+    const setNow = targetSecret !== undefined && !stored?.targetSecretSet;
+    if (setNow) secretsSet.push(name!);
+    return { ...(stored ? { id: stored.id } : {}), name, ...d, ...(setNow ? { targetSecret } : {}) };
+  });
+  return { body, secretsSet };
 }
 
 /**
@@ -50,8 +77,12 @@ function createBody(e: ConfigEndpoint, secrets: Secrets): CreateEndpointRequest 
  */
 function update(e: ConfigEndpoint, current: EndpointJson, secrets: Secrets): Extract<Change, { action: "update" }> | undefined {
   const desired = fromFile(e);
-  const fields: string[] = changedFields(desired, fromEndpoint(current));
-  const body: Record<string, unknown> = Object.fromEntries(fields.map((f) => [f, desired[f as keyof typeof desired]]));
+  const managed = fromEndpoint(current);
+  const changed = changedFields(desired, managed);
+  const body: Record<string, unknown> = Object.fromEntries(changed.filter((f) => f !== "destinations").map((f) => [f, desired[f]]));
+  // The plan says `forward` for a file that gives its one destination so, `destinations` otherwise.
+  const label = e.destinations !== undefined || (current.destinations?.length ?? 0) > 1 ? "destinations" : "forward";
+  const fields: string[] = changed.map((f) => (f === "destinations" ? label : f));
   const secret = secretOf(secrets, e.secretFromEnv);
   if (secret && !current.secretSet) {
     fields.push("secret");
@@ -65,11 +96,14 @@ function update(e: ConfigEndpoint, current: EndpointJson, secrets: Secrets): Ext
     if (!fields.includes("inbound")) fields.push("inbound");
     body.inbound = inboundBody(e.inbound, secrets, current.inbound);
   }
-  const targetSecret = secretOf(secrets, e.forward?.targetSecretFromEnv);
-  // Forward settings sent without a targetSecret keep the stored one (docs/api.md).
-  if (targetSecret && desired.forward && !current.forward?.targetSecretSet) {
-    fields.push("forward.targetSecret");
-    body.forward = { ...desired.forward, targetSecret };
+  const wanted = namedAsCurrent(desired.destinations, managed.destinations);
+  if (wanted === null) {
+    if (changed.includes("destinations")) body.destinations = null;
+  } else {
+    // Destinations sent without a targetSecret keep the stored one (docs/api.md).
+    const sent = destinationsBody(wanted, current, targetSecretVariables(e), secrets);
+    fields.push(...sent.secretsSet.map((name) => (label === "forward" ? "forward.targetSecret" : `destinations.${name}.targetSecret`)));
+    if (changed.includes("destinations") || sent.secretsSet.length > 0) body.destinations = sent.body;
   }
   return fields.length === 0 ? undefined : { action: "update", slug: e.slug, id: current.id, fields, body: body as UpdateEndpointRequest };
 }

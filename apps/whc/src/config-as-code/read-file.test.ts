@@ -39,7 +39,32 @@ describe("readConfigFile", () => {
     ["slug.yaml", "endpoints:\n  - slug: Not A Slug\n", /^slug\.yaml:2:11: endpoints\.0\.slug: .* \(pattern\)$/],
     ["twice.yaml", "endpoints:\n  - slug: a\n  - slug: a\n", /^twice\.yaml:3:11: endpoints\.1\.slug: slug a is given more than once/],
     ["provider.yaml", "endpoints:\n  - slug: a\n    provider: stripey\n", /^provider\.yaml:3:15: endpoints\.0\.provider: unknown provider "stripey" \(generic, stripe, /],
-    ["relay.yaml", "endpoints:\n  - slug: a\n    operatingMode: relay\n", /^relay\.yaml:2:5: endpoints\.0\.forward: operatingMode relay and proxy need forward settings \(required\)$/],
+    ["relay.yaml", "endpoints:\n  - slug: a\n    operatingMode: relay\n", /^relay\.yaml:2:5: endpoints\.0\.forward: operatingMode relay and proxy need forward settings or destinations \(required\)$/],
+    [
+      "both.yaml",
+      "endpoints:\n  - slug: a\n    operatingMode: relay\n    forward: { url: 'https://a.example' }\n    destinations:\n      - { name: b, url: 'https://b.example' }\n",
+      /^both\.yaml:6:7: endpoints\.0\.destinations: give forward or destinations, not both \(unsupported\)$/,
+    ],
+    [
+      "names.yaml",
+      "endpoints:\n  - slug: a\n    operatingMode: relay\n    destinations:\n      - { name: b, url: 'https://b.example' }\n      - { name: b, url: 'https://c.example' }\n",
+      /^names\.yaml:6:17: endpoints\.0\.destinations\.1\.name: destination b is given more than once \(duplicate\)$/,
+    ],
+    [
+      "operator.yaml",
+      "endpoints:\n  - slug: a\n    operatingMode: relay\n    destinations:\n      - name: b\n        url: 'https://b.example'\n        filter: { body.total: { $where: 'true' } }\n",
+      /^operator\.yaml:7:\d+: endpoints\.0\.destinations\.0\.filter\.body\.total\.\$where: .* \(unsupported_operator\)$/,
+    ],
+    [
+      "proxy.yaml",
+      "endpoints:\n  - slug: a\n    operatingMode: proxy\n    destinations:\n      - { name: b, url: 'https://b.example', filter: { method: POST } }\n",
+      /^proxy\.yaml:5:\d+: endpoints\.0\.destinations\.0\.filter: a proxy endpoint forwards every capture: it takes no filter \(unsupported\)$/,
+    ],
+    [
+      "limit.yaml",
+      "endpoints:\n  - slug: a\n    destinations:\n      - { name: b, url: 'https://b.example', rateLimit: { perSecond: 5, perMinute: 10 } }\n",
+      /^limit\.yaml:4:\d+: endpoints\.0\.destinations\.0\.rateLimit\.perMinute: give perSecond or perMinute, not both \(format\)$/,
+    ],
     ["variable.yaml", "endpoints:\n  - slug: a\n    secretFromEnv: 'not a name'\n", /^variable\.yaml:3:20: endpoints\.0\.secretFromEnv: .* \(pattern\)$/],
     ["response.yaml", "endpoints:\n  - slug: a\n    response: { status: 99 }\n", /^response\.yaml:3:25: endpoints\.0\.response\.status: .* \(range\)$/],
     ["channel.yaml", "alertChannels:\n  - { name: ops, type: email, url: 'x', events: [test] }\n", /^channel\.yaml:2:24: alertChannels\.0\.type: .* \(format\)$/],

@@ -9,6 +9,9 @@ function namedVariables(file: ConfigFile): [field: string, variable: string][] {
       ...(e.forward?.targetSecretFromEnv ? [[`endpoints.${i}.forward.targetSecretFromEnv`, e.forward.targetSecretFromEnv] as [string, string]] : []),
       ...(e.inbound?.basicAuth?.passwordFromEnv ? [[`endpoints.${i}.inbound.basicAuth.passwordFromEnv`, e.inbound.basicAuth.passwordFromEnv] as [string, string]] : []),
       ...(e.inbound?.headerToken?.valueFromEnv ? [[`endpoints.${i}.inbound.headerToken.valueFromEnv`, e.inbound.headerToken.valueFromEnv] as [string, string]] : []),
+      ...(e.destinations ?? []).flatMap((d, j): [string, string][] =>
+        d.targetSecretFromEnv ? [[`endpoints.${i}.destinations.${j}.targetSecretFromEnv`, d.targetSecretFromEnv]] : [],
+      ),
     ]),
     ...file.alertChannels.flatMap((c, i): [string, string][] => (c.secretFromEnv ? [[`alertChannels.${i}.secretFromEnv`, c.secretFromEnv]] : [])),
   ];

@@ -1,16 +1,35 @@
 import { isDeepStrictEqual } from "node:util";
 import {
+  defaultDestinationName,
   DESTINATION_DEFAULTS,
   type ConfigInbound,
   type InboundViewJson,
   type RedactSettings,
+  type BreakerSettings,
   type ConfigEndpoint,
+  type DestinationFilter,
   type DestinationSettings,
+  type DestinationViewJson,
   type EndpointJson,
+  type RateLimitSettings,
   type EndpointResponseConfig,
   type OPERATING_MODES,
   type ENDPOINT_STATUSES,
 } from "@whc/api-model";
+
+/**
+ * A destination as `whc apply` compares it (design §17): its settings and routing, no id (the
+ * file matches destinations by name), no secret. `name` undefined: a file's `forward`, which
+ * leaves the name to the endpoint.
+ */
+export interface ManagedDestination extends DestinationSettings {
+  name: string | undefined;
+  filter?: DestinationFilter;
+  transform?: string;
+  rateLimit?: RateLimitSettings;
+  breaker?: BreakerSettings;
+  paused: boolean;
+}
 
 /**
  * An endpoint's settings that `whc apply` manages, in one form whether read from the file or
@@ -28,7 +47,8 @@ export interface Managed {
   genericSignatureHeader: string | undefined;
   genericSignaturePrefix: string;
   response: EndpointResponseConfig | null;
-  forward: DestinationSettings | null;
+  /** Named `forward` in a plan when the file gives its one destination as `forward`. */
+  destinations: ManagedDestination[] | null;
   redact: RedactSettings | null;
   /** Its parts but the password and token value, which whc cannot read back. */
   inbound: InboundParts | null;
@@ -62,7 +82,7 @@ export const MANAGED_FIELDS = [
   "genericSignatureHeader",
   "genericSignaturePrefix",
   "response",
-  "forward",
+  "destinations",
   "redact",
   "inbound",
 ] as const satisfies readonly (keyof Managed)[];
@@ -79,7 +99,7 @@ export function absentValues(slug: string): Omit<Managed, "genericSignatureHeade
     provider: "generic",
     genericSignaturePrefix: "",
     response: null,
-    forward: null,
+    destinations: null,
     redact: null,
     inbound: null,
   };
@@ -93,7 +113,11 @@ function defined<T extends object>(value: T): T {
 /** The endpoint the file describes. */
 export function fromFile(e: ConfigEndpoint): Managed {
   const absent = absentValues(e.slug);
-  const forward = e.forward ? (({ targetSecretFromEnv: _named, ...settings }) => settings)(e.forward) : null;
+  const destinations: ManagedDestination[] | null = e.forward
+    ? [{ name: undefined, url: e.forward.url, keepPath: e.forward.keepPath, timeoutMs: e.forward.timeoutMs, maxAttempts: e.forward.maxAttempts, paused: false }]
+    : e.destinations
+      ? e.destinations.map(({ targetSecretFromEnv: _named, ...d }) => defined({ ...d, paused: d.paused ?? false }))
+      : null;
   return {
     displayName: e.displayName ?? absent.displayName,
     operatingMode: e.operatingMode ?? absent.operatingMode,
@@ -104,10 +128,26 @@ export function fromFile(e: ConfigEndpoint): Managed {
     genericSignatureHeader: e.genericSignatureHeader,
     genericSignaturePrefix: e.genericSignaturePrefix ?? absent.genericSignaturePrefix,
     response: e.response ? defined(e.response) : null,
-    forward,
+    destinations,
     redact: e.redact ? defined(e.redact) : null,
     inbound: e.inbound ? inboundParts(e.inbound) : null,
   };
+}
+
+/** A destination as /v1 shows it, compared as the file gives one. */
+function managedDestination(d: DestinationViewJson): ManagedDestination {
+  return defined({
+    name: d.name,
+    url: d.url,
+    keepPath: d.keepPath,
+    timeoutMs: d.timeoutMs,
+    maxAttempts: d.maxAttempts,
+    filter: d.filter,
+    transform: d.transform,
+    rateLimit: d.rateLimit,
+    breaker: d.breaker,
+    paused: d.paused,
+  });
 }
 
 /** The endpoint as /v1 shows it. */
@@ -122,15 +162,21 @@ export function fromEndpoint(e: EndpointJson): Managed {
     genericSignatureHeader: e.genericSignatureHeader,
     genericSignaturePrefix: e.genericSignaturePrefix ?? "",
     response: e.response ? defined(e.response) : null,
-    forward: e.forward ? { url: e.forward.url, keepPath: e.forward.keepPath, timeoutMs: e.forward.timeoutMs, maxAttempts: e.forward.maxAttempts } : null,
+    destinations: e.destinations && e.destinations.length > 0 ? e.destinations.map(managedDestination) : null,
     redact: e.redact ? defined(e.redact) : null,
     inbound: e.inbound ? inboundParts(e.inbound) : null,
   };
 }
 
+/** The desired destinations with a name the file leaves to the endpoint (a `forward`) taken from the current one in its place. */
+export function namedAsCurrent(desired: ManagedDestination[] | null, current: ManagedDestination[] | null): ManagedDestination[] | null {
+  return desired && desired.map((d, i) => (d.name === undefined ? { ...d, name: current?.[i]?.name ?? defaultDestinationName(i) } : d));
+}
+
 /** The managed fields in which `current` differs from `desired` (a field the file leaves to the endpoint never does). */
 export function changedFields(desired: Managed, current: Managed): ManagedField[] {
-  return MANAGED_FIELDS.filter((f) => desired[f] !== undefined && !isDeepStrictEqual(desired[f], current[f]));
+  const resolved = { ...desired, destinations: namedAsCurrent(desired.destinations, current.destinations) };
+  return MANAGED_FIELDS.filter((f) => resolved[f] !== undefined && !isDeepStrictEqual(resolved[f], current[f]));
 }
 
 /** A destination's settings as the file writes them: the defaults left out. */
@@ -141,4 +187,34 @@ export function forwardEntry(settings: DestinationSettings): Partial<Destination
     ...(settings.timeoutMs !== DESTINATION_DEFAULTS.timeoutMs ? { timeoutMs: settings.timeoutMs } : {}),
     ...(settings.maxAttempts !== DESTINATION_DEFAULTS.maxAttempts ? { maxAttempts: settings.maxAttempts } : {}),
   };
+}
+
+/**
+ * Whether the file can give these destinations as part two's `forward`: one, under its
+ * default name, with no routing (export-config writes `destinations` otherwise).
+ */
+export function isPlainForward(destinations: readonly ManagedDestination[]): boolean {
+  const [only] = destinations;
+  return (
+    destinations.length === 1 &&
+    only!.name === defaultDestinationName(0) &&
+    only!.filter === undefined &&
+    only!.transform === undefined &&
+    only!.rateLimit === undefined &&
+    only!.breaker === undefined &&
+    !only!.paused
+  );
+}
+
+/** A destination as the file writes it under `destinations`: its name and settings, the defaults left out. */
+export function destinationEntry(d: ManagedDestination): Record<string, unknown> {
+  return defined({
+    name: d.name,
+    ...forwardEntry(d),
+    filter: d.filter,
+    transform: d.transform,
+    rateLimit: d.rateLimit,
+    breaker: d.breaker,
+    ...(d.paused ? { paused: true } : {}),
+  });
 }

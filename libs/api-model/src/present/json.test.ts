@@ -2,7 +2,8 @@ import { describe, it, expect } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { EndpointSchema, EventSchema, ForwardSchema } from "@whc/contracts";
 import { endpoint as endpointSchema, eventDetail, eventSummary } from "../index.js";
-import { bodyJson, endpointJson, eventDetailJson, eventSummaryJson, forwardViewOf, headersJson } from "./json.js";
+import { LISTEN_DESTINATION_ID } from "../index.js";
+import { bodyJson, destinationNamesOf, endpointJson, eventDetailJson, eventSummaryJson, forwardViewOf, headersJson } from "./json.js";
 
 describe("public JSON shapes", () => {
   it("groups repeated headers under their first spelling, in arrival order", () => {
@@ -64,13 +65,32 @@ describe("public JSON shapes", () => {
     const json = endpointJson(ep, "http://127.0.0.1:9");
     expect(json.forward).toEqual({ url: "http://127.0.0.1:3000/hooks", keepPath: false, timeoutMs: 2000, maxAttempts: 3, targetSecretSet: true });
     expect(endpointSchema.shape.forward.parse(json.forward)).toEqual(json.forward);
+    // Saved before destinations: one destination, under the endpoint's own id (design §17).
+    expect(json.destinations).toEqual([
+      { id: ep.id, name: "destination-1", url: "http://127.0.0.1:3000/hooks", keepPath: false, timeoutMs: 2000, maxAttempts: 3, targetSecretSet: true, paused: false },
+    ]);
     expect("forward" in endpointJson(create(EndpointSchema, {}), "http://127.0.0.1:9")).toBe(false);
-    expect(forwardViewOf("not json", false)).toBeUndefined();
-    expect(forwardViewOf(JSON.stringify({ url: "" }), false)).toBeUndefined();
+    for (const forwardJson of ["not json", JSON.stringify({ url: "" }), "[{}]", '[{"id":"x"}]']) {
+      const bad = endpointJson(create(EndpointSchema, { forwardJson }), "http://127.0.0.1:9");
+      expect(["forward" in bad, "destinations" in bad], forwardJson).toEqual([false, false]);
+    }
   });
 
-  it("presents the delivery: state in the summary, every attempt in the detail", () => {
-    const forward = create(ForwardSchema, {
+  it("shows the destinations, and `forward` mirroring the first", () => {
+    const a = { id: "0190a000-0000-7000-8000-00000000000a", name: "billing", url: "https://billing.example.test/h", keepPath: true, timeoutMs: 10000, maxAttempts: 6, targetSecretSet: true };
+    const b = { id: "0190a000-0000-7000-8000-00000000000b", name: "audit", url: "https://audit.example.test/h", keepPath: false, timeoutMs: 500, maxAttempts: 1, filter: { eventType: { $in: ["x"] } }, transform: "function transform(r){return r}", rateLimit: { perSecond: 5 }, breaker: { failures: 5, probeAfterMs: 30000 }, paused: true, fromANewerVersion: 1 };
+    const ep = create(EndpointSchema, { id: "01a20000-0000-7000-8000-000000000000", operatingMode: "relay", forwardJson: JSON.stringify([a, b]) });
+    const json = endpointJson(ep, "http://127.0.0.1:9");
+    expect(json.forward).toEqual({ url: a.url, keepPath: true, timeoutMs: 10000, maxAttempts: 6, targetSecretSet: true });
+    const { fromANewerVersion: _ignored, ...bView } = b;
+    expect(json.destinations).toEqual([{ ...a, paused: false }, { ...bView, targetSecretSet: false }]);
+    expect(endpointSchema.shape.destinations.parse(json.destinations)).toEqual(json.destinations);
+    expect(forwardViewOf({ ...a, paused: false })).toEqual(json.forward);
+  });
+
+  it("presents the deliveries: the aggregate in the summary, each delivery and every attempt in the detail", () => {
+    const failed = create(ForwardSchema, {
+      destinationId: "0190a000-0000-7000-8000-00000000000a",
       state: "pending",
       target: "http://127.0.0.1:3000/hooks/ci",
       nextAttemptAtMs: 1_700_000_010_000n,
@@ -86,45 +106,81 @@ describe("public JSON shapes", () => {
           body: { keyId: "k1", ciphertext: new Uint8Array([1]), wrappedKey: new Uint8Array([2]) },
           bodyTruncated: true,
           error: "",
+          requestSha256: "ab".repeat(32),
         },
-        { n: 2, trigger: "retry", atMs: 1_700_000_001_000n, url: "http://127.0.0.1:3000/hooks/ci", durationMs: 5n, error: "connection_refused" },
+        { n: 2, trigger: "retry", atMs: 1_700_000_002_000n, url: "http://127.0.0.1:3000/hooks/ci", durationMs: 5n, error: "connection_refused" },
       ],
     });
-    const e = create(EventSchema, { id: "01a20000-0000-7000-8000-000000000001", endpointId: "01a20000-0000-7000-8000-000000000000", receivedAtMs: 0n, forward });
+    const skipped = create(ForwardSchema, {
+      destinationId: "0190a000-0000-7000-8000-00000000000b",
+      state: "failed",
+      target: "http://127.0.0.1:4000/",
+      attempts: [{ n: 1, trigger: "initial", atMs: 1_700_000_001_000n, url: "http://127.0.0.1:4000/", error: "transform_failed", message: "TypeError: boom" }],
+    });
+    const e = create(EventSchema, {
+      id: "01a20000-0000-7000-8000-000000000001",
+      endpointId: "01a20000-0000-7000-8000-000000000000",
+      receivedAtMs: 0n,
+      forward: { state: "pending" },
+      deliveries: [failed, skipped],
+    });
     expect(eventSummaryJson(e).forwardState).toBe("pending");
     expect("forwardState" in eventSummaryJson(create(EventSchema, { receivedAtMs: 0n }))).toBe(false);
     expect(eventSummary.shape.forwardState.parse(eventSummaryJson(e).forwardState)).toBe("pending");
 
-    const detail = eventDetailJson(e, { decryption: "metadata_only", attemptBodies: [Buffer.from("oops")] });
+    const names = new Map([["0190a000-0000-7000-8000-00000000000a", "billing"]]);
+    const detail = eventDetailJson(e, { decryption: "metadata_only", attemptBodies: [[Buffer.from("oops")]], destinationNames: names });
+    const first = {
+      n: 1,
+      trigger: "initial",
+      at: "2023-11-14T22:13:20.000Z",
+      url: "http://127.0.0.1:3000/hooks/ci",
+      durationMs: 41,
+      status: 500,
+      headers: { "Content-Type": ["text/plain"] },
+      bodyBase64: Buffer.from("oops").toString("base64"),
+      bodyTruncated: true,
+      error: null,
+      requestSha256: "ab".repeat(32),
+      destinationId: failed.destinationId,
+    };
+    const second = {
+      n: 2,
+      trigger: "retry",
+      at: "2023-11-14T22:13:22.000Z",
+      url: "http://127.0.0.1:3000/hooks/ci",
+      durationMs: 5,
+      status: null,
+      headers: {},
+      bodyBase64: "",
+      bodyTruncated: false,
+      error: "connection_refused",
+      requestSha256: null,
+      destinationId: failed.destinationId,
+    };
+    const transform = {
+      n: 1,
+      trigger: "initial",
+      at: "2023-11-14T22:13:21.000Z",
+      url: "http://127.0.0.1:4000/",
+      durationMs: 0,
+      status: null,
+      headers: {},
+      bodyBase64: "",
+      bodyTruncated: false,
+      error: "transform_failed",
+      message: "TypeError: boom",
+      requestSha256: null,
+      destinationId: skipped.destinationId,
+    };
     expect(detail.forwardedResponse).toEqual({
       state: "pending",
       target: "http://127.0.0.1:3000/hooks/ci",
       nextAttemptAt: "2023-11-14T22:13:30.000Z",
-      attempts: [
-        {
-          n: 1,
-          trigger: "initial",
-          at: "2023-11-14T22:13:20.000Z",
-          url: "http://127.0.0.1:3000/hooks/ci",
-          durationMs: 41,
-          status: 500,
-          headers: { "Content-Type": ["text/plain"] },
-          bodyBase64: Buffer.from("oops").toString("base64"),
-          bodyTruncated: true,
-          error: null,
-        },
-        {
-          n: 2,
-          trigger: "retry",
-          at: "2023-11-14T22:13:21.000Z",
-          url: "http://127.0.0.1:3000/hooks/ci",
-          durationMs: 5,
-          status: null,
-          headers: {},
-          bodyBase64: "",
-          bodyTruncated: false,
-          error: "connection_refused",
-        },
+      attempts: [first, transform, second],
+      deliveries: [
+        { destinationId: failed.destinationId, name: "billing", state: "pending", target: failed.target, nextAttemptAt: "2023-11-14T22:13:30.000Z", attempts: [first, second] },
+        { destinationId: skipped.destinationId, name: "", state: "failed", target: skipped.target, nextAttemptAt: null, attempts: [transform] },
       ],
     });
     expect(eventDetail.shape.forwardedResponse.parse(detail.forwardedResponse)).toEqual(detail.forwardedResponse);
@@ -132,5 +188,9 @@ describe("public JSON shapes", () => {
     const unopened = eventDetailJson(e, { decryption: "metadata_only" }).forwardedResponse as { attempts: { bodyBase64: string }[] };
     expect(unopened.attempts[0]!.bodyBase64).toBe("");
     expect(eventDetailJson(create(EventSchema, { receivedAtMs: 0n }), { decryption: "metadata_only" }).forwardedResponse).toEqual({});
+  });
+
+  it("shows whc listen's attempts as a delivery of its own", () => {
+    expect(destinationNamesOf(undefined).get(LISTEN_DESTINATION_ID)).toBe("whc listen");
   });
 });

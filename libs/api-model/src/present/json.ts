@@ -1,8 +1,17 @@
 import { z } from "zod";
 import type { CapturedEvent, Endpoint, Event, Forward, Header } from "@whc/contracts";
 import {
+  LISTEN_DESTINATION_ID,
+  LISTEN_DESTINATION_NAME,
+  aggregateDeliveryState,
+  defaultDestinationName,
   endpointResponseConfig,
   destinationSettings,
+  storedDestination,
+  type DeliveryJson,
+  type DeliveryState,
+  type DestinationViewJson,
+  type StoredDestination,
   redactSettings,
   redactionCountsOf,
   schemaDrift,
@@ -53,7 +62,7 @@ export function endpointJson(e: Endpoint, ingestPublicUrl: string): EndpointJson
     purgedEventCount: Number(e.purgedEventCount),
     ...(e.secretRotatedAtMs !== undefined ? { secretRotatedAt: isoTime(e.secretRotatedAtMs) } : {}),
     ...(e.responseJson ? { response: responseConfigOf(e.responseJson) } : {}),
-    ...(e.forwardJson ? { forward: forwardViewOf(e.forwardJson, e.targetSecretSet) } : {}),
+    ...destinationFieldsOf(e),
     ...(e.inboundJson ? { inbound: inboundViewOfJson(e.inboundJson) } : {}),
     rejectedCount: Number(e.rejectedCount),
     ...(e.redactJson ? { redact: storedJsonOf(redactSettings, e.redactJson) } : {}),
@@ -71,20 +80,68 @@ export function inboundViewOfJson(json: string): InboundViewJson | undefined {
 }
 
 /** Unknown keys are ignored: settings written by a newer version still read. */
-const storedDestination = z.object(destinationSettings.shape);
+const legacyDestination = z.object(destinationSettings.shape);
 
 /**
  * A destination's settings as the catalog stores them (`forward_json`); they were validated
  * when saved, so a bad one reads as none.
  */
 export function destinationSettingsOf(json: string): DestinationSettings | undefined {
-  return storedJsonOf(storedDestination, json);
+  return storedJsonOf(legacyDestination, json);
 }
 
-/** The stored forward settings as the Endpoint shows them. */
-export function forwardViewOf(json: string, targetSecretSet: boolean): ForwardViewJson | undefined {
+const storedDestinations = z.array(storedDestination);
+
+/**
+ * An endpoint's destinations as stored (design §17): its forward_json's array, validated when
+ * saved (a bad one reads as none). An endpoint saved before destinations holds one
+ * destination's settings as an object: it reads as one destination, under the endpoint's own id
+ * (the id its deliveries of that time were moved under, legacyDestinationId), its target secret
+ * the endpoint's sealed_target_secret.
+ */
+export function destinationsOf(e: Pick<Endpoint, "id" | "forwardJson" | "targetSecretSet">): StoredDestination[] {
+  const json = e.forwardJson.trimStart();
+  if (!json) return [];
+  if (json.startsWith("[")) return storedJsonOf(storedDestinations, json) ?? [];
   const settings = destinationSettingsOf(json);
-  return settings && { ...settings, targetSecretSet };
+  return settings ? [{ id: e.id, name: defaultDestinationName(0), ...settings, targetSecretSet: e.targetSecretSet, paused: false }] : [];
+}
+
+/** One destination as the Endpoint shows it. */
+export function destinationViewOf(d: StoredDestination): DestinationViewJson {
+  return {
+    id: d.id,
+    name: d.name,
+    url: d.url,
+    keepPath: d.keepPath,
+    timeoutMs: d.timeoutMs,
+    maxAttempts: d.maxAttempts,
+    targetSecretSet: d.targetSecretSet,
+    ...(d.filter ? { filter: d.filter } : {}),
+    ...(d.transform ? { transform: d.transform } : {}),
+    ...(d.rateLimit ? { rateLimit: d.rateLimit } : {}),
+    ...(d.breaker ? { breaker: d.breaker } : {}),
+    paused: d.paused,
+  };
+}
+
+/** Part two's `forward`: the first destination's settings (design §17). */
+export function forwardViewOf(d: StoredDestination): ForwardViewJson {
+  return { url: d.url, keepPath: d.keepPath, timeoutMs: d.timeoutMs, maxAttempts: d.maxAttempts, targetSecretSet: d.targetSecretSet };
+}
+
+function destinationFieldsOf(e: Endpoint): Pick<EndpointJson, "forward" | "destinations"> {
+  const destinations = destinationsOf(e);
+  const [first] = destinations;
+  if (!first) return {};
+  return { forward: forwardViewOf(first), destinations: destinations.map(destinationViewOf) };
+}
+
+/** The names of an endpoint's destinations by id, as deliveries show them; whc listen's is its own. */
+export function destinationNamesOf(e: Pick<Endpoint, "id" | "forwardJson" | "targetSecretSet"> | undefined): Map<string, string> {
+  const names = new Map((e ? destinationsOf(e) : []).map((d) => [d.id, d.name]));
+  names.set(LISTEN_DESTINATION_ID, LISTEN_DESTINATION_NAME);
+  return names;
 }
 
 /** The stored response configuration; it was validated when saved, so a bad one reads as none. */
@@ -138,7 +195,7 @@ export function capturedSummaryJson(c: CapturedEvent, stamp: { id: string; recei
     truncated: c.truncated,
     originalSizeBytes: Number(c.originalSizeBytes),
     decryption: c.body === undefined ? "metadata_only" : "ok",
-    ...(c.forwardTarget ? { forwardState: "pending" } : {}),
+    ...(c.forwardTarget || c.deliveries.length > 0 ? { forwardState: "pending" } : {}),
   };
 }
 
@@ -154,7 +211,7 @@ const NON_ASCII = /[\u0080-\u00ff]/;
  * that form UTF-8 text, as senders mean them today, are shown decoded (`café`, not `cafÃ©`),
  * and any other bytes stay one character each.
  */
-function headerValueText(value: string): string {
+export function headerValueText(value: string): string {
   if (!NON_ASCII.test(value)) return value;
   try {
     return utf8.decode(Buffer.from(value, "latin1"));
@@ -200,6 +257,8 @@ interface AttemptFields {
   headers: readonly Header[];
   bodyTruncated: boolean;
   error: string;
+  requestSha256: string;
+  message: string;
 }
 
 /** One forward attempt; `body` is its answer excerpt in clear (undefined: none, or it could not be opened). */
@@ -215,24 +274,41 @@ export function forwardAttemptJson(a: AttemptFields, body: Uint8Array | undefine
     bodyBase64: body ? Buffer.from(body).toString("base64") : "",
     bodyTruncated: a.bodyTruncated,
     error: a.error === "" ? null : (a.error as NonNullable<ForwardAttemptJson["error"]>),
+    requestSha256: a.requestSha256 || null,
+    ...(a.message ? { message: a.message } : {}),
+  };
+}
+
+/** One delivery of an event (design §17); `bodies[i]` is attempt i's answer excerpt opened. */
+export function deliveryJson(f: Forward, name: string, bodies: readonly (Uint8Array | undefined)[] = []): DeliveryJson {
+  return {
+    destinationId: f.destinationId,
+    name,
+    state: f.state as DeliveryState,
+    target: f.target,
+    nextAttemptAt: f.nextAttemptAtMs === undefined ? null : isoTime(f.nextAttemptAtMs),
+    attempts: f.attempts.map((a, i) => ({ ...forwardAttemptJson(a, bodies[i]), destinationId: f.destinationId })),
   };
 }
 
 /**
- * An event's `forwardedResponse`: `{}` when it was never forwarded. `bodies[i]` is attempt i's
- * answer excerpt opened (undefined: none, or it could not be opened).
+ * An event's `forwardedResponse`: `{}` when it was never forwarded. Part two's fields over
+ * every delivery (design §17): the aggregate state, the first delivery's target, the earliest
+ * next attempt, every attempt (oldest first, each with its destination); then the deliveries.
+ * `bodies[d][i]` is delivery d's attempt i's answer excerpt opened (undefined: none, or it
+ * could not be opened); `names` the endpoint's destination names by id.
  */
 export function forwardedResponseJson(
-  f: Forward | undefined,
-  bodies: readonly (Uint8Array | undefined)[] = [],
+  deliveries: readonly Forward[],
+  bodies: readonly (readonly (Uint8Array | undefined)[])[] = [],
+  names: ReadonlyMap<string, string> = new Map(),
 ): ForwardedResponseJson | Record<string, never> {
-  if (!f) return {};
-  return {
-    state: f.state as ForwardedResponseJson["state"],
-    target: f.target,
-    nextAttemptAt: f.nextAttemptAtMs === undefined ? null : isoTime(f.nextAttemptAtMs),
-    attempts: f.attempts.map((a, i) => forwardAttemptJson(a, bodies[i])),
-  };
+  const state = aggregateDeliveryState(deliveries.map((d) => d.state as DeliveryState));
+  if (state === undefined) return {};
+  const each = deliveries.map((d, i) => deliveryJson(d, names.get(d.destinationId) ?? "", bodies[i]));
+  const due = each.flatMap((d) => (d.nextAttemptAt === null ? [] : [d.nextAttemptAt])).sort();
+  const attempts = each.flatMap((d) => d.attempts).sort((a, b) => a.at.localeCompare(b.at) || a.n - b.n);
+  return { state, target: each[0]?.target ?? "", nextAttemptAt: due[0] ?? null, attempts, deliveries: each };
 }
 
 export function eventDetailJson(
@@ -240,8 +316,10 @@ export function eventDetailJson(
   opened: {
     decryption: Decryption;
     plaintext?: Uint8Array | undefined;
-    /** The forward attempts' answer excerpts opened, by attempt index. */
-    attemptBodies?: readonly (Uint8Array | undefined)[] | undefined;
+    /** The attempts' answer excerpts opened, by delivery and attempt index. */
+    attemptBodies?: readonly (readonly (Uint8Array | undefined)[])[] | undefined;
+    /** The endpoint's destination names by id (destinationNamesOf). */
+    destinationNames?: ReadonlyMap<string, string> | undefined;
   },
 ): EventDetailJson {
   const { searchMatchedTruncated: _unused, ...summary } = eventSummaryJson(e);
@@ -258,6 +336,6 @@ export function eventDetailJson(
     diagnostic: parseObject(e.diagnosticJson),
     ...(redactions ? { redactions } : {}),
     ...(drift?.length ? { schemaDrift: drift } : {}),
-    forwardedResponse: forwardedResponseJson(e.forward, opened.attemptBodies),
+    forwardedResponse: forwardedResponseJson(e.deliveries, opened.attemptBodies, opened.destinationNames),
   };
 }

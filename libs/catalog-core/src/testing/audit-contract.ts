@@ -31,8 +31,8 @@ export function auditContract(ctx: ContractContext): void {
       expect(await store.getEvent(accountId, endpoint.id, unknown, T0, entry("event.read", { eventId: unknown }))).toBeUndefined();
       expect((await store.getEvent(accountId, endpoint.id, eventId, T0, entry("event.read", { eventId })))?.readAt).toBe(T0);
       await store.getEvent(accountId, endpoint.id, eventId, undefined, entry("event.curl_exported", { eventId, details: { unmasked: true } }));
-      await store.beginForwardAttempt({ accountId, endpointId: endpoint.id, eventId }, "https://app.example.test/");
-      await store.recordForwardAttempt({ accountId, endpointId: endpoint.id, eventId }, forwardAttemptFixture(1, { trigger: "manual" }), { kind: "direct" }, entry("event.redelivered", { eventId }));
+      await store.beginForwardAttempt({ accountId, endpointId: endpoint.id, eventId, destinationId: endpoint.id }, "https://app.example.test/");
+      await store.recordForwardAttempt({ accountId, endpointId: endpoint.id, eventId, destinationId: endpoint.id }, forwardAttemptFixture(1, { trigger: "manual" }), { kind: "direct" }, entry("event.redelivered", { eventId }));
       await store.recordReplayAudit(
         { id: newId(), accountId, endpointId: endpoint.id, eventId, keyId: "k", targetUrl: "https://x.test/", mode: "exact", result: "delivered", targetStatus: 200, networkFailureReason: "", durationMs: 3, createdAt: T0, requestId: "r", client: "api" },
         entry("event.replayed", { eventId }),

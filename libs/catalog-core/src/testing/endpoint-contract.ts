@@ -129,6 +129,33 @@ export function endpointUpdateContract(ctx: ContractContext): void {
       }
     });
 
+    it("keeps the destinations' sealed secrets beside them; removing the destinations removes every secret (design §17)", async () => {
+      const { accountId } = await ctx.accountWithEndpoint();
+      const destinations = '[{"id":"0190a000-0000-7000-8000-00000000000a","name":"a","url":"https://a.example.test/","targetSecretSet":true}]';
+      const created = await ctx.store().createEndpoint(endpointFixture(accountId, { operatingMode: "relay", forwardJson: destinations, sealedDestinationSecrets: bytes(21) }));
+      expect(plain((await ctx.store().getEndpoint(created.id))?.sealedDestinationSecrets)).toEqual([21]);
+      // A legacy endpoint's target secret (one destination, before destinations) moves aside for the new ones.
+      const legacy = await ctx.store().createEndpoint(
+        endpointFixture(accountId, { operatingMode: "relay", forwardJson: '{"url":"https://app.example.test/hooks"}', sealedTargetSecret: bytes(5) }),
+      );
+      const steps: [EndpointPatch, string, number[] | undefined, number[] | undefined][] = [
+        [{ forwardJson: destinations, sealedDestinationSecrets: bytes(22), clearTargetSecret: true }, destinations, undefined, [22]],
+        [{ displayName: "kept" }, destinations, undefined, [22]],
+        [{ sealedDestinationSecrets: new Uint8Array() }, destinations, undefined, undefined],
+        [{ sealedDestinationSecrets: bytes(23) }, destinations, undefined, [23]],
+        [{ forwardJson: "", operatingMode: "capture", sealedDestinationSecrets: bytes(24) }, "", undefined, undefined],
+      ];
+      let now = 20_000;
+      for (const [patch, json, target, secrets] of steps) {
+        now += 1000;
+        const updated = await ctx.store().updateEndpoint(accountId, legacy.id, patch, now);
+        const again = await ctx.store().getEndpoint(legacy.id);
+        for (const e of [updated, again]) {
+          expect([e?.forwardJson, plain(e?.sealedTargetSecret), plain(e?.sealedDestinationSecrets)], JSON.stringify(patch)).toEqual([json, target, secrets]);
+        }
+      }
+    });
+
     it("keeps the inbound protection with its sealed secrets, replaced and removed together, and counts its rejections", async () => {
       const { accountId } = await ctx.accountWithEndpoint();
       const { inboundJson: _i, rejectedCount: _r, ...bare } = endpointFixture(accountId);

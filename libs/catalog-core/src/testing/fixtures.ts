@@ -90,6 +90,8 @@ export function forwardAttemptFixture(n: number, overrides: Partial<AttemptRecor
     body: { ciphertext: new Uint8Array([0, 1, 2, 255, n]), wrappedKey: new Uint8Array([8, 8]), keyId: "k2" },
     bodyTruncated: false,
     error: "",
+    requestSha256: "",
+    message: "",
     ...overrides,
   };
 }

@@ -5,12 +5,16 @@ import type { Clock } from "../ids.js";
 import type { ContractContext } from "./endpoint-contract.js";
 import { eventFixture, forwardAttemptFixture, token } from "./fixtures.js";
 import type { DeliveryState } from "@whc/api-model";
-import type { AttemptTransition, EventRef } from "@whc/ports";
+import type { AttemptTransition, DeliveryRef, EventRef } from "@whc/ports";
 
 const TARGET = "https://app.example.test/hooks";
 const CLAIM_MS = 30_000;
 /** Far after every capture of a test: everything scheduled is due. */
 const LATER = 4_000_000_000_000;
+/** Destinations of a relay endpoint (design §17): a capture's deliveries go to those it matched. */
+const A = "0190a000-0000-7000-8000-00000000000a";
+const B = "0190a000-0000-7000-8000-00000000000b";
+const C = "0190a000-0000-7000-8000-00000000000c";
 
 const direct: AttemptTransition = { kind: "direct" };
 const worker = (owner: string, state: DeliveryState, nextAttemptAt?: number): AttemptTransition => ({ kind: "worker", owner, state, nextAttemptAt });
@@ -27,40 +31,55 @@ function plainForward(f: DeliveryRecord | undefined) {
 
 type Mode = "relay" | "proxy" | "capture";
 
-function captureOf(endpoint: Pick<EndpointRecord, "id" | "accountId">, mode: Mode): NewEvent {
+function captureOf(endpoint: Pick<EndpointRecord, "id" | "accountId">, mode: Mode, destinations: readonly string[] = [A]): NewEvent {
   if (mode === "capture") return eventFixture(endpoint);
-  return eventFixture(endpoint, { forward: { target: TARGET, scheduled: mode === "relay" } });
+  const deliveries = destinations.map((destinationId) => ({ destinationId, target: `${TARGET}/${destinationId.slice(-1)}` }));
+  return eventFixture(endpoint, { forward: { scheduled: mode === "relay", deliveries } });
 }
 
-/** The forwarding store: the relay outbox, attempt numbers, transitions and attempts. */
+/** Where destination `d`'s deliveries go in these tests. */
+const targetOf = (d: string) => `${TARGET}/${d.slice(-1)}`;
+
+/** The forwarding store: the relay outbox, attempt numbers, transitions and attempts, per destination. */
 export function forwardingContract(ctx: ContractContext): void {
   const store = (): CatalogStore => ctx.store();
 
-  /** Appends captures of one endpoint in order; answers their refs and stamps. */
+  /** Appends captures of one endpoint in order; answers their refs (to destination A) and stamps. */
   async function capturesStamped(clock: Clock, ...modes: Mode[]) {
     const { accountId, endpoint } = await ctx.accountWithEndpoint();
     const stamps = (await store().appendEvents(modes.map((m) => captureOf(endpoint, m)), clock)) as Stamp[];
-    const refs: EventRef[] = stamps.map((s) => ({ accountId, endpointId: endpoint.id, eventId: s.id }));
+    const refs: DeliveryRef[] = stamps.map((s) => ({ accountId, endpointId: endpoint.id, eventId: s.id, destinationId: A }));
     return { accountId, endpoint, refs, stamps };
   }
   const captures = (...modes: Mode[]) => capturesStamped(ctx.clock(), ...modes);
 
-  const forwardOf = async (ref: EventRef) => (await store().getEvent(ref.accountId, ref.endpointId, ref.eventId))?.forward;
+  /** One relay capture matched by each destination given. */
+  async function fannedOut(...destinations: string[]) {
+    const { accountId, endpoint } = await ctx.accountWithEndpoint();
+    const [stamp] = (await store().appendEvents([captureOf(endpoint, "relay", destinations)], ctx.clock())) as Stamp[];
+    const event: EventRef = { accountId, endpointId: endpoint.id, eventId: stamp!.id };
+    return { accountId, endpoint, event, t0: stamp!.receivedAt, to: (destinationId: string): DeliveryRef => ({ ...event, destinationId }) };
+  }
+
+  const deliveriesOf = async (ref: EventRef) => (await store().getEvent(ref.accountId, ref.endpointId, ref.eventId))?.deliveries;
+  const forwardOf = async (ref: DeliveryRef) => (await deliveriesOf(ref))?.find((d) => d.destinationId === ref.destinationId);
   const claim = (owner: string, now: number, limit = 10, claimMs = CLAIM_MS) => store().claimDeliveries(owner, now, claimMs, limit);
-  const record = (ref: EventRef, attempt: AttemptRecord, transition: AttemptTransition) =>
-    store().recordForwardAttempt(ref, attempt, transition);
+  const record = async (ref: DeliveryRef, attempt: AttemptRecord, transition: AttemptTransition) =>
+    (await store().recordForwardAttempt(ref, attempt, transition))?.delivery;
+  const summaryState = async (ref: EventRef) =>
+    (await store().listEvents({ accountId: ref.accountId, endpointId: ref.endpointId, limit: 50 })).events.find((e) => e.id === ref.eventId)?.forwardState;
 
   describe("forwarding: the relay outbox", () => {
     it("puts a relay capture in the outbox at once; a claim takes attempt 1, and 2 once the claim expired", async () => {
       const { refs, stamps } = await captures("relay");
       const [ref, t0] = [refs[0]!, stamps[0]!.receivedAt];
-      expect(await forwardOf(ref)).toEqual({ state: "pending", target: TARGET, nextAttemptAt: t0, attempts: [] });
+      expect(await forwardOf(ref)).toEqual({ destinationId: A, state: "pending", target: targetOf(A), nextAttemptAt: t0, attempts: [] });
       expect(await claim("w1", t0 - 1)).toEqual([]);
       expect(await claim("w1", t0)).toEqual([{ ...ref, attempt: 1 }]);
       expect(await claim("w2", t0 + CLAIM_MS - 1)).toEqual([]);
       expect(await claim("w2", t0 + CLAIM_MS)).toEqual([{ ...ref, attempt: 2 }]);
       expect(await claim("w1", t0 + CLAIM_MS + 1)).toEqual([]);
-      expect(await forwardOf(ref)).toEqual({ state: "pending", target: TARGET, nextAttemptAt: t0, attempts: [] });
+      expect(await forwardOf(ref)).toEqual({ destinationId: A, state: "pending", target: targetOf(A), nextAttemptAt: t0, attempts: [] });
     });
 
     it("claims the oldest due first, up to the limit, each once; never captures or proxy deliveries", async () => {
@@ -78,18 +97,25 @@ export function forwardingContract(ctx: ContractContext): void {
       const [ref, t0] = [refs[0]!, stamps[0]!.receivedAt];
       await claim("w1", t0);
       const after = await record(ref, forwardAttemptFixture(1), worker("w1", "pending", t0 + 5000));
-      expect(plainForward(after)).toEqual({ state: "pending", target: TARGET, nextAttemptAt: t0 + 5000, attempts: [plainAttempt(forwardAttemptFixture(1))] });
+      expect(plainForward(after)).toEqual({
+        destinationId: A,
+        state: "pending",
+        target: targetOf(A),
+        nextAttemptAt: t0 + 5000,
+        attempts: [plainAttempt(forwardAttemptFixture(1))],
+      });
       expect(await claim("w2", t0 + 4999)).toEqual([]);
       expect(await claim("w2", t0 + 5000)).toEqual([{ ...ref, attempt: 2 }]);
     });
 
-    it("takes delivered, failed and exhausted deliveries out of the outbox", async () => {
-      const { refs } = await captures("relay", "relay", "relay");
-      expect((await claim("w1", LATER)).map((c) => c.attempt)).toEqual([1, 1, 1]);
+    it("takes delivered, failed, exhausted and skipped deliveries out of the outbox", async () => {
+      const { refs } = await captures("relay", "relay", "relay", "relay");
+      expect((await claim("w1", LATER)).map((c) => c.attempt)).toEqual([1, 1, 1, 1]);
       const outcomes: [DeliveryState, number][] = [
         ["delivered", 200],
         ["failed", 404],
         ["exhausted", 503],
+        ["skipped", 0],
       ];
       for (const [i, [state, status]] of outcomes.entries()) {
         const after = await record(refs[i]!, forwardAttemptFixture(1, { status }), worker("w1", state));
@@ -149,21 +175,22 @@ export function forwardingContract(ctx: ContractContext): void {
       expect(await record(ref, forwardAttemptFixture(2, { status: 200 }), worker("w2", "delivered"))).toMatchObject({ state: "delivered" });
     });
 
-    it("answers the next due time after a given time: claimed or not, none once settled", async () => {
+    it("answers when a delivery can next be claimed: its due time, or its claim's end; none once settled", async () => {
       expect(await store().nextDueAt(0)).toBeUndefined();
       const { refs, stamps } = await captures("relay", "capture", "relay");
       const [t0, t2] = [stamps[0]!.receivedAt, stamps[2]!.receivedAt];
       expect(await store().nextDueAt(t0 - 1)).toBe(t0);
       expect(await claim("w1", t2)).toHaveLength(2);
-      expect(await store().nextDueAt(t0 - 1)).toBe(t0);
-      expect(await store().nextDueAt(t2)).toBeUndefined();
+      // Both claimed: claimable again when the claims end, if their attempts are not recorded by then.
+      expect(await store().nextDueAt(t0 - 1)).toBe(t2 + CLAIM_MS);
+      expect(await store().nextDueAt(t2 + CLAIM_MS)).toBeUndefined();
       await record(refs[0]!, forwardAttemptFixture(1), worker("w1", "pending", LATER));
       await record(refs[2]!, forwardAttemptFixture(1, { status: 200 }), worker("w1", "delivered"));
       expect(await store().nextDueAt(t2)).toBe(LATER);
       expect(await store().nextDueAt(LATER)).toBeUndefined();
     });
 
-    it("counts the outbox and its oldest due time, claimed or not", async () => {
+    it("counts the outbox's deliveries and its oldest due time, claimed or not", async () => {
       expect(await store().outboxStats()).toEqual({ pending: 0, oldestDueAt: undefined });
       const { refs, stamps } = await captures("relay", "relay", "proxy", "relay", "capture");
       expect(await store().outboxStats()).toEqual({ pending: 3, oldestDueAt: stamps[0]!.receivedAt });
@@ -176,6 +203,102 @@ export function forwardingContract(ctx: ContractContext): void {
         await record(refs[i]!, forwardAttemptFixture(1, { status: 204, trigger: "manual" }), direct);
       }
       expect(await store().outboxStats()).toEqual({ pending: 1, oldestDueAt: LATER });
+      const fan = await fannedOut(A, B, C);
+      expect(await store().outboxStats()).toEqual({ pending: 4, oldestDueAt: fan.t0 });
+    });
+  });
+
+  describe("forwarding: one delivery per destination (design §17)", () => {
+    it("starts one pending delivery per destination matched, each claimed on its own with its own numbers", async () => {
+      const { to, t0, event } = await fannedOut(A, B, C);
+      expect((await deliveriesOf(event))?.map((d) => [d.destinationId, d.state, d.target, d.nextAttemptAt])).toEqual([
+        [A, "pending", targetOf(A), t0],
+        [B, "pending", targetOf(B), t0],
+        [C, "pending", targetOf(C), t0],
+      ]);
+      const first = await claim("w1", t0, 2);
+      const second = await claim("w2", t0, 10);
+      expect([...first, ...second].map((c) => [c.destinationId, c.attempt]).sort()).toEqual([
+        [A, 1],
+        [B, 1],
+        [C, 1],
+      ]);
+      expect([...first, ...second].every((c) => c.eventId === event.eventId)).toBe(true);
+      // B is retried: only B comes back, with its own attempt 2.
+      const ownerOf = (d: string) => (first.some((c) => c.destinationId === d) ? "w1" : "w2");
+      await record(to(A), forwardAttemptFixture(1, { status: 200 }), worker(ownerOf(A), "delivered"));
+      await record(to(B), forwardAttemptFixture(1), worker(ownerOf(B), "pending", t0 + 10));
+      await record(to(C), forwardAttemptFixture(1, { status: 410 }), worker(ownerOf(C), "failed"));
+      expect(await claim("w3", t0 + 10)).toEqual([{ ...to(B), attempt: 2 }]);
+      expect((await forwardOf(to(A)))?.attempts.map((a) => a.n)).toEqual([1]);
+      expect((await forwardOf(to(B)))?.attempts.map((a) => a.n)).toEqual([1]);
+    });
+
+    it("shows the aggregate state: pending while any is, then exhausted, failed, delivered, skipped", async () => {
+      const { to, t0, event } = await fannedOut(A, B, C);
+      await claim("w1", t0);
+      const aggregate = async (ref: DeliveryRef, attempt: AttemptRecord, t: AttemptTransition) => (await store().recordForwardAttempt(ref, attempt, t))?.forwardState;
+      expect(await aggregate(to(A), forwardAttemptFixture(1, { status: 200 }), worker("w1", "delivered"))).toBe("pending");
+      expect(await summaryState(event)).toBe("pending");
+      expect(await aggregate(to(B), forwardAttemptFixture(1, { status: 0 }), worker("w1", "skipped"))).toBe("pending");
+      expect(await aggregate(to(C), forwardAttemptFixture(1, { status: 404 }), worker("w1", "failed"))).toBe("failed");
+      expect(await summaryState(event)).toBe("failed");
+
+      const other = await fannedOut(A, B);
+      await claim("w1", other.t0);
+      await record(other.to(A), forwardAttemptFixture(1, { status: 0 }), worker("w1", "skipped"));
+      expect(await aggregate(other.to(B), forwardAttemptFixture(1, { status: 200 }), worker("w1", "delivered"))).toBe("delivered");
+      const skipped = await fannedOut(A);
+      await claim("w1", skipped.t0);
+      expect(await aggregate(skipped.to(A), forwardAttemptFixture(1, { status: 0 }), worker("w1", "skipped"))).toBe("skipped");
+      const exhausted = await fannedOut(A, B);
+      await claim("w1", exhausted.t0);
+      await record(exhausted.to(A), forwardAttemptFixture(1, { status: 404 }), worker("w1", "failed"));
+      expect(await aggregate(exhausted.to(B), forwardAttemptFixture(1, { status: 503 }), worker("w1", "exhausted"))).toBe("exhausted");
+    });
+
+    it("lists by destination: the events with a delivery to it, whatever its state", async () => {
+      const { accountId, endpoint } = await ctx.accountWithEndpoint();
+      const stamps = (await store().appendEvents(
+        [captureOf(endpoint, "relay", [A, B]), captureOf(endpoint, "relay", [B]), captureOf(endpoint, "capture"), captureOf(endpoint, "relay", [C])],
+        ctx.clock(),
+      )) as Stamp[];
+      const list = async (destinationId: string, forwardState?: string) =>
+        (await store().listEvents({ accountId, endpointId: endpoint.id, limit: 50, destinationId, forwardState })).events.map((e) => e.id);
+      const ids = (...i: number[]) => i.map((n) => stamps[n]!.id).reverse();
+      expect(await list(A)).toEqual(ids(0));
+      expect(await list(B)).toEqual(ids(0, 1));
+      expect(await list(C)).toEqual(ids(3));
+      expect(await list(C, "pending")).toEqual(ids(3));
+      expect(await list(C, "delivered")).toEqual([]);
+      expect(await list("0190a000-0000-7000-8000-0000000000ff")).toEqual([]);
+    });
+
+    it("creates a delivery for a direct attempt to a destination the capture did not match", async () => {
+      const { to, event } = await fannedOut(A);
+      expect(await store().beginForwardAttempt(to(B), targetOf(B))).toBe(1);
+      expect((await deliveriesOf(event))?.map((d) => [d.destinationId, d.state, d.nextAttemptAt])).toEqual([
+        [A, "pending", expect.any(Number)],
+        [B, "pending", undefined],
+      ]);
+      const after = await store().recordForwardAttempt(to(B), forwardAttemptFixture(1, { trigger: "manual", status: 200 }), direct);
+      expect(after).toMatchObject({ delivery: { destinationId: B, state: "delivered" }, forwardState: "pending" });
+      // Recording without a begin creates it too (whc listen reports after it sent).
+      const listen = await store().recordForwardAttempt(to(C), forwardAttemptFixture(1, { trigger: "cli", status: 200, url: "http://localhost:3000/" }), direct);
+      expect(listen?.delivery).toMatchObject({ destinationId: C, state: "delivered", target: "http://localhost:3000/" });
+    });
+
+    it("keeps an attempt's request digest and message", async () => {
+      const { to, t0 } = await fannedOut(A);
+      await claim("w1", t0);
+      const sha = "ab".repeat(32);
+      const after = await record(to(A), forwardAttemptFixture(1, { status: 0, error: "transform_failed", message: "TypeError: x is undefined", requestSha256: "" }), worker("w1", "failed"));
+      expect(after?.attempts[0]).toMatchObject({ error: "transform_failed", message: "TypeError: x is undefined", requestSha256: "" });
+      const sent = await store().recordForwardAttempt(to(A), forwardAttemptFixture(2, { trigger: "manual", status: 200, requestSha256: sha }), direct);
+      expect(sent?.delivery.attempts.map((a) => [a.n, a.requestSha256, a.message])).toEqual([
+        [1, "", "TypeError: x is undefined"],
+        [2, sha, ""],
+      ]);
     });
   });
 
@@ -183,9 +306,9 @@ export function forwardingContract(ctx: ContractContext): void {
     it("creates the record on a never-forwarded event; a non-2xx fails it, a 2xx delivers it", async () => {
       const { refs } = await captures("capture");
       const ref = refs[0]!;
-      expect(await forwardOf(ref)).toBeUndefined();
+      expect(await deliveriesOf(ref)).toEqual([]);
       expect(await store().beginForwardAttempt(ref, TARGET)).toBe(1);
-      expect(await forwardOf(ref)).toEqual({ state: "pending", target: TARGET, nextAttemptAt: undefined, attempts: [] });
+      expect(await forwardOf(ref)).toEqual({ destinationId: A, state: "pending", target: TARGET, nextAttemptAt: undefined, attempts: [] });
       expect(await claim("w1", LATER)).toEqual([]);
       expect(await record(ref, forwardAttemptFixture(1, { trigger: "manual", status: 502 }), direct)).toMatchObject({ state: "failed" });
       // A later attempt goes wherever it is sent; the record keeps its first target.
@@ -222,7 +345,7 @@ export function forwardingContract(ctx: ContractContext): void {
     it("starts a proxy capture pending outside the outbox; its own attempt decides", async () => {
       const { refs } = await captures("proxy");
       const ref = refs[0]!;
-      expect(await forwardOf(ref)).toEqual({ state: "pending", target: TARGET, nextAttemptAt: undefined, attempts: [] });
+      expect(await forwardOf(ref)).toEqual({ destinationId: A, state: "pending", target: targetOf(A), nextAttemptAt: undefined, attempts: [] });
       expect(await store().outboxStats()).toEqual({ pending: 0, oldestDueAt: undefined });
       expect(await store().beginForwardAttempt(ref, TARGET)).toBe(1);
       const after = await record(ref, forwardAttemptFixture(1, { status: 0, error: "timeout", body: undefined }), direct);
@@ -231,7 +354,8 @@ export function forwardingContract(ctx: ContractContext): void {
 
     it("stores a proxied capture's answer: its response code, and forward_failed as the source when it failed", async () => {
       const { accountId, endpoint } = await ctx.accountWithEndpoint();
-      const capture = (diagnosticJson: string) => eventFixture(endpoint, { forward: { target: TARGET, scheduled: false }, responseCode: 0, diagnosticJson });
+      const capture = (diagnosticJson: string) =>
+        eventFixture(endpoint, { forward: { scheduled: false, deliveries: [{ destinationId: A, target: TARGET }] }, responseCode: 0, diagnosticJson });
       const diagnostic = JSON.stringify({ bodySha256: "00", responseSource: "proxy" });
       const [ok, failed, bare] = (await store().appendEvents([capture(diagnostic), capture(diagnostic), capture("")], ctx.clock())) as Stamp[];
       const ref = (s: Stamp): EventRef => ({ accountId, endpointId: endpoint.id, eventId: s.id });
@@ -277,6 +401,7 @@ export function forwardingContract(ctx: ContractContext): void {
           bodyTruncated: true,
           headers: [["X-B", "2"], ["x-a", "1"], ["X-B", "1"]],
           body: { ciphertext: new Uint8Array(70_000).fill(7), wrappedKey: new Uint8Array([1]), keyId: "k3" },
+          requestSha256: "0f".repeat(32),
         }),
       ];
       let last: DeliveryRecord | undefined;
@@ -306,10 +431,10 @@ export function forwardingContract(ctx: ContractContext): void {
       expect(await list("none", [token("world")])).toEqual(ids([0]));
       const page = await store().listEvents({ accountId, endpointId: endpoint.id, limit: 50 });
       expect(page.events.map((e) => e.forwardState)).toEqual([undefined, "pending", "delivered", "failed", "exhausted"].reverse());
-      for (const e of page.events) expect(e).not.toHaveProperty("forward");
+      for (const e of page.events) expect(e).not.toHaveProperty("deliveries");
     });
 
-    it("takes deleted and purged events out of the outbox, their attempts with them", async () => {
+    it("takes deleted and purged events out of the outbox, their deliveries and attempts with them", async () => {
       // 10 ms between captures: the purge's cutoff falls between two of them.
       let clock = Date.now();
       const spaced = () => (clock += 10);
@@ -327,7 +452,7 @@ export function forwardingContract(ctx: ContractContext): void {
       expect((await claim("w1", LATER)).map((x) => x.eventId)).toEqual([c.refs[0]!.eventId]);
       for (const ref of [a.refs[0]!, a.refs[1]!, b.refs[0]!]) {
         expect(await store().beginForwardAttempt(ref, TARGET)).toBeUndefined();
-        expect(await forwardOf(ref)).toBeUndefined();
+        expect(await deliveriesOf(ref)).toBeUndefined();
       }
     });
   });

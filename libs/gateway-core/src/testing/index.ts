@@ -22,6 +22,7 @@ import { createLogger, type Logger } from "@whc/logging";
 import { createMemoryBus, createMemoryLeases } from "@whc/messaging";
 import type { CaptureBus } from "@whc/ports";
 import { createReplayService } from "@whc/replay-core";
+import { TransformSandbox } from "@whc/transform-sandbox";
 import { createEgressGuard } from "@whc/egress-guard";
 import { createInMemoryTransport, createReadiness, createServiceClient, healthRoutes, peerServing } from "@whc/rpc";
 import { createBlindIndexSource, createEnvelopeOpener, createEnvelopeSealer } from "@whc/sealing";
@@ -49,6 +50,10 @@ export interface CaptureInput {
   canonicalEventType?: string;
   verification?: string;
   responseCode?: number;
+  /** The deliveries ingest would start (design §17): one per destination matched. */
+  deliveries?: { destinationId: string; target: string }[];
+  /** relay: the deliveries enter the outbox. */
+  forwardScheduled?: boolean;
 }
 
 export interface AppendedCapture {
@@ -153,8 +158,10 @@ function createServices(dir: string, opts: TestGatewayOptions, logger: Logger) {
   });
   const catalog = createServiceClient(CatalogService, catalogTransport);
   const crypto = createServiceClient(CryptoService, cryptoTransport);
+  const transforms = new TransformSandbox();
   const replayTransport = transport((router) => {
     const deps = {
+      transforms,
       catalog,
       crypto,
       opener: createEnvelopeOpener(crypto, { maxAgeMs: 60_000, maxEntries: 100 }),
@@ -187,6 +194,7 @@ function createServices(dir: string, opts: TestGatewayOptions, logger: Logger) {
     schemaLearner,
     async close() {
       await schemaLearner.close();
+      await transforms.close();
       await leases.close();
       await store.close();
     },

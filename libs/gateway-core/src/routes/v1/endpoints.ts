@@ -22,7 +22,9 @@ import { route, type Route } from "../../route.js";
 import type { AuthState } from "../../middleware/auth.js";
 import { forbidden } from "../../scopes.js";
 import { auditContext } from "../../audit.js";
-import { forwardPatch, requireForwardFor, sealTargetSecret, storedForwardJson, vetForwardTarget } from "./forward-settings.js";
+import { MAX_ENDPOINT_BODY_BYTES } from "../../middleware/json-body.js";
+import { requireForwardFor } from "./forward-settings.js";
+import { destinationsOfNewEndpoint, destinationsPatch } from "./destination-settings.js";
 import { inboundOfNewEndpoint, inboundPatch } from "./inbound-settings.js";
 
 /** The stored form of `redact`: "" when it redacts nothing (absent, null or every list empty). */
@@ -120,6 +122,7 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
         "forward URL the egress guard refuses.",
       tags: ["endpoints"],
       body: createEndpointBody,
+      maxBodyBytes: MAX_ENDPOINT_BODY_BYTES,
       success: {
         status: 201,
         schema: endpoint,
@@ -131,10 +134,10 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
         // A key restricted to endpoints cannot make another one (design §15).
         if (auth.endpointIds.length > 0) throw forbidden(undefined, "endpointIds");
         const slug = body.slug ?? randomSlug();
-        const { forward } = body;
         const operatingMode = body.operatingMode ?? "capture";
-        requireForwardFor(operatingMode, forward !== undefined);
-        const warnings = forward ? await vetForwardTarget(deps.replay, forward.url, options.ingestPublicUrl) : [];
+        requireForwardFor(operatingMode, body.forward !== undefined || body.destinations !== undefined);
+        const warnings: Warning[] = [];
+        const destinations = await destinationsOfNewEndpoint(deps, body, operatingMode, options.ingestPublicUrl, warnings);
         const sealedSecret = body.secret
           ? (await crypto.sealSecret({ plaintext: Buffer.from(body.secret, "utf8") })).sealed
           : new Uint8Array();
@@ -152,8 +155,8 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
             genericSignatureHeader: body.genericSignatureHeader ?? "",
             genericSignaturePrefix: body.genericSignaturePrefix ?? "",
             responseJson: body.response ? JSON.stringify(body.response) : "",
-            forwardJson: forward ? storedForwardJson(forward) : "",
-            sealedTargetSecret: forward?.targetSecret ? await sealTargetSecret(crypto, forward.targetSecret) : new Uint8Array(),
+            forwardJson: destinations.forwardJson,
+            sealedDestinationSecrets: destinations.sealedDestinationSecrets,
             ...(await inboundOfNewEndpoint(crypto, body.inbound)),
             redactJson: storedRedactJson(body.redact),
             source: "api",
@@ -201,17 +204,19 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
       tags: ["endpoints"],
       extension: true,
       body: updateEndpointBody,
+      maxBodyBytes: MAX_ENDPOINT_BODY_BYTES,
       bodyRequired: true,
       success: { status: 200, schema: endpoint, description: "The endpoint as updated. Ingest sees the change within a second." },
       errors: [400, 413, 415],
       async handler(ctx, { auth, params, body }) {
-        const { secret, response, forward, inbound, redact, ...plain } = body;
+        const { secret, response, forward, destinations, inbound, redact, ...plain } = body;
         const warnings: Warning[] = [];
-        // A patch leaving a relay or proxy endpoint without forward settings is refused by the
+        const ref = { accountId: auth.accountId, endpointId: params.id! };
+        // A patch leaving a relay or proxy endpoint without destinations is refused by the
         // catalog inside the update (validation_failed on forward), against what is stored then.
         const patch = create(EndpointPatchSchema, {
           ...plain,
-          ...(await forwardPatch(deps, forward, options.ingestPublicUrl, warnings)),
+          ...(await destinationsPatch(deps, ref, { forward, destinations }, body.operatingMode, options.ingestPublicUrl, warnings)),
           ...(await inboundPatch(deps, auth.accountId, params.id!, inbound)),
           ...(typeof secret === "string"
             ? { sealedSecret: (await crypto.sealSecret({ plaintext: Buffer.from(secret, "utf8") })).sealed }

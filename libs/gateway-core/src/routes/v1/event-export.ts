@@ -5,6 +5,7 @@ import { exportEventsQuery, FROM_START, NDJSON_MEDIA_TYPE, type EventDetailJson,
 import type { GatewayDeps } from "../../deps.js";
 import { route, type Route } from "../../route.js";
 import { recordAfter } from "../../audit.js";
+import { destinationNamesOf } from "@whc/api-model/present";
 import { openEventDetail } from "./event-detail.js";
 import { cursorOf, listEventsRequest, searchTokensOf, type CatalogCursor } from "./event-query.js";
 
@@ -56,10 +57,12 @@ interface ExportScope {
 async function* exportLines(deps: GatewayDeps, scope: ExportScope): AsyncGenerator<string> {
   const { accountId, endpointId, query, tokens } = scope;
   let after: CatalogCursor = cursorOf(query.after, query.afterId) ?? START;
+  // The deliveries' names, read once for the whole export.
+  const names = destinationNamesOf((await deps.catalog.getEndpoint({ accountId, endpointId })).endpoint);
   const detailOf = async (e: Event): Promise<EventDetailJson | undefined> => {
     try {
       const { event } = await deps.catalog.getEvent({ accountId, endpointId, eventId: e.id, markRead: false });
-      return await openEventDetail(deps.opener, event!);
+      return await openEventDetail(deps.opener, event!, names);
     } catch (err) {
       if (AppError.is(err) && err.reason === "not_found") return undefined;
       throw err;

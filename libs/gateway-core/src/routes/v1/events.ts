@@ -2,7 +2,7 @@ import type { Context } from "koa";
 import type { Client } from "@connectrpc/connect";
 import type { CryptoService, Event, ListEventsResponse } from "@whc/contracts";
 import { eventDetail, eventList, listEventsQuery, type EventListJson, type ListEventsQuery } from "@whc/api-model";
-import { eventSummaryJson, isoTime } from "@whc/api-model/present";
+import { destinationNamesOf, eventSummaryJson, isoTime } from "@whc/api-model/present";
 import type { GatewayDeps, GatewayOptions } from "../../deps.js";
 import { route, type Route } from "../../route.js";
 import { openEventDetail } from "./event-detail.js";
@@ -158,7 +158,9 @@ export function eventRoutes(deps: GatewayDeps, options: GatewayOptions): Route[]
         // The detail holds the body: the read is audited (event.read), in the same catalog call.
         const audit = auditContext(ctx, auth, undefined, "event.read");
         const { event } = await catalog.getEvent({ accountId: auth.accountId, endpointId, eventId, markRead: true, audit });
-        return openEventDetail(deps.opener, event!);
+        // A forwarded event names its deliveries by their destinations' names (design §17).
+        const names = event!.deliveries.length > 0 ? destinationNamesOf((await catalog.getEndpoint({ accountId: auth.accountId, endpointId })).endpoint) : undefined;
+        return openEventDetail(deps.opener, event!, names);
       },
     }),
     route({

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { AttemptResult } from "@whc/contracts";
-import { extension, forwardAttempt, recordAttemptRequest, type ForwardAttemptJson } from "@whc/api-model";
+import { extension, forwardAttempt, recordAttemptRequest, uuid, type ForwardAttemptJson } from "@whc/api-model";
+import { AppError, validationFailed } from "@whc/errors";
 import { forwardAttemptJson } from "@whc/api-model/present";
 import type { GatewayDeps } from "../../deps.js";
 import { route, type Route } from "../../route.js";
@@ -10,12 +11,18 @@ import { auditContext } from "../../audit.js";
 /** What a recorded attempt keeps of the answer body (design §11): redelivery asks for as much. */
 const ATTEMPT_BODY_BYTES = 64 * 1024;
 
-/** `POST .../redeliver` takes no field: an empty body or `{}`. */
-export const redeliverBody = z.strictObject({}).meta({ ...extension });
+/** `POST .../redeliver`: an empty body or `{}`, or the destination to send to (design §17). */
+export const redeliverBody = z
+  .strictObject({
+    destinationId: uuid
+      .optional()
+      .describe("The destination to send to; absent: the event's one delivery, or the endpoint's first destination when it has none (required when the event has several)."),
+  })
+  .meta({ ...extension });
 
 function attemptJson(result: AttemptResult | undefined): ForwardAttemptJson {
   const a = result!;
-  return forwardAttemptJson(a, a.body.length > 0 ? a.body : undefined);
+  return { ...forwardAttemptJson(a, a.body.length > 0 ? a.body : undefined), ...(a.destinationId ? { destinationId: a.destinationId } : {}) };
 }
 
 /** Forwarding's operations on one event (design §11): redeliver now, and record a client's attempt. */
@@ -36,14 +43,17 @@ export function forwardingRoutes(deps: GatewayDeps): Route[] {
       path: "/v1/endpoints/{endpointId}/events/{eventId}/redeliver",
       scope: "events:replay",
       operationId: "redeliverEvent",
-      summary: "Redeliver an event to its forward destination",
+      summary: "Redeliver an event to a destination",
       description:
-        "Sends the event to the endpoint's `forward` destination now (trigger `manual`) and answers the attempt, also " +
-        "recorded in the event's `forwardedResponse`. A 2xx makes the delivery `delivered` and takes it out of the retry " +
-        "outbox; any other answer leaves a delivery waiting for a retry as it is, and otherwise marks it `failed`. Works " +
-        "on any endpoint with `forward` settings, `capture` ones included. An event stored redacted is sent as stored, " +
-        "and the answer carries `warnings: [{\"code\":\"body_redacted\"}]`.\n\n" +
-        "Errors: 409 `forward_not_configured` when the endpoint has no `forward` settings.",
+        "Sends the event to one of the endpoint's destinations now (trigger `manual`) and answers the attempt, also " +
+        "recorded in that delivery of the event's `forwardedResponse`. `destinationId` names the destination; without it, " +
+        "the event's one delivery's, or the endpoint's first destination when the event has none (an event delivered to " +
+        "several destinations needs it). A 2xx makes the delivery `delivered` and takes it out of the retry outbox; any " +
+        "other answer leaves a delivery waiting for a retry as it is, and otherwise marks it `failed`. Works on any " +
+        "endpoint with destinations, `capture` ones included, and on a destination whose filter the event did not match. " +
+        "An event stored redacted is sent as stored, and the answer carries `warnings: [{\"code\":\"body_redacted\"}]`.\n\n" +
+        "Errors: 409 `forward_not_configured` when the endpoint has no destinations (or none with that id); 400 " +
+        "`validation_failed` on `destinationId` (`required`) when the event has several deliveries and none is named.",
       tags: ["forwarding"],
       extension: true,
       body: redeliverBody,
@@ -53,15 +63,22 @@ export function forwardingRoutes(deps: GatewayDeps): Route[] {
         description: "Sent to the endpoint's forward destination (trigger manual); the attempt, also recorded in forwardedResponse.",
       },
       errors: [400, 409, 413, 415],
-      async handler(ctx, { auth, params }) {
-        const res = await replay.forwardEvent({
-          audit: auditContext(ctx, auth),
-          accountId: auth.accountId,
-          endpointId: params.endpointId!,
-          eventId: params.eventId!,
-          trigger: "manual",
-          maxResponseBytes: ATTEMPT_BODY_BYTES,
-        });
+      async handler(ctx, { auth, params, body }) {
+        const res = await replay
+          .forwardEvent({
+            audit: auditContext(ctx, auth),
+            accountId: auth.accountId,
+            endpointId: params.endpointId!,
+            eventId: params.eventId!,
+            trigger: "manual",
+            maxResponseBytes: ATTEMPT_BODY_BYTES,
+            destinationId: body.destinationId?.toLowerCase() ?? "",
+          })
+          .catch((err: unknown) => {
+            // Replay names its own field; /v1 names the request's.
+            if (AppError.is(err) && err.field === "destination_id") throw validationFailed("destinationId", err.fieldReason ?? "format", err.message);
+            throw err;
+          });
         const redacted = await redactedWarning(auth.accountId, params.endpointId!, params.eventId!);
         return { ...attemptJson(res.attempt), ...(redacted ? { warnings: [redacted] } : {}) };
       },

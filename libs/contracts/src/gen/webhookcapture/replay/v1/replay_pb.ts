@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file webhookcapture/replay/v1/replay.proto.
  */
 export const file_webhookcapture_replay_v1_replay: GenFile = /*@__PURE__*/
-  fileDesc("CiV3ZWJob29rY2FwdHVyZS9yZXBsYXkvdjEvcmVwbGF5LnByb3RvEhh3ZWJob29rY2FwdHVyZS5yZXBsYXkudjEilQIKElJlcGxheUV2ZW50UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhMKC2VuZHBvaW50X2lkGAIgASgJEhAKCGV2ZW50X2lkGAMgASgJEhIKCnRhcmdldF91cmwYBCABKAkSDAoEbW9kZRgFIAEoCRIVCg10YXJnZXRfc2VjcmV0GAYgASgJEg4KBmNsaWVudBgHIAEoCRIOCgZrZXlfaWQYCCABKAkSNAoFZWRpdHMYCSABKAsyJS53ZWJob29rY2FwdHVyZS5yZXBsYXkudjEuUmVwbGF5RWRpdHMSNQoFYXVkaXQYCiABKAsyJi53ZWJob29rY2FwdHVyZS5jb21tb24udjEuQXVkaXRDb250ZXh0IvQBCgtSZXBsYXlFZGl0cxJKCgtzZXRfaGVhZGVycxgBIAMoCzI1LndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5SZXBsYXlFZGl0cy5TZXRIZWFkZXJzRW50cnkSFgoOcmVtb3ZlX2hlYWRlcnMYAiADKAkSFAoKYm9keV9ieXRlcxgDIAEoDEgAEhoKEGpzb25fbWVyZ2VfcGF0Y2gYBCABKAlIABIUCgpqc29uX3BhdGNoGAUgASgJSAAaMQoPU2V0SGVhZGVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCBgoEYm9keSKFAwoTUmVwbGF5RXZlbnRSZXNwb25zZRIOCgZyZXN1bHQYASABKAkSFQoNdGFyZ2V0X3N0YXR1cxgCIAEoBRIeChZuZXR3b3JrX2ZhaWx1cmVfcmVhc29uGAMgASgJEhMKC2R1cmF0aW9uX21zGAQgASgDEhgKEHJlc3BvbnNlX2V4Y2VycHQYBSABKAwSGQoRZXhjZXJwdF90cnVuY2F0ZWQYBiABKAgSHQoVc291cmNlX2JvZHlfdHJ1bmNhdGVkGAcgASgIEgwKBG1vZGUYCCABKAkSEgoKdGFyZ2V0X3VybBgJIAEoCRIQCghldmVudF9pZBgKIAEoCRIQCghhdWRpdF9pZBgLIAEoCRIYChByYXRlX2xpbWl0X2xpbWl0GAwgASgFEhwKFHJhdGVfbGltaXRfcmVtYWluaW5nGA0gASgFEhgKEHJhdGVfbGltaXRfcmVzZXQYDiABKAUSDgoGZWRpdGVkGA8gASgIEhYKDnJlcXVlc3Rfc2hhMjU2GBAgASgJIrQBChNGb3J3YXJkRXZlbnRSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEwoLZW5kcG9pbnRfaWQYAiABKAkSEAoIZXZlbnRfaWQYAyABKAkSDwoHdHJpZ2dlchgEIAEoCRIaChJtYXhfcmVzcG9uc2VfYnl0ZXMYBSABKAUSNQoFYXVkaXQYBiABKAsyJi53ZWJob29rY2FwdHVyZS5jb21tb24udjEuQXVkaXRDb250ZXh0IuMBCg1BdHRlbXB0UmVzdWx0EgkKAW4YASABKAUSDwoHdHJpZ2dlchgCIAEoCRINCgVhdF9tcxgDIAEoAxILCgN1cmwYBCABKAkSEwoLZHVyYXRpb25fbXMYBSABKAMSDgoGc3RhdHVzGAYgASgFEjEKB2hlYWRlcnMYByADKAsyIC53ZWJob29rY2FwdHVyZS5jb21tb24udjEuSGVhZGVyEgwKBGJvZHkYCCABKAwSFgoOYm9keV90cnVuY2F0ZWQYCSABKAgSDQoFZXJyb3IYCiABKAkSDQoFc3RhdGUYCyABKAkiUAoURm9yd2FyZEV2ZW50UmVzcG9uc2USOAoHYXR0ZW1wdBgBIAEoCzInLndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5BdHRlbXB0UmVzdWx0IlcKG1JlY29yZENsaWVudEF0dGVtcHRSZXNwb25zZRI4CgdhdHRlbXB0GAEgASgLMicud2ViaG9va2NhcHR1cmUucmVwbGF5LnYxLkF0dGVtcHRSZXN1bHQi2QEKGlJlY29yZENsaWVudEF0dGVtcHRSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEwoLZW5kcG9pbnRfaWQYAiABKAkSEAoIZXZlbnRfaWQYAyABKAkSCwoDdXJsGAQgASgJEg4KBnN0YXR1cxgFIAEoBRINCgVlcnJvchgGIAEoCRITCgtkdXJhdGlvbl9tcxgHIAEoAxIxCgdoZWFkZXJzGAggAygLMiAud2ViaG9va2NhcHR1cmUuY29tbW9uLnYxLkhlYWRlchIMCgRib2R5GAkgASgMIigKGUNoZWNrRm9yd2FyZFRhcmdldFJlcXVlc3QSCwoDdXJsGAEgASgJIk8KGkNoZWNrRm9yd2FyZFRhcmdldFJlc3BvbnNlEg8KB2FsbG93ZWQYASABKAgSDgoGcmVhc29uGAIgASgJEhAKCGNhdGVnb3J5GAMgASgJIqIBChBTaWduRXZlbnRSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEwoLZW5kcG9pbnRfaWQYAiABKAkSEAoIZXZlbnRfaWQYAyABKAkSFQoNdGFyZ2V0X3NlY3JldBgEIAEoCRISCgp0YXJnZXRfdXJsGAUgASgJEhgKEGNhcHR1cmVfYmFzZV91cmwYBiABKAkSDgoGY2xpZW50GAcgASgJIoABChFTaWduRXZlbnRSZXNwb25zZRIxCgdoZWFkZXJzGAEgAygLMiAud2ViaG9va2NhcHR1cmUuY29tbW9uLnYxLkhlYWRlchIQCghyZXBsYWNlcxgCIAMoCRIQCghwcm92aWRlchgDIAEoCRIUCgxzaWduZWRfYXRfbXMYBCABKAMy1gQKDVJlcGxheVNlcnZpY2USagoLUmVwbGF5RXZlbnQSLC53ZWJob29rY2FwdHVyZS5yZXBsYXkudjEuUmVwbGF5RXZlbnRSZXF1ZXN0Gi0ud2ViaG9va2NhcHR1cmUucmVwbGF5LnYxLlJlcGxheUV2ZW50UmVzcG9uc2USbQoMRm9yd2FyZEV2ZW50Ei0ud2ViaG9va2NhcHR1cmUucmVwbGF5LnYxLkZvcndhcmRFdmVudFJlcXVlc3QaLi53ZWJob29rY2FwdHVyZS5yZXBsYXkudjEuRm9yd2FyZEV2ZW50UmVzcG9uc2USggEKE1JlY29yZENsaWVudEF0dGVtcHQSNC53ZWJob29rY2FwdHVyZS5yZXBsYXkudjEuUmVjb3JkQ2xpZW50QXR0ZW1wdFJlcXVlc3QaNS53ZWJob29rY2FwdHVyZS5yZXBsYXkudjEuUmVjb3JkQ2xpZW50QXR0ZW1wdFJlc3BvbnNlEn8KEkNoZWNrRm9yd2FyZFRhcmdldBIzLndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5DaGVja0ZvcndhcmRUYXJnZXRSZXF1ZXN0GjQud2ViaG9va2NhcHR1cmUucmVwbGF5LnYxLkNoZWNrRm9yd2FyZFRhcmdldFJlc3BvbnNlEmQKCVNpZ25FdmVudBIqLndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5TaWduRXZlbnRSZXF1ZXN0Gisud2ViaG9va2NhcHR1cmUucmVwbGF5LnYxLlNpZ25FdmVudFJlc3BvbnNlYgZwcm90bzM", [file_webhookcapture_common_v1_common]);
+  fileDesc("CiV3ZWJob29rY2FwdHVyZS9yZXBsYXkvdjEvcmVwbGF5LnByb3RvEhh3ZWJob29rY2FwdHVyZS5yZXBsYXkudjEilQIKElJlcGxheUV2ZW50UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhMKC2VuZHBvaW50X2lkGAIgASgJEhAKCGV2ZW50X2lkGAMgASgJEhIKCnRhcmdldF91cmwYBCABKAkSDAoEbW9kZRgFIAEoCRIVCg10YXJnZXRfc2VjcmV0GAYgASgJEg4KBmNsaWVudBgHIAEoCRIOCgZrZXlfaWQYCCABKAkSNAoFZWRpdHMYCSABKAsyJS53ZWJob29rY2FwdHVyZS5yZXBsYXkudjEuUmVwbGF5RWRpdHMSNQoFYXVkaXQYCiABKAsyJi53ZWJob29rY2FwdHVyZS5jb21tb24udjEuQXVkaXRDb250ZXh0IvQBCgtSZXBsYXlFZGl0cxJKCgtzZXRfaGVhZGVycxgBIAMoCzI1LndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5SZXBsYXlFZGl0cy5TZXRIZWFkZXJzRW50cnkSFgoOcmVtb3ZlX2hlYWRlcnMYAiADKAkSFAoKYm9keV9ieXRlcxgDIAEoDEgAEhoKEGpzb25fbWVyZ2VfcGF0Y2gYBCABKAlIABIUCgpqc29uX3BhdGNoGAUgASgJSAAaMQoPU2V0SGVhZGVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCBgoEYm9keSKFAwoTUmVwbGF5RXZlbnRSZXNwb25zZRIOCgZyZXN1bHQYASABKAkSFQoNdGFyZ2V0X3N0YXR1cxgCIAEoBRIeChZuZXR3b3JrX2ZhaWx1cmVfcmVhc29uGAMgASgJEhMKC2R1cmF0aW9uX21zGAQgASgDEhgKEHJlc3BvbnNlX2V4Y2VycHQYBSABKAwSGQoRZXhjZXJwdF90cnVuY2F0ZWQYBiABKAgSHQoVc291cmNlX2JvZHlfdHJ1bmNhdGVkGAcgASgIEgwKBG1vZGUYCCABKAkSEgoKdGFyZ2V0X3VybBgJIAEoCRIQCghldmVudF9pZBgKIAEoCRIQCghhdWRpdF9pZBgLIAEoCRIYChByYXRlX2xpbWl0X2xpbWl0GAwgASgFEhwKFHJhdGVfbGltaXRfcmVtYWluaW5nGA0gASgFEhgKEHJhdGVfbGltaXRfcmVzZXQYDiABKAUSDgoGZWRpdGVkGA8gASgIEhYKDnJlcXVlc3Rfc2hhMjU2GBAgASgJIswBChNGb3J3YXJkRXZlbnRSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEwoLZW5kcG9pbnRfaWQYAiABKAkSEAoIZXZlbnRfaWQYAyABKAkSDwoHdHJpZ2dlchgEIAEoCRIaChJtYXhfcmVzcG9uc2VfYnl0ZXMYBSABKAUSNQoFYXVkaXQYBiABKAsyJi53ZWJob29rY2FwdHVyZS5jb21tb24udjEuQXVkaXRDb250ZXh0EhYKDmRlc3RpbmF0aW9uX2lkGAcgASgJIqQCCg1BdHRlbXB0UmVzdWx0EgkKAW4YASABKAUSDwoHdHJpZ2dlchgCIAEoCRINCgVhdF9tcxgDIAEoAxILCgN1cmwYBCABKAkSEwoLZHVyYXRpb25fbXMYBSABKAMSDgoGc3RhdHVzGAYgASgFEjEKB2hlYWRlcnMYByADKAsyIC53ZWJob29rY2FwdHVyZS5jb21tb24udjEuSGVhZGVyEgwKBGJvZHkYCCABKAwSFgoOYm9keV90cnVuY2F0ZWQYCSABKAgSDQoFZXJyb3IYCiABKAkSDQoFc3RhdGUYCyABKAkSFgoOZGVzdGluYXRpb25faWQYDCABKAkSFgoOcmVxdWVzdF9zaGEyNTYYDSABKAkSDwoHbWVzc2FnZRgOIAEoCSJQChRGb3J3YXJkRXZlbnRSZXNwb25zZRI4CgdhdHRlbXB0GAEgASgLMicud2ViaG9va2NhcHR1cmUucmVwbGF5LnYxLkF0dGVtcHRSZXN1bHQiVwobUmVjb3JkQ2xpZW50QXR0ZW1wdFJlc3BvbnNlEjgKB2F0dGVtcHQYASABKAsyJy53ZWJob29rY2FwdHVyZS5yZXBsYXkudjEuQXR0ZW1wdFJlc3VsdCLZAQoaUmVjb3JkQ2xpZW50QXR0ZW1wdFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRITCgtlbmRwb2ludF9pZBgCIAEoCRIQCghldmVudF9pZBgDIAEoCRILCgN1cmwYBCABKAkSDgoGc3RhdHVzGAUgASgFEg0KBWVycm9yGAYgASgJEhMKC2R1cmF0aW9uX21zGAcgASgDEjEKB2hlYWRlcnMYCCADKAsyIC53ZWJob29rY2FwdHVyZS5jb21tb24udjEuSGVhZGVyEgwKBGJvZHkYCSABKAwiKAoZQ2hlY2tGb3J3YXJkVGFyZ2V0UmVxdWVzdBILCgN1cmwYASABKAkiTwoaQ2hlY2tGb3J3YXJkVGFyZ2V0UmVzcG9uc2USDwoHYWxsb3dlZBgBIAEoCBIOCgZyZWFzb24YAiABKAkSEAoIY2F0ZWdvcnkYAyABKAkiogEKEFNpZ25FdmVudFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRITCgtlbmRwb2ludF9pZBgCIAEoCRIQCghldmVudF9pZBgDIAEoCRIVCg10YXJnZXRfc2VjcmV0GAQgASgJEhIKCnRhcmdldF91cmwYBSABKAkSGAoQY2FwdHVyZV9iYXNlX3VybBgGIAEoCRIOCgZjbGllbnQYByABKAkigAEKEVNpZ25FdmVudFJlc3BvbnNlEjEKB2hlYWRlcnMYASADKAsyIC53ZWJob29rY2FwdHVyZS5jb21tb24udjEuSGVhZGVyEhAKCHJlcGxhY2VzGAIgAygJEhAKCHByb3ZpZGVyGAMgASgJEhQKDHNpZ25lZF9hdF9tcxgEIAEoAyJ7ChZUZXN0RGVzdGluYXRpb25SZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEwoLZW5kcG9pbnRfaWQYAiABKAkSEAoIZXZlbnRfaWQYAyABKAkSEwoLZmlsdGVyX2pzb24YBCABKAkSEQoJdHJhbnNmb3JtGAUgASgJImQKF1Rlc3REZXN0aW5hdGlvblJlc3BvbnNlEg8KB21hdGNoZWQYASABKAgSFAoMcmVxdWVzdF9qc29uGAIgASgJEg0KBWVycm9yGAMgASgJEhMKC2R1cmF0aW9uX21zGAQgASgBMs4FCg1SZXBsYXlTZXJ2aWNlEmoKC1JlcGxheUV2ZW50Eiwud2ViaG9va2NhcHR1cmUucmVwbGF5LnYxLlJlcGxheUV2ZW50UmVxdWVzdBotLndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5SZXBsYXlFdmVudFJlc3BvbnNlEm0KDEZvcndhcmRFdmVudBItLndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5Gb3J3YXJkRXZlbnRSZXF1ZXN0Gi4ud2ViaG9va2NhcHR1cmUucmVwbGF5LnYxLkZvcndhcmRFdmVudFJlc3BvbnNlEoIBChNSZWNvcmRDbGllbnRBdHRlbXB0EjQud2ViaG9va2NhcHR1cmUucmVwbGF5LnYxLlJlY29yZENsaWVudEF0dGVtcHRSZXF1ZXN0GjUud2ViaG9va2NhcHR1cmUucmVwbGF5LnYxLlJlY29yZENsaWVudEF0dGVtcHRSZXNwb25zZRJ/ChJDaGVja0ZvcndhcmRUYXJnZXQSMy53ZWJob29rY2FwdHVyZS5yZXBsYXkudjEuQ2hlY2tGb3J3YXJkVGFyZ2V0UmVxdWVzdBo0LndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5DaGVja0ZvcndhcmRUYXJnZXRSZXNwb25zZRJkCglTaWduRXZlbnQSKi53ZWJob29rY2FwdHVyZS5yZXBsYXkudjEuU2lnbkV2ZW50UmVxdWVzdBorLndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5TaWduRXZlbnRSZXNwb25zZRJ2Cg9UZXN0RGVzdGluYXRpb24SMC53ZWJob29rY2FwdHVyZS5yZXBsYXkudjEuVGVzdERlc3RpbmF0aW9uUmVxdWVzdBoxLndlYmhvb2tjYXB0dXJlLnJlcGxheS52MS5UZXN0RGVzdGluYXRpb25SZXNwb25zZWIGcHJvdG8z", [file_webhookcapture_common_v1_common]);
 
 /**
  * @generated from message webhookcapture.replay.v1.ReplayEventRequest
@@ -280,6 +280,15 @@ export type ForwardEventRequest = Message<"webhookcapture.replay.v1.ForwardEvent
    * @generated from field: webhookcapture.common.v1.AuditContext audit = 6;
    */
   audit?: AuditContext | undefined;
+
+  /**
+   * The destination (design §17); empty: the event's one delivery, or the endpoint's first
+   * destination when the event has none (validation_failed on destination_id, required, when
+   * it has several).
+   *
+   * @generated from field: string destination_id = 7;
+   */
+  destinationId: string;
 };
 
 /**
@@ -346,11 +355,30 @@ export type AttemptResult = Message<"webhookcapture.replay.v1.AttemptResult"> & 
   error: string;
 
   /**
-   * The forward state after the attempt.
+   * The delivery's state after the attempt.
    *
    * @generated from field: string state = 11;
    */
   state: string;
+
+  /**
+   * @generated from field: string destination_id = 12;
+   */
+  destinationId: string;
+
+  /**
+   * Lower-case hex SHA-256 of the body sent; empty when nothing was sent.
+   *
+   * @generated from field: string request_sha256 = 13;
+   */
+  requestSha256: string;
+
+  /**
+   * transform_failed: what the transform did.
+   *
+   * @generated from field: string message = 14;
+   */
+  message: string;
 };
 
 /**
@@ -590,6 +618,87 @@ export const SignEventResponseSchema: GenMessage<SignEventResponse> = /*@__PURE_
   messageDesc(file_webhookcapture_replay_v1_replay, 11);
 
 /**
+ * @generated from message webhookcapture.replay.v1.TestDestinationRequest
+ */
+export type TestDestinationRequest = Message<"webhookcapture.replay.v1.TestDestinationRequest"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * @generated from field: string endpoint_id = 2;
+   */
+  endpointId: string;
+
+  /**
+   * @generated from field: string event_id = 3;
+   */
+  eventId: string;
+
+  /**
+   * The filter, a JSON object (a MongoDB-style query, design §17); empty: every capture.
+   *
+   * @generated from field: string filter_json = 4;
+   */
+  filterJson: string;
+
+  /**
+   * The transform's JavaScript source; empty: none (the request is the capture as stored).
+   *
+   * @generated from field: string transform = 5;
+   */
+  transform: string;
+};
+
+/**
+ * Describes the message webhookcapture.replay.v1.TestDestinationRequest.
+ * Use `create(TestDestinationRequestSchema)` to create a new message.
+ */
+export const TestDestinationRequestSchema: GenMessage<TestDestinationRequest> = /*@__PURE__*/
+  messageDesc(file_webhookcapture_replay_v1_replay, 12);
+
+/**
+ * @generated from message webhookcapture.replay.v1.TestDestinationResponse
+ */
+export type TestDestinationResponse = Message<"webhookcapture.replay.v1.TestDestinationResponse"> & {
+  /**
+   * @generated from field: bool matched = 1;
+   */
+  matched: boolean;
+
+  /**
+   * The request that would be sent, as the transform sees it ({method, path, query, headers,
+   * body or bodyBase64}) in JSON; empty when none: not matched, skipped (the transform answered
+   * null) or failed.
+   *
+   * @generated from field: string request_json = 2;
+   */
+  requestJson: string;
+
+  /**
+   * What the transform did wrong (a throw, a timeout, a bad return); empty otherwise.
+   *
+   * @generated from field: string error = 3;
+   */
+  error: string;
+
+  /**
+   * How long the transform ran (0 without one).
+   *
+   * @generated from field: double duration_ms = 4;
+   */
+  durationMs: number;
+};
+
+/**
+ * Describes the message webhookcapture.replay.v1.TestDestinationResponse.
+ * Use `create(TestDestinationResponseSchema)` to create a new message.
+ */
+export const TestDestinationResponseSchema: GenMessage<TestDestinationResponse> = /*@__PURE__*/
+  messageDesc(file_webhookcapture_replay_v1_replay, 13);
+
+/**
  * Sends a captured event to a target URL behind the SSRF guard, an egress lease and the
  * account's daily allowance, and records the outcome.
  *
@@ -645,6 +754,18 @@ export const ReplayService: GenService<{
     methodKind: "unary";
     input: typeof SignEventRequestSchema;
     output: typeof SignEventResponseSchema;
+  },
+  /**
+   * Runs a destination's filter and transform on a stored event (design §17: POST
+   * /v1/endpoints/{id}/destinations/test): whether it matches, and the request that would be
+   * sent. Nothing is sent and nothing is recorded.
+   *
+   * @generated from rpc webhookcapture.replay.v1.ReplayService.TestDestination
+   */
+  testDestination: {
+    methodKind: "unary";
+    input: typeof TestDestinationRequestSchema;
+    output: typeof TestDestinationResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_webhookcapture_replay_v1_replay, 0);

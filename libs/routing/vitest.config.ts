@@ -1,0 +1,3 @@
+import { projectConfig } from "../../vitest.shared.js";
+
+export default projectConfig("routing");
