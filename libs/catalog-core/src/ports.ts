@@ -1,4 +1,4 @@
-import type { AlertAttemptResult, AlertChannelRecord, AlertClaim, RaisedAlert, ApiKeyFilter, ApiKeyRecord, AuditPage, AuditQuery, AuditRecord, AppendResult, Cursor, EndpointPatch, EndpointPage, EndpointRecord, EventPage, EventQuery, EventRecord, ListenerRecord, NewEndpoint, NewEvent, ReplayAuditRecord, ReplayCharge, DeliveryClaim, AttemptRecord, DeliveryRecord, OutboxStats, RecordedAttempt, SchemaDriftNotice, SchemaObservation, SchemaRecord } from "./types.js";
+import type { AlertAttemptResult, AlertChannelRecord, AlertClaim, RaisedAlert, ApiKeyFilter, ApiKeyRecord, AuditPage, AuditQuery, AuditRecord, AppendResult, Cursor, EndpointPatch, EndpointPage, EndpointRecord, EventPage, EventQuery, EventRecord, ListenerRecord, NewEndpoint, NewEvent, ReplayAuditRecord, ReplayCharge, DeliveryClaim, AttemptRecord, OutboxStats, RecordedAttempt, SchemaDriftNotice, SchemaObservation, SchemaRecord } from "./types.js";
 import type { Clock } from "./ids.js";
 import type { AttemptTransition, DeliveryRef, EventRef } from "@whc/ports";
 
