@@ -80,7 +80,7 @@ describe("embedded SQLite on disk", () => {
     });
   }
 
-  it("keeps a new catalog compact: 1.5 KB webhooks take under 3.5 KB of disk each", async () => {
+  it("keeps a new catalog compact: 1.5 KB webhooks take under 3.6 KB of disk each", async () => {
     const file = path.join(where.path, "catalog.db");
     const store = openSqliteStore({ file });
     const { key } = await store.ensureApiKey("disk", keyHash("disk"), "whc_disk", Date.now());
@@ -91,8 +91,9 @@ describe("embedded SQLite on disk", () => {
       await store.appendEvents(Array.from({ length: 60 }, (_, j) => webhookLike(endpoint, i + j)), clock);
     }
     await store.close(); // the last connection to close checkpoints the WAL into the file
-    // With 4 KiB pages each body row (~2.4 KB) fills a page of its own: 4.7 KB per event.
-    expect(statSync(file).size / count).toBeLessThan(3500);
+    // With 4 KiB pages each body row (~2.4 KB) fills a page of its own: 4.7 KB per event. 3.52 KB
+    // measured once routing's and schemas' columns and indexes came (2026-11-27; under 3.5 before).
+    expect(statSync(file).size / count).toBeLessThan(3600);
   });
 
   it("opens a catalog created with 4 KiB pages and keeps using it as it is", async () => {
