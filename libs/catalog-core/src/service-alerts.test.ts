@@ -146,7 +146,8 @@ describe("alerts the catalog raises itself", () => {
     const relayed = async (scheduled = true) => {
       const forward = { state: "pending", target: "https://app.example.test/", attempts: [] };
       const { events } = await catalog.appendEvents({ events: [{ accountId, endpointId, method: "POST", responseCode: 200, forward, forwardScheduled: scheduled }] });
-      return { accountId, endpointId, eventId: events[0]!.id };
+      // A forward of part two: one delivery whose destination id is the endpoint's (legacyDestinationId).
+      return { accountId, endpointId, eventId: events[0]!.id, destinationId: endpointId };
     };
     const ref = await relayed();
     const claimOne = async () => (await catalog.claimDeliveries({ owner: "fw", limit: 10, claimMs: 60_000n })).deliveries[0]!;
