@@ -214,7 +214,8 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     expect(command).toContain("[MASKED]");
     expect(command).not.toContain("sender-secret-token");
     expect(await page.getByTestId("curl-flags").textContent()).toContain("body byte-identical");
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(command);
+    // The copy lands once the command is fetched: wait for it rather than read at once.
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(command);
     await shot("5-curl");
   });
 

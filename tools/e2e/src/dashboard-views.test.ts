@@ -484,9 +484,9 @@ describe("an event's actions", () => {
       await page.getByTestId("expand-all").click();
       await login.hover();
       await login.getByRole("button", { name: /Copy path/ }).click();
-      expect(await page.evaluate("navigator.clipboard.readText()")).toBe(".pull_request.user.login");
+      await expect.poll(() => page.evaluate("navigator.clipboard.readText()")).toBe(".pull_request.user.login");
       await page.locator('[data-path=".pull_request.labels[1]"]').getByRole("button", { name: /Copy path/ }).click();
-      expect(await page.evaluate("navigator.clipboard.readText()")).toBe(".pull_request.labels[1]");
+      await expect.poll(() => page.evaluate("navigator.clipboard.readText()")).toBe(".pull_request.labels[1]");
     } finally {
       await context.close();
     }
