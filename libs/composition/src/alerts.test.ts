@@ -65,7 +65,9 @@ describe("alert channels in the all-in-one process", () => {
     for (const n of [2, 3]) more.push(((await (await fetch(ep.webhookUrl, { method: "POST", body: `{"n":${n}}` })).json()) as { id: string }).id);
     await waitFor(() => receiver.received.length >= 2 || undefined, { what: "the coalesced alert", timeoutMs: 30_000 });
     const second = verified(receiver, secret)[1]!;
-    expect(second.data).toMatchObject({ count: 2, eventId: more[1], endpointSlug: "alerted-relay" });
+    // The last occurrence's event: the two deliveries are given up concurrently, in either order.
+    expect(second.data).toMatchObject({ count: 2, endpointSlug: "alerted-relay" });
+    expect(more).toContain(second.data.eventId);
     expect(Date.parse(second.data.lastAt) - Date.parse(second.data.firstAt)).toBeLessThan(WINDOW_S * 1000);
     expect(Date.parse(second.data.firstAt)).toBeGreaterThan(Date.parse(alert!.data.lastAt));
     expect(receiver.received[1]!.headers["webhook-id"]).not.toBe(firstId);
