@@ -13,6 +13,8 @@ import { expectDeliveredOnce, runFilterTable, startFanOut } from "./routing-scen
 
 const ENV = {
   WHC_REPLAY_ALLOW_PRIVATE_TARGETS: "true",
+  // The checks read every event's deliveries at each poll: more than a key's default request rate.
+  WHC_QUOTA_API_RPS: "5000",
   WHC_FORWARD_RETRY_BASE_MS: "100",
   WHC_FORWARD_POLL_MS: "100",
   // The claims of the process that is killed: short, to be waited out.
