@@ -288,13 +288,17 @@ describe("whc listen --forward-to", () => {
     // Long enough for several tries (1 s, 2 s...), said once all the same.
     await new Promise((r) => setTimeout(r, 3500));
     await startServer();
-    await proc.waitForOutput(new RegExp(`the API at ${gatewayUrl} answers again \\(after \\d+s\\)`), 30_000);
+    await proc.waitForOutput(new RegExp(`the API at ${gatewayUrl} answers again \\(after [\\d.]+m?s\\)`), 30_000);
     const id = await stripeCapture(ep.webhookUrl, "after.outage");
     await proc.waitForOutput(/after\.outage \d+ ms \[/, 30_000);
     expect(deliveriesOf([id])).toHaveLength(1);
     expect(await proc.stop("SIGINT")).toBe(0);
-    expect(proc.output().match(/cannot be reached/g)).toHaveLength(1);
-    expect(proc.output().match(/answers again/g)).toHaveLength(1);
+    // Said once per outage: a request on a kept-alive connection may still be answered while the
+    // gateway drains, so the stop can read as two outages; each is said once, and answered.
+    const said = proc.output().match(/cannot be reached|answers again/g) ?? [];
+    expect(said.length).toBeGreaterThanOrEqual(2);
+    said.forEach((line, i) => expect(line).toBe(i % 2 === 0 ? "cannot be reached" : "answers again"));
+    expect(said.at(-1)).toBe("answers again");
   });
 });
 
