@@ -645,6 +645,85 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     expect(cspViolations).toEqual([]);
   });
 
+  it("edits a relay endpoint's destinations: tries a filter and transform on a stored event, adds, pauses and removes one, the other keeping its secret", async () => {
+    const api = createApiClient({ baseUrl: gatewayUrl, apiKey: KEY });
+    const ep = await api.endpoints.create({
+      slug: "routed-ui",
+      provider: "stripe",
+      operatingMode: "relay",
+      destinations: [{ name: "ledger", url: `${targetUrl}/ledger`, targetSecret: "whsec_ledger" }],
+    });
+    const send = async (type: string) => {
+      const res = await fetch(ep.webhookUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ id: `evt_${type}`, type, data: { object: { amount: 500 } } }) });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { id: string }).id;
+    };
+    const paid = await send("invoice.paid");
+
+    await openEndpoint("routed-ui");
+    await page.getByTestId("tab-destinations").click();
+    const ledger = page.locator('[data-testid="destination-row"][data-name="ledger"]');
+    await ledger.waitFor();
+    expect(await ledger.textContent()).toContain("every capture");
+
+    await page.getByTestId("destination-add").click();
+    await page.getByTestId("destination-name").fill("billing");
+    await page.getByTestId("destination-url").fill(`${targetUrl}/billing`);
+    await page.getByTestId("destination-filter").fill('{"eventType": "customer.created"}');
+    await page.getByTestId("destination-transform").fill("function transform(req) { req.headers['x-env'] = ['prod']; return req; }");
+    await page.getByTestId("destination-test-event").selectOption(paid);
+    await page.getByTestId("destination-test").click();
+    const verdict = page.getByTestId("destination-test-verdict");
+    await expect.poll(() => verdict.getAttribute("data-matched")).toBe("false");
+    // The filter corrected, the same event matches and shows the transformed request.
+    await page.getByTestId("destination-filter").fill('{"eventType": {"$in": ["invoice.paid", "invoice.failed"]}}');
+    await page.getByTestId("destination-test").click();
+    await expect.poll(() => verdict.getAttribute("data-matched")).toBe("true");
+    const tried = JSON.parse((await page.getByTestId("destination-test-request").textContent())!) as { headers: Record<string, string[]>; body: { type: string } };
+    expect(tried.headers["x-env"]).toEqual(["prod"]);
+    expect(tried.body.type).toBe("invoice.paid");
+    // A transform that throws is named, and nothing is saved by trying.
+    await page.getByTestId("destination-transform").fill("function transform(req) { throw new Error('no tenant header'); }");
+    await page.getByTestId("destination-test").click();
+    await expect.poll(() => page.getByTestId("destination-test-error").textContent()).toContain("no tenant header");
+    expect((await api.endpoints.get(ep.id)).destinations).toHaveLength(1);
+    await page.getByTestId("destination-transform").fill("function transform(req) { req.headers['x-env'] = ['prod']; return req; }");
+    await page.getByTestId("destination-per-second").fill("10");
+    await page.getByTestId("destination-save").click();
+    const billing = page.locator('[data-testid="destination-row"][data-name="billing"]');
+    await billing.waitFor();
+    await shot("25-destinations");
+
+    const saved = (await api.endpoints.get(ep.id)).destinations!;
+    expect(saved.map((d) => d.name)).toEqual(["ledger", "billing"]);
+    expect(saved[0]).toMatchObject({ name: "ledger", targetSecretSet: true });
+    expect(saved[1]).toMatchObject({ filter: { eventType: { $in: ["invoice.paid", "invoice.failed"] } }, rateLimit: { perSecond: 10 }, paused: false });
+    // What the form saved routes captures: an invoice.paid goes to both, a customer.created to the ledger only.
+    const before = received.length;
+    const second = await send("invoice.failed");
+    await send("customer.created");
+    await expect.poll(() => received.slice(before).length, { timeout: 20_000 }).toBe(3);
+    const billed = received.slice(before).filter((r) => r.headers["x-env"] === "prod");
+    expect(billed.map((r) => (JSON.parse(r.body) as { type: string }).type)).toEqual(["invoice.failed"]);
+    expect((await api.events.get(ep.id, second)).forwardedResponse?.deliveries?.map((d) => d.state)).toEqual(["delivered", "delivered"]);
+
+    await billing.getByTestId("destination-edit").click();
+    await page.getByTestId("destination-paused-input").check();
+    await page.getByTestId("destination-save").click();
+    await billing.getByTestId("destination-paused").waitFor();
+    expect((await api.endpoints.get(ep.id)).destinations![1]!.paused).toBe(true);
+
+    page.once("dialog", (d) => void d.accept());
+    await billing.getByTestId("destination-remove").click();
+    await expect.poll(() => billing.count()).toBe(0);
+    const left = (await api.endpoints.get(ep.id)).destinations!;
+    expect(left).toHaveLength(1);
+    expect(left[0]).toMatchObject({ name: "ledger", targetSecretSet: true });
+    // The last destination cannot be removed from here.
+    expect(await ledger.getByTestId("destination-remove").isDisabled()).toBe(true);
+    expect(cspViolations).toEqual([]);
+  });
+
   it("signs out: the dashboard session's key is revoked and the key form shows", async () => {
     const stored = (await page.evaluate(() => sessionStorage.getItem("whc.apiKey")))!;
     await page.getByTestId("forget-key").click();

@@ -13,6 +13,7 @@ import { auditPage } from "./audit-page.js";
 import { alertsPage } from "./alerts-page.js";
 import { schemasTab } from "./schemas-tab.js";
 import { listenersTab } from "./listeners-tab.js";
+import { destinationsTab } from "./destinations-tab.js";
 
 /**
  * Every view of the dashboard, by where it sits. A new feature's view is one module and one
@@ -21,6 +22,6 @@ import { listenersTab } from "./listeners-tab.js";
  */
 export const PAGES: readonly PageView[] = [createEndpointPage, keysPage, auditPage, alertsPage];
 
-export const ENDPOINT_TABS: readonly EndpointTab[] = [eventsTab, chartsTab, listenersTab, schemasTab, settingsTab];
+export const ENDPOINT_TABS: readonly EndpointTab[] = [eventsTab, chartsTab, destinationsTab, listenersTab, schemasTab, settingsTab];
 
 export const EVENT_TABS: readonly EventTab[] = [bodyTab, headersTab, diagnosisTab, deliveriesTab, curlTab];

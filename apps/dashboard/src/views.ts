@@ -52,7 +52,7 @@ export interface PageView {
   mount(ctx: AppContext, route: Route): Mounted;
 }
 
-/** A tab of one endpoint: `#/endpoints/<id>/<segment>` (events, charts, listeners, schemas, settings; destinations later). */
+/** A tab of one endpoint: `#/endpoints/<id>/<segment>` (events, charts, destinations, listeners, schemas, settings). */
 export interface EndpointTab {
   readonly segment: string;
   readonly label: string;

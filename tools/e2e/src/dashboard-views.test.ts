@@ -317,6 +317,22 @@ const VIEWS: View[] = [
     after: (page) => page.keyboard.press("Escape"),
   },
   { name: "listeners", hash: () => `#/endpoints/${seeded.main.id}/listeners`, ready: (page) => page.getByTestId("no-listeners").waitFor() },
+  {
+    name: "destinations",
+    hash: () => `#/endpoints/${seeded.relay.id}/destinations`,
+    ready: async (page) => expect.poll(() => page.getByTestId("destination-row").count()).toBe(1),
+  },
+  {
+    name: "destination-editor",
+    hash: () => `#/endpoints/${seeded.relay.id}/destinations`,
+    ready: async (page) => {
+      await page.getByTestId("destination-edit").click();
+      await page.getByTestId("destination-filter").fill('{"eventType": "order.paid"}');
+      await page.getByTestId("destination-test-event").selectOption(seeded.relayEvent);
+      await page.getByTestId("destination-test").click();
+      await page.getByTestId("destination-test-request").waitFor();
+    },
+  },
   { name: "endpoint-settings", hash: () => `#/endpoints/${seeded.relay.id}/settings`, ready: (page) => page.getByTestId("edit-forward-url").waitFor() },
   {
     name: "charts",
