@@ -261,6 +261,19 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     await page.getByTestId("close-replay").click();
   });
 
+  it("shows the event's history: its reads, the cURL copy and both replays, newest first, the edited one saying so", async () => {
+    await page.getByTestId("event-tab-history").click();
+    const rows = page.getByTestId("history-row");
+    await expect.poll(() => rows.count()).toBeGreaterThan(0);
+    const actions = await rows.evaluateAll((els) => els.map((e) => e.getAttribute("data-action")));
+    expect(actions.filter((a) => a === "event.replayed")).toHaveLength(2);
+    expect(actions).toContain("event.curl_exported");
+    expect(actions.at(-1)).toBe("event.read");
+    const newestReplay = rows.filter({ has: page.locator('[data-testid="history-details"]') }).nth(actions.indexOf("event.replayed"));
+    expect(await newestReplay.getByTestId("history-details").textContent()).toMatch(/^exact, edited to http:\/\/127\.0\.0\.1:\d+: delivered$/);
+    await shot("7c-event-history");
+  });
+
   it("compares two events of the endpoint: the body's changed field, ignored headers left out", async () => {
     const api = createApiClient({ baseUrl: gatewayUrl, apiKey: KEY });
     const ep = await api.endpoints.create({ slug: "dash-diff" });

@@ -14,6 +14,7 @@ import { alertsPage } from "./alerts-page.js";
 import { schemasTab } from "./schemas-tab.js";
 import { listenersTab } from "./listeners-tab.js";
 import { destinationsTab } from "./destinations-tab.js";
+import { historyTab } from "./event-history.js";
 
 /**
  * Every view of the dashboard, by where it sits. A new feature's view is one module and one
@@ -24,4 +25,4 @@ export const PAGES: readonly PageView[] = [createEndpointPage, keysPage, auditPa
 
 export const ENDPOINT_TABS: readonly EndpointTab[] = [eventsTab, chartsTab, destinationsTab, listenersTab, schemasTab, settingsTab];
 
-export const EVENT_TABS: readonly EventTab[] = [bodyTab, headersTab, diagnosisTab, deliveriesTab, curlTab];
+export const EVENT_TABS: readonly EventTab[] = [bodyTab, headersTab, diagnosisTab, deliveriesTab, historyTab, curlTab];

@@ -102,6 +102,13 @@ describe("whc", () => {
     const audit = JSON.parse(await cli("--json", "audit", "--action", "key.created")) as { items: { keyId: string; details: { name: string } }[] };
     expect(audit.items.map((e) => [e.keyId, e.details.name])).toEqual([[created.id, "ci-reader"]]);
     expect(await cli("audit", "--endpoint", "from-cli")).toMatch(/endpoint\.created/);
+    // One event's history: its read, and nothing about the endpoint or another event.
+    const sent = await fetch(endpoint.webhookUrl, { method: "POST", body: "{}" });
+    const { id: eventId } = (await sent.json()) as { id: string };
+    await cli("events", "get", "from-cli", eventId);
+    const history = JSON.parse(await cli("--json", "audit", "--endpoint", "from-cli", "--event", eventId)) as { items: { action: string; eventId: string }[] };
+    expect(history.items.map((e) => [e.action, e.eventId])).toEqual([["event.read", eventId]]);
+    expect(await cliFailure("audit", "--event", eventId)).toMatchObject({ code: 1, stderr: expect.stringContaining("--event needs --endpoint") });
 
     await cli("keys", "revoke", scoped.id);
     const revoked = await run(process.execPath, [whc, "endpoints", "list"], { env: { ...reader, PATH: process.env.PATH ?? "" } }).catch((e: { code: number; stderr: string }) => e);

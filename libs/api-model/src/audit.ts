@@ -78,10 +78,17 @@ export const listAuditQuery = z
     action: z.enum(AUDIT_ACTIONS).optional().describe("action equals."),
     keyId: uuid.optional().describe("Only what this API key did."),
     endpointId: uuid.optional().describe("Only entries about this endpoint (and its events)."),
+    eventId: uuid.optional().describe("Only entries about this event: its history (read, exported, replayed, redelivered, deleted). Needs endpointId."),
     from: dateTime.optional().describe("at >= from (inclusive)."),
     to: dateTime.optional().describe("at < to (exclusive)."),
   })
-  .superRefine(requireCursorPairs);
+  .superRefine((q, ctx) => {
+    requireCursorPairs(q, ctx);
+    // An event's history is read within its endpoint's entries (their index), never by a scan of the account's log.
+    if (q.eventId !== undefined && q.endpointId === undefined) {
+      ctx.addIssue({ code: "invalid_type", expected: "string", path: ["endpointId"], message: "endpointId is required with eventId" });
+    }
+  });
 export type ListAuditQueryText = z.input<typeof listAuditQuery>;
 export type ListAuditQuery = z.output<typeof listAuditQuery>;
 

@@ -93,6 +93,7 @@ export function auditMethods(store: CatalogStore, now: () => number): Pick<Servi
       if (req.action !== undefined) requireAction(req.action, "action");
       if (req.keyId !== undefined) requireUuid("key_id", req.keyId);
       if (req.endpointId !== undefined) requireUuid("endpoint_id", req.endpointId);
+      if (req.eventId !== undefined) requireUuid("event_id", req.eventId);
       const page = await store.listAudit({
         accountId: req.accountId,
         before: cursorOf(req.before, "before"),
@@ -102,6 +103,7 @@ export function auditMethods(store: CatalogStore, now: () => number): Pick<Servi
         action: req.action,
         keyId: req.keyId?.toLowerCase(),
         endpointId: req.endpointId?.toLowerCase(),
+        eventId: req.eventId?.toLowerCase(),
         limit: Math.min(Math.max(req.limit || 50, 1), MAX_AUDIT_PAGE),
       });
       return { entries: page.entries.map(auditToProto), hasOlder: page.hasOlder };

@@ -383,6 +383,8 @@ export interface AuditQuery {
   action?: string | undefined;
   keyId?: string | undefined;
   endpointId?: string | undefined;
+  /** Only entries about this event: its history (reads, replays, redeliveries, exports). */
+  eventId?: string | undefined;
   limit: number;
 }
 

@@ -22,6 +22,7 @@ describe("audit log documents", () => {
   it("pages newest first by (at, id) between cursors, with every filter, one account's only", () => {
     const key = newId();
     const endpoint = newId();
+    const event = newId();
     const entries: AuditRecord[] = Array.from({ length: 10 }, (_, i) =>
       auditFixture("acct", {
         id: newId(),
@@ -29,6 +30,7 @@ describe("audit log documents", () => {
         action: i % 2 === 0 ? "event.read" : "endpoint.updated",
         keyId: i % 3 === 0 ? key : newId(),
         endpointId: i % 4 === 0 ? endpoint : undefined,
+        eventId: i === 4 || i === 8 ? event : undefined,
       }),
     );
     const docs = [...entries, auditFixture("other", { at: T0 })].map((e) => auditLogDocs.write(e));
@@ -46,6 +48,8 @@ describe("audit log documents", () => {
     expect(find({ accountId: "acct", action: "event.read" })).toEqual(expected((e) => e.action === "event.read"));
     expect(find({ accountId: "acct", keyId: key })).toEqual(expected((e) => e.keyId === key));
     expect(find({ accountId: "acct", endpointId: endpoint })).toEqual(expected((e) => e.endpointId === endpoint));
+    expect(find({ accountId: "acct", endpointId: endpoint, eventId: event })).toEqual(expected((e) => e.eventId === event));
+    expect(find({ accountId: "acct", endpointId: endpoint, eventId: event })).toHaveLength(2);
     expect(find({ accountId: "acct", fromMs: T0 + 5, toMs: T0 + 8 })).toEqual(expected((e) => e.at >= T0 + 5 && e.at < T0 + 8));
   });
 });

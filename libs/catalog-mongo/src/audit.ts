@@ -24,6 +24,7 @@ export function auditPageFilter(q: Omit<AuditQuery, "limit">): Doc {
     ...(q.action !== undefined ? { action: q.action } : {}),
     ...(q.keyId !== undefined ? { keyId: q.keyId } : {}),
     ...(q.endpointId !== undefined ? { endpointId: q.endpointId } : {}),
+    ...(q.eventId !== undefined ? { eventId: q.eventId } : {}),
     ...(bounds.length > 0 ? { $and: bounds } : {}),
   };
 }

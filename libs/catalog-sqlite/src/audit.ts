@@ -28,6 +28,7 @@ function filterOf(q: AuditQuery): { sql: string; params: unknown[] } {
   if (q.action !== undefined) parts.push(["action = ?", q.action]);
   if (q.keyId !== undefined) parts.push(["key_id = ?", q.keyId]);
   if (q.endpointId !== undefined) parts.push(["endpoint_id = ?", q.endpointId]);
+  if (q.eventId !== undefined) parts.push(["event_id = ?", q.eventId]);
   return { sql: parts.map(([sql]) => ` AND ${sql}`).join(""), params: parts.map(([, v]) => v) };
 }
 

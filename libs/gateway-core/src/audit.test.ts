@@ -125,6 +125,11 @@ describe("the audit log", () => {
       });
     });
 
+    // One event's history: what was done to that event only, newest first; it needs its endpoint.
+    const history = await t.client(owner.key).audit.list({ endpointId: ep.id, eventId });
+    expect(history.items.map((e) => e.action)).toEqual(expected.filter((e) => e.eventId === eventId).map((e) => e.action).reverse());
+    await expect(t.client(owner.key).audit.list({ eventId })).rejects.toMatchObject({ status: 400, code: "validation_failed" });
+
     // Nothing in any entry is a body, a secret or a key (design §15).
     const text = JSON.stringify(log);
     for (const secret of [BODY, "4242424242424242", SECRET, TARGET_SECRET, "sender-token", "hidden", owner.key, minted.key, "slack-credential", signed.secret!]) {

@@ -318,6 +318,11 @@ const VIEWS: View[] = [
   },
   { name: "listeners", hash: () => `#/endpoints/${seeded.main.id}/listeners`, ready: (page) => page.getByTestId("no-listeners").waitFor() },
   {
+    name: "event-history",
+    hash: event(() => seeded.relay, () => seeded.relayEvent, "/history"),
+    ready: (page) => page.getByTestId("history-row").first().waitFor(),
+  },
+  {
     name: "destinations",
     hash: () => `#/endpoints/${seeded.relay.id}/destinations`,
     ready: async (page) => expect.poll(() => page.getByTestId("destination-row").count()).toBe(1),

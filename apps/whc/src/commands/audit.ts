@@ -4,11 +4,13 @@ import type { Context } from "../context.js";
 import { resolveEndpoint } from "../endpoint-ref.js";
 import { cursorArgument, cursorText, timeArgument } from "../event-filters.js";
 import { oneOf, table } from "../output.js";
+import { CliError } from "../exit-codes.js";
 
 interface AuditOptions {
   action?: string;
   key?: string;
   endpoint?: string;
+  event?: string;
   from?: string;
   to?: string;
   before?: { at: string; id: string };
@@ -33,6 +35,7 @@ export function auditCommand(program: Command, ctx: () => Context): void {
     .addOption(new Option("--action <action>", `only this action: ${oneOf(AUDIT_ACTIONS)}`).choices(AUDIT_ACTIONS))
     .option("--key <id>", "only what this API key did (its id, as whc keys list shows it)")
     .option("--endpoint <endpoint>", "only entries about this endpoint (id or slug)")
+    .option("--event <id>", "only entries about this event (its history: reads, exports, replays, redeliveries); needs --endpoint")
     .addOption(new Option("--from <time>", "at or after: ISO 8601, or 30m, 2h, 7d ago").argParser((v) => timeArgument(v)))
     .addOption(new Option("--to <time>", "before: ISO 8601, or 30m, 2h, 7d ago").argParser((v) => timeArgument(v)))
     .addOption(new Option("--before <at,id>", "only entries older than this cursor").argParser(cursorArgument))
@@ -41,12 +44,14 @@ export function auditCommand(program: Command, ctx: () => Context): void {
     .action(async (opts: AuditOptions) => {
       const { out, api } = ctx();
       const client = api();
+      if (opts.event && !opts.endpoint) throw new CliError("--event needs --endpoint (the event's endpoint)");
       const endpointId = opts.endpoint ? (await resolveEndpoint(client, opts.endpoint)).id : undefined;
       let query: ListAuditQueryText = {
         limit: String(opts.limit),
         ...(opts.action ? { action: opts.action as ListAuditQueryText["action"] } : {}),
         ...(opts.key ? { keyId: opts.key } : {}),
         ...(endpointId ? { endpointId } : {}),
+        ...(opts.event ? { eventId: opts.event } : {}),
         ...(opts.from ? { from: opts.from } : {}),
         ...(opts.to ? { to: opts.to } : {}),
         ...(opts.before ? { before: opts.before.at, beforeId: opts.before.id } : {}),

@@ -66,6 +66,10 @@ export function auditContract(ctx: ContractContext): void {
       expect(newest).toEqual(entry("events.exported", { id: newest!.id, details: { count: 1 } }));
       const read = (await page(accountId, { action: "event.read" })).entries;
       expect(read).toEqual([entry("event.read", { id: read[0]!.id, eventId })]);
+      // One event's history: what was done to it, newest first; an event nothing was done to has none.
+      const history = (await page(accountId, { endpointId: endpoint.id, eventId })).entries.map((e) => e.action);
+      expect(history).toEqual(["event.deleted", "event.replayed", "event.redelivered", "event.curl_exported", "event.read"]);
+      expect((await page(accountId, { endpointId: endpoint.id, eventId: unknown })).entries).toEqual([]);
     });
 
     it("writes no entry when the action fails", async () => {

@@ -28,7 +28,7 @@ export function auditRoutes(deps: GatewayDeps): Route[] {
         "and revoked. Lists are not recorded. Entries are kept `WHC_AUDIT_RETENTION_DAYS` (365).\n\n" +
         "Pages and filters as the event list does: `before`/`beforeId` to older entries (`nextBefore`/`nextBeforeId`), " +
         "`after`/`afterId` for newer ones (`nextAfter`/`nextAfterId`), `limit` 1-200 (50); `action`, `keyId`, `endpointId`, " +
-        "`from` (inclusive) and `to` (exclusive) combine.\n\n" +
+        "`eventId` (an event's history), `from` (inclusive) and `to` (exclusive) combine.\n\n" +
         "A key restricted to endpoints reads only the entries of one of them: it must give `endpointId` (else 403 " +
         "`forbidden`, `details.field: endpointId`), and an endpoint it does not see has no entries, as an unknown id.",
       tags: ["audit"],
@@ -53,6 +53,7 @@ export function auditRoutes(deps: GatewayDeps): Route[] {
               action: q.action,
               keyId: q.keyId?.toLowerCase(),
               endpointId,
+              eventId: q.eventId?.toLowerCase(),
               limit: q.limit ?? 50,
             });
         const newest = page.entries[0];
