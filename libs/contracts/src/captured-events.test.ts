@@ -42,6 +42,8 @@ const capture: fc.Arbitrary<CapturedEvent> = fc
     redactionsJson: text,
     bodyShape: text,
     deliveries: fc.array(fc.record({ destinationId: text, target: text }), { maxLength: 3 }),
+    dedupeKey: bytes,
+    dedupeWindowMs: fc.oneof(fc.constant(0n), fc.bigInt({ min: 1n, max: 2592000000n }), fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n })),
   })
   .map((fields) => create(CapturedEventSchema, fields));
 
