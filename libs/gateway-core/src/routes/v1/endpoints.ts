@@ -133,6 +133,62 @@ function listEndpointsRoute(catalog: GatewayDeps["catalog"], present: (e: Parame
   });
 }
 
+/** The endpoint update (extension, design §9). */
+function updateEndpointRoute(deps: GatewayDeps, options: GatewayOptions, present: (e: Parameters<typeof endpointJson>[0]) => ReturnType<typeof endpointJson>): Route {
+  const { catalog, crypto, bus } = deps;
+  return route({
+    method: "PATCH",
+    path: "/v1/endpoints/{id}",
+    scope: "endpoints:write",
+    operationId: "updateEndpoint",
+    summary: "Update an endpoint",
+    description:
+      "Changes the fields given and answers the endpoint as updated; ingest applies the change within a second. A field " +
+      "given replaces the stored one; `null` removes `secret`, `response`, `forward`, `redact` or `dedupe` (new `forward` settings without " +
+      "`targetSecret` keep the stored one). A new `secret` leaves the previous one verifying for `WHC_SECRET_GRACE_S` " +
+      "(a day by default), so a provider that switches over gradually is never reported as failing; a `response` given " +
+      "restarts its sequence. `{\"status\": \"paused\"}` pauses the endpoint: ingest then answers its senders 503 and " +
+      "stores nothing.\n\n" +
+      "Errors: 400 `validation_failed` (`slug` given: `reason: immutable`; an unknown field: `reason: unknown`; `relay` " +
+      "or `proxy` left without `forward`: `field: forward`, `reason: required`), or `target_not_allowed` for a forward " +
+      "URL the egress guard refuses; `dedupe` on a proxy endpoint, or `proxy` for an endpoint that keeps its `dedupe`: " +
+      "`reason: unsupported`.",
+    tags: ["endpoints"],
+    extension: true,
+    body: updateEndpointBody,
+    maxBodyBytes: MAX_ENDPOINT_BODY_BYTES,
+    bodyRequired: true,
+    success: { status: 200, schema: endpoint, description: "The endpoint as updated. Ingest sees the change within a second." },
+    errors: [400, 413, 415],
+    async handler(ctx, { auth, params, body }) {
+      const { secret, response, forward, destinations, inbound, redact, dedupe, ...plain } = body;
+      const warnings: Warning[] = [];
+      const ref = { accountId: auth.accountId, endpointId: params.id! };
+      await checkDedupePatch(catalog, ref, dedupe, body.operatingMode);
+      // A patch leaving a relay or proxy endpoint without destinations is refused by the
+      // catalog inside the update (validation_failed on forward), against what is stored then.
+      const patch = create(EndpointPatchSchema, {
+        ...plain,
+        ...(await destinationsPatch(deps, ref, { forward, destinations }, body.operatingMode, options.ingestPublicUrl, warnings)),
+        ...(await inboundPatch(deps, auth.accountId, params.id!, inbound)),
+        ...(typeof secret === "string"
+          ? { sealedSecret: (await crypto.sealSecret({ plaintext: Buffer.from(secret, "utf8") })).sealed }
+          : {}),
+        clearSecret: secret === null,
+        // A response given restarts its sequence: "the n-th capture since the sequence was set".
+        ...(response !== undefined ? { responseJson: response === null ? "" : JSON.stringify(response), resetSequence: true } : {}),
+        ...(redact !== undefined ? { redactJson: storedRedactJson(redact) } : {}),
+        ...(dedupe !== undefined ? { dedupeJson: storedDedupeJson(dedupe) } : {}),
+      });
+      // The entry names the fields changed, never their values (a secret among them).
+      const audit = auditContext(ctx, auth, { fields: Object.keys(body).sort() });
+      const res = await catalog.updateEndpoint({ accountId: auth.accountId, endpointId: params.id!, patch, audit });
+      bus.publishEndpointChanged(params.id!);
+      return { ...present(res.endpoint!), ...(warnings.length > 0 ? { warnings } : {}) };
+    },
+  });
+}
+
 /** Operations 1-4 and the endpoint update (extension). */
 export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Route[] {
   const { catalog, crypto, bus } = deps;
@@ -224,57 +280,7 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
         return present(res.endpoint!);
       },
     }),
-    route({
-      method: "PATCH",
-      path: "/v1/endpoints/{id}",
-      scope: "endpoints:write",
-      operationId: "updateEndpoint",
-      summary: "Update an endpoint",
-      description:
-        "Changes the fields given and answers the endpoint as updated; ingest applies the change within a second. A field " +
-        "given replaces the stored one; `null` removes `secret`, `response`, `forward`, `redact` or `dedupe` (new `forward` settings without " +
-        "`targetSecret` keep the stored one). A new `secret` leaves the previous one verifying for `WHC_SECRET_GRACE_S` " +
-        "(a day by default), so a provider that switches over gradually is never reported as failing; a `response` given " +
-        "restarts its sequence. `{\"status\": \"paused\"}` pauses the endpoint: ingest then answers its senders 503 and " +
-        "stores nothing.\n\n" +
-        "Errors: 400 `validation_failed` (`slug` given: `reason: immutable`; an unknown field: `reason: unknown`; `relay` " +
-        "or `proxy` left without `forward`: `field: forward`, `reason: required`), or `target_not_allowed` for a forward " +
-        "URL the egress guard refuses; `dedupe` on a proxy endpoint, or `proxy` for an endpoint that keeps its `dedupe`: " +
-        "`reason: unsupported`.",
-      tags: ["endpoints"],
-      extension: true,
-      body: updateEndpointBody,
-      maxBodyBytes: MAX_ENDPOINT_BODY_BYTES,
-      bodyRequired: true,
-      success: { status: 200, schema: endpoint, description: "The endpoint as updated. Ingest sees the change within a second." },
-      errors: [400, 413, 415],
-      async handler(ctx, { auth, params, body }) {
-        const { secret, response, forward, destinations, inbound, redact, dedupe, ...plain } = body;
-        const warnings: Warning[] = [];
-        const ref = { accountId: auth.accountId, endpointId: params.id! };
-        await checkDedupePatch(catalog, ref, dedupe, body.operatingMode);
-        // A patch leaving a relay or proxy endpoint without destinations is refused by the
-        // catalog inside the update (validation_failed on forward), against what is stored then.
-        const patch = create(EndpointPatchSchema, {
-          ...plain,
-          ...(await destinationsPatch(deps, ref, { forward, destinations }, body.operatingMode, options.ingestPublicUrl, warnings)),
-          ...(await inboundPatch(deps, auth.accountId, params.id!, inbound)),
-          ...(typeof secret === "string"
-            ? { sealedSecret: (await crypto.sealSecret({ plaintext: Buffer.from(secret, "utf8") })).sealed }
-            : {}),
-          clearSecret: secret === null,
-          // A response given restarts its sequence: "the n-th capture since the sequence was set".
-          ...(response !== undefined ? { responseJson: response === null ? "" : JSON.stringify(response), resetSequence: true } : {}),
-          ...(redact !== undefined ? { redactJson: storedRedactJson(redact) } : {}),
-          ...(dedupe !== undefined ? { dedupeJson: storedDedupeJson(dedupe) } : {}),
-        });
-        // The entry names the fields changed, never their values (a secret among them).
-        const audit = auditContext(ctx, auth, { fields: Object.keys(body).sort() });
-        const res = await catalog.updateEndpoint({ accountId: auth.accountId, endpointId: params.id!, patch, audit });
-        bus.publishEndpointChanged(params.id!);
-        return { ...present(res.endpoint!), ...(warnings.length > 0 ? { warnings } : {}) };
-      },
-    }),
+    updateEndpointRoute(deps, options, present),
     route({
       method: "DELETE",
       path: "/v1/endpoints/{id}",
