@@ -105,6 +105,9 @@ describe("deduplication, all-in-one", () => {
     expect((originals.body.items as { id: string }[]).map((e) => e.id)).toEqual([later.body.id, first.body.id]);
     const forwardState = await t.a.get(`/v1/endpoints/${ep.id}/events?forwardState=duplicate`);
     expect((forwardState.body.items as { id: string }[]).map((e) => e.id)).toEqual([second.body.id]);
+    // Counted by ingest, when the catalog said so: one so far.
+    const metrics = await (await fetch(`${t.metricsUrl}/metrics`)).text();
+    expect(metrics).toMatch(/^whc_ingest_duplicates_total 1$/m);
     const bad = await t.a.get(`/v1/endpoints/${ep.id}/events?duplicate=yes`);
     expect(bad.status).toBe(400);
     expect(bad.body.details).toMatchObject({ field: "duplicate" });
