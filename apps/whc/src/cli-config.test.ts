@@ -42,7 +42,7 @@ function cli(env: Record<string, string>, args: string[], input?: string): Promi
 }
 
 /** The accounts the cases use, one each, made at start-up: each case starts from an empty account. */
-const ACCOUNTS = ["create", "update", "prune", "alerts", "export", "copy", "refusals", "alerts-cli", "protect", "routing"] as const;
+const ACCOUNTS = ["create", "update", "prune", "alerts", "export", "copy", "refusals", "alerts-cli", "protect", "routing", "dedupe"] as const;
 const KEYS = Object.fromEntries(ACCOUNTS.map((a, i) => [a, `whc_configascode${String(i).padStart(2, "0")}${"x".repeat(24)}`]));
 const account = (name: (typeof ACCOUNTS)[number]) => ({ WHC_API_KEY: KEYS[name]! });
 
@@ -234,6 +234,32 @@ describe("whc apply", SLOW, () => {
     const exported = await cli(key, ["export-config"]);
     expect(exported.stdout).toContain("inbound basic auth password set, not exported");
     expect(await cli(key, ["apply", "-f", file("protect3.yaml", exported.stdout)])).toEqual({ code: 0, stdout: "no changes\n", stderr: "" });
+  });
+
+  it("manages dedupe (design §17): set, compared, changed, removed, exported and applied back; refused on a proxy endpoint", async () => {
+    const key = account("dedupe");
+    const text = (dedupe: string) => `endpoints:
+  - slug: payments
+    provider: stripe
+${dedupe}`;
+    const first = await cli(key, ["apply", "-f", file("dedupe.yaml", text("    dedupe: { windowSeconds: 3600, key: auto }\n"))]);
+    expect(first, first.stderr).toMatchObject({ code: 0, stdout: "+ create endpoint payments\n" });
+    expect((await endpointsOf(key))[0]!.dedupe).toEqual({ windowSeconds: 3600, key: "auto" });
+    expect(await cli(key, ["apply", "-f", path.join(dir.path, "dedupe.yaml")])).toEqual({ code: 0, stdout: "no changes\n", stderr: "" });
+
+    const fields = "    dedupe:\n      windowSeconds: 600\n      fields: [header.x-request-id, body.id]\n";
+    expect((await cli(key, ["apply", "-f", file("dedupe2.yaml", text(fields))])).stdout).toBe("~ update endpoint payments: dedupe\n");
+    expect((await endpointsOf(key))[0]!.dedupe).toEqual({ windowSeconds: 600, fields: ["header.x-request-id", "body.id"] });
+    const exported = await cli(key, ["export-config"]);
+    expect(exported.stdout).toContain("dedupe:");
+    expect(await cli(key, ["apply", "-f", file("dedupe3.yaml", exported.stdout)])).toEqual({ code: 0, stdout: "no changes\n", stderr: "" });
+
+    expect((await cli(key, ["apply", "-f", file("dedupe4.yaml", text(""))])).stdout).toBe("~ update endpoint payments: dedupe\n");
+    expect((await endpointsOf(key))[0]!.dedupe).toBeUndefined();
+
+    const proxy = await cli(key, ["apply", "-f", file("dedupe5.yaml", text("    operatingMode: proxy\n    forward: { url: http://127.0.0.1:9/ }\n    dedupe: { windowSeconds: 60, key: auto }\n"))]);
+    expect(proxy).toMatchObject({ code: 1, stdout: "" });
+    expect(proxy.stderr).toMatch(/dedupe5\.yaml:\d+:\d+: endpoints\.0\.dedupe: a proxy endpoint forwards every capture/);
   });
 
   it("keeps endpoints the file does not name, and deletes them with --prune", async () => {

@@ -305,6 +305,39 @@ describe("whc", () => {
     expect(removed.redact).toBeUndefined();
   });
 
+  it("sets dedupe with --dedupe and --dedupe-window, shows it, lists duplicates with --duplicate, changes and removes it", async () => {
+    await useNewKey("dedupers");
+    const created = await cli("endpoints", "create", "--slug", "deduped", "--provider", "stripe", "--dedupe", "auto", "--dedupe-window", "10m");
+    expect(created).toContain("deduplicates on the provider's own id (auto), window 10m");
+    const ep = JSON.parse(await cli("--json", "endpoints", "get", "deduped")) as { id: string; webhookUrl: string; dedupe?: unknown };
+    expect(ep.dedupe).toEqual({ windowSeconds: 600, key: "auto" });
+    expect(await cli("endpoints", "get", "deduped")).toMatch(/dedupe\s+on the provider's own id \(auto\), window 10m/);
+    const event = JSON.stringify({ id: "evt_cli_1", object: "event", type: "invoice.paid", data: { object: {} } });
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i += 1) {
+      const res = await fetch(ep.webhookUrl, { method: "POST", headers: { "content-type": "application/json" }, body: event });
+      expect(res.status).toBe(200);
+      ids.push(((await res.json()) as { id: string }).id);
+    }
+    const duplicates = (await cli("events", "list", "deduped", "--duplicate")).trim().split("\n").slice(1);
+    expect(duplicates).toHaveLength(1);
+    expect(duplicates[0]).toContain(`${ids[1]} (duplicate of ${ids[0]})`);
+    const originals = JSON.parse(await cli("--json", "events", "list", "deduped", "--no-duplicate")) as { items: { id: string }[] };
+    expect(originals.items.map((e) => e.id)).toEqual([ids[0]]);
+    expect(await cli("events", "get", "deduped", ids[1]!)).toMatch(new RegExp(`duplicate of\\s+${ids[0]} \\(stored and answered, not forwarded\\)`));
+
+    // A key alone keeps the window; a window alone keeps the key.
+    expect(await cli("endpoints", "update", "deduped", "--dedupe", "header.x-request-id,body.id")).toContain("  dedupe: on header.x-request-id, body.id, window 10m");
+    expect(await cli("endpoints", "update", "deduped", "--dedupe-window", "2d")).toContain("  dedupe: on header.x-request-id, body.id, window 2d");
+    const badWindow = await cliFailure("endpoints", "update", "deduped", "--dedupe-window", "31d");
+    expect(badWindow.stderr).toContain("--dedupe-window");
+    const badField = await cliFailure("endpoints", "update", "deduped", "--dedupe", "id");
+    expect(badField.stderr).toContain("--dedupe: fields.0");
+    const removed = JSON.parse(await cli("--json", "endpoints", "update", "deduped", "--no-dedupe")) as { dedupe?: unknown };
+    expect(removed.dedupe).toBeUndefined();
+    expect((await cliFailure("endpoints", "update", "deduped", "--dedupe-window", "1h")).stderr).toContain("--dedupe-window goes with --dedupe");
+  });
+
   it("refuses a bad --response before sending anything, naming the field", async () => {
     // The API it would use records every request: there must be none.
     const requests: string[] = [];

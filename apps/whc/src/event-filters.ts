@@ -14,6 +14,8 @@ export interface FilterOptions {
   /** true: only drifted events (`--drift`); false: only the others (`--no-drift`). */
   drift?: boolean;
   destination?: string;
+  /** true: only duplicates (`--duplicate`); false: only the others (`--no-duplicate`). */
+  duplicate?: boolean;
   search?: string;
   before?: Cursor;
   after?: Cursor;
@@ -61,6 +63,8 @@ export function withEventFilters(command: Command): Command {
     .option("--destination <id>", "only events with a delivery to this destination (its id: whc endpoints destinations list)")
     .option("--drift", "only events whose JSON body drifted from the endpoint's learned schema of its type")
     .option("--no-drift", "only events whose body did not drift")
+    .option("--duplicate", "only duplicates: repeats of a key the endpoint deduplicates on (duplicateOf)")
+    .option("--no-duplicate", "only events that are no duplicate")
     .option("-q, --search <words>", "only bodies holding every word (case-insensitive)")
     .addOption(new Option("--before <receivedAt,id>", "only events older than this cursor").argParser(cursorArgument))
     .addOption(new Option("--after <receivedAt,id>", "only events newer than this cursor").argParser(cursorArgument));
@@ -78,6 +82,7 @@ export function filterQuery(o: FilterOptions): ExportEventsQueryText {
     ...(o.forwardState !== undefined ? { forwardState: o.forwardState as ExportEventsQueryText["forwardState"] } : {}),
     ...(o.drift !== undefined ? { schemaDrift: o.drift ? ("true" as const) : ("false" as const) } : {}),
     ...(o.destination !== undefined ? { destinationId: o.destination } : {}),
+    ...(o.duplicate !== undefined ? { duplicate: o.duplicate ? ("true" as const) : ("false" as const) } : {}),
     ...(o.search !== undefined ? { search: o.search } : {}),
     ...(o.before ? { before: o.before.at, beforeId: o.before.id } : {}),
     ...(o.after ? { after: o.after.at, afterId: o.after.id } : {}),

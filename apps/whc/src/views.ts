@@ -1,5 +1,6 @@
 import type { EndpointJson, EventDetailJson, ForwardedResponseJson, ForwardViewJson, RedactionCounts, RedactSettings, SchemaDriftChangeJson } from "@whc/api-model";
 import { inboundText } from "./inbound-options.js";
+import { dedupeText } from "./dedupe-options.js";
 import { table } from "./output.js";
 
 /** `name  value` rows, the absent ones left out. */
@@ -38,6 +39,7 @@ export function describeEvent(e: EventDetailJson): string {
     ["answered", String(e.responseCode)],
     ["body", bodyFact(e)],
     ["forward", forwardFact(e)],
+    ["duplicate of", e.duplicateOf ? `${e.duplicateOf} (stored and answered, not forwarded)` : undefined],
     ["redacted", e.redactions ? redactionsText(e.redactions) : undefined],
     ["schema drift", e.schemaDrift?.map(driftText).join("; ")],
     ["read", e.readAt],
@@ -85,6 +87,7 @@ export function describeEndpoint(e: EndpointJson): string {
     ["response", e.response ? JSON.stringify(e.response) : "200 with the event id"],
     ["inbound", inboundText(e)],
     ["redact", e.redact ? redactText(e.redact) : undefined],
+    ["dedupe", e.dedupe ? dedupeText(e.dedupe) : undefined],
     ["replay", `from the API ${e.replayFromApi ? "allowed" : "refused"}, from the dashboard ${e.replayFromDashboard ? "allowed" : "refused"}`],
     ["events", `${e.eventCount}${e.lastEventAt ? `, last ${e.lastEventAt}` : ""}`],
     ["purged", e.purgedEventCount ? `${e.purgedEventCount}${e.lastPurgedAt ? `, last ${e.lastPurgedAt}` : ""}` : undefined],

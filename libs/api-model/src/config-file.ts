@@ -94,6 +94,7 @@ export const configEndpoint = z
       .describe("The signing secret is the value of this environment variable. Set when the endpoint has none; whc cannot read a secret back, so one already set is kept."),
     forward: configForward.optional(),
     redact: settable.redact.describe("What is replaced before a capture is stored (docs/api.md); absent: nothing."),
+    dedupe: settable.dedupe.describe("How repeated captures are told (docs/api.md, Deduplication): stored, marked duplicateOf, not forwarded; absent: none. Not on a proxy endpoint."),
     inbound: configInbound.optional(),
     destinations: z
       .array(configDestination)
@@ -117,6 +118,9 @@ export const configEndpoint = z
     const names = (e.destinations ?? []).map((d) => d.name);
     for (const i of repeats(names)) {
       ctx.addIssue({ code: "custom", path: ["destinations", i, "name"], message: `destination ${names[i]} is given more than once`, params: { reason: "duplicate" } });
+    }
+    if (e.operatingMode === "proxy" && e.dedupe !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["dedupe"], message: "a proxy endpoint forwards every capture to answer its sender: it takes no dedupe", params: { reason: "unsupported" } });
     }
     if (e.operatingMode === "proxy" && e.destinations !== undefined) {
       if (e.destinations.length > 1) ctx.addIssue({ code: "custom", path: ["destinations"], message: "a proxy endpoint has exactly one destination", params: { reason: "unsupported" } });

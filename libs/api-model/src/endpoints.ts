@@ -6,6 +6,7 @@ import { forwardView } from "./forwarding.js";
 import { destinationView, destinationsInput, forwardSettings } from "./destinations.js";
 import { inboundSettings, inboundView } from "./inbound.js";
 import { redactSettings } from "./redaction.js";
+import { dedupeSettings } from "./dedupe.js";
 
 /** The Endpoint of interface 0.1.0 as the gateway answers it. */
 export const endpoint = z.object({
@@ -47,6 +48,7 @@ export const endpoint = z.object({
   inbound: inboundView.optional(),
   rejectedCount: z.int().meta({ ...extension, description: "Requests the inbound protection refused (401, 403, 405), none of them stored." }),
   redact: redactSettings.optional().meta({ ...extension, description: "What is replaced before a capture is stored (design §16); absent: nothing." }),
+  dedupe: dedupeSettings.optional().meta({ ...extension, description: "Deduplication of the endpoint's captures (design §17); absent: none." }),
 });
 export type EndpointJson = z.infer<typeof endpoint>;
 
@@ -97,13 +99,14 @@ export const createEndpointRequest = z.strictObject({
   destinations: destinationsInput.optional(),
   inbound: inboundSettings.optional(),
   redact: redactSettings.optional(),
+  dedupe: dedupeSettings.optional().meta({ ...extension, description: "Refused on a proxy endpoint (reason unsupported): its sender gets the destination's answer." }),
 });
 /** What a client sends (before defaults). */
 export type CreateEndpointRequest = z.input<typeof createEndpointRequest>;
 
 /**
  * `PATCH /v1/endpoints/{id}` (docs/design.md §9): a field given replaces the stored one; `null`
- * removes `secret`, `response`, `forward` (with `destinations`) or `redact`. `slug` cannot change.
+ * removes `secret`, `response`, `forward` (with `destinations`), `redact` or `dedupe`. `slug` cannot change.
  */
 export const updateEndpointRequest = z
   .strictObject({
@@ -134,6 +137,10 @@ export const updateEndpointRequest = z
       .optional()
       .meta({ description: "Replaces the inbound protection (a password or token value left out is kept when one is set); null removes it." }),
     redact: redactSettings.nullable().optional().meta({ description: "Replaces the redaction settings; null removes them. Captures stored before keep what they were stored with." }),
+    dedupe: dedupeSettings
+      .nullable()
+      .optional()
+      .meta({ description: "Replaces the deduplication settings; null removes them. Refused on a proxy endpoint (reason unsupported). Keys already seen stay until their window ends." }),
   })
   .meta({ ...extension });
 export type UpdateEndpointRequest = z.input<typeof updateEndpointRequest>;

@@ -25,6 +25,9 @@ const summaryFields = {
     .enum(DELIVERY_STATES)
     .optional()
     .meta({ ...extension, description: "The state of its deliveries together (design §17: pending if any is pending or held, else exhausted, failed, delivered, skipped, duplicate); absent: never forwarded." }),
+  duplicateOf: uuid
+    .optional()
+    .meta({ ...extension, description: "The endpoint's first capture with the same deduplication key within its window (design §17): this one was stored and answered, and not forwarded. Absent: not a duplicate." }),
 };
 
 /** An item of the event list (operation 5). */
@@ -102,6 +105,11 @@ const filterFields = {
     .optional()
     .meta({ ...extension, description: "Only events with a delivery to this destination (design §17; the nil UUID: attempts `whc listen` reported)." }),
   search: z.string().max(500).optional().describe("Every word (letters and digits, case-insensitive) must occur in the body."),
+  duplicate: z
+    .enum(["true", "false"])
+    .transform((v) => v === "true")
+    .optional()
+    .meta({ ...extension, description: "true: only duplicates (events with `duplicateOf`, design §17); false: only the others." }),
   schemaDrift: z
     .enum(["true", "false"])
     .transform((v) => v === "true")

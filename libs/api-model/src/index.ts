@@ -16,6 +16,7 @@ export * from "./destination-filter.js";
 export * from "./destinations.js";
 export * from "./inbound.js";
 export * from "./redaction.js";
+export * from "./dedupe.js";
 export * from "./diagnostic.js";
 export * from "./receiving.js";
 export * from "./headers.js";

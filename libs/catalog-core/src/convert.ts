@@ -72,6 +72,7 @@ export function endpointToProto(e: EndpointRecord, includeSecret = false): Endpo
     ...(includeSecret && e.sealedInbound ? { sealedInbound: e.sealedInbound } : {}),
     rejectedCount: BigInt(e.rejectedCount),
     redactJson: e.redactJson,
+    dedupeJson: e.dedupeJson,
   });
 }
 
@@ -100,6 +101,7 @@ export function endpointFromProto(e: Endpoint): Omit<EndpointRecord, "id" | "cre
     sealedInbound: e.sealedInbound.length > 0 ? e.sealedInbound : undefined,
     rejectedCount: 0,
     redactJson: e.redactJson,
+    dedupeJson: e.dedupeJson,
   };
 }
 
@@ -125,6 +127,7 @@ export function endpointPatchFromProto(p: EndpointPatchProto): EndpointPatch {
     inboundJson: p.inboundJson,
     sealedInbound: p.sealedInbound,
     redactJson: p.redactJson,
+    dedupeJson: p.dedupeJson,
   };
 }
 
@@ -195,6 +198,7 @@ export function newEventFromCapture(c: CapturedEvent): NewEvent {
     sequenceStatuses: c.sequenceStatuses,
     forward: capturedForward(c),
     redactionsJson: c.redactionsJson,
+    dedupe: c.dedupeKey.length > 0 ? { keyHash: c.dedupeKey, windowMs: Number(c.dedupeWindowMs) } : undefined,
   };
 }
 
@@ -273,6 +277,7 @@ export function eventToProto(e: EventRecord): Event {
     deliveries: e.deliveries.map(forwardToProto),
     redactionsJson: e.redactionsJson ?? "",
     schemaDriftJson: e.schemaDrift?.length ? JSON.stringify(e.schemaDrift) : "",
+    duplicateOf: e.duplicateOf ?? "",
   });
 }
 
@@ -326,5 +331,6 @@ export function eventSummaryToProto(e: EventSummaryRecord): Event {
     ...(e.keyId ? { body: { keyId: e.keyId } } : {}),
     // A list shows the state only: no attempts, no target.
     ...(e.forwardState ? { forward: { state: e.forwardState } } : {}),
+    duplicateOf: e.duplicateOf ?? "",
   });
 }

@@ -33,11 +33,21 @@ export const NEVER_FORWARDED: DeliveryProgress = {
 
 const RELEASED = { claimOwner: undefined, claimUntil: undefined } as const;
 
-/** What an append stores for each delivery of a capture of a relay (scheduled) or proxy endpoint. */
-export function appendedDeliveries(forward: NonNullable<NewEvent["forward"]>, receivedAt: number): { destinationId: string; progress: DeliveryProgress }[] {
+/**
+ * What an append stores for each delivery of a capture of a relay (scheduled) or proxy
+ * endpoint: pending (a relay's in the outbox, due at once); a duplicate's `duplicate`, never
+ * in the outbox (design §17).
+ */
+export function appendedDeliveries(
+  forward: NonNullable<NewEvent["forward"]>,
+  receivedAt: number,
+  duplicate = false,
+): { destinationId: string; progress: DeliveryProgress }[] {
   return forward.deliveries.map((d: NewDelivery) => ({
     destinationId: d.destinationId,
-    progress: { ...NEVER_FORWARDED, state: "pending", target: d.target, nextAttemptAt: forward.scheduled ? receivedAt : undefined },
+    progress: duplicate
+      ? { ...NEVER_FORWARDED, state: "duplicate", target: d.target }
+      : { ...NEVER_FORWARDED, state: "pending", target: d.target, nextAttemptAt: forward.scheduled ? receivedAt : undefined },
   }));
 }
 

@@ -15,6 +15,7 @@ export function newEndpointRecord(endpoint: NewEndpoint): EndpointRecord {
     sealedInbound: endpoint.inboundJson ? endpoint.sealedInbound : undefined,
     rejectedCount: 0,
     redactJson: endpoint.redactJson ?? "",
+    dedupeJson: endpoint.dedupeJson ?? "",
     sequenceCounter: 0,
   };
 }
@@ -33,6 +34,7 @@ const REPLACED = [
   "forwardJson",
   "inboundJson",
   "redactJson",
+  "dedupeJson",
 ] as const satisfies readonly (keyof EndpointPatch & keyof EndpointRecord)[];
 
 export type ReplacedField = (typeof REPLACED)[number];

@@ -54,6 +54,8 @@ export {
   recordedDelivery,
 } from "./delivery.js";
 export type { DeliveryProgress } from "./delivery.js";
+export { appendedForwardState, dedupeDecision, dedupeKeyId, MAX_DEDUPE_KEY_BYTES, MAX_DEDUPE_WINDOW_MS } from "./dedupe.js";
+export type { DedupeOutcome } from "./dedupe.js";
 export type { ForwardPrecondition, ReplacedField } from "./endpoint-patch.js";
 export { isUuid, newId, uuidV7Time, UUID_PATTERN } from "@whc/ids";
 /** The packed form of search tokens (@whc/sealing), for adapters that move tokens between threads. */

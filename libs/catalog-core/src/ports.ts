@@ -60,7 +60,7 @@ export interface CatalogStore {
    * the limit, not with the account's number of endpoints (an index on account and id).
    */
   listEndpoints(accountId: string, page?: EndpointPage): Promise<EndpointRecord[]>;
-  /** Removes the endpoint, its events and its schemas; false when it was not there. */
+  /** Removes the endpoint, its events, its schemas and its deduplication keys; false when it was not there. */
   deleteEndpoint(accountId: string, endpointId: string, audit?: AuditRecord): Promise<boolean>;
   /**
    * Applies the patch (EndpointPatch says how) atomically and sets updatedAt = now; undefined
@@ -97,8 +97,13 @@ export interface CatalogStore {
   /** Deletes entries older than `before`; answers how many. */
   purgeAudit(before: number): Promise<number>;
 
-  /** Deletes events received before `before`; updates purgedEventCount and lastPurgedAt. */
+  /**
+   * Deletes events received before `before`; updates purgedEventCount and lastPurgedAt. Also
+   * deletes the deduplication keys whose window ended by `now` (ADR 0083).
+   */
   purgeEvents(before: number, now: number): Promise<number>;
+  /** The deduplication keys an endpoint holds, expired ones not yet purged included (ADR 0083). */
+  countDedupeKeys(endpointId: string): Promise<number>;
 
   /**
    * The relay outbox: atomically claims up to `limit` deliveries that are pending and due

@@ -82,6 +82,8 @@ function captured(accountId: string, endpointId: string, bodyShape: string, cano
     redactionsJson: "",
     bodyShape,
     deliveries: [],
+    dedupeKey: new Uint8Array(0),
+    dedupeWindowMs: 0n,
   };
 }
 

@@ -32,6 +32,7 @@ import { ALERT_CHANNEL_LIMITS, ALERT_COALESCE_S, DELIVERY_STATES, KEY_LIMITS, LI
 import type { ListenerOptions } from "./service-listeners.js";
 import { createSchemaLearner, type SchemaLearner } from "./schema-learner.js";
 import { observationsOf, schemaMethods } from "./service-schemas.js";
+import { MAX_DEDUPE_KEY_BYTES, MAX_DEDUPE_WINDOW_MS } from "./dedupe.js";
 
 const DAY_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -74,6 +75,7 @@ function appendedToProto(a: AppendResult | undefined) {
     receivedAtMs: BigInt(a.receivedAt),
     responseCode: a.responseCode,
     ...(a.sequenceIndex !== undefined ? { sequenceIndex: BigInt(a.sequenceIndex) } : {}),
+    ...(a.duplicateOf !== undefined ? { duplicateOf: a.duplicateOf } : {}),
   };
 }
 
@@ -353,6 +355,8 @@ function eventMethods(
         if (new Set(c.deliveries.map((d) => d.destinationId)).size !== c.deliveries.length) throw validationFailed("deliveries", "format", "a destination given twice");
         if ((c.body !== undefined || c.sealedRequest.length > 0) && (c.wrappedKey.length === 0 || !c.keyId)) throw validationFailed("wrapped_key", "required");
         if (c.searchTokens.length % TOKEN_BYTES !== 0) throw validationFailed("search_tokens", "format");
+        if (c.dedupeKey.length > MAX_DEDUPE_KEY_BYTES) throw validationFailed("dedupe_key", "length");
+        if (c.dedupeKey.length > 0 && (c.dedupeWindowMs < 1n || c.dedupeWindowMs > BigInt(MAX_DEDUPE_WINDOW_MS))) throw validationFailed("dedupe_window_ms", "range");
         return newEventFromCapture(c);
       });
       const events = [...req.events.map(newEventFromProto), ...captures];
@@ -381,6 +385,7 @@ function eventMethods(
         verification: req.verification,
         forwardState: forwardStateOf(req.forwardState),
         schemaDrift: req.schemaDrift,
+        duplicate: req.duplicate,
         destinationId: destinationIdOf(req.destinationId),
         searchTokens: req.search ? req.searchTokens : undefined,
         limit: Math.min(Math.max(req.limit || 50, 1), 1000),

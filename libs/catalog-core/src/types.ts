@@ -75,6 +75,8 @@ export interface EndpointRecord {
   rejectedCount: number;
   /** What ingest replaces before storing a capture (the /v1 `redact` object as JSON); "" for nothing. */
   redactJson: string;
+  /** Deduplication (the /v1 `dedupe` object as JSON, design §17); "" for none. */
+  dedupeJson: string;
 }
 
 /** A page of an account's endpoints: ids strictly greater than `after` (any id, even a deleted one's). */
@@ -87,8 +89,8 @@ export interface EndpointPage {
  * What createEndpoint takes: the record without what the store keeps or defaults. A new
  * endpoint starts its sequence at 0 and, without responseJson, answers the default.
  */
-export type NewEndpoint = Omit<EndpointRecord, "responseJson" | "sequenceCounter" | "forwardJson" | "inboundJson" | "rejectedCount" | "redactJson"> &
-  Partial<Pick<EndpointRecord, "responseJson" | "sequenceCounter" | "forwardJson" | "inboundJson" | "rejectedCount" | "redactJson">>;
+export type NewEndpoint = Omit<EndpointRecord, "responseJson" | "sequenceCounter" | "forwardJson" | "inboundJson" | "rejectedCount" | "redactJson" | "dedupeJson"> &
+  Partial<Pick<EndpointRecord, "responseJson" | "sequenceCounter" | "forwardJson" | "inboundJson" | "rejectedCount" | "redactJson" | "dedupeJson">>;
 
 /**
  * A change to an endpoint: each field present replaces the stored one, the others stay.
@@ -121,6 +123,8 @@ export interface EndpointPatch {
   sealedInbound?: Uint8Array | undefined;
   /** `""` removes the redaction settings. */
   redactJson?: string | undefined;
+  /** `""` removes the deduplication settings (the keys seen stay until their window ends). */
+  dedupeJson?: string | undefined;
 }
 
 export interface SealedBody {
@@ -178,6 +182,32 @@ export interface NewEvent {
   forward?: { scheduled: boolean; deliveries: NewDelivery[] } | undefined;
   /** How many values ingest replaced before storing (the /v1 `redactions` as JSON); "" or absent: none. */
   redactionsJson?: string | undefined;
+  /**
+   * Present when the endpoint deduplicates and the capture has a key (design §17, ADR 0083):
+   * the key's keyed hash (never the key). The store looks it up among the endpoint's keys in
+   * the append's transaction (dedupeDecision): kept and unexpired at the event's receivedAt,
+   * the event is stored with duplicateOf its first event and its deliveries `duplicate`; else
+   * the key is kept for this event until receivedAt + windowMs. Not stored with the event.
+   */
+  dedupe?: NewDedupe | undefined;
+}
+
+/** A capture's deduplication key, hashed, and how long a first capture's key holds. */
+export interface NewDedupe {
+  keyHash: Uint8Array;
+  windowMs: number;
+}
+
+/**
+ * A deduplication key an endpoint has seen (ADR 0083): its keyed hash, the first event that
+ * had it, and when it stops making duplicates. Kept by the store apart from the events (a
+ * deleted first event leaves it), removed with its endpoint or, once expired, by the purge.
+ */
+export interface DedupeKeyRecord {
+  endpointId: string;
+  keyHash: Uint8Array;
+  firstEventId: string;
+  expiresAt: number;
 }
 
 /** A delivery a capture starts: its destination, and where the capture goes (sealed text). */
@@ -218,10 +248,12 @@ export interface DeliveryRecord {
   attempts: AttemptRecord[];
 }
 
-export interface EventRecord extends Omit<NewEvent, "searchTokens" | "sequenceStatuses" | "forward"> {
+export interface EventRecord extends Omit<NewEvent, "searchTokens" | "sequenceStatuses" | "forward" | "dedupe"> {
   id: string;
   receivedAt: number;
   readAt?: number | undefined;
+  /** The first event with the same deduplication key within its window (design §17); absent: not a duplicate. */
+  duplicateOf?: string | undefined;
   /** Its deliveries in the order they were made (destinations' order at capture); [] when never forwarded. */
   deliveries: DeliveryRecord[];
   /**
@@ -306,6 +338,8 @@ export interface EventQuery {
   searchTokens?: Uint8Array[] | undefined;
   /** true: only events with schemaDrift; false: only events without. */
   schemaDrift?: boolean | undefined;
+  /** true: only duplicates (duplicateOf set); false: only the others. */
+  duplicate?: boolean | undefined;
   limit: number;
 }
 
@@ -350,6 +384,8 @@ export interface AppendResult extends Stamp {
   responseCode: number;
   /** The sequence position the event took; only when it was appended with sequenceStatuses. */
   sequenceIndex?: number | undefined;
+  /** Stored as a duplicate of this event (design §17); absent: not a duplicate. */
+  duplicateOf?: string | undefined;
 }
 
 /** One entry of the audit log (design §15; ADR 0053). */

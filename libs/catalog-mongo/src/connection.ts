@@ -18,6 +18,8 @@ export interface CatalogCollections {
   alerts: Collection<AnyDoc>;
   /** What was learned of endpoints' JSON bodies per event type (design §19). */
   schemas: Collection<AnyDoc>;
+  /** Endpoints' deduplication keys (design §17, ADR 0083). */
+  dedupeKeys: Collection<AnyDoc>;
   /** What the catalog notes of its own documents: which moves of stored documents were made. */
   meta: Collection<AnyDoc>;
 }
@@ -69,6 +71,7 @@ export async function connectCatalog(options: ConnectOptions): Promise<CatalogCo
       alertChannels: db.collection("alert_channels"),
       alerts: db.collection("alerts"),
       schemas: db.collection("schemas"),
+      dedupeKeys: db.collection("dedupe_keys"),
       meta: db.collection("catalog_meta"),
     };
     await ensureIndexes(collections);
@@ -122,6 +125,8 @@ async function ensureIndexes(c: CatalogCollections): Promise<void> {
     ]),
     // An endpoint's schemas by event type (the list, the count of the types limit, the delete).
     c.schemas.createIndexes([{ key: { endpointId: 1, eventType: 1 } }]),
+    // An endpoint's keys (its delete, the count) and the expired ones the purge removes.
+    c.dedupeKeys.createIndexes([{ key: { endpointId: 1 } }, { key: { expiresAt: 1 }, name: "expiry" }]),
   ]);
 }
 

@@ -41,6 +41,7 @@ export function baseFilter(q: EventQuery): Doc {
   if (q.verification !== undefined) filter.verification = q.verification;
   if (q.forwardState !== undefined) Object.assign(filter, forwardStateFilter(q.forwardState));
   if (q.schemaDrift !== undefined) filter.schemaDrift = { $exists: q.schemaDrift };
+  if (q.duplicate !== undefined) filter.duplicateOf = { $exists: q.duplicate };
   if (q.destinationId !== undefined) Object.assign(filter, destinationFilter(q.destinationId));
   return filter;
 }

@@ -23,6 +23,7 @@ function stored(overrides: Partial<EndpointRecord> = {}): AnyDoc {
     sealedInbound: secret(9),
     rejectedCount: 4,
     redactJson: '{"headers":["authorization"]}',
+    dedupeJson: '{"windowSeconds":3600,"key":"auto"}',
     ...overrides,
   });
   return { ...endpointDocs.write(record), sequenceCounter: 5, eventCount: 3 };
@@ -76,6 +77,9 @@ describe("MongoDB endpoint update documents, evaluated by mingo", () => {
     ["an inbound that looks like a field path", { inboundJson: "$inboundJson", sealedInbound: secret(12) }],
     ["redactJson", { redactJson: '{"jsonPaths":["$.card.number"]}' }],
     ["redactJson removed", { redactJson: "" }],
+    ["dedupeJson", { dedupeJson: '{"windowSeconds":600,"fields":["body.id"]}' }],
+    ["dedupeJson removed", { dedupeJson: "" }],
+    ["a dedupeJson that looks like a field path", { dedupeJson: "$dedupeJson" }],
   ];
 
   it.each(cases)("%s: gives what applyEndpointPatch gives", (_name, patch) => {
@@ -159,6 +163,7 @@ describe("MongoDB endpoint update documents, evaluated by mingo", () => {
         sealedTargetSecret: fc.uint8Array({ minLength: 1, maxLength: 4 }),
         clearTargetSecret: fc.boolean(),
         sealedDestinationSecrets: fc.uint8Array({ minLength: 0, maxLength: 4 }),
+        dedupeJson: text,
       },
       { requiredKeys: [] },
     );

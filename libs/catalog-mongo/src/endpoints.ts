@@ -3,6 +3,7 @@ import type { CatalogCollections, InTransaction } from "./connection.js";
 import { BY_ID, endpointOfAccount, endpointPageFilter, endpointPatchUpdate, endpointQuotaGuard, forwardPreconditionFilter, rejectionsUpdate } from "./documents.js";
 import { auditLogDocs, endpointDocs, type AnyDoc } from "./records.js";
 import type { WithAudit } from "./audit.js";
+import { endpointDedupeKeysFilter } from "./dedupe-documents.js";
 
 export type EndpointMethods = Pick<
   CatalogStore,
@@ -10,14 +11,14 @@ export type EndpointMethods = Pick<
 >;
 
 /**
- * Endpoints; deleting one deletes its events and schemas with it; an update is one atomic pipeline update.
+ * Endpoints; deleting one deletes its events, schemas and deduplication keys with it; an update is one atomic pipeline update.
  * A create under the quota counts and inserts in one transaction that first moves the
  * account's document (endpointQuotaGuard, ADR 0036); within one process creates also take
  * turns, which is what keeps the quota on a standalone server (no transactions: one catalog
  * process, docs/operations.md).
  */
 export function createEndpoints(
-  { accounts, endpoints, events, auditLog, schemas }: Pick<CatalogCollections, "accounts" | "endpoints" | "events" | "auditLog" | "schemas">,
+  { accounts, endpoints, events, auditLog, schemas, dedupeKeys }: Pick<CatalogCollections, "accounts" | "endpoints" | "events" | "auditLog" | "schemas" | "dedupeKeys">,
   inTransaction: InTransaction,
   withAudit: WithAudit,
 ): EndpointMethods {
@@ -92,6 +93,7 @@ export function createEndpoints(
         if (res.deletedCount === 0) return false;
         await events.deleteMany({ endpointId }, { session });
         await schemas.deleteMany({ endpointId }, { session });
+        await dedupeKeys.deleteMany(endpointDedupeKeysFilter(endpointId), { session });
         if (audit) await auditLog.insertOne(auditLogDocs.write(audit), { session });
         return true;
       });

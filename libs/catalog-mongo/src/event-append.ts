@@ -4,6 +4,7 @@ import type { CatalogCollections, InTransaction } from "./connection.js";
 import { sequenceStart, sequenceTakeUpdate } from "./documents.js";
 import { LAST_STAMP, STAMPING_PROJECTION, newestEventQuery, stampedAppendUpdate } from "./stamp-documents.js";
 import { eventToDoc, type AnyDoc } from "./records.js";
+import { dedupeKeyFilter, dedupeOutcomeOf, keptDedupeKeyDoc } from "./dedupe-documents.js";
 
 const answersFromSequence = (e: NewEvent) => (e.sequenceStatuses?.length ?? 0) > 0;
 
@@ -40,6 +41,31 @@ async function takeSequencePositions(
     indexes.forEach((i, k) => positions.set(i, start + k));
   }
   return positions;
+}
+
+/**
+ * Deduplication (design §17, ADR 0083) in the append's session: each keyed event's key read
+ * (a key kept by an earlier event of the batch included: the session reads its own writes) and,
+ * unless the event repeats it within its window, kept for it. Answers each duplicate's first
+ * event by its index in the batch. Two appends to one endpoint in different processes both
+ * write the endpoint's document: one of them is run again, and then reads the other's keys.
+ */
+async function deduplicate(
+  dedupeKeys: Collection<AnyDoc>,
+  newEvents: NewEvent[],
+  stamps: (Stamp | undefined)[],
+  session: ClientSession | undefined,
+): Promise<Map<number, string>> {
+  const duplicates = new Map<number, string>();
+  for (const [i, e] of newEvents.entries()) {
+    const s = stamps[i];
+    if (!e.dedupe || !s) continue;
+    const filter = dedupeKeyFilter(e.endpointId, e.dedupe.keyHash);
+    const outcome = dedupeOutcomeOf(await dedupeKeys.findOne(filter, { session }), s, e.dedupe.windowMs);
+    if (outcome.duplicateOf !== undefined) duplicates.set(i, outcome.duplicateOf);
+    else await dedupeKeys.replaceOne(filter, keptDedupeKeyDoc(e.endpointId, e.dedupe.keyHash, outcome.keep), { upsert: true, session });
+  }
+  return duplicates;
 }
 
 function resultOf(e: NewEvent, s: Stamp, position: number | undefined): AppendResult {
@@ -84,7 +110,7 @@ async function lastStamps(
  * gives no position away, and each position is given once (the $inc is atomic even without one).
  */
 export function createEventAppend(
-  { endpoints, events }: Pick<CatalogCollections, "endpoints" | "events">,
+  { endpoints, events, dedupeKeys }: Pick<CatalogCollections, "endpoints" | "events" | "dedupeKeys">,
   inTransaction: InTransaction,
 ): Pick<CatalogStore, "appendEvents"> {
   let appendChain: Promise<unknown> = Promise.resolve();
@@ -104,16 +130,20 @@ export function createEventAppend(
         last.set(e.endpointId, s.id);
         return s;
       });
+      const duplicates = await deduplicate(dedupeKeys, newEvents, stamps, session);
       results = newEvents.map((e, i) => {
         const s = stamps[i];
-        return s && resultOf(e, s, positions.get(i));
+        if (!s) return undefined;
+        const result = resultOf(e, s, positions.get(i));
+        const duplicateOf = duplicates.get(i);
+        return duplicateOf === undefined ? result : { ...result, duplicateOf };
       });
       const docs: AnyDoc[] = [];
       const touched = new Map<string, { count: number; last: number; stampId: string }>();
       newEvents.forEach((e, i) => {
         const result = results[i];
         if (!result) return;
-        docs.push(eventToDoc(e, result, result.responseCode));
+        docs.push(eventToDoc(e, result, result.responseCode, result.duplicateOf));
         const t = touched.get(e.endpointId) ?? { count: 0, last: 0, stampId: result.id };
         t.count += 1;
         t.last = Math.max(t.last, result.receivedAt);

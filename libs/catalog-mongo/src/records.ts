@@ -1,5 +1,5 @@
 import { Binary } from "mongodb";
-import { NEVER_FORWARDED, appendedDeliveries, claimableAt, deliveryRecordOf, type AlertChannelRecord, type AlertRecord, type ApiKeyRecord, type AuditRecord, type DeliveryProgress, type EndpointRecord, type EventRecord, type EventSummaryRecord, type AttemptRecord, type DeliveryRecord, type HeaderPair, type NewEvent, type ReplayAuditRecord, type Stamp } from "@whc/catalog-core";
+import { NEVER_FORWARDED, appendedDeliveries, appendedForwardState, claimableAt, deliveryRecordOf, type AlertChannelRecord, type AlertRecord, type ApiKeyRecord, type AuditRecord, type DeliveryProgress, type EndpointRecord, type EventRecord, type EventSummaryRecord, type AttemptRecord, type DeliveryRecord, type HeaderPair, type NewEvent, type ReplayAuditRecord, type Stamp } from "@whc/catalog-core";
 import type { DeliveryState } from "@whc/api-model";
 import { unpackSearchTokens } from "@whc/sealing";
 
@@ -119,6 +119,7 @@ export const endpointDocs = new RecordDocs<EndpointRecord>({
   // Moved by countRejections ($inc) only.
   rejectedCount: kept(withDefault(0), 0),
   redactJson: withDefault(""),
+  dedupeJson: withDefault(""),
 });
 
 /** The fields a list shows; the rest of an event (headers, body, tokens...) is eventToDoc's. */
@@ -142,6 +143,8 @@ export const summaryDocs = new RecordDocs<EventSummaryRecord>({
   keyId: optional(),
   // The aggregate of the event's deliveries (design §17), which appends and the outbox write.
   forwardState: kept({ read: (v) => (v as DeliveryState | null | undefined) ?? undefined, write: () => undefined }),
+  // Absent on an event that is no duplicate (the list filter asks `$exists`).
+  duplicateOf: optional(),
 });
 
 export const auditDocs = new RecordDocs<ReplayAuditRecord>({
@@ -225,11 +228,12 @@ export function tokensOf(tokens: readonly Uint8Array[]): Binary[] {
 }
 
 /** A new event's document, as stamped at commit, with the response code stored for it. */
-export function eventToDoc(e: NewEvent, s: Stamp, responseCode = e.responseCode): AnyDoc {
-  const { headers, body, sealedRequest, searchTokens, diagnosticJson, forwardedResponseJson, sequenceStatuses: _statuses, forward, redactionsJson, ...fields } = e;
+export function eventToDoc(e: NewEvent, s: Stamp, responseCode = e.responseCode, duplicateOf?: string): AnyDoc {
+  const { headers, body, sealedRequest, searchTokens, diagnosticJson, forwardedResponseJson, sequenceStatuses: _statuses, forward, redactionsJson, dedupe: _dedupe, ...fields } = e;
   const summary: EventSummaryRecord = {
     ...fields,
     responseCode,
+    duplicateOf,
     id: s.id,
     receivedAt: s.receivedAt,
     readAt: undefined,
@@ -250,20 +254,23 @@ export function eventToDoc(e: NewEvent, s: Stamp, responseCode = e.responseCode)
     // Only on a capture that had something redacted.
     ...(redactionsJson ? { redactionsJson } : {}),
     // A relay capture's deliveries enter the outbox with its insert.
-    ...(forward && forward.deliveries.length > 0 ? appendedDeliveryFields(forward, s.receivedAt) : {}),
+    ...(forward && forward.deliveries.length > 0 ? appendedDeliveryFields(forward, s.receivedAt, duplicateOf) : {}),
   };
 }
 
-/** A new capture's deliveries, their aggregate (pending) and when the first can be claimed. */
-function appendedDeliveryFields(forward: NonNullable<NewEvent["forward"]>, receivedAt: number): AnyDoc | Record<string, unknown> {
-  const appended = appendedDeliveries(forward, receivedAt);
+/**
+ * A new capture's deliveries, their aggregate (pending; a duplicate's: duplicate) and when the
+ * first can be claimed (a duplicate's never: outside the outbox).
+ */
+function appendedDeliveryFields(forward: NonNullable<NewEvent["forward"]>, receivedAt: number, duplicateOf: string | undefined): AnyDoc | Record<string, unknown> {
+  const appended = appendedDeliveries(forward, receivedAt, duplicateOf !== undefined);
   const claimable = appended.flatMap((d) => {
     const at = claimableAt(d.progress);
     return at === undefined ? [] : [at];
   });
   return {
     deliveries: appended.map((d) => deliveryToDoc(d.destinationId, d.progress, [])),
-    forwardState: "pending",
+    forwardState: appendedForwardState({ forward }, duplicateOf),
     outboxAt: claimable.length > 0 ? Math.min(...claimable) : null,
   };
 }

@@ -1,6 +1,8 @@
 import type Database from "better-sqlite3";
 import {
   appendedDeliveries,
+  appendedForwardState,
+  dedupeDecision,
   nextStamp,
   sequenceStatus,
   type AppendResult,
@@ -10,7 +12,7 @@ import {
   type NewEvent,
   type Stamp,
 } from "@whc/catalog-core";
-import { DELIVERY_UPSERT_SQL, bodyRows, deliveryRow, deliveryRows, summaryRows } from "./rows.js";
+import { DELIVERY_UPSERT_SQL, asBuffer, bodyRows, deliveryRow, deliveryRows, summaryRows } from "./rows.js";
 import { searchDocument } from "./search-terms.js";
 import { TOKEN_BYTES } from "@whc/sealing";
 import { createWriteLockWait } from "./write-lock.js";
@@ -31,7 +33,7 @@ function mergePagesFor(postings: number): number {
  * A new event's summary, as stamped at commit. Written out field by field: an object rest or
  * spread of the event cost 13-28 µs here, against about 1 µs for this literal.
  */
-function summaryOf(e: NewEvent, s: Stamp, responseCode: number): EventSummaryRecord {
+function summaryOf(e: NewEvent, s: Stamp, responseCode: number, duplicateOf: string | undefined): EventSummaryRecord {
   return {
     id: s.id,
     endpointId: e.endpointId,
@@ -51,8 +53,9 @@ function summaryOf(e: NewEvent, s: Stamp, responseCode: number): EventSummaryRec
     bodyStored: Boolean(e.body),
     // The data key of the body and the sealed request (one per event, ADR 0009).
     keyId: (e.body ?? e.sealedRequest)?.keyId,
-    // Every delivery starts pending: so does their aggregate.
-    forwardState: e.forward?.deliveries.length ? "pending" : undefined,
+    // Every delivery starts pending (a duplicate's: duplicate), and so does their aggregate.
+    forwardState: appendedForwardState(e, duplicateOf),
+    duplicateOf,
   };
 }
 
@@ -98,7 +101,24 @@ export function createEventAppend(db: Database.Database): Pick<CatalogStore, "ap
     ),
     insertDelivery: db.prepare(DELIVERY_UPSERT_SQL),
     takeSequence: db.prepare("UPDATE endpoints SET sequence_counter = sequence_counter + 1 WHERE key = ? RETURNING sequence_counter - 1 AS n"),
+    dedupeKey: db.prepare("SELECT first_event_id AS firstEventId, expires_at AS expiresAt FROM dedupe_keys WHERE endpoint_id = ? AND key_hash = ?"),
+    keepDedupeKey: db.prepare(`INSERT INTO dedupe_keys (endpoint_id, key_hash, first_event_id, expires_at) VALUES (?, ?, ?, ?)
+      ON CONFLICT (endpoint_id, key_hash) DO UPDATE SET first_event_id = excluded.first_event_id, expires_at = excluded.expires_at`),
   };
+
+  /**
+   * Deduplication (design §17, ADR 0083), inside the append's transaction: the key looked up
+   * among the endpoint's and, unless the event repeats it within its window, kept for it. The
+   * write lock makes every process's appends take turns, so they all agree on the first.
+   */
+  function deduplicated(e: NewEvent, s: Stamp): string | undefined {
+    if (!e.dedupe) return undefined;
+    const key = asBuffer(e.dedupe.keyHash);
+    const stored = stmt.dedupeKey.get(e.endpointId, key) as { firstEventId: string; expiresAt: number } | undefined;
+    const outcome = dedupeDecision(stored, s, e.dedupe.windowMs);
+    if (outcome.keep) stmt.keepDedupeKey.run(e.endpointId, key, outcome.keep.firstEventId, outcome.keep.expiresAt);
+    return outcome.duplicateOf;
+  }
 
   /** The stored result of one event: with sequence statuses, the counter's next position. */
   function appended(e: NewEvent, s: Stamp, endpointKey: number): AppendResult {
@@ -130,8 +150,10 @@ export function createEventAppend(db: Database.Database): Pick<CatalogStore, "ap
       endpoint.count += 1;
       endpoint.lastAt = s.receivedAt;
       const result = appended(e, s, endpoint.key);
+      const duplicateOf = deduplicated(e, s);
+      if (duplicateOf !== undefined) result.duplicateOf = duplicateOf;
       results.push(result);
-      const { lastInsertRowid } = stmt.insertEvent.run(summaryRows.values(summaryOf(e, s, result.responseCode)));
+      const { lastInsertRowid } = stmt.insertEvent.run(summaryRows.values(summaryOf(e, s, result.responseCode, duplicateOf)));
       const seq = Number(lastInsertRowid);
       stmt.insertBody.run(
         bodyRows.values({
@@ -145,9 +167,10 @@ export function createEventAppend(db: Database.Database): Pick<CatalogStore, "ap
           redactionsJson: e.redactionsJson ?? "",
         }),
       );
-      // A relay or proxy capture starts its deliveries here; a relay one's enter the outbox.
+      // A relay or proxy capture starts its deliveries here; a relay one's enter the outbox,
+      // a duplicate's never do.
       if (e.forward) {
-        for (const d of appendedDeliveries(e.forward, s.receivedAt)) stmt.insertDelivery.run(deliveryRows.values(deliveryRow(seq, d.destinationId, d.progress)));
+        for (const d of appendedDeliveries(e.forward, s.receivedAt, duplicateOf !== undefined)) stmt.insertDelivery.run(deliveryRows.values(deliveryRow(seq, d.destinationId, d.progress)));
       }
       if (e.body !== undefined && e.searchTokens.length > 0) {
         stmt.insertSearch.run(seq, searchDocument(endpoint.key, e.searchTokens));

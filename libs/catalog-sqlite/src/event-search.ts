@@ -51,6 +51,7 @@ function filtersOf(q: EventQuery): Filter {
     params.push(q.forwardState);
   }
   if (q.schemaDrift !== undefined) parts.push(q.schemaDrift ? "e.schema_drift IS NOT NULL" : "e.schema_drift IS NULL");
+  if (q.duplicate !== undefined) parts.push(q.duplicate ? "e.duplicate_of IS NOT NULL" : "e.duplicate_of IS NULL");
   if (q.destinationId !== undefined) {
     parts.push("EXISTS (SELECT 1 FROM deliveries d WHERE d.seq = e.seq AND d.destination_id = ?)");
     params.push(q.destinationId);

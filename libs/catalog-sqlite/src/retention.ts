@@ -5,9 +5,15 @@ import type { RemoveEvent } from "./events.js";
 /** Events deleted per transaction: a purge never holds the write lock for long. */
 const PURGE_CHUNK = 2000;
 
-/** The retention purge: old events go in chunks, each endpoint noting how many it lost. */
-export function createRetention(db: Database.Database, removeEvent: RemoveEvent): Pick<CatalogStore, "purgeEvents"> {
+/**
+ * The retention purge: old events go in chunks, each endpoint noting how many it lost; then
+ * the deduplication keys whose window has ended (ADR 0083), in chunks too.
+ */
+export function createRetention(db: Database.Database, removeEvent: RemoveEvent): Pick<CatalogStore, "purgeEvents" | "countDedupeKeys"> {
   const stmt = {
+    purgeKeys: db.prepare(`DELETE FROM dedupe_keys WHERE (endpoint_id, key_hash) IN
+      (SELECT endpoint_id, key_hash FROM dedupe_keys WHERE expires_at <= ? LIMIT ?)`),
+    countKeys: db.prepare("SELECT count(*) AS n FROM dedupe_keys WHERE endpoint_id = ?").pluck(),
     oldEvents: db.prepare("SELECT seq, endpoint_id FROM events WHERE received_at < ? ORDER BY received_at LIMIT ?"),
     notePurge: db.prepare(`UPDATE endpoints SET purged_event_count = purged_event_count + ?,
       event_count = max(event_count - ?, 0), last_purged_at = ? WHERE id = ?`),
@@ -24,16 +30,24 @@ export function createRetention(db: Database.Database, removeEvent: RemoveEvent)
     return rows.length;
   });
 
+  const purgeKeysTx = db.transaction((now: number) => stmt.purgeKeys.run(now, PURGE_CHUNK).changes);
+  // Let other work run between chunks: a purge never stalls ingest for long.
+  const yieldNow = () => new Promise((resolve) => setImmediate(resolve));
+
   return {
     async purgeEvents(before, now) {
       let total = 0;
       for (;;) {
         const n = purgeChunkTx.immediate(before, now);
         total += n;
-        if (n < PURGE_CHUNK) return total;
-        // Let other work run between chunks: a purge never stalls ingest for long.
-        await new Promise((resolve) => setImmediate(resolve));
+        if (n < PURGE_CHUNK) break;
+        await yieldNow();
       }
+      while (purgeKeysTx.immediate(now) >= PURGE_CHUNK) await yieldNow();
+      return total;
+    },
+    async countDedupeKeys(endpointId) {
+      return stmt.countKeys.get(endpointId) as number;
     },
   };
 }

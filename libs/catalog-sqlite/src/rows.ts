@@ -186,6 +186,7 @@ export const endpointRows = new RecordRows<EndpointRecord>("endpoints", {
   // Moved by CountRejections only.
   rejectedCount: kept(integer("rejected_count"), 0),
   redactJson: text("redact_json"),
+  dedupeJson: text("dedupe_json"),
 });
 
 /** An event's small columns, in `events`: what a list shows. */
@@ -209,6 +210,7 @@ export const summaryRows = new RecordRows<EventSummaryRecord>("events", {
   keyId: optionalText("key_id"),
   // The aggregate of the event's deliveries (design §17), moved with each of them.
   forwardState: optionalWord<DeliveryState>("forward_state"),
+  duplicateOf: optionalText("duplicate_of"),
 });
 
 /** One of an event's deliveries, in `deliveries` under the event's commit sequence. */

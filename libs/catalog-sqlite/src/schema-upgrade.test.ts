@@ -605,3 +605,45 @@ describe("embedded SQLite: a catalog created before schemas and drift (version 1
     }
   });
 });
+
+describe("embedded SQLite: a catalog created before deduplication (version 14, design §17)", () => {
+  let where: ReturnType<typeof tempDir>;
+  let file: string;
+  beforeEach(() => {
+    where = tempDir("whc-sqlite-v11-");
+    file = path.join(where.path, "catalog.db");
+    createOldCatalog(file);
+  });
+  afterEach(() => where.remove());
+
+  it("opens with dedupe settings, duplicate_of and dedupe_keys added: old endpoints deduplicate nothing, old events are no duplicates, keys are kept from then on", async () => {
+    const endpoint = { id: ENDPOINT_ID, accountId: "acct-1" };
+    const keyed = () => eventFixture(endpoint, { dedupe: { keyHash: new Uint8Array(32).fill(7), windowMs: 60_000 } });
+    const first = openSqliteStore({ file });
+    let original: string | undefined;
+    try {
+      expect((await first.getEndpoint(ENDPOINT_ID))?.dedupeJson).toBe("");
+      expect((await first.getEvent("acct-1", ENDPOINT_ID, EVENT_ID))?.duplicateOf).toBeUndefined();
+      expect((await first.listEvents({ accountId: "acct-1", endpointId: ENDPOINT_ID, limit: 10, duplicate: false })).events.map((e) => e.id)).toEqual([EVENT_ID]);
+      expect((await first.listEvents({ accountId: "acct-1", endpointId: ENDPOINT_ID, limit: 10, duplicate: true })).events).toEqual([]);
+      const [a] = await first.appendEvents([keyed()], Date.now);
+      original = a!.id;
+      expect(a!.duplicateOf).toBeUndefined();
+    } finally {
+      await first.close();
+    }
+    const db = new Database(file, { readonly: true });
+    expect((db.pragma("table_info(endpoints)") as { name: string }[]).map((c) => c.name)).toContain("dedupe_json");
+    expect((db.pragma("table_info(events)") as { name: string }[]).map((c) => c.name)).toContain("duplicate_of");
+    expect((db.pragma("table_info(dedupe_keys)") as { name: string }[]).map((c) => c.name)).toEqual(["endpoint_id", "key_hash", "first_event_id", "expires_at"]);
+    expect(db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get()).toEqual({ value: "14" });
+    db.close();
+    const second = openSqliteStore({ file });
+    try {
+      const [b] = await second.appendEvents([keyed()], Date.now);
+      expect(b!.duplicateOf).toBe(original);
+    } finally {
+      await second.close();
+    }
+  });
+});

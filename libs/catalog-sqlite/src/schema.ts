@@ -40,8 +40,13 @@ import type Database from "better-sqlite3";
  * before moved there under its endpoint's id as destination id (legacyDestinationId), its
  * attempts with it, and `forward_attempts` is gone; the events' own forward columns other than
  * forward_state are no longer read. Endpoints gained their destinations' sealed target secrets.
+ * Version 14: deduplication (design §17, ADR 0083; numbered after versions 12 and 13, built
+ * beside them). Endpoints gained their settings (`dedupe_json`, '' for none), events the first
+ * event whose key they repeat (`duplicate_of`, NULL for none); `dedupe_keys` holds each
+ * endpoint's keys (keyed hashes, never a key in clear) with their first event and the end of
+ * their window, looked up and written in the append's transaction and purged once expired.
  */
-export const SCHEMA_VERSION = 11;
+export const SCHEMA_VERSION = 14;
 /** The version whose opening moves an older file's deliveries (moveLegacyDeliveries). */
 export const DELIVERIES_VERSION = 11;
 
@@ -75,6 +80,8 @@ export const addedColumns = {
     ["rejected_count", "INTEGER NOT NULL DEFAULT 0"],
     ["redact_json", "TEXT NOT NULL DEFAULT ''"],
     ["sealed_destination_secrets", "BLOB"],
+    // Deduplication (design §17): the /v1 `dedupe` object as JSON; '' for none.
+    ["dedupe_json", "TEXT NOT NULL DEFAULT ''"],
   ],
   events: [
     // The aggregate state of the event's deliveries (design §17); NULL: never forwarded.
@@ -88,6 +95,8 @@ export const addedColumns = {
     ["forward_started", "INTEGER NOT NULL DEFAULT 0"],
     // How the capture's JSON body departs from its endpoint's schema of its type (design §19).
     ["schema_drift", "TEXT"],
+    // The first event with the same deduplication key within its window (design §17); NULL: none.
+    ["duplicate_of", "TEXT"],
   ],
   event_bodies: [
     ["sealed_request", "BLOB"],
@@ -341,6 +350,17 @@ CREATE TABLE IF NOT EXISTS event_schemas (
   drifts_since_notice INTEGER NOT NULL,
   PRIMARY KEY (endpoint_id, event_type)
 ) WITHOUT ROWID;
+
+-- Deduplication keys (design §17, ADR 0083): per endpoint, each key's keyed hash, the first
+-- event that had it and when its window ends; expired ones are purged with retention.
+CREATE TABLE IF NOT EXISTS dedupe_keys (
+  endpoint_id TEXT NOT NULL,
+  key_hash BLOB NOT NULL,
+  first_event_id TEXT NOT NULL,
+  expires_at INTEGER NOT NULL,
+  PRIMARY KEY (endpoint_id, key_hash)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS dedupe_keys_expiry ON dedupe_keys (expires_at);
 `;
 
 /** Indexes over added columns: created once addMissingColumns has run (none since version 9). */

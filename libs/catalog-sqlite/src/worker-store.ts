@@ -126,6 +126,7 @@ export async function openSqliteStoreInWorker(options: { file: string }): Promis
     getReplayUsage: (...a) => call("getReplayUsage", ...a),
     recordReplayAudit: (...a) => call("recordReplayAudit", ...a),
     purgeEvents: (...a) => call("purgeEvents", ...a),
+    countDedupeKeys: (...a) => call("countDedupeKeys", ...a),
     recordAudit: (...a) => call("recordAudit", ...a),
     listAudit: (...a) => call("listAudit", ...a),
     purgeAudit: (...a) => call("purgeAudit", ...a),

@@ -42,6 +42,8 @@ const capture: fc.Arbitrary<CapturedEvent> = fc
     redactionsJson: text,
     bodyShape: text,
     deliveries: fc.array(fc.record({ destinationId: text, target: text }), { maxLength: 3 }),
+    dedupeKey: bytes,
+    dedupeWindowMs: fc.oneof(fc.constant(0n), fc.bigInt({ min: 1n, max: 2592000000n }), fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n })),
   })
   .map((fields) => create(CapturedEventSchema, fields));
 
@@ -78,8 +80,9 @@ describe("encoded captures (AppendEventsRequest.encoded_captures)", () => {
     // A capture written field by field in a shuffled order, some fields twice (the last one
     // wins), sequence_statuses one varint each, and fields this version does not know.
     type Piece = (w: BinaryWriter) => void;
-    // Field numbers CapturedEvent does not use: the gap before body_shape (30) and beyond it.
-    const unknownField = fc.oneof(fc.integer({ min: 24, max: 29 }), fc.integer({ min: 31, max: 5000 }));
+    // Field numbers CapturedEvent does not use: the gap before body_shape (30), the one before
+    // dedupe_key (80), and beyond dedupe_window_ms (81).
+    const unknownField = fc.oneof(fc.integer({ min: 24, max: 29 }), fc.integer({ min: 31, max: 79 }), fc.integer({ min: 82, max: 5000 }));
     const piece: fc.Arbitrary<Piece> = fc.oneof(
       fc.tuple(fc.integer({ min: 1, max: 8 }), plainText).map(([f, s]): Piece => (w) => w.tag(f, WireType.LengthDelimited).string(s)),
       fc.tuple(fc.constantFrom(13, 17, 18, 20, 22, 30), plainText).map(([f, s]): Piece => (w) => w.tag(f, WireType.LengthDelimited).string(s)),
@@ -93,7 +96,8 @@ describe("encoded captures (AppendEventsRequest.encoded_captures)", () => {
       fc.boolean().map((b): Piece => (w) => w.tag(10, WireType.Varint).bool(b)),
       fc.boolean().map((b): Piece => (w) => w.tag(21, WireType.Varint).bool(b)),
       fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).map((n): Piece => (w) => w.tag(11, WireType.Varint).int64(n)),
-      fc.tuple(fc.constantFrom(12, 14, 15, 16), bytes).map(([f, b]): Piece => (w) => w.tag(f, WireType.LengthDelimited).bytes(b)),
+      fc.tuple(fc.constantFrom(12, 14, 15, 16, 80), bytes).map(([f, b]): Piece => (w) => w.tag(f, WireType.LengthDelimited).bytes(b)),
+      fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).map((n): Piece => (w) => w.tag(81, WireType.Varint).int64(n)),
       // A delivery, its fields in any order, repeated, or with fields this version does not know.
       fc.array(fc.oneof(fc.tuple(fc.constantFrom(1, 2), plainText), fc.tuple(fc.integer({ min: 3, max: 50 }), plainText)), { maxLength: 4 }).map((fields): Piece => (w) => {
         w.tag(23, WireType.LengthDelimited).fork();

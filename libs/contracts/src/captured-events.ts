@@ -49,6 +49,8 @@ const T_TARGET = tag(20, LEN);
 const T_SCHEDULED = tag(21, VARINT);
 const T_REDACTIONS = tag(22, LEN);
 const T_SHAPE = tag(30, LEN);
+const T_DEDUPE_KEY = tag(80, LEN);
+const T_DEDUPE_WINDOW = tag(81, VARINT);
 const T_DELIVERY = tag(23, LEN);
 // CapturedDelivery's own fields.
 const T_DESTINATION_ID = tag(1, LEN);
@@ -122,6 +124,8 @@ function plan(c: CapturedEvent): Plan {
   if (c.forwardScheduled) size += T_SCHEDULED.length + 1;
   text(T_REDACTIONS, c.redactionsJson);
   text(T_SHAPE, c.bodyShape);
+  if (c.dedupeKey.length > 0) size += lenField(T_DEDUPE_KEY.length, c.dedupeKey.length);
+  if (c.dedupeWindowMs !== 0n) size += T_DEDUPE_WINDOW.length + uint64Size(uint64Of(c.dedupeWindowMs));
   const deliveries = c.deliveries.map((d): [number, number, number] => {
     const id = Buffer.byteLength(d.destinationId, "utf8");
     const target = Buffer.byteLength(d.target, "utf8");
@@ -222,6 +226,11 @@ export function encodeCapturedEvents(captures: readonly CapturedEvent[]): Uint8A
       w.string(T_DELIVERY_TARGET, d.target, target);
     });
     w.string(T_SHAPE, c.bodyShape, s[13] as number);
+    if (c.dedupeKey.length > 0) w.bytes(T_DEDUPE_KEY, c.dedupeKey);
+    if (c.dedupeWindowMs !== 0n) {
+      w.raw(T_DEDUPE_WINDOW);
+      w.uint64(uint64Of(c.dedupeWindowMs));
+    }
   });
   if (w.at !== total) throw new Error(`encodeCapturedEvents wrote ${w.at} bytes of ${total}`);
   return w.buf;
@@ -349,6 +358,8 @@ function emptyCapture(): CapturedEvent {
     redactionsJson: "",
     bodyShape: "",
     deliveries: [],
+    dedupeKey: new Uint8Array(0),
+    dedupeWindowMs: 0n,
   };
 }
 
@@ -380,11 +391,12 @@ const STRING_KEYS: Record<
   30: "bodyShape",
 };
 
-const BYTES_KEYS: Record<number, "wrappedKey" | "sealedRequest" | "body" | "searchTokens"> = {
+const BYTES_KEYS: Record<number, "wrappedKey" | "sealedRequest" | "body" | "searchTokens" | "dedupeKey"> = {
   12: "wrappedKey",
   14: "sealedRequest",
   15: "body",
   16: "searchTokens",
+  80: "dedupeKey",
 };
 
 function requireWireType(wireType: number, wanted: number, field: number): void {
@@ -434,6 +446,10 @@ function readCapture(r: Reader): CapturedEvent {
       case 21:
         requireWireType(wireType, VARINT, field);
         c.forwardScheduled = r.varint() !== 0;
+        break;
+      case 81:
+        requireWireType(wireType, VARINT, field);
+        c.dedupeWindowMs = r.int64();
         break;
       case 23: {
         requireWireType(wireType, LEN, field);

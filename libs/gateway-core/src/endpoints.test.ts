@@ -131,6 +131,60 @@ describe("creating an endpoint", () => {
     }
   });
 
+  it("keeps dedupe settings (design §17): shown as given, replaced by a PATCH, removed by null; bad ones named", async () => {
+    const auto = { windowSeconds: 3600, key: "auto" as const };
+    const ep = await t.a.api.endpoints.create({ dedupe: auto });
+    expect(ep.dedupe).toEqual(auto);
+    expect(endpointSchema.strict().parse(ep)).toEqual(ep);
+    expect((await t.a.api.endpoints.get(ep.id)).dedupe).toEqual(auto);
+    const fields = { windowSeconds: 600, fields: ["header.x-request-id", "body.id"] };
+    expect((await t.a.api.endpoints.update(ep.id, { dedupe: fields })).dedupe).toEqual(fields);
+    expect((await t.a.api.endpoints.update(ep.id, { displayName: "kept" })).dedupe).toEqual(fields);
+    expect((await t.a.api.endpoints.update(ep.id, { dedupe: null })).dedupe).toBeUndefined();
+    expect((await t.a.api.endpoints.create({})).dedupe).toBeUndefined();
+    const cases: [Record<string, unknown>, string, string][] = [
+      [{ key: "auto" }, "dedupe.windowSeconds", "required"],
+      [{ windowSeconds: 0, key: "auto" }, "dedupe.windowSeconds", "range"],
+      [{ windowSeconds: 30 * 86_400 + 1, key: "auto" }, "dedupe.windowSeconds", "range"],
+      [{ windowSeconds: 60 }, "dedupe.key", "required"],
+      [{ windowSeconds: 60, key: "auto", fields: ["body.id"] }, "dedupe.key", "unsupported"],
+      [{ windowSeconds: 60, key: "event_id" }, "dedupe.key", "format"],
+      [{ windowSeconds: 60, fields: [] }, "dedupe.fields", "length"],
+      [{ windowSeconds: 60, fields: ["body.a", "body.b", "body.c", "body.d", "body.e", "body.f"] }, "dedupe.fields", "length"],
+      [{ windowSeconds: 60, fields: ["body.id", "body.id"] }, "dedupe.fields", "duplicate"],
+      [{ windowSeconds: 60, fields: ["id"] }, "dedupe.fields.0", "pattern"],
+      [{ windowSeconds: 60, fields: ["header.bad header"] }, "dedupe.fields.0", "pattern"],
+      [{ windowSeconds: 60, fields: ["body.a.b.c.d.e.f.g.h.i"] }, "dedupe.fields.0", "pattern"],
+      [{ windowSeconds: 60, fields: [`body.${"a".repeat(201)}`] }, "dedupe.fields.0", "length"],
+      [{ windowSeconds: 60, key: "auto", scope: "account" }, "dedupe.scope", "unknown"],
+    ];
+    for (const [bad, field, reason] of cases) {
+      for (const call of [t.a.api.endpoints.create({ dedupe: bad } as never), t.a.api.endpoints.update(ep.id, { dedupe: bad } as never)]) {
+        const err = await refusal(call);
+        expectReply(err, 400, "validation_failed");
+        expect(err.details, JSON.stringify(bad)).toEqual({ field, reason });
+      }
+    }
+  });
+
+  it("refuses dedupe on a proxy endpoint (reason unsupported), and a switch to proxy that keeps it", async () => {
+    const forward = { url: "https://app.example.test/hooks" };
+    const dedupe = { windowSeconds: 60, key: "auto" as const };
+    const unsupported = (field: string) => ({ field, reason: "unsupported" });
+    expect((await refusal(t.a.api.endpoints.create({ operatingMode: "proxy", forward, dedupe }))).details).toEqual(unsupported("dedupe"));
+    const proxy = await t.a.api.endpoints.create({ operatingMode: "proxy", forward });
+    expect((await refusal(t.a.api.endpoints.update(proxy.id, { dedupe }))).details).toEqual(unsupported("dedupe"));
+    expect((await t.a.api.endpoints.update(proxy.id, { dedupe: null })).dedupe).toBeUndefined();
+    const relay = await t.a.api.endpoints.create({ operatingMode: "relay", forward, dedupe });
+    expect((await refusal(t.a.api.endpoints.update(relay.id, { operatingMode: "proxy" }))).details).toEqual(unsupported("operatingMode"));
+    expect((await refusal(t.a.api.endpoints.update(relay.id, { operatingMode: "proxy", dedupe }))).details).toEqual(unsupported("dedupe"));
+    expect((await t.a.api.endpoints.get(relay.id)).operatingMode).toBe("relay");
+    const switched = await t.a.api.endpoints.update(relay.id, { operatingMode: "proxy", dedupe: null });
+    expect([switched.operatingMode, switched.dedupe]).toEqual(["proxy", undefined]);
+    // Back to relay, dedupe may come back.
+    expect((await t.a.api.endpoints.update(relay.id, { operatingMode: "relay", dedupe })).dedupe).toEqual(dedupe);
+  });
+
   it("refuses a provider the registry does not know, naming the field", async () => {
     const err = await refusal(t.a.api.endpoints.create({ provider: "paypal_classic" }));
     expectReply(err, 400, "validation_failed");

@@ -5,7 +5,7 @@ import { inBatchSpan, inContext, waitingContext } from "./tracing.js";
 
 /** A stored event's stamp, or `endpointMissing`: its endpoint was gone at the commit and nothing was stored. */
 export type Appended =
-  | { id: string; receivedAtMs: number; sequenceIndex: number; responseCode: number; endpointMissing?: undefined }
+  | { id: string; receivedAtMs: number; sequenceIndex: number; responseCode: number; endpointMissing?: undefined; /** The first event with its dedupe key; "" for none. */ duplicateOf: string }
   | { endpointMissing: true };
 
 type Done = (err: unknown, appended?: Appended) => void;
@@ -96,7 +96,7 @@ export function createAppendBatcher(catalog: Client<typeof CatalogService>, opti
       const a = res.events[i];
       if (!a) p.done(new Error("catalog answered fewer events than sent"));
       else if (a.endpointMissing) p.done(undefined, { endpointMissing: true });
-      else p.done(undefined, { id: a.id, receivedAtMs: Number(a.receivedAtMs), sequenceIndex: Number(a.sequenceIndex), responseCode: a.responseCode });
+      else p.done(undefined, { id: a.id, receivedAtMs: Number(a.receivedAtMs), sequenceIndex: Number(a.sequenceIndex), responseCode: a.responseCode, duplicateOf: a.duplicateOf });
     });
   }
 

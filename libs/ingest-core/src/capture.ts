@@ -88,6 +88,8 @@ export function captureEvent(
     // value is read), for the catalog to learn from after the commit (design §19, ADR 0090).
     bodyShape: keepsBody && options.learnSchemas !== false && contentType.bodyIs === "json" ? bodyShapeText(body.whole) : "",
     deliveries: [],
+    dedupeKey: NONE,
+    dedupeWindowMs: 0n,
   };
   const diagnosis: CaptureDiagnosis = {
     bodySha256: hash("sha256", body.whole, "hex"),

@@ -6,6 +6,7 @@ import { responseConfigOf } from "@whc/api-model/present";
 import { forwardingOf, type Forwarding } from "./forward.js";
 import { inboundGuardOf, type InboundGuard } from "./inbound.js";
 import { compileRedactor, type Redactor } from "./redact.js";
+import { deduperOf, type Deduper } from "./dedupe.js";
 
 export interface IngestEndpoint {
   endpoint: Endpoint;
@@ -21,6 +22,8 @@ export interface IngestEndpoint {
   inbound?: InboundGuard | undefined;
   /** What is replaced before storing (design §16), compiled once per lookup; undefined: nothing. */
   redactor?: Redactor | undefined;
+  /** How captures are deduplicated (design §17), read once per lookup; undefined: they are not. */
+  deduper?: Deduper | undefined;
 }
 
 interface Entry {
@@ -64,6 +67,8 @@ export function createEndpointCache(
       forwarding: forwardingOf(endpoint),
       inbound: inbound && inboundGuardOf(JSON.parse(inbound.toString("utf8")) as InboundSecrets),
       redactor: compileRedactor(redactSettingsOf(endpoint.redactJson)),
+      // A proxy endpoint's sender gets the destination's answer: it is never deduplicated (design §17).
+      deduper: endpoint.operatingMode === "proxy" ? undefined : deduperOf(endpoint.dedupeJson),
     };
   }
 

@@ -16,4 +16,6 @@ export { rawHeaderPairs } from "./request.js";
 export { replayDeadlineMs } from "./proxy.js";
 export { createRejectionCounter } from "./rejections.js";
 export { bodyShape, bodyShapeText } from "./body-shape.js";
+export { deduperOf } from "./dedupe.js";
+export type { Deduper, DedupeInput } from "./dedupe.js";
 export type { ShapeLimits } from "./body-shape.js";

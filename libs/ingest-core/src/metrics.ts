@@ -36,6 +36,8 @@ export interface IngestMetrics {
   proxied(provider: string, verification: string, outcome: "proxied" | "forward_failed"): void;
   /** Events in one AppendEvents call. */
   batch(events: number): void;
+  /** A stored capture the catalog found to be a duplicate (design §17): stored and answered, not forwarded. */
+  duplicate(): void;
   /** Serves the bytes an in-flight budget holds, and its limit, read at each scrape. */
   watchInflight(budget: { readonly limit: number; held(): number }): void;
 }
@@ -69,6 +71,11 @@ export function createIngestMetrics(): IngestMetrics {
     name: "whc_ingest_overloaded_total",
     help: "Requests answered 503 overloaded, by the limit they would have passed: inflight (WHC_INGEST_MAX_INFLIGHT_BYTES), peer (_PER_PEER), endpoint (_PER_ENDPOINT)",
     labelNames: ["reason"],
+    registers: [registry],
+  });
+  const duplicates = new Counter({
+    name: "whc_ingest_duplicates_total",
+    help: "Stored captures the catalog found to repeat a key their endpoint deduplicates on (design §17): stored and answered, not forwarded",
     registers: [registry],
   });
   const batches = new Histogram({
@@ -113,6 +120,9 @@ export function createIngestMetrics(): IngestMetrics {
     },
     batch(events) {
       batches.observe(events);
+    },
+    duplicate() {
+      duplicates.inc();
     },
     watchInflight(budget) {
       new Gauge({

@@ -4,7 +4,7 @@ import type { Client } from "@connectrpc/connect";
 import type { CapturedEvent, CatalogService, Health } from "@whc/contracts";
 import { AppError } from "@whc/errors";
 import { requestContext, type Logger } from "@whc/logging";
-import { packRequest, packSearchTokens, withSealedParts, type BlindIndexSource, type CaptureParts, type EnvelopeSealer } from "@whc/sealing";
+import { packRequest, packSearchTokens, withSealedParts, type BlindIndexSource, type CaptureParts, type DedupeHasher, type EnvelopeSealer } from "@whc/sealing";
 import { capturedSummaryJson } from "@whc/api-model/present";
 import type { ReadinessJson } from "@whc/api-model";
 import type { CaptureBus } from "@whc/ports";
@@ -23,6 +23,7 @@ import type { InboundRefusal } from "./inbound.js";
 import type { RejectionCounter } from "./rejections.js";
 import { BodyIdle, BodyOverBudget, bodyReservation, knownBodyLength, readBodyThen, remoteIpOf, type ReadBody } from "./request.js";
 import { withForward, type Forwarding } from "./forward.js";
+import type { DedupeInput, Deduper } from "./dedupe.js";
 import { callFailureReason, forwardFailed, PROXY_CALL_MARGIN_MS, proxyAnswerOf, sendProxyAnswer, type ProxyAnswer, type ReplayForwarder } from "./proxy.js";
 
 export interface IngestDeps {
@@ -344,6 +345,7 @@ function captureBody(s: Surface, c: Capture, found: IngestEndpoint, body: ReadBo
   if (found.redactor) ({ request: storedRequest, body: storedBody } = redactCapture(found.redactor, capture, diagnosis, captured, keepsBody ? body.whole : undefined, storedBytes(s, found)));
   let pending: Pending | undefined;
   let targets: string[] | undefined;
+  let dedupe: DedupeMaterial | undefined;
   if (body.overLimit) {
     // Refused as too large: only metadata is stored (never forwarded), and ingest's own 413 is the answer.
     capture.diagnosticJson = diagnosticJson(diagnosis, "default");
@@ -367,9 +369,34 @@ function captureBody(s: Surface, c: Capture, found: IngestEndpoint, body: ReadBo
     const reply = planReply(found, request);
     recordPlan(capture, found, reply, diagnosis);
     pending = { found, reply, request };
+    // Without dedupe this check is all deduplication costs (design §20).
+    if (found.deduper) dedupe = dedupeMaterial(found.deduper, capture, captured.headers, body.whole, c.rest);
   }
   const parts: CaptureParts = { request: packRequest(storedRequest), body: storedBody, forwardTargets: targets };
-  sealThenCommit(s, c, capture, parts, pending);
+  sealThenCommit(s, c, capture, parts, pending, dedupe);
+}
+
+/** A capture's deduplication key before it is hashed (ADR 0083), and the window it holds for. */
+interface DedupeMaterial {
+  material: string;
+  windowMs: bigint;
+}
+
+/**
+ * The capture's key (design §17) from the request as it arrived, before redaction: a redacted
+ * value still tells retries apart, and only its keyed hash is stored. A capture whose signature
+ * failed takes no part: a forged request carrying a real event's id must not make the real one
+ * a duplicate. Undefined: no key (the provider sends no id, none of the fields is there).
+ */
+function dedupeMaterial(deduper: Deduper, capture: CapturedEvent, headers: DedupeInput["headers"], body: Uint8Array, rest: string): DedupeMaterial | undefined {
+  if (capture.verification === "failed") return undefined;
+  const material = deduper.materialOf({ provider: capture.provider, headers, body, rest });
+  return material === undefined ? undefined : { material, windowMs: deduper.windowMs };
+}
+
+function withDedupeKey(capture: CapturedEvent, hasher: DedupeHasher, dedupe: DedupeMaterial): void {
+  capture.dedupeKey = hasher(capture.endpointId, dedupe.material);
+  capture.dedupeWindowMs = dedupe.windowMs;
 }
 
 /**
@@ -377,19 +404,24 @@ function captureBody(s: Surface, c: Capture, found: IngestEndpoint, body: ReadBo
  * forward target (it may carry the sub-path and query) under one data key, and indexes the
  * body's words; then commits.
  */
-function sealThenCommit(s: Surface, c: Capture, capture: CapturedEvent, parts: CaptureParts, pending: Pending | undefined): void {
+function sealThenCommit(s: Surface, c: Capture, capture: CapturedEvent, parts: CaptureParts, pending: Pending | undefined, dedupe?: DedupeMaterial): void {
   const { sealer, blindIndex } = s.deps;
   const kept = parts.body;
   const sealed = sealer.sealCaptureNow(c.endpointId, parts);
   const indexer = kept === undefined ? noIndex : blindIndex.current();
-  if (sealed && indexer) {
+  // The dedupe key is hashed with a key derived from the blind-index key (ADR 0083).
+  const hasher = dedupe === undefined ? noHash : blindIndex.dedupeHasher();
+  if (sealed && indexer && hasher) {
     withSealedParts(capture, sealed, kept === undefined ? NO_TOKENS : packSearchTokens(indexer(kept)));
+    if (dedupe) withDedupeKey(capture, hasher, dedupe);
     return commit(s, c, capture, pending);
   }
   // A data key or the blind-index key is still to be fetched from the crypto service.
-  Promise.all([sealed ?? sealer.sealCapture(c.endpointId, parts), indexer ?? blindIndex()]).then(
+  const keyed = indexer && hasher ? undefined : blindIndex();
+  Promise.all([sealed ?? sealer.sealCapture(c.endpointId, parts), indexer ?? keyed, keyed]).then(
     ([done, index]) => {
-      withSealedParts(capture, done, kept === undefined ? NO_TOKENS : packSearchTokens(index(kept)));
+      withSealedParts(capture, done, kept === undefined ? NO_TOKENS : packSearchTokens((index as NonNullable<typeof indexer>)(kept)));
+      if (dedupe) withDedupeKey(capture, (hasher ?? blindIndex.dedupeHasher()) as DedupeHasher, dedupe);
       commit(s, c, capture, pending);
     },
     (err: unknown) => failed(s, c, err),
@@ -398,6 +430,7 @@ function sealThenCommit(s: Surface, c: Capture, capture: CapturedEvent, parts: C
 
 /** A metadata-only capture has no words to index: it waits for no blind-index key. */
 const noIndex = (): Uint8Array[] => [];
+const noHash: DedupeHasher = () => NO_TOKENS;
 const NO_TOKENS = new Uint8Array(0);
 
 /**
@@ -445,6 +478,7 @@ function answerStored(s: Surface, c: Capture, event: CapturedEvent, stored: Stor
     return;
   }
   s.metrics.stored(event.provider, event.verification, (performance.now() - c.startedMs) / 1000);
+  if (stored.duplicateOf) s.metrics.duplicate();
   const answer = renderReply(pending.found, pending.reply, stored, pending.request);
   const send = () => {
     if (!sendAnswer(c.res, answer, stored.id)) s.logger.warn({ path: pathOnly(c.url) }, "a configured answer could not be sent; answered 200 instead");
@@ -452,7 +486,8 @@ function answerStored(s: Surface, c: Capture, event: CapturedEvent, stored: Stor
   // The delay counts from the durable commit (design §10): the capture is stored either way.
   if (answer.delayMs > 0) setTimeout(send, answer.delayMs);
   else send();
-  if (event.forwardScheduled) wakeOutbox(s);
+  // A duplicate's deliveries never enter the outbox (design §17).
+  if (event.forwardScheduled && !stored.duplicateOf) wakeOutbox(s);
 }
 
 /** relay: the delivery is in the outbox since the commit; the workers are told to look now. */

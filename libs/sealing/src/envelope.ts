@@ -1,5 +1,6 @@
 import type { Client } from "@connectrpc/connect";
 import type { CryptoService } from "@whc/contracts";
+import { createHmac } from "node:crypto";
 import { AppError } from "@whc/errors";
 import { open, seal } from "./aead.js";
 import { createBlindIndexer, type BlindIndexer } from "./blind-index.js";
@@ -196,21 +197,42 @@ export type EnvelopeOpener = ReturnType<typeof createEnvelopeOpener>;
 
 /**
  * The blind indexer, built on the key fetched once from crypto and kept; a failed fetch is
- * retried next time.
+ * retried next time. Deduplication's keyed hash (ADR 0083) is derived from the same key.
  */
 export function createBlindIndexSource(crypto: Client<typeof CryptoService>): BlindIndexSource {
   let indexer: Promise<BlindIndexer> | undefined;
   let ready: BlindIndexer | undefined;
+  let hasher: DedupeHasher | undefined;
   const get = () =>
     (indexer ??= crypto.getBlindIndexKey({}).then(
-      (r) => (ready = createBlindIndexer(Buffer.from(r.key))),
+      (r) => {
+        hasher = createDedupeHasher(r.key);
+        return (ready = createBlindIndexer(Buffer.from(r.key)));
+      },
       (err: unknown) => {
         indexer = undefined;
         throw err;
       },
     ));
-  return Object.assign(get, { current: () => ready });
+  return Object.assign(get, { current: () => ready, dedupeHasher: () => hasher });
 }
 
-/** The blind indexer once its key is fetched; `current()` gives it without waiting, if it is. */
-export type BlindIndexSource = (() => Promise<BlindIndexer>) & { current(): BlindIndexer | undefined };
+/**
+ * The blind indexer once its key is fetched; `current()` gives it without waiting, if it is, and
+ * `dedupeHasher()` deduplication's keyed hash the same way (after `()` has resolved, always).
+ */
+export type BlindIndexSource = (() => Promise<BlindIndexer>) & { current(): BlindIndexer | undefined; dedupeHasher(): DedupeHasher | undefined };
+
+/**
+ * A capture's deduplication key (its provider's id, or its fields' values, as `material`) as the
+ * catalog stores it (design §17, ADR 0083): HMAC-SHA256 under a key derived from the blind-index
+ * key for this one use, over the endpoint's id and the material. The store never sees a key in
+ * clear, cannot test guesses without the key, and cannot tell two endpoints' equal keys apart
+ * from different ones.
+ */
+export type DedupeHasher = (endpointId: string, material: string) => Uint8Array;
+
+export function createDedupeHasher(blindIndexKey: Uint8Array): DedupeHasher {
+  const key = createHmac("sha256", blindIndexKey).update("whc deduplication key v1").digest();
+  return (endpointId, material) => createHmac("sha256", key).update(endpointId).update("\n").update(material, "utf8").digest();
+}

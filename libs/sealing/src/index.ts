@@ -7,8 +7,8 @@
 export { seal, open } from "./aead.js";
 export { blindTokens, createBlindIndexer, words, packSearchTokens, unpackSearchTokens, TOKEN_BYTES, MAX_TOKENS_PER_BODY } from "./blind-index.js";
 export type { BlindIndexer } from "./blind-index.js";
-export { createEnvelopeSealer, createEnvelopeOpener, createBlindIndexSource, sealedText, sealedTextBytes, SEALED_TEXT_PREFIX } from "./envelope.js";
-export type { EnvelopeSealer, EnvelopeOpener, SealedBodyParts, SealedCapture, CaptureParts, SealedPart, SealerOptions, OpenResult, BlindIndexSource } from "./envelope.js";
+export { createEnvelopeSealer, createEnvelopeOpener, createBlindIndexSource, createDedupeHasher, sealedText, sealedTextBytes, SEALED_TEXT_PREFIX } from "./envelope.js";
+export type { EnvelopeSealer, EnvelopeOpener, SealedBodyParts, SealedCapture, CaptureParts, SealedPart, SealerOptions, OpenResult, BlindIndexSource, DedupeHasher } from "./envelope.js";
 export { packRequest, unpackRequest, openCapture, sealUrlFor } from "./request-envelope.js";
 export type { CapturedRequest, CaptureDecryption, OpenedCapture, RequestHeaderPair } from "./request-envelope.js";
 export { withSealedParts } from "./capture.js";

@@ -1,4 +1,6 @@
-export { providers, PROVIDER_NAMES, PROVIDERS, DETECTION_ORDER, providerScheme, providerCatalog, providerSamples } from "./registry.js";
+export { providers, PROVIDER_NAMES, PROVIDERS, DETECTION_ORDER, providerScheme, providerCatalog, providerSamples, providerDeliveryId } from "./registry.js";
+export type { DeliveryIdSource } from "./delivery-id.js";
+export { jsonScalarReader } from "./json-fields.js";
 export { providersDoc } from "./providers-doc.js";
 export type { Provider, ProviderCatalogEntry } from "./registry.js";
 export type { ProviderScheme, CheckName, VerifyCheck, SecretFormat, SignatureOptions, SchemeVerifyInput, SchemeSignInput } from "./scheme.js";

@@ -11,9 +11,13 @@
  * replaces an earlier one.
  */
 
-/** Which fields to read: `true` for a string, or the fields wanted inside an object value. */
+/**
+ * Which fields to read: `true` for a string, `"scalar"` for a string, number or boolean (a
+ * number or boolean as its JSON text, exactly as sent), or the fields wanted inside an object
+ * value.
+ */
 export interface FieldSpec {
-  readonly [name: string]: true | FieldSpec;
+  readonly [name: string]: true | "scalar" | FieldSpec;
 }
 
 /** What was found: strings for `true` entries, nested results for object entries. */
@@ -88,6 +92,14 @@ function decodeString(b: Uint8Array, start: number, end: number): string | undef
   }
 }
 
+/** A string's value, or a number's or boolean's JSON text; undefined for null, objects and arrays. */
+function scalarText(b: Uint8Array, start: number, end: number): string | undefined {
+  const first = b[start];
+  if (first === QUOTE) return decodeString(b, start, end);
+  if (first === OPEN_BRACE || first === OPEN_BRACKET || first === 0x6e /* n: null */) return undefined;
+  return Buffer.from(b.buffer, b.byteOffset + start, end - start).toString("latin1");
+}
+
 /** A key token's text, without decoding when it is plain ASCII (the usual case). */
 function decodeKey(b: Uint8Array, start: number, end: number): string | undefined {
   for (let j = start + 1; j < end - 1; j += 1) {
@@ -118,6 +130,8 @@ function readObject(b: Uint8Array, i: number, spec: FieldSpec): Fields {
     const want = key === undefined || !Object.hasOwn(spec, key) ? undefined : spec[key];
     if (want === true) {
       out[key as string] = b[i] === QUOTE ? decodeString(b, i, end) : undefined;
+    } else if (want === "scalar") {
+      out[key as string] = scalarText(b, i, end);
     } else if (want !== undefined) {
       out[key as string] = b[i] === OPEN_BRACE ? readObject(b, i, want) : undefined;
     }
@@ -147,4 +161,22 @@ export function stringField(fields: Fields | undefined, name: string): string | 
 export function objectField(fields: Fields | undefined, name: string): Fields | undefined {
   const value = fields?.[name];
   return typeof value === "object" ? value : undefined;
+}
+
+/**
+ * A reader of the string, number or boolean at a path of object members (`["data", "object",
+ * "id"]`) of a body that is a JSON object, as scalarText reads it; it answers undefined when
+ * the value is absent or of another kind. The spec is built once, for a reader used per capture.
+ */
+export function jsonScalarReader(path: readonly string[]): (body: Uint8Array) => string | undefined {
+  const last = path[path.length - 1];
+  if (last === undefined) return () => undefined;
+  let spec: FieldSpec = { [last]: "scalar" };
+  for (let k = path.length - 2; k >= 0; k -= 1) spec = { [path[k] as string]: spec };
+  const parents = path.slice(0, -1);
+  return (body) => {
+    let fields: Fields | undefined = jsonFields(body, spec);
+    for (const name of parents) fields = objectField(fields, name);
+    return stringField(fields, last);
+  };
 }

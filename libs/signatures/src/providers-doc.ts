@@ -1,4 +1,4 @@
-import { providerCatalog } from "./registry.js";
+import { providerCatalog, providers } from "./registry.js";
 
 const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
 
@@ -16,6 +16,7 @@ export function providersDoc(): string {
       p.toleranceS === undefined ? "-" : `${p.toleranceS} s`,
       cell(p.secretFormat.description) + (p.secretFormat.example ? ` (e.g. \`${cell(p.secretFormat.example)}\`)` : ""),
       p.sampleEventTypes.map((t) => `\`${cell(t)}\``).join(", ") || "-",
+      providers[p.name].deliveryId ? cell(providers[p.name].deliveryId!.from) : "-",
     ].join(" | "),
   );
   return [
@@ -27,9 +28,11 @@ export function providersDoc(): string {
     "`generic` endpoint takes the provider from the capture's headers when they name one.",
     "The last column lists the sample events `POST /v1/endpoints/{id}/trigger` and `whc trigger` send",
     "(signed with the endpoint's secret as the provider signs; docs/api.md, docs/cli.md).",
+    "The column `dedupe id` says where the provider puts its own id of a delivery or event, which",
+    "deduplication's `key: \"auto\"` reads (docs/api.md, \"Deduplication\"); `-`: it sends none.",
     "",
-    "| name | provider | signs | headers | tolerance | secret | sample events |",
-    "|---|---|---|---|---|---|---|",
+    "| name | provider | signs | headers | tolerance | secret | sample events | dedupe id |",
+    "|---|---|---|---|---|---|---|---|",
     ...rows.map((r) => `| ${r} |`),
     "",
   ].join("\n");

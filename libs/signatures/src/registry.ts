@@ -57,6 +57,7 @@ import { mailgunSamples } from "./providers/mailgun-samples.js";
 import { standardWebhooksSamples } from "./providers/standard-webhooks-samples.js";
 import type { ProviderSamples } from "./sample.js";
 import type { ProviderScheme, SecretFormat } from "./scheme.js";
+import type { HeaderPair } from "./headers.js";
 
 /**
  * Every provider, once. Detection tries them in this order and the first whose headers are
@@ -179,4 +180,12 @@ export function providerCatalog(): ProviderCatalogEntry[] {
       sampleEventTypes: providerSamples[name].samples.map((s) => s.eventType),
     };
   });
+}
+
+/**
+ * The provider's own delivery or event id in this request (deduplication's `key: "auto"`,
+ * design §17): undefined when the provider declares none, or the request lacks it.
+ */
+export function providerDeliveryId(name: Provider, headers: readonly HeaderPair[], body: Uint8Array): string | undefined {
+  return providerScheme(name).deliveryId?.read(headers, body);
 }

@@ -1,4 +1,5 @@
 import type { HeaderPair } from "./headers.js";
+import type { DeliveryIdSource } from "./delivery-id.js";
 
 export type FailureReason = "missing_signature" | "malformed_signature" | "signature_mismatch" | "timestamp_out_of_tolerance";
 
@@ -85,6 +86,11 @@ export interface ProviderScheme {
   /** The default freshness window in seconds; undefined when the scheme signs no timestamp. */
   readonly toleranceS: number | undefined;
   readonly secretFormat: SecretFormat;
+  /**
+   * Where the provider puts its own delivery or event id, the same on every retry: what
+   * deduplication's `key: "auto"` reads (design §17, ADR 0083); undefined when it sends none.
+   */
+  readonly deliveryId: DeliveryIdSource | undefined;
   /** Whether these headers came from this provider, from headers only it sends. */
   detect(headers: readonly HeaderPair[]): boolean;
   /** Checks the signature with the provider's own published scheme. */

@@ -86,6 +86,8 @@ export async function sealedCapture(sealer: EnvelopeSealer, input: CaptureInput,
     redactionsJson: input.redactionsJson ?? "",
     bodyShape: input.bodyShape ?? "",
     deliveries: [],
+    dedupeKey: NONE,
+    dedupeWindowMs: 0n,
   };
   const deliveries = input.deliveries ?? (input.forwardTarget ? [{ destinationId: input.endpointId, target: input.forwardTarget }] : []);
   capture.deliveries = deliveries.map((d) => ({ $typeName: "webhookcapture.catalog.v1.CapturedDelivery", destinationId: d.destinationId, target: "" }));

@@ -4,11 +4,11 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { MessageChannel } from "node:worker_threads";
 import { create } from "@bufbuild/protobuf";
 import { EventSchema, SealedBodySchema } from "@whc/contracts";
-import { seal, createBlindIndexer, packRequest } from "@whc/sealing";
-import { bodyShapeText, compileRedactor, redact, verifyCapture } from "@whc/ingest-core";
+import { seal, createBlindIndexer, createDedupeHasher, packRequest } from "@whc/sealing";
+import { bodyShapeText, compileRedactor, deduperOf, redact, verifyCapture } from "@whc/ingest-core";
 import { canonicalEventType } from "@whc/signatures";
 import { learnGroup } from "@whc/catalog-core";
-import { endpointFixture } from "@whc/catalog-core/testing";
+import { endpointFixture, eventFixture } from "@whc/catalog-core/testing";
 import { openSqliteStore } from "@whc/catalog-sqlite";
 import { eventSummaryJson } from "@whc/api-model/present";
 import { requestContext } from "@whc/logging";
@@ -142,6 +142,47 @@ const tenFilters = [
 time("routing: 1 filter on eventType", 20000, route([byType]));
 time("routing: 1 filter on the body", 20000, route([byBody]));
 time("routing: 10 filters (1 matches)", 20000, route(tenFilters));
+// Deduplication (design §17, ADR 0083): what ingest does per capture of an endpoint with
+// `dedupe`: the key's material (the provider's own id, or the fields' values) read from the
+// request as it arrived, then its keyed hash (HMAC-SHA256) sent with the capture.
+const dedupeInput = { provider: "stripe", headers, body, rest: "/orders/7?source=bench" };
+const auto = deduperOf('{"windowSeconds":3600,"key":"auto"}')!;
+const fields = deduperOf('{"windowSeconds":600,"fields":["header.x-request-id","body.data.object.id","query.source"]}')!;
+const hasher = createDedupeHasher(randomBytes(32));
+const material = auto.materialOf(dedupeInput)!;
+time("dedupe auto: the provider's id", 20000, () => auto.materialOf(dedupeInput));
+time("dedupe fields: header, body, query", 20000, () => fields.materialOf(dedupeInput));
+time("dedupe: keyed hash (HMAC-SHA256)", 20000, () => hasher(endpointId, material));
+time("dedupe auto: id and hash, per capture", 20000, () => hasher(endpointId, auto.materialOf(dedupeInput)!));
+// The catalog's side: appends of 25 captures to the embedded store (in memory, so the figure
+// is the transaction's CPU, not the disk's), with and without a key per capture.
+const dedupeStore = openSqliteStore({ file: ":memory:" });
+const { key: dedupeAccount } = await dedupeStore.ensureApiKey("dedupe", randomBytes(32), "whc_dedupe", Date.now());
+const dedupeEndpoint = await dedupeStore.createEndpoint(endpointFixture(dedupeAccount.accountId));
+let keyed = 0;
+const appendBatch = async (withKeys: boolean) => {
+  const events = Array.from({ length: 25 }, () =>
+    eventFixture(dedupeEndpoint, withKeys ? { dedupe: { keyHash: hasher(endpointId, String(keyed++)), windowMs: 3_600_000 } } : {}),
+  );
+  await dedupeStore.appendEvents(events, Date.now);
+};
+/** CPU µs per capture of `rounds` appends of 25. */
+const appendCpu = async (withKeys: boolean, rounds: number) => {
+  const cpu0 = process.cpuUsage();
+  for (let i = 0; i < rounds; i++) await appendBatch(withKeys);
+  const used = process.cpuUsage(cpu0);
+  return (used.user + used.system) / rounds / 25;
+};
+await appendCpu(false, 40);
+await appendCpu(true, 40);
+// Alternated in pairs, so that the store's growth and the machine's load weigh on both alike.
+const pairs: [number, number][] = [];
+for (let i = 0; i < 6; i++) pairs.push([await appendCpu(false, 100), await appendCpu(true, 100)]);
+const fmt = (n: number) => n.toFixed(1);
+console.log(`append, SQLite, 25 a batch, CPU µs per capture, no key / a key each (6 pairs): ${pairs.map(([a, b]) => `${fmt(a)}/${fmt(b)}`).join(", ")}`);
+const added = pairs.map(([a, b]) => b - a).sort((x, y) => x - y);
+console.log(`append, SQLite: a key adds, median of the pairs: ${fmt((added[2]! + added[3]!) / 2)} µs CPU per capture`);
+await dedupeStore.close();
 time("randomUUID", 20000, () => randomUUID());
 time("requestContext.run", 20000, () => requestContext.run({ requestId: "x" }, () => 1));
 const { port1, port2 } = new MessageChannel();

@@ -17,6 +17,7 @@ import { readResponseOption } from "../response-option.js";
 import { describeEndpoint, forwardText, redactText } from "../views.js";
 import { inboundOf, inboundText, withInboundOptions, type InboundFlags } from "../inbound-options.js";
 import { destinationCommands } from "./destinations.js";
+import { dedupeOf, dedupeText, withDedupeOptions, type DedupeFlags } from "../dedupe-options.js";
 
 /** The command-line flags that make a destination's settings (design §11). */
 interface ForwardFlags {
@@ -35,7 +36,7 @@ interface RedactFlags {
   redactPattern?: string[];
 }
 
-interface CreateOptions extends ForwardFlags, InboundFlags, RedactFlags {
+interface CreateOptions extends ForwardFlags, InboundFlags, RedactFlags, DedupeFlags {
   slug?: string;
   name?: string;
   provider?: string;
@@ -43,7 +44,7 @@ interface CreateOptions extends ForwardFlags, InboundFlags, RedactFlags {
   metadataOnly?: boolean;
 }
 
-interface UpdateOptions extends ForwardFlags, InboundFlags, RedactFlags {
+interface UpdateOptions extends ForwardFlags, InboundFlags, RedactFlags, DedupeFlags {
   /** false for `--no-forward`. */
   forward?: false;
   /** false for `--no-redact`. */
@@ -104,6 +105,7 @@ function createRequest(opts: CreateOptions): CreateEndpointRequest {
   const redact = redactSettingsOf(opts);
   const mode = modeOf(opts);
   const inbound = inboundOf(opts);
+  const dedupe = dedupeOf(opts);
   return {
     ...(opts.slug ? { slug: opts.slug } : {}),
     ...(opts.name ? { displayName: opts.name } : {}),
@@ -113,6 +115,7 @@ function createRequest(opts: CreateOptions): CreateEndpointRequest {
     ...(forward ? { forward } : {}),
     ...(inbound ? { inbound } : {}),
     ...(redact ? { redact } : {}),
+    ...(dedupe ? { dedupe } : {}),
   };
 }
 
@@ -157,6 +160,8 @@ async function updateRequest(opts: UpdateOptions, current?: EndpointJson): Promi
   const inbound = inboundOf(opts, current?.inbound);
   const redact = redactSettingsOf(opts);
   if (redact && opts.redact === false) throw new Error("--no-redact removes every redaction: give it without --redact-* (nothing was sent)");
+  // Before the endpoint is read, a window alone is taken as if it had settings to keep.
+  const dedupe = dedupeOf(opts, current ? current.dedupe : opts.dedupe === undefined ? { windowSeconds: 1, key: "auto" } : undefined);
   const body: UpdateEndpointRequest = {
     ...(opts.mode !== undefined ? { operatingMode: opts.mode as UpdateEndpointRequest["operatingMode"] } : {}),
     ...(opts.forward === false ? { forward: null } : forward ? { forward } : {}),
@@ -169,6 +174,7 @@ async function updateRequest(opts: UpdateOptions, current?: EndpointJson): Promi
     ...(opts.replayFromDashboard !== undefined ? { replayFromDashboard: opts.replayFromDashboard } : {}),
     ...(inbound !== undefined ? { inbound } : {}),
     ...(opts.redact === false ? { redact: null } : redact ? { redact } : {}),
+    ...(dedupe !== undefined ? { dedupe } : {}),
   };
   if (Object.keys(body).length === 0) throw new Error("nothing to update: give at least one option (whc endpoints update --help)");
   return body;
@@ -197,6 +203,8 @@ function changeLines(body: UpdateEndpointRequest, e: EndpointJson): string[] {
   else if (body.response !== undefined) lines.push(`response: ${shortened(JSON.stringify(e.response ?? body.response), 200)}`);
   if (body.redact === null) lines.push("redact: removed (captures are stored as sent)");
   else if (body.redact !== undefined) lines.push(`redact: ${e.redact ? redactText(e.redact) : "nothing"}`);
+  if (body.dedupe === null) lines.push("dedupe: removed (every capture is forwarded)");
+  else if (body.dedupe !== undefined && e.dedupe) lines.push(`dedupe: ${dedupeText(e.dedupe)}`);
   if (body.replayFromApi !== undefined) lines.push(`replay from the API: ${e.replayFromApi ? "allowed" : "refused"}`);
   if (body.replayFromDashboard !== undefined) lines.push(`replay from the dashboard: ${e.replayFromDashboard ? "allowed" : "refused"}`);
   if (body.inbound !== undefined) lines.push(`inbound: ${inboundText(e)}`);
@@ -230,7 +238,7 @@ export function endpointCommands(program: Command, ctx: () => Context): void {
       out.result(e, () => describeEndpoint(e));
     });
 
-  withRedactOptions(withInboundOptions(withForwardOptions(endpoints.command("create"))))
+  withDedupeOptions(withRedactOptions(withInboundOptions(withForwardOptions(endpoints.command("create")))))
     .option("--slug <slug>")
     .option("--name <displayName>")
     .option("--provider <provider>", oneOf(PROVIDER_NAMES))
@@ -242,10 +250,11 @@ export function endpointCommands(program: Command, ctx: () => Context): void {
       const e = await out.busy("creating", () => client.endpoints.create(createRequest(opts)));
       const forwarding = e.forward ? `\n${e.operatingMode} to ${e.forward.url}` : "";
       const redacting = e.redact ? `\nredacts ${redactText(e.redact)}` : "";
-      out.result(e, () => `created ${e.slug} (${e.id})\nsend webhooks to ${e.webhookUrl}${forwarding}${redacting}`);
+      const deduplicating = e.dedupe ? `\ndeduplicates ${dedupeText(e.dedupe)}` : "";
+      out.result(e, () => `created ${e.slug} (${e.id})\nsend webhooks to ${e.webhookUrl}${forwarding}${redacting}${deduplicating}`);
     });
 
-  withRedactOptions(withInboundOptions(withForwardOptions(endpoints.command("update"))))
+  withDedupeOptions(withRedactOptions(withInboundOptions(withForwardOptions(endpoints.command("update")))))
     .description("change an endpoint; only the options given change (the --redact-* flags given replace every redaction)")
     .argument("<endpoint>", "its id or slug")
     .option("--name <displayName>")
@@ -261,6 +270,7 @@ export function endpointCommands(program: Command, ctx: () => Context): void {
     .option("--no-forward", "remove every destination (and their target secrets); set --mode capture too")
     .option("--no-inbound", "remove the inbound protection: anyone may send again")
     .option("--no-redact", "store captures as sent again (the events already stored stay redacted)")
+    .option("--no-dedupe", "stop deduplicating: every capture is forwarded again")
     .addOption(new Option("--replay-from-api <bool>", "allow replays asked through the API").argParser(booleanArgument))
     .addOption(new Option("--replay-from-dashboard <bool>", "allow replays asked from the dashboard").argParser(booleanArgument))
     .action(async (ref: string, opts: UpdateOptions) => {

@@ -13,7 +13,8 @@ import { oneOf, table } from "../output.js";
 const EVENT_COLUMNS = ["RECEIVED", "METHOD", "CODE", "VERIFICATION", "TYPE", "SIZE", "ID"];
 
 function eventCells(e: EventSummaryJson): string[] {
-  return [e.receivedAt, e.method, String(e.responseCode), e.verification, e.canonicalEventType ?? "-", `${e.originalSizeBytes} B`, e.id];
+  const id = e.duplicateOf ? `${e.id} (duplicate of ${e.duplicateOf})` : e.id;
+  return [e.receivedAt, e.method, String(e.responseCode), e.verification, e.canonicalEventType ?? "-", `${e.originalSizeBytes} B`, id];
 }
 
 /** One event on one line, for output that streams (tail, list --all): fixed widths up to the type. */

@@ -5,6 +5,7 @@ import {
   type ConfigInbound,
   type InboundViewJson,
   type RedactSettings,
+  type DedupeSettings,
   type BreakerSettings,
   type ConfigEndpoint,
   type DestinationFilter,
@@ -50,6 +51,7 @@ export interface Managed {
   /** Named `forward` in a plan when the file gives its one destination as `forward`. */
   destinations: ManagedDestination[] | null;
   redact: RedactSettings | null;
+  dedupe: DedupeSettings | null;
   /** Its parts but the password and token value, which whc cannot read back. */
   inbound: InboundParts | null;
 }
@@ -84,6 +86,7 @@ export const MANAGED_FIELDS = [
   "response",
   "destinations",
   "redact",
+  "dedupe",
   "inbound",
 ] as const satisfies readonly (keyof Managed)[];
 export type ManagedField = (typeof MANAGED_FIELDS)[number];
@@ -101,6 +104,7 @@ export function absentValues(slug: string): Omit<Managed, "genericSignatureHeade
     response: null,
     destinations: null,
     redact: null,
+    dedupe: null,
     inbound: null,
   };
 }
@@ -130,6 +134,7 @@ export function fromFile(e: ConfigEndpoint): Managed {
     response: e.response ? defined(e.response) : null,
     destinations,
     redact: e.redact ? defined(e.redact) : null,
+    dedupe: e.dedupe ? defined(e.dedupe) : null,
     inbound: e.inbound ? inboundParts(e.inbound) : null,
   };
 }
@@ -164,6 +169,7 @@ export function fromEndpoint(e: EndpointJson): Managed {
     response: e.response ? defined(e.response) : null,
     destinations: e.destinations && e.destinations.length > 0 ? e.destinations.map(managedDestination) : null,
     redact: e.redact ? defined(e.redact) : null,
+    dedupe: e.dedupe ? defined(e.dedupe) : null,
     inbound: e.inbound ? inboundParts(e.inbound) : null,
   };
 }

@@ -13,6 +13,7 @@ import {
   type DestinationViewJson,
   type StoredDestination,
   redactSettings,
+  dedupeSettingsOf,
   redactionCountsOf,
   schemaDrift,
   storedJsonOf,
@@ -66,7 +67,14 @@ export function endpointJson(e: Endpoint, ingestPublicUrl: string): EndpointJson
     ...(e.inboundJson ? { inbound: inboundViewOfJson(e.inboundJson) } : {}),
     rejectedCount: Number(e.rejectedCount),
     ...(e.redactJson ? { redact: storedJsonOf(redactSettings, e.redactJson) } : {}),
+    ...dedupeFieldOf(e.dedupeJson),
   };
+}
+
+/** The Endpoint's `dedupe`: the stored settings, left out when none (or unreadable). */
+function dedupeFieldOf(json: string): Pick<EndpointJson, "dedupe"> {
+  const dedupe = dedupeSettingsOf(json);
+  return dedupe ? { dedupe } : {};
 }
 
 /** The stored inbound view (inbound_json, written by the gateway from a validated request). */
@@ -172,6 +180,7 @@ export function eventSummaryJson(e: Event, options: { knownKeyIds?: ReadonlySet<
     originalSizeBytes: Number(e.originalSizeBytes),
     decryption,
     ...(e.forward ? { forwardState: e.forward.state as EventSummaryJson["forwardState"] } : {}),
+    ...(e.duplicateOf ? { duplicateOf: e.duplicateOf } : {}),
     ...(options.search ? { searchMatchedTruncated: e.truncated } : {}),
   };
 }
@@ -179,9 +188,11 @@ export function eventSummaryJson(e: Event, options: { knownKeyIds?: ReadonlySet<
 /**
  * The summary of a capture just stored, as ingest notifies it (design §6): the same shape as
  * eventSummaryJson gives for the stored event, from the message ingest appended and the stamp
- * the catalog gave it. A capture is unread, and a forwarded one starts pending.
+ * the catalog gave it. A capture is unread, and a forwarded one starts pending (a duplicate's
+ * deliveries start, and stay, duplicate: design §17).
  */
-export function capturedSummaryJson(c: CapturedEvent, stamp: { id: string; receivedAtMs: number }): EventSummaryJson {
+export function capturedSummaryJson(c: CapturedEvent, stamp: { id: string; receivedAtMs: number; duplicateOf?: string | undefined }): EventSummaryJson {
+  const duplicateOf = stamp.duplicateOf || undefined;
   return {
     id: stamp.id,
     endpointId: c.endpointId,
@@ -195,7 +206,8 @@ export function capturedSummaryJson(c: CapturedEvent, stamp: { id: string; recei
     truncated: c.truncated,
     originalSizeBytes: Number(c.originalSizeBytes),
     decryption: c.body === undefined ? "metadata_only" : "ok",
-    ...(c.forwardTarget || c.deliveries.length > 0 ? { forwardState: "pending" } : {}),
+    ...(c.forwardTarget || c.deliveries.length > 0 ? { forwardState: duplicateOf ? "duplicate" : "pending" } : {}),
+    ...(duplicateOf ? { duplicateOf } : {}),
   };
 }
 

@@ -38,6 +38,7 @@ export function endpointFixture(accountId: string, overrides: Partial<EndpointRe
     inboundJson: "",
     rejectedCount: 0,
     redactJson: "",
+    dedupeJson: "",
     ...overrides,
   };
 }

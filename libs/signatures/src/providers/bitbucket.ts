@@ -3,6 +3,7 @@ import { nonEmptyString } from "../event-fields.js";
 import { hasHeader, header } from "../headers.js";
 import { malformedSignature, matched, missingSignature } from "../outcome.js";
 import type { ProviderScheme } from "../scheme.js";
+import { headerId } from "../delivery-id.js";
 
 const SIGNATURE_HEADER = "X-Hub-Signature";
 const EVENT_HEADER = "X-Event-Key";
@@ -22,6 +23,8 @@ export const bitbucket: ProviderScheme = {
   label: "Bitbucket",
   signatureHeaders: [SIGNATURE_HEADER],
   toleranceS: undefined,
+  // The same on every retry of a delivery (X-Attempt-Number counts them).
+  deliveryId: headerId("X-Request-UUID"),
   secretFormat: { description: "The webhook's Secret, as typed or generated in Repository settings, Webhooks; Bitbucket does not show it again once saved." },
 
   detect: (headers) => hasHeader(headers, EVENT_HEADER, HOOK_HEADER),

@@ -23,6 +23,8 @@ export const calendly: ProviderScheme = {
   label: "Calendly",
   signatureHeaders: [SIGNATURE_HEADER],
   toleranceS: TOLERANCE_S,
+  // Calendly sends no id of the delivery or of the event (only the resource URIs in its payload).
+  deliveryId: undefined,
   secretFormat: {
     description: "The webhook subscription's signing key: the signing_key sent when the subscription was created (POST /webhook_subscriptions); not a personal access token.",
   },

@@ -16,5 +16,7 @@ export const clerk: ProviderScheme = {
     description: "The endpoint's Signing Secret (Clerk Dashboard, Configure, Webhooks, the endpoint), whsec_ followed by base64; not a Clerk API key (sk_).",
     example: "whsec_…",
   },
+  // Svix's message id (svix-id), as Standard Webhooks'.
+  deliveryId: standardWebhooks.deliveryId,
   detect: () => false,
 };

@@ -3,6 +3,7 @@ import { firstString } from "../event-fields.js";
 import { hasHeader } from "../headers.js";
 import { jsonFields, objectField } from "../json-fields.js";
 import type { ProviderScheme } from "../scheme.js";
+import { bodyId } from "../delivery-id.js";
 
 const SIGNATURE: BodyHmac = { header: "X-CC-Webhook-Signature", algorithm: "sha256", encoding: "hex", prefix: "" };
 
@@ -16,6 +17,8 @@ export const coinbaseCommerce: ProviderScheme = {
   label: "Coinbase Commerce",
   signatureHeaders: [SIGNATURE.header],
   toleranceS: undefined,
+  // The event's id; the top-level id is the notification's.
+  deliveryId: bodyId("event", "id"),
   secretFormat: { description: "The shared webhook secret (Coinbase Commerce, Settings, Notifications); not an API key." },
 
   detect: (headers) => hasHeader(headers, SIGNATURE.header),

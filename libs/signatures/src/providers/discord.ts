@@ -6,6 +6,7 @@ import { jsonFields, objectField } from "../json-fields.js";
 import { topLevelNumber } from "../json-number.js";
 import { malformedSignature, matched, missingSignature, unixSeconds } from "../outcome.js";
 import type { ProviderScheme } from "../scheme.js";
+import { bodyId } from "../delivery-id.js";
 
 const SIGNATURE_HEADER = "X-Signature-Ed25519";
 const TIMESTAMP_HEADER = "X-Signature-Timestamp";
@@ -63,6 +64,8 @@ export const discord: ProviderScheme = {
   label: "Discord",
   signatureHeaders: [SIGNATURE_HEADER, TIMESTAMP_HEADER],
   toleranceS: undefined,
+  // An interaction's id; webhook events carry none.
+  deliveryId: bodyId("id"),
   secretFormat: {
     description:
       "The application's Public Key (Developer Portal, General Information): 64 hex digits, not the client secret or bot token. To re-sign a replay toward your own test app, give the target secret as that app's Ed25519 private key (PKCS#8 PEM, or hex of the 32-byte seed).",

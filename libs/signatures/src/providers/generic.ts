@@ -26,6 +26,8 @@ export const generic: ProviderScheme = {
   label: "Generic HMAC-SHA256",
   signatureHeaders: [DEFAULT_GENERIC_HEADER],
   toleranceS: undefined,
+  // A generic sender has no id of its own: deduplicate its captures by `fields`.
+  deliveryId: undefined,
   secretFormat: {
     description: "The secret the sender signs with, as typed: its UTF-8 bytes are the HMAC-SHA256 key. The header and digest prefix are set on the endpoint.",
   },

@@ -4,6 +4,7 @@ import { hasHeader, header, type HeaderPair } from "../headers.js";
 import { jsonFields, type FieldSpec, type Fields } from "../json-fields.js";
 import { malformedSignature, matched, missingSignature } from "../outcome.js";
 import type { ProviderScheme } from "../scheme.js";
+import { headerId } from "../delivery-id.js";
 
 const SIGNATURE_HEADER = "X-Hub-Signature-256";
 /** SHA-1, sent alongside for old consumers. */
@@ -30,6 +31,8 @@ export const github: ProviderScheme = {
   label: "GitHub",
   signatureHeaders: [SIGNATURE_HEADER, LEGACY_SIGNATURE_HEADER],
   toleranceS: undefined,
+  // Kept by a redelivery.
+  deliveryId: headerId("X-GitHub-Delivery"),
   secretFormat: { description: "The Secret entered in the webhook's settings on GitHub (repository, organization or app), as typed there." },
 
   detect: (headers) => hasHeader(headers, EVENT_HEADER, SIGNATURE_HEADER),

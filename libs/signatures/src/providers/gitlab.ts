@@ -3,6 +3,7 @@ import { nonEmptyString } from "../event-fields.js";
 import { hasHeader, header } from "../headers.js";
 import { malformedSignature, matched, missingSignature } from "../outcome.js";
 import type { ProviderScheme } from "../scheme.js";
+import { headerId } from "../delivery-id.js";
 
 const TOKEN_HEADER = "X-Gitlab-Token";
 const EVENT_HEADER = "X-Gitlab-Event";
@@ -28,6 +29,8 @@ export const gitlab: ProviderScheme = {
   label: "GitLab",
   signatureHeaders: [TOKEN_HEADER],
   toleranceS: undefined,
+  // Idempotency-Key is the same on every retry (GitLab 17.4+); before it, the event's UUID.
+  deliveryId: headerId("Idempotency-Key", "X-Gitlab-Event-UUID"),
   secretFormat: { description: "The webhook's Secret token, as typed in the project's or group's Settings, Webhooks (or the system hook's settings)." },
 
   detect: (headers) => hasHeader(headers, EVENT_HEADER, TOKEN_HEADER),

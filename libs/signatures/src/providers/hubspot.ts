@@ -64,6 +64,8 @@ export const hubspot: ProviderScheme = {
   label: "HubSpot",
   signatureHeaders: [SIGNATURE_HEADER, TIMESTAMP_HEADER],
   toleranceS: TOLERANCE_S,
+  // HubSpot batches events in one array: an id of the batch would drop whatever else a retry brings.
+  deliveryId: undefined,
   secretFormat: {
     description: "The app's client secret (the app's Auth settings in the HubSpot developer account); not an access token or the client ID. The endpoint's public URL must be the one HubSpot calls.",
     example: "yyyyyyyy-yyyy-yyyy-yyyy-yyyyyyyyyyyy",

@@ -4,6 +4,7 @@ import { header } from "../headers.js";
 import { jsonFields } from "../json-fields.js";
 import { malformedSignature, matched, missingSignature } from "../outcome.js";
 import type { ProviderScheme } from "../scheme.js";
+import { bodyId } from "../delivery-id.js";
 
 const SIGNATURE_HEADER = "X-Hub-Signature";
 const PREFIX = "sha1=";
@@ -23,6 +24,8 @@ export const intercom: ProviderScheme = {
   label: "Intercom",
   signatureHeaders: [SIGNATURE_HEADER],
   toleranceS: undefined,
+  // The notification's id (notif_...).
+  deliveryId: bodyId("id"),
   secretFormat: { description: "The app's client secret, from the Developer Hub (your app, Configure, Basic information); not an access token." },
 
   detect: () => false,

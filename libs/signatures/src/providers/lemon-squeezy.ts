@@ -17,6 +17,8 @@ export const lemonSqueezy: ProviderScheme = {
   label: "Lemon Squeezy",
   signatureHeaders: [SIGNATURE.header],
   toleranceS: undefined,
+  // Lemon Squeezy sends no id of the delivery or of the event (data.id is the resource's).
+  deliveryId: undefined,
   secretFormat: {
     description: "The signing secret typed when the webhook was created (Settings, Webhooks), 6 to 40 characters of your choosing; not an API key.",
   },

@@ -5,6 +5,7 @@ import { jsonFields } from "../json-fields.js";
 import { topLevelNumber } from "../json-number.js";
 import { malformedSignature, matched, missingSignature, timedOutcome } from "../outcome.js";
 import type { ProviderScheme } from "../scheme.js";
+import { headerId } from "../delivery-id.js";
 
 const SIGNATURE_HEADER = "Linear-Signature";
 const EVENT_HEADER = "Linear-Event";
@@ -31,6 +32,7 @@ export const linear: ProviderScheme = {
   label: "Linear",
   signatureHeaders: [SIGNATURE_HEADER],
   toleranceS: TOLERANCE_S,
+  deliveryId: headerId("Linear-Delivery"),
   secretFormat: {
     description: "The webhook's signing secret, shown on the webhook's page (Settings, API, Webhooks) in Linear; not an API key (lin_api_).",
   },

@@ -4,6 +4,7 @@ import { firstString } from "../event-fields.js";
 import { jsonFields, objectField, stringField, type FieldSpec } from "../json-fields.js";
 import { malformedSignature, matched, missingSignature, parseUnixSeconds } from "../outcome.js";
 import type { ProviderScheme } from "../scheme.js";
+import { bodyId } from "../delivery-id.js";
 
 const SIGNED_FIELDS = ["timestamp", "token", "signature", "parent-signature"] as const;
 const SIGNATURE_SPEC: FieldSpec = { signature: Object.fromEntries(SIGNED_FIELDS.map((name) => [name, true])) };
@@ -43,6 +44,7 @@ export const mailgun: ProviderScheme = {
   label: "Mailgun",
   signatureHeaders: [],
   toleranceS: undefined,
+  deliveryId: bodyId("event-data", "id"),
   secretFormat: {
     description:
       "The HTTP webhook signing key (Mailgun, Settings, Webhooks or Security & Users, API Security), not the private API key; on a subaccount's events the primary account's key verifies parent-signature.",

@@ -22,6 +22,8 @@ export const meta: ProviderScheme = {
   label: "Meta (Facebook, WhatsApp, Instagram)",
   signatureHeaders: [SIGNATURE.header, LEGACY_SIGNATURE.header],
   toleranceS: undefined,
+  // Meta batches changes in `entry`, without an id of the delivery.
+  deliveryId: undefined,
   secretFormat: {
     description: "The App Secret (Meta App Dashboard, App settings, Basic), 32 hex characters; not the webhook's Verify Token or an access token.",
     example: "a1b2c3d4e5f60718293a4b5c6d7e8f90",

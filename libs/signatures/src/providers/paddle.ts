@@ -5,6 +5,7 @@ import { jsonFields } from "../json-fields.js";
 import { malformedSignature, missingSignature, timedOutcome, unixSeconds } from "../outcome.js";
 import type { ProviderScheme } from "../scheme.js";
 import { parseTimedSignature } from "../timed-header.js";
+import { bodyId } from "../delivery-id.js";
 
 const SIGNATURE_HEADER = "Paddle-Signature";
 /**
@@ -28,6 +29,7 @@ export const paddle: ProviderScheme = {
   label: "Paddle",
   signatureHeaders: [SIGNATURE_HEADER],
   toleranceS: TOLERANCE_S,
+  deliveryId: bodyId("event_id"),
   secretFormat: {
     description:
       "The notification destination's secret key (Developer Tools, Notifications, Edit destination; endpoint_secret_key in the API), starting pdl_ntfset_; not an API key (pdl_live_apikey_, pdl_sdbx_apikey_).",

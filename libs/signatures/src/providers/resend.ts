@@ -17,5 +17,7 @@ export const resend: ProviderScheme = {
     description: "The webhook's Signing Secret (Resend dashboard, Webhooks, the webhook's details), whsec_ followed by base64; not a Resend API key (re_).",
     example: "whsec_…",
   },
+  // Svix's message id (svix-id), as Standard Webhooks'.
+  deliveryId: standardWebhooks.deliveryId,
   detect: () => false,
 };

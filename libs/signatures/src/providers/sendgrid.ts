@@ -66,6 +66,8 @@ export const sendgrid: ProviderScheme = {
   label: "SendGrid",
   signatureHeaders: [SIGNATURE_HEADER, TIMESTAMP_HEADER],
   toleranceS: undefined,
+  // SendGrid batches events in one array (each with its own sg_event_id): no id of the delivery.
+  deliveryId: undefined,
   secretFormat: {
     description:
       "The Signed Event Webhook's verification key (Settings, Mail Settings, Event Webhook, Signature Verification; public_key in the API): base64 starting MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE, not an API key (SG.). To re-sign a replay toward your own test app, give the target secret as a P-256 private key (PEM, or base64 PKCS#8 DER).",

@@ -3,6 +3,7 @@ import { firstString, nonEmptyString } from "../event-fields.js";
 import { hasHeader, header } from "../headers.js";
 import { jsonFields } from "../json-fields.js";
 import type { ProviderScheme } from "../scheme.js";
+import { headerId } from "../delivery-id.js";
 
 const SIGNATURE: BodyHmac = { header: "Sentry-Hook-Signature", algorithm: "sha256", encoding: "hex", prefix: "" };
 const RESOURCE_HEADER = "Sentry-Hook-Resource";
@@ -20,6 +21,7 @@ export const sentry: ProviderScheme = {
   label: "Sentry",
   signatureHeaders: [SIGNATURE.header],
   toleranceS: undefined,
+  deliveryId: headerId("Request-ID"),
   secretFormat: {
     description:
       "The integration's Client Secret (Settings, Developer Settings, the internal or public integration's Credentials); not its token or Client ID.",

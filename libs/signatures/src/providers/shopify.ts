@@ -3,6 +3,7 @@ import { nonEmptyString } from "../event-fields.js";
 import { hasHeader, header } from "../headers.js";
 import { malformedSignature, matched, missingSignature } from "../outcome.js";
 import type { ProviderScheme } from "../scheme.js";
+import { headerId } from "../delivery-id.js";
 
 const SIGNATURE_HEADER = "X-Shopify-Hmac-Sha256";
 const TOPIC_HEADER = "X-Shopify-Topic";
@@ -14,6 +15,7 @@ export const shopify: ProviderScheme = {
   label: "Shopify",
   signatureHeaders: [SIGNATURE_HEADER],
   toleranceS: undefined,
+  deliveryId: headerId("X-Shopify-Webhook-Id"),
   secretFormat: {
     description:
       "The app's client secret (Partner Dashboard or Dev Dashboard); for webhooks created in the store admin, the key shown under Settings, Notifications, Webhooks.",

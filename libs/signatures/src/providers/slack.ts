@@ -4,6 +4,7 @@ import { hasHeader, header } from "../headers.js";
 import { jsonFields, objectField, stringField, type FieldSpec } from "../json-fields.js";
 import { DEFAULT_TOLERANCE_S, malformedSignature, missingSignature, parseUnixSeconds, timedOutcome, unixSeconds } from "../outcome.js";
 import type { ProviderScheme } from "../scheme.js";
+import { bodyId } from "../delivery-id.js";
 
 const SIGNATURE_HEADER = "X-Slack-Signature";
 const TIMESTAMP_HEADER = "X-Slack-Request-Timestamp";
@@ -23,6 +24,8 @@ export const slack: ProviderScheme = {
   label: "Slack",
   signatureHeaders: [SIGNATURE_HEADER, TIMESTAMP_HEADER],
   toleranceS: TOLERANCE_S,
+  // Events API retries keep event_id (X-Slack-Retry-Num counts them).
+  deliveryId: bodyId("event_id"),
   secretFormat: {
     description: "The app's Signing Secret (Basic Information, App Credentials); not the deprecated Verification Token or an xoxb- token.",
     example: "8f742231b10e8888abcd99yyyzzz85a5",

@@ -4,6 +4,7 @@ import { hasHeader, header } from "../headers.js";
 import { jsonFields } from "../json-fields.js";
 import { malformedSignature, matched, missingSignature } from "../outcome.js";
 import type { ProviderScheme } from "../scheme.js";
+import { bodyId } from "../delivery-id.js";
 
 /** Spelled as Square's documentation and its library spell it. */
 const SIGNATURE_HEADER = "x-square-hmacsha256-signature";
@@ -23,6 +24,7 @@ export const square: ProviderScheme = {
   /** The legacy SHA-1 header is listed, and replaced on re-signing, so that no stale signature rides beside a fresh one. */
   signatureHeaders: [SIGNATURE_HEADER, LEGACY_SIGNATURE_HEADER],
   toleranceS: undefined,
+  deliveryId: bodyId("event_id"),
   secretFormat: {
     description:
       "The subscription's Signature Key (Developer Console, Webhooks, Subscriptions, the endpoint's details), not an access token. Verification also needs the ingest's public URL (WHC_INGEST_PUBLIC_URL): Square signs the notification URL.",

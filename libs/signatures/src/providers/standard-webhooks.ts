@@ -5,6 +5,7 @@ import { hasHeader, header, type HeaderPair } from "../headers.js";
 import { jsonFields } from "../json-fields.js";
 import { DEFAULT_TOLERANCE_S, malformedSignature, missingSignature, parseUnixSeconds, timedOutcome, unixSeconds } from "../outcome.js";
 import type { ProviderScheme } from "../scheme.js";
+import { headerId } from "../delivery-id.js";
 
 /** Svix, which wrote the Standard Webhooks spec, still sends its own `svix-` spelling. */
 type Family = "webhook" | "svix";
@@ -57,6 +58,8 @@ export const standardWebhooks: ProviderScheme = {
   label: "Standard Webhooks (Svix)",
   signatureHeaders: HEADER_NAMES,
   toleranceS: TOLERANCE_S,
+  // The message id, kept by every retry (the spec asks receivers to deduplicate on it).
+  deliveryId: headerId("webhook-id", "svix-id"),
   secretFormat: {
     description: "The endpoint's signing secret, whsec_ followed by base64, as the sender shows it; any other text is used as its raw bytes.",
     example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",

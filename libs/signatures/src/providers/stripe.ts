@@ -5,6 +5,7 @@ import { jsonFields } from "../json-fields.js";
 import { DEFAULT_TOLERANCE_S, malformedSignature, missingSignature, timedOutcome, unixSeconds } from "../outcome.js";
 import type { ProviderScheme } from "../scheme.js";
 import { parseTimedSignature } from "../timed-header.js";
+import { bodyId } from "../delivery-id.js";
 
 const SIGNATURE_HEADER = "Stripe-Signature";
 /** Stripe's libraries reject events signed more than 5 minutes away by default. */
@@ -24,6 +25,8 @@ export const stripe: ProviderScheme = {
   label: "Stripe",
   signatureHeaders: [SIGNATURE_HEADER],
   toleranceS: TOLERANCE_S,
+  // The event's id (evt_...), kept by every retry.
+  deliveryId: bodyId("id"),
   secretFormat: {
     description: "The endpoint's signing secret, shown on its page in the Stripe Dashboard and starting whsec_; not an API key (sk_, rk_).",
     example: "whsec_…",

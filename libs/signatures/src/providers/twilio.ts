@@ -6,6 +6,7 @@ import { hasHeader, header } from "../headers.js";
 import { jsonFields } from "../json-fields.js";
 import { malformedSignature, matched, missingSignature } from "../outcome.js";
 import type { ProviderScheme } from "../scheme.js";
+import { headerId } from "../delivery-id.js";
 
 const SIGNATURE_HEADER = "X-Twilio-Signature";
 const SHA1_BYTES = 20;
@@ -68,6 +69,8 @@ export const twilio: ProviderScheme = {
   label: "Twilio",
   signatureHeaders: [SIGNATURE_HEADER],
   toleranceS: undefined,
+  // The same on every retry of a callback.
+  deliveryId: headerId("I-Twilio-Idempotency-Token"),
   secretFormat: {
     description:
       "The account's Auth Token (Twilio Console, Account Info; the primary one, a secondary token signs nothing until promoted), not an API key secret. Verification also needs the ingest's public URL (WHC_INGEST_PUBLIC_URL): Twilio signs the URL it called.",

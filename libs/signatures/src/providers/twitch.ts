@@ -5,6 +5,7 @@ import { hasHeader, header } from "../headers.js";
 import { jsonFields, objectField } from "../json-fields.js";
 import { malformedSignature, missingSignature, timedOutcome } from "../outcome.js";
 import type { ProviderScheme } from "../scheme.js";
+import { headerId } from "../delivery-id.js";
 
 const SIGNATURE_HEADER = "Twitch-Eventsub-Message-Signature";
 const ID_HEADER = "Twitch-Eventsub-Message-Id";
@@ -36,6 +37,8 @@ export const twitch: ProviderScheme = {
   label: "Twitch EventSub",
   signatureHeaders: [SIGNATURE_HEADER, ID_HEADER, TIMESTAMP_HEADER],
   toleranceS: TOLERANCE_S,
+  // Twitch asks receivers to deduplicate on it.
+  deliveryId: headerId("Twitch-Eventsub-Message-Id"),
   secretFormat: {
     description: "The transport secret the EventSub subscription was created with (10 to 100 ASCII characters), as sent to Twitch.",
   },

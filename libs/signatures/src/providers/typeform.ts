@@ -4,6 +4,7 @@ import { hasHeader, header } from "../headers.js";
 import { jsonFields } from "../json-fields.js";
 import { malformedSignature, matched, missingSignature } from "../outcome.js";
 import type { ProviderScheme } from "../scheme.js";
+import { bodyId } from "../delivery-id.js";
 
 const SIGNATURE_HEADER = "Typeform-Signature";
 const PREFIX = "sha256=";
@@ -18,6 +19,7 @@ export const typeform: ProviderScheme = {
   label: "Typeform",
   signatureHeaders: [SIGNATURE_HEADER],
   toleranceS: undefined,
+  deliveryId: bodyId("event_id"),
   secretFormat: { description: "The webhook's secret, as set in the form's Connect, Webhooks settings or with the Webhooks API (`secret`)." },
 
   detect: (headers) => hasHeader(headers, SIGNATURE_HEADER),

@@ -3,6 +3,7 @@ import { firstString } from "../event-fields.js";
 import { hasHeader } from "../headers.js";
 import { jsonFields } from "../json-fields.js";
 import type { ProviderScheme } from "../scheme.js";
+import { bodyId } from "../delivery-id.js";
 
 const SIGNATURE: BodyHmac = { header: "x-vercel-signature", algorithm: "sha1", encoding: "hex", prefix: "" };
 
@@ -16,6 +17,8 @@ export const vercel: ProviderScheme = {
   label: "Vercel",
   signatureHeaders: [SIGNATURE.header],
   toleranceS: undefined,
+  // The event's id.
+  deliveryId: bodyId("id"),
   secretFormat: {
     description:
       "The webhook's secret, shown once when it is created under the team's Settings, Webhooks; for an integration's webhooks, the integration's Client Secret.",

@@ -2,6 +2,7 @@ import { signBodyHmac, verifyBodyHmac, type BodyHmac } from "../body-hmac.js";
 import { nonEmptyString } from "../event-fields.js";
 import { hasHeader, header } from "../headers.js";
 import type { ProviderScheme } from "../scheme.js";
+import { headerId } from "../delivery-id.js";
 
 const SIGNATURE: BodyHmac = { header: "X-WC-Webhook-Signature", algorithm: "sha256", encoding: "base64", prefix: "" };
 const TOPIC_HEADER = "X-WC-Webhook-Topic";
@@ -17,6 +18,7 @@ export const woocommerce: ProviderScheme = {
   label: "WooCommerce",
   signatureHeaders: [SIGNATURE.header],
   toleranceS: undefined,
+  deliveryId: headerId("X-WC-Webhook-Delivery-ID"),
   secretFormat: {
     description: "The webhook's Secret (WooCommerce, Settings, Advanced, Webhooks, or the REST API's secret field), as typed; not a REST API consumer key.",
   },

@@ -24,6 +24,8 @@ export const zoom: ProviderScheme = {
   label: "Zoom",
   signatureHeaders: [SIGNATURE_HEADER, TIMESTAMP_HEADER],
   toleranceS: TOLERANCE_S,
+  // Zoom sends no id of the delivery or of the event.
+  deliveryId: undefined,
   secretFormat: {
     description:
       "The app's Secret Token (Zoom App Marketplace, the app's Features or Access page, Event Subscriptions); not the deprecated Verification Token.",

@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { EndpointPatchSchema, EndpointSchema, type Endpoint } from "@whc/contracts";
-import { AppError } from "@whc/errors";
+import { AppError, validationFailed } from "@whc/errors";
 import {
   ENDPOINT_PAGE_DEFAULT,
   createEndpointRequest,
@@ -12,6 +12,7 @@ import {
   listEndpointsQuery,
   redactsAnything,
   updateEndpointRequest,
+  type DedupeSettings,
   type RedactSettings,
   type Warning,
 } from "@whc/api-model";
@@ -30,6 +31,41 @@ import { inboundOfNewEndpoint, inboundPatch } from "./inbound-settings.js";
 /** The stored form of `redact`: "" when it redacts nothing (absent, null or every list empty). */
 function storedRedactJson(redact: RedactSettings | null | undefined): string {
   return redactsAnything(redact ?? undefined) ? JSON.stringify(redact) : "";
+}
+
+/** The stored form of `dedupe`: "" for none (absent or null). */
+function storedDedupeJson(dedupe: DedupeSettings | null | undefined): string {
+  return dedupe ? JSON.stringify(dedupe) : "";
+}
+
+/**
+ * A proxy endpoint's sender gets its destination's answer, so its captures are never held back
+ * as duplicates: `dedupe` is refused there (design §17, as a proxy's filter is).
+ */
+function refuseProxyDedupe(field: "dedupe" | "operatingMode"): never {
+  throw validationFailed(field, "unsupported", "a proxy endpoint forwards every capture to answer its sender: it takes no dedupe");
+}
+
+/**
+ * A PATCH's dedupe against the mode the endpoint will have (the mode given, else the stored
+ * one): dedupe on a proxy endpoint is refused, and so is turning an endpoint that deduplicates
+ * into a proxy one without `dedupe: null`. Checked against what is stored now; ingest never
+ * deduplicates a proxy endpoint's captures whatever a concurrent change left stored.
+ */
+async function checkDedupePatch(
+  catalog: GatewayDeps["catalog"],
+  ref: { accountId: string; endpointId: string },
+  dedupe: DedupeSettings | null | undefined,
+  operatingMode: string | undefined,
+): Promise<void> {
+  if (dedupe === null || (dedupe === undefined && operatingMode !== "proxy")) return;
+  if (dedupe !== undefined && operatingMode !== undefined) {
+    if (operatingMode === "proxy") refuseProxyDedupe("dedupe");
+    return;
+  }
+  const { endpoint } = await catalog.getEndpoint(ref);
+  if (dedupe !== undefined && endpoint?.operatingMode === "proxy") refuseProxyDedupe("dedupe");
+  if (dedupe === undefined && endpoint?.dedupeJson) refuseProxyDedupe("operatingMode");
 }
 
 const SLUG_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
@@ -97,6 +133,62 @@ function listEndpointsRoute(catalog: GatewayDeps["catalog"], present: (e: Parame
   });
 }
 
+/** The endpoint update (extension, design §9). */
+function updateEndpointRoute(deps: GatewayDeps, options: GatewayOptions, present: (e: Parameters<typeof endpointJson>[0]) => ReturnType<typeof endpointJson>): Route {
+  const { catalog, crypto, bus } = deps;
+  return route({
+    method: "PATCH",
+    path: "/v1/endpoints/{id}",
+    scope: "endpoints:write",
+    operationId: "updateEndpoint",
+    summary: "Update an endpoint",
+    description:
+      "Changes the fields given and answers the endpoint as updated; ingest applies the change within a second. A field " +
+      "given replaces the stored one; `null` removes `secret`, `response`, `forward`, `redact` or `dedupe` (new `forward` settings without " +
+      "`targetSecret` keep the stored one). A new `secret` leaves the previous one verifying for `WHC_SECRET_GRACE_S` " +
+      "(a day by default), so a provider that switches over gradually is never reported as failing; a `response` given " +
+      "restarts its sequence. `{\"status\": \"paused\"}` pauses the endpoint: ingest then answers its senders 503 and " +
+      "stores nothing.\n\n" +
+      "Errors: 400 `validation_failed` (`slug` given: `reason: immutable`; an unknown field: `reason: unknown`; `relay` " +
+      "or `proxy` left without `forward`: `field: forward`, `reason: required`), or `target_not_allowed` for a forward " +
+      "URL the egress guard refuses; `dedupe` on a proxy endpoint, or `proxy` for an endpoint that keeps its `dedupe`: " +
+      "`reason: unsupported`.",
+    tags: ["endpoints"],
+    extension: true,
+    body: updateEndpointBody,
+    maxBodyBytes: MAX_ENDPOINT_BODY_BYTES,
+    bodyRequired: true,
+    success: { status: 200, schema: endpoint, description: "The endpoint as updated. Ingest sees the change within a second." },
+    errors: [400, 413, 415],
+    async handler(ctx, { auth, params, body }) {
+      const { secret, response, forward, destinations, inbound, redact, dedupe, ...plain } = body;
+      const warnings: Warning[] = [];
+      const ref = { accountId: auth.accountId, endpointId: params.id! };
+      await checkDedupePatch(catalog, ref, dedupe, body.operatingMode);
+      // A patch leaving a relay or proxy endpoint without destinations is refused by the
+      // catalog inside the update (validation_failed on forward), against what is stored then.
+      const patch = create(EndpointPatchSchema, {
+        ...plain,
+        ...(await destinationsPatch(deps, ref, { forward, destinations }, body.operatingMode, options.ingestPublicUrl, warnings)),
+        ...(await inboundPatch(deps, auth.accountId, params.id!, inbound)),
+        ...(typeof secret === "string"
+          ? { sealedSecret: (await crypto.sealSecret({ plaintext: Buffer.from(secret, "utf8") })).sealed }
+          : {}),
+        clearSecret: secret === null,
+        // A response given restarts its sequence: "the n-th capture since the sequence was set".
+        ...(response !== undefined ? { responseJson: response === null ? "" : JSON.stringify(response), resetSequence: true } : {}),
+        ...(redact !== undefined ? { redactJson: storedRedactJson(redact) } : {}),
+        ...(dedupe !== undefined ? { dedupeJson: storedDedupeJson(dedupe) } : {}),
+      });
+      // The entry names the fields changed, never their values (a secret among them).
+      const audit = auditContext(ctx, auth, { fields: Object.keys(body).sort() });
+      const res = await catalog.updateEndpoint({ accountId: auth.accountId, endpointId: params.id!, patch, audit });
+      bus.publishEndpointChanged(params.id!);
+      return { ...present(res.endpoint!), ...(warnings.length > 0 ? { warnings } : {}) };
+    },
+  });
+}
+
 /** Operations 1-4 and the endpoint update (extension). */
 export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Route[] {
   const { catalog, crypto, bus } = deps;
@@ -116,10 +208,11 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
         "`operatingMode` to `capture`, `status` to `active`, `provider` to `generic`. A `secret` turns on signature " +
         "verification with the provider's scheme (write-only: the Endpoint shows `secretSet`). `relay` and `proxy` need " +
         "`forward` settings, whose URL the egress guard vets now. `redact` names what ingest replaces before storing a " +
-        "capture (design §16).\n\n" +
+        "capture (design §16); `dedupe` how repeated captures are told (design §17: stored, answered, shown `duplicateOf` " +
+        "the first, not forwarded).\n\n" +
         "Errors: 409 `slug_taken` when the account already has the slug; 400 `validation_failed` naming the field " +
         "(`forward` with `reason: required` for a forwarding mode without settings), or `target_not_allowed` for a " +
-        "forward URL the egress guard refuses.",
+        "forward URL the egress guard refuses; `dedupe` on a proxy endpoint: `reason: unsupported`.",
       tags: ["endpoints"],
       body: createEndpointBody,
       maxBodyBytes: MAX_ENDPOINT_BODY_BYTES,
@@ -136,6 +229,7 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
         const slug = body.slug ?? randomSlug();
         const operatingMode = body.operatingMode ?? "capture";
         requireForwardFor(operatingMode, body.forward !== undefined || body.destinations !== undefined);
+        if (body.dedupe && operatingMode === "proxy") refuseProxyDedupe("dedupe");
         const warnings: Warning[] = [];
         const destinations = await destinationsOfNewEndpoint(deps, body, operatingMode, options.ingestPublicUrl, warnings);
         const sealedSecret = body.secret
@@ -159,6 +253,7 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
             sealedDestinationSecrets: destinations.sealedDestinationSecrets,
             ...(await inboundOfNewEndpoint(crypto, body.inbound)),
             redactJson: storedRedactJson(body.redact),
+            dedupeJson: storedDedupeJson(body.dedupe),
             source: "api",
           }),
           audit: auditContext(ctx, auth),
@@ -185,54 +280,7 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
         return present(res.endpoint!);
       },
     }),
-    route({
-      method: "PATCH",
-      path: "/v1/endpoints/{id}",
-      scope: "endpoints:write",
-      operationId: "updateEndpoint",
-      summary: "Update an endpoint",
-      description:
-        "Changes the fields given and answers the endpoint as updated; ingest applies the change within a second. A field " +
-        "given replaces the stored one; `null` removes `secret`, `response`, `forward` or `redact` (new `forward` settings without " +
-        "`targetSecret` keep the stored one). A new `secret` leaves the previous one verifying for `WHC_SECRET_GRACE_S` " +
-        "(a day by default), so a provider that switches over gradually is never reported as failing; a `response` given " +
-        "restarts its sequence. `{\"status\": \"paused\"}` pauses the endpoint: ingest then answers its senders 503 and " +
-        "stores nothing.\n\n" +
-        "Errors: 400 `validation_failed` (`slug` given: `reason: immutable`; an unknown field: `reason: unknown`; `relay` " +
-        "or `proxy` left without `forward`: `field: forward`, `reason: required`), or `target_not_allowed` for a forward " +
-        "URL the egress guard refuses.",
-      tags: ["endpoints"],
-      extension: true,
-      body: updateEndpointBody,
-      maxBodyBytes: MAX_ENDPOINT_BODY_BYTES,
-      bodyRequired: true,
-      success: { status: 200, schema: endpoint, description: "The endpoint as updated. Ingest sees the change within a second." },
-      errors: [400, 413, 415],
-      async handler(ctx, { auth, params, body }) {
-        const { secret, response, forward, destinations, inbound, redact, ...plain } = body;
-        const warnings: Warning[] = [];
-        const ref = { accountId: auth.accountId, endpointId: params.id! };
-        // A patch leaving a relay or proxy endpoint without destinations is refused by the
-        // catalog inside the update (validation_failed on forward), against what is stored then.
-        const patch = create(EndpointPatchSchema, {
-          ...plain,
-          ...(await destinationsPatch(deps, ref, { forward, destinations }, body.operatingMode, options.ingestPublicUrl, warnings)),
-          ...(await inboundPatch(deps, auth.accountId, params.id!, inbound)),
-          ...(typeof secret === "string"
-            ? { sealedSecret: (await crypto.sealSecret({ plaintext: Buffer.from(secret, "utf8") })).sealed }
-            : {}),
-          clearSecret: secret === null,
-          // A response given restarts its sequence: "the n-th capture since the sequence was set".
-          ...(response !== undefined ? { responseJson: response === null ? "" : JSON.stringify(response), resetSequence: true } : {}),
-          ...(redact !== undefined ? { redactJson: storedRedactJson(redact) } : {}),
-        });
-        // The entry names the fields changed, never their values (a secret among them).
-        const audit = auditContext(ctx, auth, { fields: Object.keys(body).sort() });
-        const res = await catalog.updateEndpoint({ accountId: auth.accountId, endpointId: params.id!, patch, audit });
-        bus.publishEndpointChanged(params.id!);
-        return { ...present(res.endpoint!), ...(warnings.length > 0 ? { warnings } : {}) };
-      },
-    }),
+    updateEndpointRoute(deps, options, present),
     route({
       method: "DELETE",
       path: "/v1/endpoints/{id}",

@@ -49,6 +49,7 @@ export function listEventsRequest(
     verification: q.status,
     forwardState: q.forwardState,
     schemaDrift: q.schemaDrift,
+    duplicate: q.duplicate,
     destinationId: q.destinationId?.toLowerCase(),
     search: tokens !== undefined,
     searchTokens: tokens ?? [],
