@@ -687,18 +687,19 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     await page.getByTestId("destination-test-event").selectOption(paid);
     await page.getByTestId("destination-test").click();
     const verdict = page.getByTestId("destination-test-verdict");
-    await expect.poll(() => verdict.getAttribute("data-matched")).toBe("false");
+    // The first transform run loads the sandbox's WebAssembly: slow on a loaded machine.
+    await expect.poll(() => verdict.getAttribute("data-matched"), { timeout: 15_000 }).toBe("false");
     // The filter corrected, the same event matches and shows the transformed request.
     await page.getByTestId("destination-filter").fill('{"eventType": {"$in": ["invoice.paid", "invoice.failed"]}}');
     await page.getByTestId("destination-test").click();
-    await expect.poll(() => verdict.getAttribute("data-matched")).toBe("true");
+    await expect.poll(() => verdict.getAttribute("data-matched"), { timeout: 15_000 }).toBe("true");
     const tried = JSON.parse((await page.getByTestId("destination-test-request").textContent())!) as { headers: Record<string, string[]>; body: { type: string } };
     expect(tried.headers["x-env"]).toEqual(["prod"]);
     expect(tried.body.type).toBe("invoice.paid");
     // A transform that throws is named, and nothing is saved by trying.
     await page.getByTestId("destination-transform").fill("function transform(req) { throw new Error('no tenant header'); }");
     await page.getByTestId("destination-test").click();
-    await expect.poll(() => page.getByTestId("destination-test-error").textContent()).toContain("no tenant header");
+    await expect.poll(() => page.getByTestId("destination-test-error").textContent(), { timeout: 15_000 }).toContain("no tenant header");
     expect((await api.endpoints.get(ep.id)).destinations).toHaveLength(1);
     await page.getByTestId("destination-transform").fill("function transform(req) { req.headers['x-env'] = ['prod']; return req; }");
     await page.getByTestId("destination-per-second").fill("10");
@@ -734,6 +735,49 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     expect(left[0]).toMatchObject({ name: "ledger", targetSecretSet: true });
     // The last destination cannot be removed from here.
     expect(await ledger.getByTestId("destination-remove").isDisabled()).toBe(true);
+    expect(cspViolations).toEqual([]);
+  });
+
+  it("turns on deduplication in the settings: a provider's retry is marked a duplicate of the first, filtered, linked, and not forwarded", async () => {
+    const api = createApiClient({ baseUrl: gatewayUrl, apiKey: KEY });
+    const ep = await api.endpoints.create({ slug: "deduped-ui", provider: "stripe", operatingMode: "relay", forward: { url: `${targetUrl}/deduped` } });
+    await openSettings("deduped-ui");
+    await page.getByTestId("edit-dedupe-kind").selectOption("auto");
+    await page.getByTestId("edit-dedupe-window").fill("600");
+    await page.getByTestId("save-endpoint").click();
+    await expect.poll(() => page.getByTestId("edit-outcome").textContent()).toBe("Saved.");
+    expect((await api.endpoints.get(ep.id)).dedupe).toEqual({ windowSeconds: 600, key: "auto" });
+
+    const before = received.length;
+    const payload = JSON.stringify({ id: "evt_retried", object: "event", type: "invoice.paid" });
+    const send = async () => {
+      const res = await fetch(ep.webhookUrl, { method: "POST", headers: { "content-type": "application/json" }, body: payload });
+      return ((await res.json()) as { id: string }).id;
+    };
+    const first = await send();
+    const retry = await send();
+    await expect.poll(async () => (await api.events.get(ep.id, first)).forwardState, { timeout: 20_000 }).toBe("delivered");
+    expect((await api.events.get(ep.id, retry)).forwardState).toBe("duplicate");
+    expect(received.slice(before).filter((r) => r.body === payload)).toHaveLength(1);
+
+    await page.getByTestId("tab-events").click();
+    const retryRow = page.locator(`[data-testid="event-row"][data-event-id="${retry}"]`);
+    await retryRow.getByTestId("duplicate-badge").waitFor();
+    expect(await page.locator(`[data-testid="event-row"][data-event-id="${first}"]`).getByTestId("duplicate-badge").count()).toBe(0);
+    await page.getByTestId("filter-duplicate").selectOption("true");
+    await page.getByTestId("apply-filters").click();
+    await expect.poll(() => page.getByTestId("event-row").count()).toBe(1);
+    expect(page.url()).toContain("duplicate=true");
+    await openEvent(retry);
+    await page.getByTestId("duplicate-of").click();
+    await page.locator(`[data-testid="detail"][data-event-id="${first}"]`).waitFor();
+    await shot("26-duplicate");
+
+    await openSettings("deduped-ui");
+    await page.getByTestId("edit-dedupe-kind").selectOption("");
+    await page.getByTestId("save-endpoint").click();
+    await expect.poll(() => page.getByTestId("edit-outcome").textContent()).toBe("Saved.");
+    expect((await api.endpoints.get(ep.id)).dedupe).toBeUndefined();
     expect(cspViolations).toEqual([]);
   });
 

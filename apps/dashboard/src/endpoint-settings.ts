@@ -3,6 +3,7 @@ import { clear, h } from "./dom.js";
 import { exactTime, relativeTime } from "./format.js";
 import { forwardFields, type ForwardFields } from "./forward-settings.js";
 import { inboundFields, type InboundFields } from "./inbound-settings.js";
+import { dedupeFields, type DedupeFields } from "./dedupe-settings.js";
 import { fillProviders } from "./providers.js";
 import { redactFields, type RedactFields } from "./redact-settings.js";
 import type * as Checks from "./response-check.js";
@@ -57,6 +58,7 @@ interface Fields {
   forward: ForwardFields;
   redact: RedactFields;
   inbound: InboundFields;
+  dedupe: DedupeFields;
 }
 
 /** Only what differs from `ep`: every field given replaces the stored one, and a response given restarts its sequence. */
@@ -75,6 +77,7 @@ function changes(ep: EndpointJson, f: Fields, response: EndpointResponseConfig |
     ...(changedRedact ? { redact } : {}),
     ...f.forward.changes(ep),
     ...f.inbound.changes(ep),
+    ...f.dedupe.changes(ep),
   };
 }
 
@@ -107,6 +110,7 @@ function fieldsOf(ctx: AppContext, ep: EndpointJson): Fields {
     forward: forwardFields(ep),
     redact: redactFields(ep),
     inbound: inboundFields(ep),
+    dedupe: dedupeFields(ep),
   };
 }
 
@@ -136,6 +140,7 @@ function editForm(ctx: AppContext, ep: EndpointJson, save: (body: UpdateEndpoint
       problem,
     ),
     section("Forwarding", f.forward.element),
+    section("Deduplication", f.dedupe.element),
     section("Redaction", f.redact.element),
     section("Who may send", f.inbound.element),
     h("div", { class: "row form-actions" }, h("button", { type: "submit", class: "btn primary", "data-testid": "save-endpoint" }, "Save changes"), outcome),

@@ -54,6 +54,17 @@ function driftPill(ctx: AppContext, v: EventView): HTMLElement | null {
   );
 }
 
+/** A retry the endpoint's deduplication recognised (design §17): stored and answered, not forwarded; links to the first. */
+function duplicatePill(ctx: AppContext, v: EventView): HTMLElement | null {
+  const first = v.detail.duplicateOf;
+  if (!first) return null;
+  return h(
+    "a",
+    { class: "pill warn", href: ctx.href({ endpointId: v.endpoint.id, eventId: first }), "data-testid": "duplicate-of", title: "A repeat of an earlier capture (same deduplication key within the window): stored, answered, not forwarded" },
+    `duplicate of ${first.slice(0, 8)}`,
+  );
+}
+
 function summary(ctx: AppContext, v: EventView, actions: HTMLElement): HTMLElement {
   const d = v.detail;
   return h(
@@ -75,6 +86,7 @@ function summary(ctx: AppContext, v: EventView, actions: HTMLElement): HTMLEleme
       d.truncated ? h("span", { class: "pill warn", "data-testid": "truncated" }, "stored truncated") : null,
       redactedPill(d),
       driftPill(ctx, v),
+      duplicatePill(ctx, v),
       d.forwardState ? h("span", { class: `pill forward ${d.forwardState}` }, `→ ${d.forwardState}`) : null,
     ),
     h(

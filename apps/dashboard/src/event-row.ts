@@ -26,6 +26,7 @@ function pathCell(e: EventSummaryJson, path: string | undefined): HTMLElement {
     shown,
     e.truncated ? h("span", { class: "pill warn", title: "Stored truncated: the body was over the limit" }, "truncated") : null,
     e.decryption !== "ok" ? h("span", { class: "pill warn", title: "The body is not shown" }, e.decryption.replace("_", " ")) : null,
+    e.duplicateOf ? h("span", { class: "pill warn", "data-testid": "duplicate-badge", title: `A repeat of ${e.duplicateOf}: stored and answered, not forwarded` }, "duplicate") : null,
     // Under the sub-path when the pane is too narrow for the other columns.
     h(
       "span",

@@ -42,6 +42,7 @@ const seeded = {} as {
   binaryEvent: string;
   failedEvent: string;
   relayEvent: string;
+  duplicateEvent: string;
   shapes: EndpointJson;
   driftEvent: string;
 };
@@ -98,6 +99,10 @@ async function seed(): Promise<void> {
     if (tries > 100) throw new Error("the relay event was never delivered");
     await new Promise((r) => setTimeout(r, 100));
   }
+  // A provider's retry of the relay's event, recognised by the endpoint's deduplication (design §17).
+  await api.endpoints.update(seeded.relay.id, { dedupe: { windowSeconds: 600, fields: ["body.type"] } });
+  await capture(`${seeded.relay.webhookUrl}/orders?id=7`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"type":"order.shipped"}' });
+  seeded.duplicateEvent = await capture(`${seeded.relay.webhookUrl}/orders?id=7`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"type":"order.shipped"}' });
   // Two alert channels, one restricted to an endpoint, the other with a test alert delivered.
   await api.alerts.create({ name: "on-call", type: "slack", url: "https://hooks.slack.example.test/services/T0/B0/x", events: ["signature.failed", "delivery.exhausted"], endpointIds: [seeded.stripe.id] });
   const pager = await api.alerts.create({ name: "pager", type: "webhook", url: `http://127.0.0.1:${(destination.address() as AddressInfo).port}/alerts`, events: ["delivery.exhausted"] });
@@ -317,6 +322,11 @@ const VIEWS: View[] = [
     after: (page) => page.keyboard.press("Escape"),
   },
   { name: "listeners", hash: () => `#/endpoints/${seeded.main.id}/listeners`, ready: (page) => page.getByTestId("no-listeners").waitFor() },
+  {
+    name: "event-duplicate",
+    hash: event(() => seeded.relay, () => seeded.duplicateEvent),
+    ready: (page) => page.getByTestId("duplicate-of").waitFor(),
+  },
   {
     name: "event-history",
     hash: event(() => seeded.relay, () => seeded.relayEvent, "/history"),
