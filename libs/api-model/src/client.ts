@@ -12,6 +12,7 @@ import type { JsonSchemaDocument, SchemaListJson } from "./schemas.js";
 import type { ApiKeyListJson, CreateApiKeyRequest, CreatedApiKeyJson } from "./keys.js";
 import type { AuditListJson, ConfigAppliedRequest, ListAuditQueryText } from "./audit.js";
 import type { AlertChannelListJson, AlertTestJson, CreateAlertChannelRequest, CreatedAlertChannelJson } from "./alerts.js";
+import type { RedeliveryCountJson, RedeliveryFilterJson, RedeliveryJobJson, RedeliveryJobListJson } from "./redeliveries.js";
 
 /**
  * The one typed client of /v1, for the dashboard, the CLI and tests. It runs wherever `fetch`
@@ -386,6 +387,20 @@ export function createApiClient(options: ApiClientOptions) {
     test: (id: string) => request<AlertTestJson>("POST", `/v1/alert-channels/${seg(id)}/test`, { body: {} }),
   };
 
+  const redeliveriesPath = (endpointId: string, jobId?: string) =>
+    `/v1/endpoints/${seg(endpointId)}/redeliveries${jobId === undefined ? "" : `/${seg(jobId)}`}`;
+
+  /** Bulk redelivery (design §18): jobs that put the matching events' deliveries back in the outbox. */
+  const redeliveries = {
+    /** How many deliveries a job with this filter would redo now; nothing is started. */
+    count: (endpointId: string, filter: RedeliveryFilterJson = {}) =>
+      request<RedeliveryCountJson>("POST", redeliveriesPath(endpointId), { body: { filter, dryRun: true } }),
+    start: (endpointId: string, filter: RedeliveryFilterJson = {}) => request<RedeliveryJobJson>("POST", redeliveriesPath(endpointId), { body: { filter } }),
+    get: (endpointId: string, jobId: string, signal?: AbortSignal) => request<RedeliveryJobJson>("GET", redeliveriesPath(endpointId, jobId), { signal }),
+    list: (endpointId: string, signal?: AbortSignal) => request<RedeliveryJobListJson>("GET", redeliveriesPath(endpointId), { signal }),
+    cancel: (endpointId: string, jobId: string) => request<RedeliveryJobJson>("POST", `${redeliveriesPath(endpointId, jobId)}/cancel`, { body: {} }),
+  };
+
   const follow = createFollow(events.list);
 
   return {
@@ -398,6 +413,7 @@ export function createApiClient(options: ApiClientOptions) {
     keys,
     audit,
     alerts,
+    redeliveries,
     follow,
   };
 }

@@ -40,8 +40,12 @@ import type Database from "better-sqlite3";
  * before moved there under its endpoint's id as destination id (legacyDestinationId), its
  * attempts with it, and `forward_attempts` is gone; the events' own forward columns other than
  * forward_state are no longer read. Endpoints gained their destinations' sealed target secrets.
+ * Version 13: bulk redelivery (design §18, ADR 0089). `redelivery_jobs` holds the jobs (filter,
+ * counts, cursor, lease); a delivery a job put back in the outbox carries the job
+ * (`deliveries.bulk_job_id`, indexed while set) and the attempts it had then
+ * (`deliveries.attempt_base`, where its fresh attempt budget starts).
  */
-export const SCHEMA_VERSION = 11;
+export const SCHEMA_VERSION = 13;
 /** The version whose opening moves an older file's deliveries (moveLegacyDeliveries). */
 export const DELIVERIES_VERSION = 11;
 
@@ -92,6 +96,12 @@ export const addedColumns = {
   event_bodies: [
     ["sealed_request", "BLOB"],
     ["redactions", "TEXT NOT NULL DEFAULT ''"],
+  ],
+  deliveries: [
+    // The bulk redelivery job that put the delivery back in the outbox (ADR 0089); NULL: none.
+    ["bulk_job_id", "TEXT"],
+    // Attempts it had when the job put it back: its attempt budget counts from there.
+    ["attempt_base", "INTEGER NOT NULL DEFAULT 0"],
   ],
 } as const satisfies Record<string, readonly (readonly [name: string, definition: string])[]>;
 
@@ -194,6 +204,7 @@ CREATE TABLE IF NOT EXISTS deliveries (
   claim_until INTEGER,
   claimable_at INTEGER,
   started INTEGER NOT NULL DEFAULT 0,
+${columnsSql("deliveries")},
   UNIQUE (seq, destination_id)
 );
 CREATE INDEX IF NOT EXISTS deliveries_outbox ON deliveries (claimable_at, seq) WHERE claimable_at IS NOT NULL;
@@ -327,6 +338,35 @@ CREATE TABLE IF NOT EXISTS alerts (
 CREATE INDEX IF NOT EXISTS alerts_key ON alerts (channel_id, type, endpoint_id, due_at);
 CREATE INDEX IF NOT EXISTS alerts_outbox ON alerts (next_attempt_at) WHERE state = 'pending';
 CREATE INDEX IF NOT EXISTS alerts_finished ON alerts (due_at) WHERE state <> 'pending';
+-- Bulk redelivery jobs (design §18, ADR 0089): the filter as JSON, the walk's cursor and end
+-- (until), the counts, and the lease of the replay runner working it.
+CREATE TABLE IF NOT EXISTS redelivery_jobs (
+  id TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL,
+  endpoint_id TEXT NOT NULL,
+  filter TEXT NOT NULL,
+  state TEXT NOT NULL,
+  total INTEGER NOT NULL,
+  queued INTEGER NOT NULL,
+  done INTEGER NOT NULL,
+  failed INTEGER NOT NULL,
+  walked INTEGER NOT NULL,
+  cursor_at INTEGER,
+  cursor_id TEXT,
+  until_at INTEGER,
+  until_id TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  finished_at INTEGER,
+  created_by_key_id TEXT NOT NULL,
+  created_by_key_prefix TEXT NOT NULL,
+  lease_owner TEXT,
+  lease_until INTEGER
+);
+CREATE INDEX IF NOT EXISTS redelivery_jobs_endpoint ON redelivery_jobs (endpoint_id, created_at, id);
+CREATE INDEX IF NOT EXISTS redelivery_jobs_running ON redelivery_jobs (account_id) WHERE state = 'running';
+CREATE INDEX IF NOT EXISTS redelivery_jobs_claim ON redelivery_jobs (lease_until, created_at) WHERE state = 'running';
+CREATE INDEX IF NOT EXISTS redelivery_jobs_finished ON redelivery_jobs (finished_at) WHERE finished_at IS NOT NULL;
 -- What was learned of an endpoint's JSON bodies per event type (design §19): paths as
 -- [[path, types mask, present], ...] in the order first seen; never a value.
 CREATE TABLE IF NOT EXISTS event_schemas (
@@ -343,10 +383,12 @@ CREATE TABLE IF NOT EXISTS event_schemas (
 ) WITHOUT ROWID;
 `;
 
-/** Indexes over added columns: created once addMissingColumns has run (none since version 9). */
+/** Indexes over added columns: created once addMissingColumns has run. */
 export const addedIndexesSql = `
 -- Versions 3 to 8's outbox, on the events themselves.
 DROP INDEX IF EXISTS events_outbox;
+-- A job's deliveries (version 13): those still open settle it.
+CREATE INDEX IF NOT EXISTS deliveries_bulk ON deliveries (bulk_job_id, state) WHERE bulk_job_id IS NOT NULL;
 `;
 
 /**
