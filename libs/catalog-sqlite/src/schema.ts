@@ -363,10 +363,10 @@ CREATE TABLE IF NOT EXISTS redelivery_jobs (
   lease_owner TEXT,
   lease_until INTEGER
 );
+-- An endpoint's list; the running ones (few: a handful per account) for claims and the quota.
+-- The hourly purge of finished ones scans the table.
 CREATE INDEX IF NOT EXISTS redelivery_jobs_endpoint ON redelivery_jobs (endpoint_id, created_at, id);
-CREATE INDEX IF NOT EXISTS redelivery_jobs_running ON redelivery_jobs (account_id) WHERE state = 'running';
-CREATE INDEX IF NOT EXISTS redelivery_jobs_claim ON redelivery_jobs (lease_until, created_at) WHERE state = 'running';
-CREATE INDEX IF NOT EXISTS redelivery_jobs_finished ON redelivery_jobs (finished_at) WHERE finished_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS redelivery_jobs_running ON redelivery_jobs (lease_until, created_at) WHERE state = 'running';
 -- What was learned of an endpoint's JSON bodies per event type (design §19): paths as
 -- [[path, types mask, present], ...] in the order first seen; never a value.
 CREATE TABLE IF NOT EXISTS event_schemas (

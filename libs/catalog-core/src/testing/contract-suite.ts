@@ -13,6 +13,7 @@ import { auditContract } from "./audit-contract.js";
 import { apiKeyLifecycleContract } from "./api-key-lifecycle-contract.js";
 import { alertContract } from "./alert-contract.js";
 import { schemaContract } from "./schema-contract.js";
+import { redeliveryContract } from "./redelivery-contract.js";
 
 export interface ContractOptions {
   open: () => Promise<CatalogStore>;
@@ -223,6 +224,7 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
     apiKeyLifecycleContract(context, options.another);
     alertContract(context);
     schemaContract(context);
+    redeliveryContract(context);
 
     describe("events", () => {
       it("stamps in order and lists newest first with exact counters", async () => {
