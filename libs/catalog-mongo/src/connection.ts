@@ -18,6 +18,8 @@ export interface CatalogCollections {
   alerts: Collection<AnyDoc>;
   /** What was learned of endpoints' JSON bodies per event type (design §19). */
   schemas: Collection<AnyDoc>;
+  /** Bulk redelivery jobs (design §18; ADR 0089). */
+  redeliveryJobs: Collection<AnyDoc>;
   /** What the catalog notes of its own documents: which moves of stored documents were made. */
   meta: Collection<AnyDoc>;
 }
@@ -69,6 +71,7 @@ export async function connectCatalog(options: ConnectOptions): Promise<CatalogCo
       alertChannels: db.collection("alert_channels"),
       alerts: db.collection("alerts"),
       schemas: db.collection("schemas"),
+      redeliveryJobs: db.collection("redelivery_jobs"),
       meta: db.collection("catalog_meta"),
     };
     await ensureIndexes(collections);
@@ -103,6 +106,8 @@ async function ensureIndexes(c: CatalogCollections): Promise<void> {
       { key: { endpointId: 1, receivedAt: 1 }, name: "metadata_only", partialFilterExpression: { bodyStored: false } },
       { key: { receivedAt: 1 }, name: "retention" },
       OUTBOX_INDEX,
+      // The deliveries a bulk redelivery job put back (ADR 0089): a page's count and a walked job's open ones.
+      { key: { "deliveries.bulkJobId": 1 }, name: "bulk_deliveries", sparse: true },
     ]),
     c.audits.createIndexes([{ key: { accountId: 1, createdAt: 1 } }]),
     c.auditLog.createIndexes([
@@ -122,6 +127,13 @@ async function ensureIndexes(c: CatalogCollections): Promise<void> {
     ]),
     // An endpoint's schemas by event type (the list, the count of the types limit, the delete).
     c.schemas.createIndexes([{ key: { endpointId: 1, eventType: 1 } }]),
+    // An endpoint's jobs newest first; the running ones for claims and an account's running count; the purge.
+    c.redeliveryJobs.createIndexes([
+      { key: { endpointId: 1, createdAt: -1, _id: -1 }, name: "endpoint_jobs" },
+      { key: { state: 1, leaseUntil: 1, createdAt: 1, _id: 1 }, name: "claim" },
+      { key: { accountId: 1, state: 1 }, name: "account_running" },
+      { key: { finishedAt: 1 }, name: "finished", sparse: true },
+    ]),
   ]);
 }
 

@@ -10,14 +10,14 @@ export type EndpointMethods = Pick<
 >;
 
 /**
- * Endpoints; deleting one deletes its events and schemas with it; an update is one atomic pipeline update.
+ * Endpoints; deleting one deletes its events, schemas and redelivery jobs with it; an update is one atomic pipeline update.
  * A create under the quota counts and inserts in one transaction that first moves the
  * account's document (endpointQuotaGuard, ADR 0036); within one process creates also take
  * turns, which is what keeps the quota on a standalone server (no transactions: one catalog
  * process, docs/operations.md).
  */
 export function createEndpoints(
-  { accounts, endpoints, events, auditLog, schemas }: Pick<CatalogCollections, "accounts" | "endpoints" | "events" | "auditLog" | "schemas">,
+  { accounts, endpoints, events, auditLog, schemas, redeliveryJobs }: Pick<CatalogCollections, "accounts" | "endpoints" | "events" | "auditLog" | "schemas" | "redeliveryJobs">,
   inTransaction: InTransaction,
   withAudit: WithAudit,
 ): EndpointMethods {
@@ -92,6 +92,7 @@ export function createEndpoints(
         if (res.deletedCount === 0) return false;
         await events.deleteMany({ endpointId }, { session });
         await schemas.deleteMany({ endpointId }, { session });
+        await redeliveryJobs.deleteMany({ endpointId }, { session });
         if (audit) await auditLog.insertOne(auditLogDocs.write(audit), { session });
         return true;
       });
