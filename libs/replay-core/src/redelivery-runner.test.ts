@@ -190,7 +190,7 @@ describe("the bulk redelivery runner", () => {
     const owners: string[] = [];
     const watching: Interceptor = (next) => async (req) => {
       const res = await next(req);
-      if (req.method.name === "RunRedeliveryPage" && (res.message as { job?: unknown }).job) owners.push((req.message as { owner: string }).owner);
+      if (req.method.name === "RunRedeliveryPage" && (res.message as { job?: unknown }).job) owners.push((req.message as unknown as { owner: string }).owner);
       return res;
     };
     const watched = catalogThrough(b, watching);

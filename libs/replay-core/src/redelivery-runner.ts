@@ -88,7 +88,7 @@ export function createRedeliveryRunner(deps: RedeliveryRunnerDeps, options: Rede
     try {
       while (job && job.state === "running") {
         if (!running) return await release(job.id, 0);
-        const limit = job.walked ? 0 : Math.max(0, Math.min(options.pageSize, options.window - open(job)));
+        const limit: number = job.walked ? 0 : Math.max(0, Math.min(options.pageSize, options.window - open(job)));
         // Its window is full: the outbox sends what it put back before it puts back more.
         if (!job.walked && limit === 0) await pause();
         const before = job.queued;
