@@ -73,6 +73,57 @@ function selectionSql(s: Selection): { events: string; deliveries: string; param
   };
 }
 
+/** The SQL a dry run's count and a job's pages share (selectionSql), and a page's requeue of one event. */
+function createSelection(db: Database.Database) {
+  const stmt = {
+    deliveriesOf: db.prepare(`SELECT ${deliveryRows.columns("d")} FROM deliveries d WHERE d.seq = ?`),
+    upsert: db.prepare(DELIVERY_UPSERT_SQL),
+    tag: db.prepare("UPDATE deliveries SET bulk_job_id = ?, attempt_base = started WHERE seq = ? AND destination_id = ?"),
+    states: db.prepare("SELECT state FROM deliveries WHERE seq = ?").pluck(),
+    aggregate: db.prepare("UPDATE events SET forward_state = ? WHERE seq = ?"),
+  };
+  // Query shapes vary with the filters given; each shape is prepared once.
+  const prepared = new Map<string, Database.Statement>();
+  const prep = (sql: string): Database.Statement => {
+    let statement = prepared.get(sql);
+    if (!statement) prepared.set(sql, (statement = db.prepare(sql)));
+    return statement;
+  };
+
+  return {
+    count(s: Selection): number {
+      const q = selectionSql(s);
+      return prep(`SELECT count(*) FROM events e JOIN deliveries rd ON rd.seq = e.seq WHERE ${q.events} AND ${q.deliveries}`)
+        .pluck()
+        .get(...q.params, ...q.deliveryParams) as number;
+    },
+
+    /** The next `limit` events of the walk with a delivery the job redoes, oldest first. */
+    pageEvents(s: Selection, limit: number): { seq: number; received_at: number; id: string }[] {
+      const q = selectionSql(s);
+      return prep(
+        `SELECT e.seq, e.received_at, e.id FROM events e WHERE ${q.events}
+          AND EXISTS (SELECT 1 FROM deliveries rd WHERE rd.seq = e.seq AND ${q.deliveries})
+          ORDER BY e.received_at, e.id LIMIT ?`,
+      ).all(...q.params, ...q.deliveryParams, limit) as { seq: number; received_at: number; id: string }[];
+    },
+
+    /** The event's deliveries the job redoes, put back in the outbox and tagged; its aggregate moved. Answers how many. */
+    requeueEvent(seq: number, jobId: string, destinations: readonly string[], now: number): number {
+      let n = 0;
+      for (const row of stmt.deliveriesOf.all(seq) as Row[]) {
+        const { destinationId, ...p } = deliveryRows.read(row);
+        if (!redoes(destinationId, p.state, destinations)) continue;
+        stmt.upsert.run(deliveryRows.values(deliveryRow(seq, destinationId, requeuedDelivery(p, now))));
+        stmt.tag.run(jobId, seq, destinationId);
+        n += 1;
+      }
+      stmt.aggregate.run(aggregateOf((stmt.states.all(seq) as DeliveryState[]).map((state) => ({ state }))) ?? null, seq);
+      return n;
+    },
+  };
+}
+
 /**
  * Bulk redelivery jobs (design §18; ADR 0089). Every write is an IMMEDIATE transaction: a page
  * requeues its events' deliveries, moves their aggregate states and moves the job's cursor
@@ -91,28 +142,16 @@ export function createRedeliveries(db: Database.Database, writeAudit: WriteAudit
     claimable: db.prepare(
       "SELECT * FROM redelivery_jobs WHERE state = 'running' AND (lease_until IS NULL OR lease_until <= ?) ORDER BY coalesce(lease_until, 0), created_at, id LIMIT 1",
     ),
-    deliveriesOf: db.prepare(`SELECT ${deliveryRows.columns("d")} FROM deliveries d WHERE d.seq = ?`),
-    upsert: db.prepare(DELIVERY_UPSERT_SQL),
-    tag: db.prepare("UPDATE deliveries SET bulk_job_id = ?, attempt_base = started WHERE seq = ? AND destination_id = ?"),
-    states: db.prepare("SELECT state FROM deliveries WHERE seq = ?").pluck(),
-    aggregate: db.prepare("UPDATE events SET forward_state = ? WHERE seq = ?"),
     open: db.prepare(`SELECT count(*) FROM deliveries WHERE bulk_job_id = ? AND state IN (${OPEN_SQL})`).pluck(),
     purge: db.prepare("DELETE FROM redelivery_jobs WHERE finished_at IS NOT NULL AND finished_at < ?"),
   };
+  const { count, pageEvents, requeueEvent } = createSelection(db);
   const update = redeliveryJobRows.update(
     ["state", "total", "queued", "done", "failed", "walked", "cursorAt", "cursorId", "updatedAt", "finishedAt", "leaseOwner", "leaseUntil"],
     "id = ?",
   );
   const updateStmt = db.prepare(update.sql);
   const write = (job: RedeliveryJobRecord) => updateStmt.run(...update.values(redeliveryJobToRow(job)), job.id);
-
-  // Query shapes vary with the filters given; each shape is prepared once.
-  const prepared = new Map<string, Database.Statement>();
-  const prep = (sql: string): Database.Statement => {
-    let statement = prepared.get(sql);
-    if (!statement) prepared.set(sql, (statement = db.prepare(sql)));
-    return statement;
-  };
 
   const endpointOf = (accountId: string, endpointId: string): EndpointRecord | undefined => {
     const row = stmt.endpoint.get(endpointId, accountId) as Row | undefined;
@@ -126,37 +165,6 @@ export function createRedeliveries(db: Database.Database, writeAudit: WriteAudit
     const destinations = redeliveryDestinations(endpoint, filter);
     if (destinations.length === 0) throw redeliveryNotConfigured();
     return destinations;
-  }
-
-  function count(s: Selection): number {
-    const q = selectionSql(s);
-    return prep(`SELECT count(*) FROM events e JOIN deliveries rd ON rd.seq = e.seq WHERE ${q.events} AND ${q.deliveries}`)
-      .pluck()
-      .get(...q.params, ...q.deliveryParams) as number;
-  }
-
-  /** The next `limit` events of the walk with a delivery the job redoes, oldest first. */
-  function pageEvents(s: Selection, limit: number): { seq: number; received_at: number; id: string }[] {
-    const q = selectionSql(s);
-    return prep(
-      `SELECT e.seq, e.received_at, e.id FROM events e WHERE ${q.events}
-        AND EXISTS (SELECT 1 FROM deliveries rd WHERE rd.seq = e.seq AND ${q.deliveries})
-        ORDER BY e.received_at, e.id LIMIT ?`,
-    ).all(...q.params, ...q.deliveryParams, limit) as { seq: number; received_at: number; id: string }[];
-  }
-
-  /** The event's deliveries the job redoes, put back in the outbox and tagged; its aggregate moved. Answers how many. */
-  function requeueEvent(seq: number, jobId: string, destinations: readonly string[], now: number): number {
-    let n = 0;
-    for (const row of stmt.deliveriesOf.all(seq) as Row[]) {
-      const { destinationId, ...p } = deliveryRows.read(row);
-      if (!redoes(destinationId, p.state, destinations)) continue;
-      stmt.upsert.run(deliveryRows.values(deliveryRow(seq, destinationId, requeuedDelivery(p, now))));
-      stmt.tag.run(jobId, seq, destinationId);
-      n += 1;
-    }
-    stmt.aggregate.run(aggregateOf((stmt.states.all(seq) as DeliveryState[]).map((state) => ({ state }))) ?? null, seq);
-    return n;
   }
 
   const createTx = db.transaction((job: Parameters<CatalogStore["createRedeliveryJob"]>[0], limits: Parameters<CatalogStore["createRedeliveryJob"]>[1], audit: AuditRecord | undefined) => {

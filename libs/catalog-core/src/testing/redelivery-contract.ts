@@ -189,7 +189,7 @@ export function redeliveryContract(ctx: ContractContext): void {
       expect(await store().runRedeliveryPage(job.id, "two", LATER + 4, 10, LEASE_MS)).toBeUndefined();
       expect(await store().releaseRedeliveryJob(job.id, "two", LATER + 4)).toBe(false);
       // "one" is killed here. Its lease ends; "two" takes the job from its cursor: nothing walked twice.
-      ctx.reopen && (await ctx.reopen());
+      if (ctx.reopen) await ctx.reopen();
       expect(await store().claimRedeliveryJob("two", LATER + 3 + LEASE_MS - 1, LEASE_MS)).toBeUndefined();
       expect((await store().claimRedeliveryJob("two", LATER + 3 + LEASE_MS, LEASE_MS))?.cursor).toEqual({ receivedAt: expect.any(Number), id: events[0]!.eventId });
       expect(await store().runRedeliveryPage(job.id, "one", LATER + 3 + LEASE_MS, 10, LEASE_MS)).toBeUndefined();

@@ -1,4 +1,4 @@
-import { REDELIVERY_LIMITS, redeliveryCount, redeliveryJob, redeliveryJobList, redeliveryRequest, type RedeliveryCountJson, type RedeliveryJobJson, type RedeliveryJobListJson } from "@whc/api-model";
+import { REDELIVERY_LIMITS, redeliveryJob, redeliveryJobList, redeliveryRequest, type RedeliveryCountJson, type RedeliveryJobJson, type RedeliveryJobListJson } from "@whc/api-model";
 import { redeliveryFilterProto, redeliveryJobJson } from "@whc/api-model/present";
 import { AppError, validationFailed } from "@whc/errors";
 import type { GatewayDeps } from "../../deps.js";
