@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
-import { DELIVERY_STATES, VERIFICATIONS, type Cursor, type ExportEventsQueryText } from "@whc/api-model";
+import { DELIVERY_STATES, VERIFICATIONS, type Cursor, type ExportEventsQueryText, type RedeliveryFilterJson } from "@whc/api-model";
 import { oneOf } from "./output.js";
 
 /** The list's filters, as `whc events list` and `whc events export` both take them. */
@@ -50,8 +50,8 @@ function responseCodeArgument(value: string): number {
   return Number(value);
 }
 
-/** Adds the filter and cursor options to a command. */
-export function withEventFilters(command: Command): Command {
+/** Adds the list's filters but search to a command: what `whc redeliver` takes too. */
+export function withFilterOptions(command: Command): Command {
   return command
     .option("-t, --type <eventType>", "only this canonical event type (e.g. invoice.paid)")
     .option("--provider <provider>", "only captures detected as this provider (e.g. stripe)")
@@ -64,7 +64,12 @@ export function withEventFilters(command: Command): Command {
     .option("--drift", "only events whose JSON body drifted from the endpoint's learned schema of its type")
     .option("--no-drift", "only events whose body did not drift")
     .option("--duplicate", "only duplicates: repeats of a key the endpoint deduplicates on (duplicateOf)")
-    .option("--no-duplicate", "only events that are no duplicate")
+    .option("--no-duplicate", "only events that are no duplicate");
+}
+
+/** Adds the filter and cursor options to a command. */
+export function withEventFilters(command: Command): Command {
+  return withFilterOptions(command)
     .option("-q, --search <words>", "only bodies holding every word (case-insensitive)")
     .addOption(new Option("--before <receivedAt,id>", "only events older than this cursor").argParser(cursorArgument))
     .addOption(new Option("--after <receivedAt,id>", "only events newer than this cursor").argParser(cursorArgument));
@@ -86,5 +91,20 @@ export function filterQuery(o: FilterOptions): ExportEventsQueryText {
     ...(o.search !== undefined ? { search: o.search } : {}),
     ...(o.before ? { before: o.before.at, beforeId: o.before.id } : {}),
     ...(o.after ? { after: o.after.at, afterId: o.after.id } : {}),
+  };
+}
+
+/** The filters given, as bulk redelivery's JSON filter (design §18): the list's names, typed values. */
+export function redeliveryFilterOf(o: FilterOptions): RedeliveryFilterJson {
+  return {
+    ...(o.type !== undefined ? { eventType: o.type } : {}),
+    ...(o.provider !== undefined ? { provider: o.provider } : {}),
+    ...(o.responseCode !== undefined ? { responseCode: o.responseCode } : {}),
+    ...(o.verification !== undefined ? { status: o.verification as RedeliveryFilterJson["status"] } : {}),
+    ...(o.from !== undefined ? { from: o.from } : {}),
+    ...(o.to !== undefined ? { to: o.to } : {}),
+    ...(o.forwardState !== undefined ? { forwardState: o.forwardState as RedeliveryFilterJson["forwardState"] } : {}),
+    ...(o.drift !== undefined ? { schemaDrift: o.drift } : {}),
+    ...(o.destination !== undefined ? { destinationId: o.destination } : {}),
   };
 }

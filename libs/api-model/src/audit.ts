@@ -18,6 +18,8 @@ export const AUDIT_ACTIONS = [
   "events.exported",
   "event.replayed",
   "event.redelivered",
+  "redelivery.started",
+  "redelivery.canceled",
   "event.triggered",
   "key.created",
   "key.revoked",
@@ -48,7 +50,7 @@ export const auditEntry = z
       .describe(
         "What the action adds, never a body or a secret: `fields` (endpoint.updated), `unmasked` (event.curl_exported), " +
           "`count` and `complete` (events.exported), `audit_id`, `result`, `mode`, `target` (the origin) and, for an edited replay, `edited` (the header names set and removed, and the body edit's kind; event.replayed), " +
-          "`attempt` and `status` (event.redelivered), `eventType` (event.triggered), the key's `id`, `prefix`, `name` and " +
+          "`attempt` and `status` (event.redelivered), `jobId`, `filter` and `total` (redelivery.started), `jobId`, `queued` (redelivery.canceled), `eventType` (event.triggered), the key's `id`, `prefix`, `name` and " +
           "`scopes` (key.created, key.revoked), `sha256`, `total`, `applied`, `complete`, the counts and first slugs of what " +
           "was `created`, `updated` and `deleted` (config.applied).",
       ),

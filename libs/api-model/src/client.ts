@@ -12,6 +12,7 @@ import type { JsonSchemaDocument, SchemaListJson } from "./schemas.js";
 import type { ApiKeyListJson, CreateApiKeyRequest, CreatedApiKeyJson } from "./keys.js";
 import type { AuditListJson, ConfigAppliedRequest, ListAuditQueryText } from "./audit.js";
 import type { AlertChannelListJson, AlertTestJson, CreateAlertChannelRequest, CreatedAlertChannelJson } from "./alerts.js";
+import type { RedeliveryCountJson, RedeliveryFilterJson, RedeliveryJobJson, RedeliveryJobListJson } from "./redeliveries.js";
 
 /**
  * The one typed client of /v1, for the dashboard, the CLI and tests. It runs wherever `fetch`
@@ -203,6 +204,21 @@ function createFollow(list: ListEvents) {
   };
 }
 
+type Request = <T>(method: string, path: string, o?: RequestOptions) => Promise<T>;
+
+/** Bulk redelivery's calls (design §18): count, start, read, list and cancel jobs. */
+function redeliveryCalls(request: Request) {
+  const path = (endpointId: string, jobId?: string) => `/v1/endpoints/${seg(endpointId)}/redeliveries${jobId === undefined ? "" : `/${seg(jobId)}`}`;
+  return {
+    /** How many deliveries a job with this filter would redo now; nothing is started. */
+    count: (endpointId: string, filter: RedeliveryFilterJson = {}) => request<RedeliveryCountJson>("POST", path(endpointId), { body: { filter, dryRun: true } }),
+    start: (endpointId: string, filter: RedeliveryFilterJson = {}) => request<RedeliveryJobJson>("POST", path(endpointId), { body: { filter } }),
+    get: (endpointId: string, jobId: string, signal?: AbortSignal) => request<RedeliveryJobJson>("GET", path(endpointId, jobId), { signal }),
+    list: (endpointId: string, signal?: AbortSignal) => request<RedeliveryJobListJson>("GET", path(endpointId), { signal }),
+    cancel: (endpointId: string, jobId: string) => request<RedeliveryJobJson>("POST", `${path(endpointId, jobId)}/cancel`, { body: {} }),
+  };
+}
+
 export function createApiClient(options: ApiClientOptions) {
   const base = options.baseUrl.replace(/\/+$/, "");
   const doFetch = options.fetch ?? ((input: string, init?: RequestInit) => fetch(input, init));
@@ -386,6 +402,9 @@ export function createApiClient(options: ApiClientOptions) {
     test: (id: string) => request<AlertTestJson>("POST", `/v1/alert-channels/${seg(id)}/test`, { body: {} }),
   };
 
+  /** Bulk redelivery (design §18): jobs that put the matching events' deliveries back in the outbox. */
+  const redeliveries = redeliveryCalls(request);
+
   const follow = createFollow(events.list);
 
   return {
@@ -398,6 +417,7 @@ export function createApiClient(options: ApiClientOptions) {
     keys,
     audit,
     alerts,
+    redeliveries,
     follow,
   };
 }

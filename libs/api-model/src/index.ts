@@ -31,4 +31,5 @@ export * from "./body-shape.js";
 export * from "./keys.js";
 export * from "./audit.js";
 export * from "./alerts.js";
+export * from "./redeliveries.js";
 export * from "./client.js";

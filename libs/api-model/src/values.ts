@@ -130,8 +130,8 @@ export function aggregateDeliveryState(states: readonly DeliveryState[]): Delive
 }
 /** After pending (or held): which state an event's several deliveries show, first match wins. */
 export const AGGREGATE_ORDER = ["exhausted", "failed", "delivered", "skipped", "duplicate"] as const satisfies readonly DeliveryState[];
-/** What started an attempt: the outbox's first and later tries, redeliver, or `whc listen`. */
-export const ATTEMPT_TRIGGERS = ["initial", "retry", "manual", "cli"] as const;
+/** What started an attempt: the outbox's first and later tries, redeliver, `whc listen`, or a bulk redelivery (design §18). */
+export const ATTEMPT_TRIGGERS = ["initial", "retry", "manual", "cli", "bulk"] as const;
 export type AttemptTrigger = (typeof ATTEMPT_TRIGGERS)[number];
 /** Why an attempt got no answer: replay's network failures plus the guard's and the leases'. */
 export const ATTEMPT_ERRORS = [

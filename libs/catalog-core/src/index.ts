@@ -4,7 +4,29 @@ export { createCatalogService } from "./service.js";
 export { ensuredApiKey } from "./api-keys.js";
 export type { CatalogServiceOptions } from "./service.js";
 export { nextStamp } from "./ids.js";
-export { endpointQuotaExceeded, keyQuotaExceeded } from "./quotas.js";
+export { endpointQuotaExceeded, keyQuotaExceeded, redeliveryJobsExceeded, redeliveryTooLarge } from "./quotas.js";
+export {
+  OPEN_STATES,
+  REDONE_STATES,
+  canceledJob,
+  claimedJob,
+  cursorAfter,
+  endedOutcome,
+  failedJob,
+  isClaimableJob,
+  jobAfterEnded,
+  jobLeaseHolds,
+  newRedeliveryJob,
+  pagedJob,
+  redeliveryDestinations,
+  redeliveryNotConfigured,
+  redoes,
+  releasedJob,
+  renewedJob,
+  requeuedDelivery,
+  settledJob,
+} from "./redelivery.js";
+export { MAX_REDELIVERY_PAGE, redeliveryFilterOf, redeliveryFilterToProto, redeliveryJobToProto } from "./service-redeliveries.js";
 export { isStalled, listenerQuotaExceeded, nextLagRun } from "./listeners.js";
 export type { ListenerOptions } from "./service-listeners.js";
 export { alertChannelToProto, createAlertRaiser } from "./service-alerts.js";

@@ -1,3 +1,4 @@
+import type { NewRedeliveryJob, RedeliveryFilter, RedeliveryJobRecord, RedeliveryLimits } from "./types.js";
 import type { AlertAttemptResult, AlertChannelRecord, AlertClaim, RaisedAlert, ApiKeyFilter, ApiKeyRecord, AuditPage, AuditQuery, AuditRecord, AppendResult, Cursor, EndpointPatch, EndpointPage, EndpointRecord, EventPage, EventQuery, EventRecord, ListenerRecord, NewEndpoint, NewEvent, ReplayAuditRecord, ReplayCharge, DeliveryClaim, AttemptRecord, OutboxStats, RecordedAttempt, SchemaDriftNotice, SchemaObservation, SchemaRecord } from "./types.js";
 import type { Clock } from "./ids.js";
 import type { AttemptTransition, DeliveryRef, EventRef } from "@whc/ports";
@@ -60,7 +61,7 @@ export interface CatalogStore {
    * the limit, not with the account's number of endpoints (an index on account and id).
    */
   listEndpoints(accountId: string, page?: EndpointPage): Promise<EndpointRecord[]>;
-  /** Removes the endpoint, its events, its schemas and its deduplication keys; false when it was not there. */
+  /** Removes the endpoint, its events, its schemas, its deduplication keys and its redelivery jobs; false when it was not there. */
   deleteEndpoint(accountId: string, endpointId: string, audit?: AuditRecord): Promise<boolean>;
   /**
    * Applies the patch (EndpointPatch says how) atomically and sets updatedAt = now; undefined
@@ -111,7 +112,8 @@ export interface CatalogStore {
    * delivery's next attempt number (numbers are never given out twice, whatever crashes) and
    * hides the delivery from other claims until now + claimMs or until its attempt is recorded.
    * An event's deliveries (one per destination, design §17) are claimed each on its own.
-   * Oldest claimable first.
+   * Oldest claimable first. A delivery a bulk redelivery job put back answers the job and its
+   * attempt base (bulkJobId, attemptBase).
    */
   claimDeliveries(owner: string, now: number, claimMs: number, limit: number): Promise<DeliveryClaim[]>;
   /**
@@ -124,7 +126,9 @@ export interface CatalogStore {
   /**
    * Appends the attempt to the delivery (created as begun when the event has none to that
    * destination) and applies the transition; answers the delivery after it and the event's
-   * aggregate state, undefined when the event does not exist.
+   * aggregate state, undefined when the event does not exist. When the delivery was put back by
+   * a bulk redelivery job and this attempt ends it (endedOutcome), the job counts it
+   * (jobAfterEnded), in the same transaction where the store has one (ADR 0089).
    */
   recordForwardAttempt(ref: DeliveryRef, attempt: AttemptRecord, transition: AttemptTransition, audit?: AuditRecord): Promise<RecordedAttempt | undefined>;
   /**
@@ -203,6 +207,44 @@ export interface CatalogStore {
   /** The endpoint's schemas by event type; [] when there are none (or the endpoint is another account's). */
   listSchemas(accountId: string, endpointId: string): Promise<SchemaRecord[]>;
   getSchema(accountId: string, endpointId: string, eventType: string): Promise<SchemaRecord | undefined>;
+
+  /**
+   * Bulk redelivery (design §18; ADR 0089). How many deliveries a job with this filter would
+   * redo now: of the endpoint's events the filter takes (listEvents' filters), each delivery
+   * to one of redeliveryDestinations whose state a job redoes (redoes). `forward_not_configured`
+   * when the endpoint has none of those destinations; `not_found` when it is not the account's.
+   */
+  countRedeliveries(accountId: string, endpointId: string, filter: RedeliveryFilter): Promise<number>;
+  /**
+   * Starts a job (newRedeliveryJob) in one transaction: `quota_exceeded`
+   * (redeliveryJobsExceeded) when the account already runs limits.runningPerAccount jobs, or
+   * (redeliveryTooLarge) when the count, as countRedeliveries makes it up to the endpoint's
+   * newest event (the walk's end, `until`), passes limits.deliveriesPerJob. The audit entry is
+   * written with `total` and `jobId` added to its details. Errors as countRedeliveries'.
+   */
+  createRedeliveryJob(job: NewRedeliveryJob, limits: RedeliveryLimits, audit?: AuditRecord): Promise<RedeliveryJobRecord>;
+  getRedeliveryJob(accountId: string, endpointId: string, jobId: string): Promise<RedeliveryJobRecord | undefined>;
+  /** The endpoint's jobs, newest first (createdAt, then id), at most `limit`. */
+  listRedeliveryJobs(accountId: string, endpointId: string, limit: number): Promise<RedeliveryJobRecord[]>;
+  /** canceledJob; the audit entry (with `queued`) only when it was running. Undefined when there is no such job. */
+  cancelRedeliveryJob(accountId: string, endpointId: string, jobId: string, now: number, audit?: AuditRecord): Promise<RedeliveryJobRecord | undefined>;
+  /** Leases the claimable job (isClaimableJob) whose lease ended first (never-leased first), then oldest, to `owner` (claimedJob). */
+  claimRedeliveryJob(owner: string, now: number, leaseMs: number): Promise<RedeliveryJobRecord | undefined>;
+  /**
+   * While `owner` holds the job's lease (jobLeaseHolds), in one transaction: when it is running
+   * and not walked and `limit` > 0, the next `limit` events after its cursor, up to its `until`,
+   * that have a delivery it redoes get those deliveries requeued (requeuedDelivery, due `now`,
+   * tagged with the job and with their attempt count as base), their aggregate state moved, and
+   * the job paged (pagedJob); an endpoint that lost the destinations fails it (failedJob). A
+   * walked running job is settled (settledJob) with the number of its tagged deliveries still
+   * open. The lease is renewed to now + leaseMs. Undefined when the job is gone or the lease is
+   * another's; else the job as it now stands.
+   */
+  runRedeliveryPage(jobId: string, owner: string, now: number, limit: number, leaseMs: number): Promise<RedeliveryJobRecord | undefined>;
+  /** releasedJob at `at`, while `owner` holds the lease; false otherwise. */
+  releaseRedeliveryJob(jobId: string, owner: string, at: number): Promise<boolean>;
+  /** Deletes jobs that finished before `before`; answers how many. */
+  purgeRedeliveryJobs(before: number): Promise<number>;
 
   ping(): Promise<boolean>;
   close(): Promise<void>;

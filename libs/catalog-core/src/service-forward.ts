@@ -93,7 +93,15 @@ export function forwardMethods(
       // A full page: the worker claims again at once, and learns the next due time then.
       const next = claims.length < limit ? await store.nextDueAt(at) : undefined;
       return {
-        deliveries: claims.map((c) => ({ accountId: c.accountId, endpointId: c.endpointId, eventId: c.eventId, destinationId: c.destinationId, attempt: c.attempt })),
+        deliveries: claims.map((c) => ({
+          accountId: c.accountId,
+          endpointId: c.endpointId,
+          eventId: c.eventId,
+          destinationId: c.destinationId,
+          attempt: c.attempt,
+          bulkJobId: c.bulkJobId ?? "",
+          attemptBase: c.attemptBase ?? 0,
+        })),
         nextDueInMs: next === undefined ? 0n : BigInt(Math.max(1, next - at)),
       };
     },

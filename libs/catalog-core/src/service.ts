@@ -28,11 +28,13 @@ import { forwardMethods } from "./service-forward.js";
 import { auditEntryOf, auditMethods } from "./service-audit.js";
 import { listenerMethods } from "./service-listeners.js";
 import { alertMethods, createAlertRaiser, type AlertOptions, type RaiseAlerts } from "./service-alerts.js";
-import { ALERT_CHANNEL_LIMITS, ALERT_COALESCE_S, DELIVERY_STATES, KEY_LIMITS, LISTENER_LIMITS, LISTENER_STALL_S, LISTENER_TTL_S, SCOPES } from "@whc/api-model";
+import { ALERT_CHANNEL_LIMITS, ALERT_COALESCE_S, DELIVERY_STATES, REDELIVERY_LIMITS, KEY_LIMITS, LISTENER_LIMITS, LISTENER_STALL_S, LISTENER_TTL_S, SCOPES } from "@whc/api-model";
 import type { ListenerOptions } from "./service-listeners.js";
 import { createSchemaLearner, type SchemaLearner } from "./schema-learner.js";
 import { observationsOf, schemaMethods } from "./service-schemas.js";
 import { MAX_DEDUPE_KEY_BYTES, MAX_DEDUPE_WINDOW_MS } from "./dedupe.js";
+import { redeliveryMethods } from "./service-redeliveries.js";
+import type { RedeliveryLimits } from "./types.js";
 
 const DAY_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -102,6 +104,8 @@ export interface CatalogServiceOptions {
    * defaults and no drift hook. The composition passes one it closes before the store.
    */
   schemaLearner?: SchemaLearner;
+  /** Bulk redelivery's limits (ADR 0089); default REDELIVERY_LIMITS of @whc/api-model. */
+  redeliveries?: Partial<RedeliveryLimits>;
 }
 
 /** A key's lastUsedAt is written at most this often (ADR 0051). */
@@ -499,5 +503,6 @@ export function createCatalogService(
       raise,
     ),
     ...alertMethods(store, now, alerts),
+    ...redeliveryMethods(store, now, { ...REDELIVERY_LIMITS, ...options.redeliveries }),
   };
 }

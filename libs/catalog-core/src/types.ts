@@ -277,6 +277,10 @@ export interface DeliveryClaim {
   eventId: string;
   destinationId: string;
   attempt: number;
+  /** Present on a delivery a bulk redelivery job put back in the outbox (ADR 0089): the job. */
+  bulkJobId?: string;
+  /** With bulkJobId: attempts made before the job put it back; its attempt budget counts from there. */
+  attemptBase?: number;
 }
 
 /** What recording an attempt leaves: the delivery, and the event's aggregate state (design §17). */
@@ -575,4 +579,57 @@ export interface SchemaDriftNotice {
   eventId: string;
   changes: SchemaDriftChangeJson[];
   count: number;
+}
+
+/** Which events a bulk redelivery takes (design §18; ADR 0089): EventQuery's filters, search excepted. */
+export type RedeliveryFilter = Pick<
+  EventQuery,
+  "fromMs" | "toMs" | "eventType" | "provider" | "responseCode" | "verification" | "forwardState" | "destinationId" | "schemaDrift"
+>;
+
+export type RedeliveryJobState = "running" | "done" | "failed" | "canceled";
+
+/**
+ * A bulk redelivery job (ADR 0089). Its walk goes oldest first through the endpoint's events
+ * up to `until` (its newest event when the job started); `cursor` is the last event walked,
+ * moved in the transaction that puts that page's deliveries back in the outbox. A lease
+ * (leaseOwner, leaseUntil) gives the walk to one replay runner at a time.
+ */
+export interface RedeliveryJobRecord {
+  id: string;
+  accountId: string;
+  endpointId: string;
+  filter: RedeliveryFilter;
+  state: RedeliveryJobState;
+  /** Counted when the job started; set to `queued` once the walk is done (or stopped). */
+  total: number;
+  /** Deliveries put back in the outbox so far. */
+  queued: number;
+  /** Of those, ended delivered or skipped. */
+  done: number;
+  /** Of those, ended failed or exhausted. */
+  failed: number;
+  /** Every event up to `until` was walked. */
+  walked: boolean;
+  cursor: Cursor | undefined;
+  /** Undefined: the endpoint had no event when the job started (nothing to walk). */
+  until: Cursor | undefined;
+  createdAt: number;
+  updatedAt: number;
+  finishedAt: number | undefined;
+  createdByKeyId: string;
+  createdByKeyPrefix: string;
+  leaseOwner: string | undefined;
+  /** Until when the lease holds; a job released for later is claimable again from then. */
+  leaseUntil: number | undefined;
+}
+
+/** What a job is started with; the store counts it and sets the rest. */
+export type NewRedeliveryJob = Pick<RedeliveryJobRecord, "id" | "accountId" | "endpointId" | "filter" | "createdAt" | "createdByKeyId" | "createdByKeyPrefix">;
+
+export interface RedeliveryLimits {
+  /** Running jobs one account may have (quota redelivery_jobs). */
+  runningPerAccount: number;
+  /** Deliveries one job may redo (quota redelivery_deliveries). */
+  deliveriesPerJob: number;
 }

@@ -20,6 +20,8 @@ export interface CatalogCollections {
   schemas: Collection<AnyDoc>;
   /** Endpoints' deduplication keys (design §17, ADR 0083). */
   dedupeKeys: Collection<AnyDoc>;
+  /** Bulk redelivery jobs (design §18; ADR 0089). */
+  redeliveryJobs: Collection<AnyDoc>;
   /** What the catalog notes of its own documents: which moves of stored documents were made. */
   meta: Collection<AnyDoc>;
 }
@@ -72,6 +74,7 @@ export async function connectCatalog(options: ConnectOptions): Promise<CatalogCo
       alerts: db.collection("alerts"),
       schemas: db.collection("schemas"),
       dedupeKeys: db.collection("dedupe_keys"),
+      redeliveryJobs: db.collection("redelivery_jobs"),
       meta: db.collection("catalog_meta"),
     };
     await ensureIndexes(collections);
@@ -106,6 +109,8 @@ async function ensureIndexes(c: CatalogCollections): Promise<void> {
       { key: { endpointId: 1, receivedAt: 1 }, name: "metadata_only", partialFilterExpression: { bodyStored: false } },
       { key: { receivedAt: 1 }, name: "retention" },
       OUTBOX_INDEX,
+      // The deliveries a bulk redelivery job put back (ADR 0089): a page's count and a walked job's open ones.
+      { key: { "deliveries.bulkJobId": 1 }, name: "bulk_deliveries", sparse: true },
     ]),
     c.audits.createIndexes([{ key: { accountId: 1, createdAt: 1 } }]),
     c.auditLog.createIndexes([
@@ -127,6 +132,13 @@ async function ensureIndexes(c: CatalogCollections): Promise<void> {
     c.schemas.createIndexes([{ key: { endpointId: 1, eventType: 1 } }]),
     // An endpoint's keys (its delete, the count) and the expired ones the purge removes.
     c.dedupeKeys.createIndexes([{ key: { endpointId: 1 } }, { key: { expiresAt: 1 }, name: "expiry" }]),
+    // An endpoint's jobs newest first; the running ones for claims and an account's running count; the purge.
+    c.redeliveryJobs.createIndexes([
+      { key: { endpointId: 1, createdAt: -1, _id: -1 }, name: "endpoint_jobs" },
+      { key: { state: 1, leaseUntil: 1, createdAt: 1, _id: 1 }, name: "claim" },
+      { key: { accountId: 1, state: 1 }, name: "account_running" },
+      { key: { finishedAt: 1 }, name: "finished", sparse: true },
+    ]),
   ]);
 }
 

@@ -1,5 +1,5 @@
 import { AGGREGATE_ORDER } from "@whc/api-model";
-import { isSuccessStatus, type AttemptRecord } from "@whc/catalog-core";
+import { OPEN_STATES, isSuccessStatus, type AttemptRecord } from "@whc/catalog-core";
 import type { Doc } from "./documents.js";
 import { attemptToDoc } from "./records.js";
 import type { AttemptTransition, DeliveryRef, EventRef } from "@whc/ports";
@@ -73,7 +73,7 @@ function aggregateExpr(): Doc {
 }
 
 /** The stage every change ends with: the event's aggregate state and when it can next be claimed. */
-const SUMMARIZE = {
+export const SUMMARIZE = {
   $set: {
     forwardState: aggregateExpr(),
     outboxAt: { $min: { $map: { input: DELIVERIES, as: "d", in: claimableExpr("$$d") } } },
@@ -116,7 +116,8 @@ export function claimUpdate(owner: string, now: number, claimMs: number): Doc[] 
     {
       $set: {
         deliveries: { $map: { input: DELIVERIES, as: "d", in: { $cond: [{ $eq: ["$$d.destinationId", "$_c.destinationId"] }, "$_n", "$$d"] } } },
-        lastClaim: { destinationId: "$_n.destinationId", attempt: "$_n.started" },
+        // A delivery a bulk redelivery put back also answers its job and attempt base (absent otherwise, ADR 0089).
+        lastClaim: { destinationId: "$_n.destinationId", attempt: "$_n.started", bulkJobId: "$_n.bulkJobId", attemptBase: "$_n.attemptBase" },
       },
     },
     SUMMARIZE,
@@ -189,22 +190,43 @@ export function recordUpdate(ref: DeliveryRef, attempt: AttemptRecord, transitio
     { $set: { _k: { $in: [attempt.n, knownNumbers] }, _a: { $and: [{ $not: [{ $in: [attempt.n, knownNumbers] }] }, appliesExpr(attempt, transition)] } } },
     {
       $set: {
+        // The delivery's other fields (a bulk redelivery's tag, ADR 0089) are kept as they are.
         _n: {
-          destinationId: { $literal: ref.destinationId },
-          state: { $cond: ["$_a", { $literal: next.state }, { $ifNull: ["$_d.state", "pending"] }] },
-          target: { $cond: [{ $eq: ["$_d.state", null] }, { $literal: attempt.url }, "$_d.target"] },
-          nextAttemptAt: { $cond: ["$_a", { $literal: next.nextAttemptAt ?? null }, kept("nextAttemptAt")] },
-          claimOwner: { $cond: ["$_a", null, kept("claimOwner")] },
-          claimUntil: { $cond: ["$_a", null, kept("claimUntil")] },
-          started: unlessKnown({ $max: ["$_d.started", attempt.n] }, "started"),
-          attempts: unlessKnown({ $concatArrays: [{ $ifNull: ["$_d.attempts", []] }, [{ $literal: attemptToDoc(attempt) }]] }, "attempts"),
+          $mergeObjects: [
+            "$_d",
+            {
+              destinationId: { $literal: ref.destinationId },
+              state: { $cond: ["$_a", { $literal: next.state }, { $ifNull: ["$_d.state", "pending"] }] },
+              target: { $cond: [{ $eq: ["$_d.state", null] }, { $literal: attempt.url }, "$_d.target"] },
+              nextAttemptAt: { $cond: ["$_a", { $literal: next.nextAttemptAt ?? null }, kept("nextAttemptAt")] },
+              claimOwner: { $cond: ["$_a", null, kept("claimOwner")] },
+              claimUntil: { $cond: ["$_a", null, kept("claimUntil")] },
+              started: unlessKnown({ $max: ["$_d.started", attempt.n] }, "started"),
+              attempts: unlessKnown({ $concatArrays: [{ $ifNull: ["$_d.attempts", []] }, [{ $literal: attemptToDoc(attempt) }]] }, "attempts"),
+            },
+          ],
         },
       },
     },
-    { $set: { deliveries: withDelivery(ref.destinationId) } },
+    { $set: { deliveries: withDelivery(ref.destinationId), bulkEnded: bulkEndedExpr() } },
     SUMMARIZE,
     { $unset: ["_d", "_k", "_a", "_n"] },
   ];
+}
+
+/**
+ * What the record did to a bulk redelivery's delivery (ADR 0089): `{jobId, outcome}` when this
+ * attempt applied and ended it (catalog-core's endedOutcome: it left pending or held for an
+ * ended state), else null. The adapter counts it into the job from the updated document.
+ */
+function bulkEndedExpr(): Doc {
+  const open = { $literal: OPEN_STATES };
+  const ended = {
+    $and: ["$_a", { $ne: [{ $ifNull: ["$_d.bulkJobId", null] }, null] }, { $in: ["$_d.state", open] }, { $not: [{ $in: ["$_n.state", open] }] }],
+  };
+  return {
+    $cond: [ended, { jobId: "$_d.bulkJobId", outcome: { $cond: [{ $in: ["$_n.state", ["delivered", "skipped"]] }, "done", "failed"] } }, null],
+  };
 }
 
 /** A list's forward_state condition (the aggregate): "none" is an event never forwarded. */

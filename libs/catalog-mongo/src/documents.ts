@@ -100,6 +100,7 @@ export const SUMMARY_PROJECTION = {
   schemaDrift: 0,
   deliveries: 0,
   lastClaim: 0,
+  bulkEnded: 0,
   outboxAt: 0,
 } as const;
 

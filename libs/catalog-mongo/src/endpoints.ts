@@ -11,14 +11,14 @@ export type EndpointMethods = Pick<
 >;
 
 /**
- * Endpoints; deleting one deletes its events, schemas and deduplication keys with it; an update is one atomic pipeline update.
+ * Endpoints; deleting one deletes its events, schemas, deduplication keys and redelivery jobs with it; an update is one atomic pipeline update.
  * A create under the quota counts and inserts in one transaction that first moves the
  * account's document (endpointQuotaGuard, ADR 0036); within one process creates also take
  * turns, which is what keeps the quota on a standalone server (no transactions: one catalog
  * process, docs/operations.md).
  */
 export function createEndpoints(
-  { accounts, endpoints, events, auditLog, schemas, dedupeKeys }: Pick<CatalogCollections, "accounts" | "endpoints" | "events" | "auditLog" | "schemas" | "dedupeKeys">,
+  { accounts, endpoints, events, auditLog, schemas, dedupeKeys, redeliveryJobs }: Pick<CatalogCollections, "accounts" | "endpoints" | "events" | "auditLog" | "schemas" | "dedupeKeys" | "redeliveryJobs">,
   inTransaction: InTransaction,
   withAudit: WithAudit,
 ): EndpointMethods {
@@ -94,6 +94,7 @@ export function createEndpoints(
         await events.deleteMany({ endpointId }, { session });
         await schemas.deleteMany({ endpointId }, { session });
         await dedupeKeys.deleteMany(endpointDedupeKeysFilter(endpointId), { session });
+        await redeliveryJobs.deleteMany({ endpointId }, { session });
         if (audit) await auditLog.insertOne(auditLogDocs.write(audit), { session });
         return true;
       });

@@ -14,7 +14,11 @@ export type ForwardMethods = Pick<CatalogStore, "claimDeliveries" | "beginForwar
  * counter it answers. Begin and record are single-document pipeline updates that move the
  * event's aggregate state with the delivery, so they need no transaction either.
  */
-export function createForwarding({ events }: Pick<CatalogCollections, "events">, withAudit: WithAudit): ForwardMethods {
+export function createForwarding(
+  { events }: Pick<CatalogCollections, "events">,
+  withAudit: WithAudit,
+  countJobEnded: (jobId: string, outcome: "done" | "failed", at: number) => Promise<void>,
+): ForwardMethods {
   return {
     async claimDeliveries(owner, now, claimMs, limit) {
       const claims: DeliveryClaim[] = [];
@@ -25,7 +29,9 @@ export function createForwarding({ events }: Pick<CatalogCollections, "events">,
           projection: { accountId: 1, endpointId: 1, lastClaim: 1 },
         });
         if (!d) break;
-        claims.push({ accountId: d.accountId, endpointId: d.endpointId, eventId: d._id, destinationId: d.lastClaim.destinationId, attempt: d.lastClaim.attempt });
+        const claim: DeliveryClaim = { accountId: d.accountId, endpointId: d.endpointId, eventId: d._id, destinationId: d.lastClaim.destinationId, attempt: d.lastClaim.attempt };
+        // A delivery a bulk redelivery put back: its attempts are the job's (ADR 0089).
+        claims.push(typeof d.lastClaim.bulkJobId === "string" ? { ...claim, bulkJobId: d.lastClaim.bulkJobId, attemptBase: d.lastClaim.attemptBase ?? 0 } : claim);
       }
       return claims;
     },
@@ -45,12 +51,16 @@ export function createForwarding({ events }: Pick<CatalogCollections, "events">,
         (session) =>
           events.findOneAndUpdate(eventRefFilter(ref), recordUpdate(ref, attempt, transition), {
             returnDocument: "after",
-            projection: { deliveries: 1, forwardState: 1 },
+            projection: { deliveries: 1, forwardState: 1, bulkEnded: 1 },
             session,
           }),
         (recorded) => recorded !== null,
       );
       if (!d) return undefined;
+      // A delivery a bulk redelivery put back, ended by this attempt: its job counts it, right
+      // after the event's update (a crash between loses the count; the job still ends, ADR 0089).
+      const ended = d.bulkEnded as { jobId: string; outcome: "done" | "failed" } | null | undefined;
+      if (ended) await countJobEnded(ended.jobId, ended.outcome, attempt.at + attempt.durationMs);
       const delivery = deliveriesFromDoc(d).find((x) => x.destinationId === ref.destinationId);
       return delivery && { delivery, forwardState: d.forwardState as DeliveryState };
     },

@@ -14,6 +14,7 @@ import { createListeners } from "./listeners.js";
 import { createReplay } from "./replay.js";
 import { createRetention } from "./retention.js";
 import { createSchemas } from "./schemas.js";
+import { createRedeliveries } from "./redeliveries.js";
 
 export interface MongoStoreOptions {
   uri: string;
@@ -38,6 +39,7 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Catalo
   const { client, db, collections } = connection;
   const inTransaction = createInTransaction(connection);
   const withAudit = createWithAudit(collections.auditLog, inTransaction);
+  const { countJobEnded, ...redeliveries } = createRedeliveries(collections, inTransaction);
 
   const store: CatalogStore = {
     kind: "mongodb",
@@ -48,11 +50,12 @@ export async function openMongoStore(options: MongoStoreOptions): Promise<Catalo
     ...createEvents(collections, inTransaction),
     ...createReplay(collections, withAudit),
     ...createRetention(collections),
-    ...createForwarding(collections, withAudit),
+    ...createForwarding(collections, withAudit, countJobEnded),
     ...createAuditLog(collections),
     ...createListeners(collections, inTransaction),
     ...createAlerts(collections, inTransaction, withAudit),
     ...createSchemas(collections),
+    ...redeliveries,
 
     async ping() {
       try {

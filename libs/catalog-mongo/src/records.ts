@@ -1,5 +1,5 @@
 import { Binary } from "mongodb";
-import { NEVER_FORWARDED, appendedDeliveries, appendedForwardState, claimableAt, deliveryRecordOf, type AlertChannelRecord, type AlertRecord, type ApiKeyRecord, type AuditRecord, type DeliveryProgress, type EndpointRecord, type EventRecord, type EventSummaryRecord, type AttemptRecord, type DeliveryRecord, type HeaderPair, type NewEvent, type ReplayAuditRecord, type Stamp } from "@whc/catalog-core";
+import { NEVER_FORWARDED, appendedDeliveries, appendedForwardState, type RedeliveryJobRecord, claimableAt, deliveryRecordOf, type AlertChannelRecord, type AlertRecord, type ApiKeyRecord, type AuditRecord, type DeliveryProgress, type EndpointRecord, type EventRecord, type EventSummaryRecord, type AttemptRecord, type DeliveryRecord, type HeaderPair, type NewEvent, type ReplayAuditRecord, type Stamp } from "@whc/catalog-core";
 import type { DeliveryState } from "@whc/api-model";
 import { unpackSearchTokens } from "@whc/sealing";
 
@@ -217,6 +217,33 @@ export const alertDocs = new RecordDocs<AlertRecord>({
   lastAttemptAt: nullable(),
   lastStatus: same(),
   lastError: same(),
+});
+
+/**
+ * A bulk redelivery job (ADR 0089). Fields a lease or a finish clears, and the cursors, are
+ * written as null, never left out, so that claims' `{leaseUntil: null}` filters see one shape.
+ * Each write also carries `rev`, the job's version (redelivery-documents.ts).
+ */
+export const redeliveryJobDocs = new RecordDocs<RedeliveryJobRecord>({
+  id: same("_id"),
+  accountId: same(),
+  endpointId: same(),
+  filter: same(),
+  state: same(),
+  total: same(),
+  queued: same(),
+  done: same(),
+  failed: same(),
+  walked: same(),
+  cursor: nullable(),
+  until: nullable(),
+  createdAt: same(),
+  updatedAt: same(),
+  finishedAt: nullable(),
+  createdByKeyId: same(),
+  createdByKeyPrefix: same(),
+  leaseOwner: nullable(),
+  leaseUntil: nullable(),
 });
 
 /** Search tokens as stored and queried: distinct, as binaries. */

@@ -6,7 +6,7 @@ import { searchMatch, uniqueTerms } from "./search-terms.js";
 /** A list's columns: the summary, and the commit sequence that search pages by. */
 const LISTED = `e.seq, ${summaryRows.columns("e")}`;
 
-interface Filter {
+export interface Filter {
   sql: string;
   params: unknown[];
 }
@@ -16,8 +16,8 @@ interface Found {
   hasOlder: boolean;
 }
 
-/** The non-cursor filters of operation 5, on alias `e`. */
-function filtersOf(q: EventQuery): Filter {
+/** The non-cursor filters of operation 5, on alias `e` (bulk redelivery's too, ADR 0089). */
+export function filtersOf(q: Omit<EventQuery, "accountId" | "endpointId" | "limit">): Filter {
   const parts: string[] = [];
   const params: unknown[] = [];
   if (q.fromMs !== undefined) {

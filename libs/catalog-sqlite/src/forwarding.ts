@@ -4,6 +4,8 @@ import {
   aggregateOf,
   begunDelivery,
   deliveryRecordOf,
+  endedOutcome,
+  jobAfterEnded,
   recordedDelivery,
   type AuditRecord,
   type CatalogStore,
@@ -14,7 +16,7 @@ import {
   type RecordedAttempt,
 } from "@whc/catalog-core";
 import type { DeliveryState } from "@whc/api-model";
-import { DELIVERY_UPSERT_SQL, attemptFromRow, attemptRows, attemptToRow, deliveryRow, deliveryRows, type Row } from "./rows.js";
+import { DELIVERY_UPSERT_SQL, attemptFromRow, attemptRows, attemptToRow, deliveryRow, deliveryRows, redeliveryJobFromRow, type Row } from "./rows.js";
 import type { AttemptTransition, DeliveryRef, EventRef } from "@whc/ports";
 import type { WriteAudit } from "./audit.js";
 
@@ -53,7 +55,7 @@ export const CLAIM_SQL = `UPDATE deliveries
   WHERE id IN (
     SELECT id FROM deliveries WHERE claimable_at IS NOT NULL AND claimable_at <= ?
     ORDER BY claimable_at, seq LIMIT ?)
-  RETURNING seq, destination_id, started, next_at, id`;
+  RETURNING seq, destination_id, started, next_at, id, bulk_job_id, attempt_base`;
 
 interface ClaimedRow {
   seq: number;
@@ -61,6 +63,8 @@ interface ClaimedRow {
   started: number;
   next_at: number;
   id: number;
+  bulk_job_id: string | null;
+  attempt_base: number;
 }
 
 /**
@@ -91,6 +95,11 @@ export function createForwarding(db: Database.Database, readDeliveries: ReadDeli
     // The partial index deliveries_outbox answers this with one seek.
     nextDue: db.prepare("SELECT min(claimable_at) AS next FROM deliveries WHERE claimable_at IS NOT NULL AND claimable_at > ?").pluck(),
     stats: db.prepare("SELECT count(*) AS pending, min(next_at) AS oldest FROM deliveries WHERE state = 'pending' AND next_at IS NOT NULL"),
+    bulkJobOf: db.prepare("SELECT bulk_job_id FROM deliveries WHERE seq = ? AND destination_id = ?").pluck(),
+    job: db.prepare("SELECT * FROM redelivery_jobs WHERE id = ?"),
+    jobCounts: db.prepare(
+      "UPDATE redelivery_jobs SET done = ?, failed = ?, state = ?, total = ?, updated_at = ?, finished_at = ?, lease_owner = ?, lease_until = ? WHERE id = ?",
+    ),
   };
 
   const seqOf = (ref: EventRef) => (stmt.seqOf.get(ref.eventId, ref.endpointId, ref.accountId) as { seq: number } | undefined)?.seq;
@@ -105,6 +114,16 @@ export function createForwarding(db: Database.Database, readDeliveries: ReadDeli
     stmt.aggregate.run(state ?? null, seq);
     return state;
   };
+  /** A delivery a bulk redelivery put back that this attempt ended counts for its job, in the record's transaction (ADR 0089). */
+  const countForJob = (seq: number, destinationId: string, before: DeliveryProgress, after: DeliveryProgress, attempt: AttemptRecord) => {
+    const outcome = endedOutcome(before.state, after.state);
+    if (!outcome) return;
+    const jobId = stmt.bulkJobOf.get(seq, destinationId) as string | null | undefined;
+    const row = jobId ? (stmt.job.get(jobId) as Row | undefined) : undefined;
+    if (!row) return;
+    const job = jobAfterEnded(redeliveryJobFromRow(row), outcome, attempt.at + attempt.durationMs);
+    stmt.jobCounts.run(job.done, job.failed, job.state, job.total, job.updatedAt, job.finishedAt ?? null, job.leaseOwner ?? null, job.leaseUntil ?? null, job.id);
+  };
   const attemptsOf = (seq: number, destinationId: string) => (stmt.attempts.all(seq, destinationId) as Row[]).map(attemptFromRow);
 
   const claimTx = db.transaction((owner: string, now: number, claimMs: number, limit: number): DeliveryClaim[] => {
@@ -113,7 +132,9 @@ export function createForwarding(db: Database.Database, readDeliveries: ReadDeli
     rows.sort((a, b) => a.next_at - b.next_at || a.seq - b.seq || a.id - b.id);
     return rows.map((r) => {
       const e = stmt.eventOfSeq.get(r.seq) as { id: string; endpoint_id: string; account_id: string };
-      return { accountId: e.account_id, endpointId: e.endpoint_id, eventId: e.id, destinationId: r.destination_id, attempt: r.started };
+      const claim: DeliveryClaim = { accountId: e.account_id, endpointId: e.endpoint_id, eventId: e.id, destinationId: r.destination_id, attempt: r.started };
+      // A delivery a bulk redelivery put back: its attempts are the job's (ADR 0089).
+      return r.bulk_job_id === null ? claim : { ...claim, bulkJobId: r.bulk_job_id, attemptBase: r.attempt_base };
     });
   });
 
@@ -136,6 +157,7 @@ export function createForwarding(db: Database.Database, readDeliveries: ReadDeli
       writeAudit(audit);
       after = recordedDelivery(current, attempt, transition);
       write(seq, ref.destinationId, after);
+      countForJob(seq, ref.destinationId, current, after, attempt);
     }
     const forwardState = reaggregate(seq);
     const delivery = deliveryRecordOf(ref.destinationId, after, attemptsOf(seq, ref.destinationId));

@@ -1,4 +1,4 @@
-import { claimableAt, type AlertChannelRecord, type AlertDeliveryNote, type AlertRecord, type ApiKeyRecord, type AuditRecord, type DeliveryProgress, type EndpointRecord, type EventRecord, type EventSummaryRecord, type AttemptRecord, type HeaderPair, type ReplayAuditRecord } from "@whc/catalog-core";
+import { claimableAt, type RedeliveryFilter, type RedeliveryJobRecord, type RedeliveryJobState, type AlertChannelRecord, type AlertDeliveryNote, type AlertRecord, type ApiKeyRecord, type AuditRecord, type DeliveryProgress, type EndpointRecord, type EventRecord, type EventSummaryRecord, type AttemptRecord, type HeaderPair, type ReplayAuditRecord } from "@whc/catalog-core";
 import type { AlertChannelType, AlertState, DeliveryState, AttemptTrigger } from "@whc/api-model";
 
 /**
@@ -441,3 +441,47 @@ export const alertUpdate = alertRows.update(
   ["endpointSlug", "dataJson", "count", "lastAt", "state", "nextAttemptAt", "claimOwner", "claimUntil", "started", "lastAttemptAt", "lastStatus", "lastError"],
   "id = ?",
 );
+
+/** A bulk redelivery job (ADR 0089) as `redelivery_jobs` keeps it: its cursors flattened into two columns each. */
+export interface RedeliveryJobRow extends Omit<RedeliveryJobRecord, "cursor" | "until"> {
+  cursorAt: number | undefined;
+  cursorId: string | undefined;
+  untilAt: number | undefined;
+  untilId: string | undefined;
+}
+
+export const redeliveryJobRows = new RecordRows<RedeliveryJobRow>("redelivery_jobs", {
+  id: text("id"),
+  accountId: text("account_id"),
+  endpointId: text("endpoint_id"),
+  filter: json<RedeliveryFilter>("filter"),
+  state: { name: "state", read: (v) => v as RedeliveryJobState, write: (v) => v },
+  total: integer("total"),
+  queued: integer("queued"),
+  done: integer("done"),
+  failed: integer("failed"),
+  walked: flag("walked"),
+  cursorAt: optionalInteger("cursor_at"),
+  cursorId: optionalText("cursor_id"),
+  untilAt: optionalInteger("until_at"),
+  untilId: optionalText("until_id"),
+  createdAt: integer("created_at"),
+  updatedAt: integer("updated_at"),
+  finishedAt: optionalInteger("finished_at"),
+  createdByKeyId: text("created_by_key_id"),
+  createdByKeyPrefix: text("created_by_key_prefix"),
+  leaseOwner: optionalText("lease_owner"),
+  leaseUntil: optionalInteger("lease_until"),
+});
+
+const cursorOf = (at: number | undefined, id: string | undefined) => (at === undefined || id === undefined ? undefined : { receivedAt: at, id });
+
+export function redeliveryJobFromRow(row: Row): RedeliveryJobRecord {
+  const { cursorAt, cursorId, untilAt, untilId, ...rest } = redeliveryJobRows.read(row);
+  return { ...rest, cursor: cursorOf(cursorAt, cursorId), until: cursorOf(untilAt, untilId) };
+}
+
+export function redeliveryJobToRow(j: RedeliveryJobRecord): RedeliveryJobRow {
+  const { cursor, until, ...rest } = j;
+  return { ...rest, cursorAt: cursor?.receivedAt, cursorId: cursor?.id, untilAt: until?.receivedAt, untilId: until?.id };
+}

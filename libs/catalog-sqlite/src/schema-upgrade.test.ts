@@ -645,5 +645,52 @@ describe("embedded SQLite: a catalog created before deduplication (version 14, d
     } finally {
       await second.close();
     }
+describe("embedded SQLite: a catalog created by version 11 (before bulk redelivery, design §18)", () => {
+  let where: ReturnType<typeof tempDir>;
+  let file: string;
+  const DESTINATION = "01a20000-0000-7000-8000-0000000000d1";
+  let accountId: string;
+  let eventId: string;
+
+  /** A version 11 file: a relay endpoint's delivery delivered at attempt 1, no jobs table, deliveries without the job's columns. */
+  beforeEach(async () => {
+    where = tempDir("whc-sqlite-v11-");
+    file = path.join(where.path, "catalog.db");
+    const store = openSqliteStore({ file });
+    const { key } = await store.ensureApiKey("old", Buffer.alloc(32, 11), "whc_old", 1);
+    accountId = key.accountId;
+    await store.createEndpoint(
+      endpointFixture(accountId, { id: ENDPOINT_ID, operatingMode: "relay", forwardJson: JSON.stringify([{ id: DESTINATION, name: "d", url: "https://app.example.test/" }]) }),
+    );
+    const [stamp] = await store.appendEvents([eventFixture({ id: ENDPOINT_ID, accountId }, { forward: { scheduled: true, deliveries: [{ destinationId: DESTINATION, target: "https://app.example.test/" }] } })], () => 1000);
+    eventId = stamp!.id;
+    const [claim] = await store.claimDeliveries("w", 2000, 1000, 10);
+    await store.recordForwardAttempt(claim!, forwardAttemptFixture(1, { status: 200 }), { kind: "worker", owner: "w", state: "delivered" });
+    await store.close();
+    const db = new Database(file);
+    db.exec("DROP INDEX deliveries_bulk; ALTER TABLE deliveries DROP COLUMN bulk_job_id; ALTER TABLE deliveries DROP COLUMN attempt_base; DROP TABLE redelivery_jobs");
+    db.prepare("UPDATE meta SET value = '11' WHERE key = 'schema_version'").run();
+    db.close();
+  });
+  afterEach(() => where.remove());
+
+  it("opens with the jobs table and the deliveries' job columns added; an old delivery is redone by a job with a fresh budget", async () => {
+    const store = openSqliteStore({ file });
+    try {
+      const job = await store.createRedeliveryJob(
+        { id: "01a20000-0000-7000-8000-0000000000f1", accountId, endpointId: ENDPOINT_ID, filter: {}, createdAt: 3000, createdByKeyId: "01a20000-0000-7000-8000-0000000000c1", createdByKeyPrefix: "whc_old" },
+        { runningPerAccount: 3, deliveriesPerJob: 10 },
+      );
+      expect(job.total).toBe(1);
+      await store.claimRedeliveryJob("runner", 3000, 1000);
+      expect(await store.runRedeliveryPage(job.id, "runner", 3000, 10, 1000)).toMatchObject({ queued: 1, walked: true });
+      expect(await store.claimDeliveries("w", 3000, 1000, 10)).toEqual([{ accountId, endpointId: ENDPOINT_ID, eventId, destinationId: DESTINATION, attempt: 2, bulkJobId: job.id, attemptBase: 1 }]);
+    } finally {
+      await store.close();
+    }
+    const db = new Database(file, { readonly: true });
+    expect((db.pragma("index_list(deliveries)") as { name: string; partial: number }[]).filter((i) => i.name === "deliveries_bulk")).toEqual([expect.objectContaining({ partial: 1 })]);
+    expect(db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get()).toEqual({ value: String(SCHEMA_VERSION) });
+    db.close();
   });
 });

@@ -40,6 +40,10 @@ import type Database from "better-sqlite3";
  * before moved there under its endpoint's id as destination id (legacyDestinationId), its
  * attempts with it, and `forward_attempts` is gone; the events' own forward columns other than
  * forward_state are no longer read. Endpoints gained their destinations' sealed target secrets.
+ * Version 13: bulk redelivery (design §18, ADR 0089). `redelivery_jobs` holds the jobs (filter,
+ * counts, cursor, lease); a delivery a job put back in the outbox carries the job
+ * (`deliveries.bulk_job_id`, indexed while set) and the attempts it had then
+ * (`deliveries.attempt_base`, where its fresh attempt budget starts).
  * Version 14: deduplication (design §17, ADR 0083; numbered after versions 12 and 13, built
  * beside them). Endpoints gained their settings (`dedupe_json`, '' for none), events the first
  * event whose key they repeat (`duplicate_of`, NULL for none); `dedupe_keys` holds each
@@ -101,6 +105,12 @@ export const addedColumns = {
   event_bodies: [
     ["sealed_request", "BLOB"],
     ["redactions", "TEXT NOT NULL DEFAULT ''"],
+  ],
+  deliveries: [
+    // The bulk redelivery job that put the delivery back in the outbox (ADR 0089); NULL: none.
+    ["bulk_job_id", "TEXT"],
+    // Attempts it had when the job put it back: its attempt budget counts from there.
+    ["attempt_base", "INTEGER NOT NULL DEFAULT 0"],
   ],
 } as const satisfies Record<string, readonly (readonly [name: string, definition: string])[]>;
 
@@ -203,6 +213,7 @@ CREATE TABLE IF NOT EXISTS deliveries (
   claim_until INTEGER,
   claimable_at INTEGER,
   started INTEGER NOT NULL DEFAULT 0,
+${columnsSql("deliveries")},
   UNIQUE (seq, destination_id)
 );
 CREATE INDEX IF NOT EXISTS deliveries_outbox ON deliveries (claimable_at, seq) WHERE claimable_at IS NOT NULL;
@@ -336,6 +347,35 @@ CREATE TABLE IF NOT EXISTS alerts (
 CREATE INDEX IF NOT EXISTS alerts_key ON alerts (channel_id, type, endpoint_id, due_at);
 CREATE INDEX IF NOT EXISTS alerts_outbox ON alerts (next_attempt_at) WHERE state = 'pending';
 CREATE INDEX IF NOT EXISTS alerts_finished ON alerts (due_at) WHERE state <> 'pending';
+-- Bulk redelivery jobs (design §18, ADR 0089): the filter as JSON, the walk's cursor and end
+-- (until), the counts, and the lease of the replay runner working it.
+CREATE TABLE IF NOT EXISTS redelivery_jobs (
+  id TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL,
+  endpoint_id TEXT NOT NULL,
+  filter TEXT NOT NULL,
+  state TEXT NOT NULL,
+  total INTEGER NOT NULL,
+  queued INTEGER NOT NULL,
+  done INTEGER NOT NULL,
+  failed INTEGER NOT NULL,
+  walked INTEGER NOT NULL,
+  cursor_at INTEGER,
+  cursor_id TEXT,
+  until_at INTEGER,
+  until_id TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  finished_at INTEGER,
+  created_by_key_id TEXT NOT NULL,
+  created_by_key_prefix TEXT NOT NULL,
+  lease_owner TEXT,
+  lease_until INTEGER
+);
+-- An endpoint's list; the running ones (few: a handful per account) for claims and the quota.
+-- The hourly purge of finished ones scans the table.
+CREATE INDEX IF NOT EXISTS redelivery_jobs_endpoint ON redelivery_jobs (endpoint_id, created_at, id);
+CREATE INDEX IF NOT EXISTS redelivery_jobs_running ON redelivery_jobs (lease_until, created_at) WHERE state = 'running';
 -- What was learned of an endpoint's JSON bodies per event type (design §19): paths as
 -- [[path, types mask, present], ...] in the order first seen; never a value.
 CREATE TABLE IF NOT EXISTS event_schemas (
@@ -363,10 +403,12 @@ CREATE TABLE IF NOT EXISTS dedupe_keys (
 CREATE INDEX IF NOT EXISTS dedupe_keys_expiry ON dedupe_keys (expires_at);
 `;
 
-/** Indexes over added columns: created once addMissingColumns has run (none since version 9). */
+/** Indexes over added columns: created once addMissingColumns has run. */
 export const addedIndexesSql = `
 -- Versions 3 to 8's outbox, on the events themselves.
 DROP INDEX IF EXISTS events_outbox;
+-- A job's deliveries (version 13): those still open settle it.
+CREATE INDEX IF NOT EXISTS deliveries_bulk ON deliveries (bulk_job_id, state) WHERE bulk_job_id IS NOT NULL;
 `;
 
 /**

@@ -14,6 +14,7 @@ import { createListeners } from "./listeners.js";
 import { createReplay } from "./replay.js";
 import { createRetention } from "./retention.js";
 import { createSchemas } from "./schemas.js";
+import { createRedeliveries } from "./redeliveries.js";
 
 export interface SqliteStoreOptions {
   /** A file path, or ":memory:" for tests. */
@@ -50,6 +51,7 @@ export function createSqliteStore(db: Database.Database): CatalogStore {
     ...createListeners(db),
     ...createAlerts(db, writeAudit),
     ...createSchemas(db),
+    ...createRedeliveries(db, writeAudit),
 
     async ping() {
       return db.open && db.prepare("SELECT 1 AS ok").get() !== undefined;

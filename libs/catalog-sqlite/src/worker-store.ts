@@ -152,6 +152,15 @@ export async function openSqliteStoreInWorker(options: { file: string }): Promis
     learnSchemas: (...a) => call("learnSchemas", ...a),
     listSchemas: (...a) => call("listSchemas", ...a),
     getSchema: (...a) => call("getSchema", ...a),
+    countRedeliveries: (...a) => call("countRedeliveries", ...a),
+    createRedeliveryJob: (...a) => call("createRedeliveryJob", ...a),
+    getRedeliveryJob: (...a) => call("getRedeliveryJob", ...a),
+    listRedeliveryJobs: (...a) => call("listRedeliveryJobs", ...a),
+    cancelRedeliveryJob: (...a) => call("cancelRedeliveryJob", ...a),
+    claimRedeliveryJob: (...a) => call("claimRedeliveryJob", ...a),
+    runRedeliveryPage: (...a) => call("runRedeliveryPage", ...a),
+    releaseRedeliveryJob: (...a) => call("releaseRedeliveryJob", ...a),
+    purgeRedeliveryJobs: (...a) => call("purgeRedeliveryJobs", ...a),
     ping: () => (failure ? Promise.resolve(false) : call("ping")),
     async close() {
       if (!failure) await call("close").catch(() => undefined);

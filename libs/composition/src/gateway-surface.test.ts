@@ -20,9 +20,10 @@ const UUID = "01a20000-0000-7000-8000-000000000000";
 const LISTENER = "01a20000-0000-7000-8000-00000000beef";
 
 /** The route template a concrete path is an instance of: `/v1/endpoints/{endpointId}/events/{eventId}`. */
-function template(path: string, endpointId: string, eventId: string, keyId: string, channelId: string): string {
+function template(path: string, endpointId: string, eventId: string, keyId: string, channelId: string, jobId: string): string {
   const t = path
     .split("?")[0]!
+    .replaceAll(jobId, "{jobId}")
     .replaceAll(eventId, "{eventId}")
     .replaceAll(endpointId, "{endpointId}")
     .replaceAll(LISTENER, "{listenerId}")
@@ -54,6 +55,11 @@ describe("tenant isolation", () => {
     expect((await t.a.call("PUT", `/v1/endpoints/${ep.id}/listeners/${LISTENER}`, { json: heartbeat })).status).toBe(200);
     const aKey = (await t.a.post("/v1/keys", { name: "a's reader", scopes: ["events:read"] })).body as { id: string; key: string };
     const channel = (await t.a.post("/v1/alert-channels", { name: "a's alerts", type: "slack", url: "https://hooks.slack.example.test/services/a", events: ["test"] })).body as { id: string };
+    // A destination, and a bulk redelivery job of the endpoint (design §18): nothing to redo, so done at once.
+    const patched = await t.a.call("PATCH", `/v1/endpoints/${ep.id}`, { json: { destinations: [{ name: "mine", url: "https://owner.example.test/hooks" }] } });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    const job = (await t.a.post(`/v1/endpoints/${ep.id}/redeliveries`, { filter: {} })).body as { id: string; state: string };
+    expect(job.state).toBe("done");
     const before = await t.a.get(`/v1/endpoints/${ep.id}`);
 
     // Every route that takes an endpoint or event id (the route table check below keeps it so).
@@ -83,16 +89,21 @@ describe("tenant isolation", () => {
       ["DELETE", `/v1/endpoints/${ep.id}/events/${ev}`],
       ["POST", `/v1/endpoints/${ep.id}/trigger`, { eventType: "invoice.paid", set: { "data.object.amount_paid": 1 } }],
       ["POST", `/v1/endpoints/${ep.id}/destinations/test`, { destination: { transform: "function transform(req) { return req; }" }, eventId: ev }],
+      ["GET", `/v1/endpoints/${ep.id}/redeliveries`],
+      ["POST", `/v1/endpoints/${ep.id}/redeliveries`, { filter: {}, dryRun: true }],
+      ["POST", `/v1/endpoints/${ep.id}/redeliveries`, { filter: { forwardState: "delivered" } }],
+      ["GET", `/v1/endpoints/${ep.id}/redeliveries/${job.id}`],
+      ["POST", `/v1/endpoints/${ep.id}/redeliveries/${job.id}/cancel`],
       ["DELETE", `/v1/keys/${aKey.id}`],
       ["POST", `/v1/alert-channels/${channel.id}/test`],
       ["DELETE", `/v1/alert-channels/${channel.id}`],
     ];
-    expect(new Set(cases.map(([method, path]) => `${method} ${template(path, ep.id, ev, aKey.id, channel.id)}`))).toEqual(idRoutes());
+    expect(new Set(cases.map(([method, path]) => `${method} ${template(path, ep.id, ev, aKey.id, channel.id, job.id)}`))).toEqual(idRoutes());
     for (const [method, path, json] of cases) {
       const foreign = await t.b.call(method, path, json === undefined ? {} : { json });
       const unknown = await t.b.call(
         method,
-        path.replaceAll(ep.id, UUID).replaceAll(ev, UUID).replaceAll(aKey.id, UUID).replaceAll(channel.id, UUID),
+        path.replaceAll(ep.id, UUID).replaceAll(ev, UUID).replaceAll(aKey.id, UUID).replaceAll(channel.id, UUID).replaceAll(job.id, UUID),
         json === undefined ? {} : { json },
       );
       expect(foreign.status, `${method} ${path}`).toBe(404);
@@ -106,6 +117,9 @@ describe("tenant isolation", () => {
     const detail = await t.a.get(`/v1/endpoints/${ep.id}/events/${ev}`);
     expect(detail.body.body).toBe("mine");
     expect(detail.body.forwardedResponse).toEqual({});
+    // The endpoint's one job is still its only one, as it was: b neither saw, started nor canceled any.
+    const jobs = (await t.a.get(`/v1/endpoints/${ep.id}/redeliveries`)).body.items as { id: string; state: string }[];
+    expect(jobs.map((j) => [j.id, j.state])).toEqual([[job.id, "done"]]);
     const listeners = (await t.a.get(`/v1/endpoints/${ep.id}/listeners`)).body.items as { id: string; host: string }[];
     expect(listeners.map((l) => [l.id, l.host])).toEqual([[LISTENER, "owner-laptop"]]);
     expect((await t.a.get(`/v1/endpoints/${ep.id}/schemas/*`)).body.properties).toEqual({ private_field: { type: "integer" } });

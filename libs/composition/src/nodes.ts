@@ -40,7 +40,7 @@ import {
   createNatsLeases,
 } from "@whc/messaging";
 import type { CaptureBus, EgressLeases } from "@whc/ports";
-import { createAlertMetrics, createAlertWorker, createForwarder, createForwardMetrics, createReplayService } from "@whc/replay-core";
+import { createAlertMetrics, createAlertWorker, createForwarder, createForwardMetrics, createRedeliveryRunner, createReplayService } from "@whc/replay-core";
 import { Registry } from "prom-client";
 import { TransformSandbox } from "@whc/transform-sandbox";
 import { createEgressGuard, type InternalService } from "@whc/egress-guard";
@@ -119,6 +119,7 @@ export async function createCatalogNode(config: ConfigOf<typeof catalogSpec>, lo
     keyQuota: config.quotaKeys,
     listeners: { ttlMs: config.listenerTtlS * 1000, stallMs: config.listenerStallS * 1000 },
     alerts: { coalesceMs: config.alertCoalesceS * 1000 },
+    redeliveries: { runningPerAccount: config.quotaRedeliveryJobs, deliveriesPerJob: config.redeliveryMaxDeliveries },
     logger,
     schemaLearner,
   });
@@ -147,6 +148,9 @@ export async function createCatalogNode(config: ConfigOf<typeof catalogSpec>, lo
       // Sent and abandoned alerts: kept a week (a channel's lastDelivery stays), far past any coalescing window.
       const alerts = await store.purgeAlerts(Date.now() - ALERT_RETENTION_MS);
       if (alerts > 0) logger.info({ purged: alerts }, "finished alerts purged");
+      // Finished bulk redelivery jobs: kept as long as events are (ADR 0089).
+      const jobs = await store.purgeRedeliveryJobs(cutoff);
+      if (jobs > 0) logger.info({ purged: jobs }, "finished redelivery jobs purged");
     } catch (err) {
       logger.warn({ err }, "retention purge failed");
     }
@@ -229,7 +233,7 @@ export function internalServices(config: ConfigOf<typeof replaySpec>): InternalS
  * Replay: the SSRF guard, leases, allowance, the request and its audit record; and
  * forwarding: the ForwardEvent, RecordClientAttempt and CheckForwardTarget RPCs and the relay
  * outbox worker, started here (woken by ingest through the bus) and stopped by the closeable;
- * and the alert outbox's worker, beside it.
+ * and the alert outbox's worker and bulk redelivery's runner, beside it.
  */
 export function createReplayNode(
   config: ConfigOf<typeof replaySpec>,
@@ -289,6 +293,13 @@ export function createReplayNode(
     },
   );
   alerts.start();
+  // Bulk redelivery's runner (ADR 0089): walks jobs into the outbox, which the forwarder here
+  // (woken at each page) and in every other replay process sends.
+  const redeliveries = createRedeliveryRunner(
+    { catalog, logger, onQueued: () => forwarder.wake() },
+    { pollMs: config.forwardPollMs, leaseMs: config.forwardClaimMs, pageSize: config.redeliveryPageSize, window: config.redeliveryWindow },
+  );
+  redeliveries.start();
   // "": this process's readiness (catalog, crypto, NATS); the service's own name: whether it
   // answers at all, which is what a caller checks (it names its own dependencies itself).
   const ready = async () => (await readiness.check()).status === "ok";
@@ -300,11 +311,14 @@ export function createReplayNode(
     routes,
     forwarder,
     alerts,
+    redeliveries,
     readiness,
     /** The whc_forward_* and whc_alert* series only: the process's own are its metrics port's to add. */
     registry: Registry.merge([metrics.registry, alertMetrics.registry]),
     closeable: {
       async close() {
+        // The runner first: the jobs it holds go back at once, for another replica to continue.
+        await redeliveries.stop();
         await Promise.all([forwarder.stop(), alerts.stop()]);
         await deps.transforms.close();
         await leases.close();

@@ -35,6 +35,8 @@ export const catalogSpec = {
   listenerTtlS: s.listenerTtlS,
   listenerStallS: s.listenerStallS,
   alertCoalesceS: s.alertCoalesceS,
+  quotaRedeliveryJobs: s.quotaRedeliveryJobs,
+  redeliveryMaxDeliveries: s.redeliveryMaxDeliveries,
 };
 
 export const cryptoSpec = {
@@ -103,6 +105,8 @@ export const replaySpec = {
   forwardRetryBaseMs: s.forwardRetryBaseMs,
   forwardPollMs: s.forwardPollMs,
   forwardClaimMs: s.forwardClaimMs,
+  redeliveryPageSize: s.redeliveryPageSize,
+  redeliveryWindow: s.redeliveryWindow,
   dataKeyTtlS: s.dataKeyTtlS,
   rpcTimeoutMs: s.rpcTimeoutMs,
 };

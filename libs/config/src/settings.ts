@@ -133,6 +133,20 @@ export const settings = {
     1,
     86_400,
   ),
+  quotaRedeliveryJobs: intSetting(
+    "WHC_QUOTA_REDELIVERY_JOBS",
+    "running bulk redelivery jobs per account; one more is refused with 429 quota_exceeded",
+    3,
+    1,
+    1000,
+  ),
+  redeliveryMaxDeliveries: intSetting(
+    "WHC_REDELIVERY_MAX_DELIVERIES",
+    "deliveries one bulk redelivery job may redo; a filter taking more is refused with 429 quota_exceeded",
+    100_000,
+    1,
+    10_000_000,
+  ),
   alertCoalesceS: intSetting(
     "WHC_ALERT_COALESCE_S",
     "alerts: repeats of one type for one endpoint within this many seconds reach a channel as one alert carrying their count",
@@ -177,6 +191,20 @@ export const settings = {
     3_600_000,
   ),
   forwardPollMs: intSetting("WHC_FORWARD_POLL_MS", "relay: how often the outbox is looked at for due retries", 1000, 10, 60_000),
+  redeliveryPageSize: intSetting(
+    "WHC_REDELIVERY_PAGE_SIZE",
+    "bulk redelivery: events one page of a job walks, in one catalog transaction",
+    100,
+    1,
+    1000,
+  ),
+  redeliveryWindow: intSetting(
+    "WHC_REDELIVERY_WINDOW",
+    "bulk redelivery: a job's deliveries waiting in the outbox at most; its walk puts back more as they end",
+    1000,
+    1,
+    100_000,
+  ),
   forwardClaimMs: intSetting(
     "WHC_FORWARD_CLAIM_MS",
     "relay: how long a claimed delivery is hidden from other replay processes (after a crash: its retry delay)",

@@ -27,6 +27,7 @@ import { keyRoutes } from "./routes/v1/keys.js";
 import { auditRoutes } from "./routes/v1/audit.js";
 import { alertChannelRoutes } from "./routes/v1/alert-channels.js";
 import { destinationTestRoutes } from "./routes/v1/destination-test.js";
+import { redeliveryRoutes } from "./routes/v1/redeliveries.js";
 
 /** Every operation the gateway answers: the router and the OpenAPI document are both made from it. */
 export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions): Route[] {
@@ -38,6 +39,7 @@ export function gatewayRoutes(deps: GatewayDeps, options: GatewayOptions): Route
     ...eventRoutes(deps, options),
     ...eventActionRoutes(deps, options),
     ...forwardingRoutes(deps),
+    ...redeliveryRoutes(deps),
     ...triggerRoutes(deps, options),
     ...eventSignatureRoutes(deps, options),
     ...eventDiffRoutes(deps),

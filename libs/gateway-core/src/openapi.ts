@@ -40,6 +40,11 @@ import {
   providerList,
   readiness,
   recordAttemptRequest,
+  redeliveryCount,
+  redeliveryFilter,
+  redeliveryJob,
+  redeliveryJobList,
+  redeliveryRequest,
   replayRequest,
   replayResult,
   testDestinationRequest,
@@ -154,6 +159,21 @@ const REQUESTS = new Map<z.ZodType, Component>([
       id: "EventSignatureRequest",
       description: "Optional: the secret to sign with instead of the endpoint's, and the URL the signed request will go to (for providers that sign it).",
       examples: [{ target_url: "http://localhost:3000/webhooks/stripe" }],
+    },
+  ],
+  [
+    redeliveryRequest,
+    {
+      id: "RedeliveryRequest",
+      description: "Which events' deliveries to redo (the event list's filters), and whether only to count them.",
+      examples: [{ filter: { forwardState: "exhausted", from: "2026-11-26T00:00:00.000Z" } }, { filter: { destinationId: "019a6b31-0c00-7d00-8e00-3f4a5b6c7d8e", eventType: "invoice.paid" }, dryRun: true }],
+    },
+  ],
+  [
+    redeliveryFilter,
+    {
+      id: "RedeliveryFilter",
+      description: "The event list's filters as JSON values, AND-ed (`search` excepted); `destinationId` also limits which of an event's deliveries are redone.",
     },
   ],
   [
@@ -375,6 +395,31 @@ const RESPONSES = new Map<z.ZodType, Component>([
       ],
     },
   ],
+  [
+    redeliveryJob,
+    {
+      id: "RedeliveryJob",
+      description: "A bulk redelivery job: what it takes, how far it got, how its deliveries ended, who started it.",
+      examples: [
+        {
+          id: "019a6b40-1a00-7b00-8c00-5d6e7f8a9b0c",
+          endpointId: ENDPOINT_ID_EXAMPLE,
+          state: "running",
+          total: 1000,
+          queued: 400,
+          done: 310,
+          failed: 2,
+          filter: { forwardState: "exhausted" },
+          createdAt: "2026-11-28T09:30:00.000Z",
+          updatedAt: "2026-11-28T09:30:41.000Z",
+          finishedAt: null,
+          createdBy: { keyId: "019a6b31-0c00-7d00-8e00-000000000001", keyPrefix: "whc_3kF9" },
+        },
+      ],
+    },
+  ],
+  [redeliveryJobList, { id: "RedeliveryJobList", description: "An endpoint's bulk redelivery jobs, newest first." }],
+  [redeliveryCount, { id: "RedeliveryCount", description: "A dry run: how many deliveries a job with this filter would redo now.", examples: [{ count: 1000 }] }],
   [alertChannelList, { id: "AlertChannelList", description: "The account's alert channels within the calling key's reach, oldest first." }],
   [createdAlertChannel, { id: "CreatedAlertChannel", description: "A new channel as listed, with a webhook channel's `secret`: shown this once." }],
   [alertTestAnswer, { id: "AlertTest", description: "The test alert, queued in the alert outbox." }],
@@ -566,6 +611,9 @@ const PATH_IDS: Record<string, string> = {
   listeners:
     "The listener's id: a UUID the listener chose when it started (`whc listen` makes a new one each run), as in the " +
     "listener list's `id`. Not a UUID: 400 `validation_failed`.",
+  redeliveries:
+    "The bulk redelivery job's id: a UUID, as in the answer that started it. Not a UUID: 400 `validation_failed`; a job of " +
+    "another endpoint (or account) is 404 `not_found`.",
 };
 
 function pathParameters(r: Route): Json[] {

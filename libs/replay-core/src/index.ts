@@ -11,3 +11,5 @@ export type { AlertWorker, AlertWorkerDeps, AlertWorkerOptions } from "./alert-w
 export { createAlertMetrics } from "./alert-metrics.js";
 export type { AlertMetrics } from "./alert-metrics.js";
 export { alertMessage, alertRequest, alertText } from "./alert-message.js";
+export { createRedeliveryRunner } from "./redelivery-runner.js";
+export type { RedeliveryRunner, RedeliveryRunnerDeps, RedeliveryRunnerOptions } from "./redelivery-runner.js";

@@ -4,3 +4,4 @@ export * from "./keys.js";
 export * from "./audit.js";
 export * from "./alerts.js";
 export * from "./schemas.js";
+export * from "./redeliveries.js";

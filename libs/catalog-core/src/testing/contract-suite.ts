@@ -14,6 +14,7 @@ import { apiKeyLifecycleContract } from "./api-key-lifecycle-contract.js";
 import { alertContract } from "./alert-contract.js";
 import { schemaContract } from "./schema-contract.js";
 import { dedupeContract } from "./dedupe-contract.js";
+import { redeliveryContract } from "./redelivery-contract.js";
 
 export interface ContractOptions {
   open: () => Promise<CatalogStore>;
@@ -225,6 +226,7 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
     alertContract(context);
     schemaContract(context);
     dedupeContract(context, options.another);
+    redeliveryContract(context);
 
     describe("events", () => {
       it("stamps in order and lists newest first with exact counters", async () => {
