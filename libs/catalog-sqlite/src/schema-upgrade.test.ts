@@ -636,7 +636,7 @@ describe("embedded SQLite: a catalog created before deduplication (version 14, d
     expect((db.pragma("table_info(endpoints)") as { name: string }[]).map((c) => c.name)).toContain("dedupe_json");
     expect((db.pragma("table_info(events)") as { name: string }[]).map((c) => c.name)).toContain("duplicate_of");
     expect((db.pragma("table_info(dedupe_keys)") as { name: string }[]).map((c) => c.name)).toEqual(["endpoint_id", "key_hash", "first_event_id", "expires_at"]);
-    expect(db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get()).toEqual({ value: "14" });
+    expect(db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get()).toEqual({ value: String(SCHEMA_VERSION) });
     db.close();
     const second = openSqliteStore({ file });
     try {
@@ -645,6 +645,9 @@ describe("embedded SQLite: a catalog created before deduplication (version 14, d
     } finally {
       await second.close();
     }
+  });
+});
+
 describe("embedded SQLite: a catalog created by version 11 (before bulk redelivery, design §18)", () => {
   let where: ReturnType<typeof tempDir>;
   let file: string;
