@@ -781,6 +781,51 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     expect(cspViolations).toEqual([]);
   });
 
+  it("redelivers the exhausted events the list shows in bulk: the dry run's count, then the job followed to done, listed with the destinations", async () => {
+    const api = createApiClient({ baseUrl: gatewayUrl, apiKey: KEY });
+    const closed = await freePort();
+    const ep = await api.endpoints.create({ slug: "bulk-ui", operatingMode: "relay", forward: { url: `http://127.0.0.1:${closed}/down`, maxAttempts: 1 } });
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(ep.webhookUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ type: "order.paid", n: i }) });
+      ids.push(((await res.json()) as { id: string }).id);
+    }
+    for (const id of ids) await expect.poll(async () => (await api.events.get(ep.id, id)).forwardState, { timeout: 20_000 }).toBe("exhausted");
+    // The destination is back (at another address): what failed is sent again.
+    await api.endpoints.update(ep.id, { forward: { url: `${targetUrl}/bulk` } });
+
+    await openEndpoint("bulk-ui");
+    await page.getByTestId("filter-forward").selectOption("exhausted");
+    await page.getByTestId("apply-filters").click();
+    await expect.poll(() => page.getByTestId("event-row").count()).toBe(3);
+    const before = received.length;
+    await page.getByTestId("open-redeliver").click();
+    await expect.poll(() => page.getByTestId("redeliver-count").getAttribute("data-count")).toBe("3");
+    await page.getByTestId("redeliver-start").click();
+    const job = page.getByTestId("redeliver-dialog").getByTestId("job-progress");
+    await expect.poll(() => job.getAttribute("data-state"), { timeout: 30_000 }).toBe("done");
+    expect(await job.getAttribute("data-done")).toBe("3");
+    await shot("27-bulk-redelivery");
+    expect(received.slice(before).filter((r) => r.body.includes("order.paid"))).toHaveLength(3);
+    for (const id of ids) expect((await api.events.get(ep.id, id)).forwardState).toBe("delivered");
+    await page.getByTestId("close-redeliver").click();
+
+    // A search cannot choose a job's events: said before anything is counted.
+    await page.getByTestId("filter-forward").selectOption("");
+    await page.getByTestId("search").fill("order");
+    await page.getByTestId("apply-filters").click();
+    await expect.poll(() => page.getByTestId("event-row").count()).toBe(3);
+    await page.getByTestId("open-redeliver").click();
+    await expect.poll(() => page.getByTestId("redeliver-refused").textContent()).toContain("body search");
+    await page.getByTestId("close-redeliver").click();
+
+    await page.getByTestId("tab-destinations").click();
+    const row = page.getByTestId("job-row");
+    await expect.poll(() => row.getAttribute("data-state")).toBe("done");
+    expect(await row.textContent()).toContain("forwardState exhausted");
+    expect(cspViolations).toEqual([]);
+  });
+
   it("signs out: the dashboard session's key is revoked and the key form shows", async () => {
     const stored = (await page.evaluate(() => sessionStorage.getItem("whc.apiKey")))!;
     await page.getByTestId("forget-key").click();

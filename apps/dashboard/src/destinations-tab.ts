@@ -9,6 +9,7 @@ import {
 } from "@whc/api-model";
 import { clear, h } from "./dom.js";
 import { relativeTime } from "./format.js";
+import { jobsSection } from "./redeliveries.js";
 import type { AppContext, EndpointTab, Mounted } from "./views.js";
 
 /** A stored destination sent back as it is: by id, so its target secret is kept (design §17). */
@@ -205,7 +206,8 @@ function mountDestinations(ctx: AppContext, endpoint: EndpointJson): Mounted {
   let ep = endpoint;
   const list = h("div");
   const form = h("div");
-  const element = h("div", { class: "destinations-view", "data-testid": "destinations-view" }, list, form);
+  const jobs = ep.operatingMode === "relay" ? jobsSection(ctx, ep) : undefined;
+  const element = h("div", { class: "destinations-view", "data-testid": "destinations-view" }, list, form, jobs?.element ?? null);
 
   async function saveAll(destinations: DestinationInput[]): Promise<boolean> {
     const updated = await ctx.banner.guarded(() => ctx.client.endpoints.update(ep.id, { destinations }));
@@ -281,7 +283,13 @@ function mountDestinations(ctx: AppContext, endpoint: EndpointJson): Mounted {
     ep = updated;
     render();
   });
-  return { element, dispose: off };
+  return {
+    element,
+    dispose() {
+      off();
+      jobs?.dispose();
+    },
+  };
 }
 
 export const destinationsTab: EndpointTab = { segment: "destinations", label: "Destinations", mount: mountDestinations };

@@ -1,4 +1,5 @@
 import { cursorAfter, type Cursor, type EndpointJson, type EventListJson, type EventSummaryJson } from "@whc/api-model";
+import { redeliverDialog } from "./redeliveries.js";
 import { clear, h, isTyping } from "./dom.js";
 import { eventRow, tableHead } from "./event-row.js";
 import { createFilterForm, filterQuery, filtersOf, anyFilter, queryOf, type Filters } from "./event-filters.js";
@@ -73,7 +74,10 @@ function mountEvents(ctx: AppContext, ep: EndpointJson, first: Route): Mounted {
   const tbody = h("tbody");
   const table = h("table", { class: "events-table", "data-testid": "events-table", "aria-label": "Events, newest first" }, tableHead(), tbody);
   const results = h("div", { class: "results" });
-  const element = h("div", { class: "events", "data-testid": "events" }, form.element, status, results);
+  const redeliver = redeliverDialog(ctx, ep, () => state.filters);
+  // What a job redid shows in the list once its dialog is closed.
+  redeliver.dialog.addEventListener("close", () => void load(state.filters));
+  const element = h("div", { class: "events", "data-testid": "events" }, form.element, status, results, redeliver.dialog);
 
   const hrefOf = (e: EventSummaryJson) => ctx.href({ endpointId: ep.id, eventId: e.id, eventTab: route.eventTab, query: route.query });
 
@@ -86,6 +90,7 @@ function mountEvents(ctx: AppContext, ep: EndpointJson, first: Route): Mounted {
       s.excluded ? h("span", { class: "hint", "data-testid": "excluded" }, `${plural(s.excluded, "metadata-only event")} not searched`) : null,
       h("span", { class: s.live ? "live on" : "live", "data-testid": "live", title: s.live ? "New captures appear as they arrive" : "Not following" }, s.live ? "live" : ""),
       h("span", { class: "spacer" }),
+      s.events.length ? redeliver.button : null,
       s.events.length ? h("span", { class: "keys hint", "aria-hidden": "true" }, h("kbd", {}, "j"), " ", h("kbd", {}, "k"), " move · ", h("kbd", {}, "Enter"), " opens · ", h("kbd", {}, "/"), " searches") : null,
     );
     const rows = s.events.map((e) => {
