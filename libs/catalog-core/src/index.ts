@@ -42,6 +42,10 @@ export {
 export {
   NEVER_FORWARDED,
   aggregateOf,
+  countedAttempt,
+  heldDelivery,
+  probedDelivery,
+  releasedDelivery,
   appendedDeliveries,
   begunDelivery,
   claimableAt,
@@ -54,6 +58,24 @@ export {
   recordedDelivery,
 } from "./delivery.js";
 export type { DeliveryProgress } from "./delivery.js";
+export {
+  DRAIN_SPACING_MS,
+  breakerOutcomeOf,
+  createControlCache,
+  destinationControlsOf,
+  gateOf,
+  heldTransition,
+  holdsDeliveries,
+  newBreaker,
+  probeDue,
+  probing,
+  recordedBreaker,
+  releaseSpacingMs,
+  releasedDueAt,
+  takeTurn,
+  waitingDueAt,
+} from "./breaker.js";
+export type { BreakerChange, BreakerOutcome, BreakerRecord, BreakerView, DestinationControl, Gate } from "./breaker.js";
 export type { ForwardPrecondition, ReplacedField } from "./endpoint-patch.js";
 export { isUuid, newId, uuidV7Time, UUID_PATTERN } from "@whc/ids";
 /** The packed form of search tokens (@whc/sealing), for adapters that move tokens between threads. */

@@ -1,5 +1,6 @@
 /** Domain records of the catalog. Times are milliseconds since the Unix epoch. */
 import type { AlertChannelType, AlertState, AttemptTrigger, DeliveryState, SchemaDriftChangeJson } from "@whc/api-model";
+import type { BreakerView } from "./breaker.js";
 
 export interface ApiKeyRecord {
   id: string;
@@ -245,12 +246,32 @@ export interface DeliveryClaim {
   eventId: string;
   destinationId: string;
   attempt: number;
+  /**
+   * The attempt as counted against maxAttempts when earlier attempts ended held (design §18:
+   * held never consumes attempts); absent: `attempt`.
+   */
+  counted?: number | undefined;
+}
+
+/** A claim's deliveries, and how many due deliveries it moved to their rate limit's turn (limiter waits). */
+export interface ClaimOutcome {
+  claims: DeliveryClaim[];
+  limiterWaits: number;
+}
+
+/** A breaker that opened or closed with the attempt just recorded (destination.opened, destination.closed). */
+export interface BreakerNotice {
+  change: "opened" | "closed";
+  name: string;
+  breaker: BreakerView;
 }
 
 /** What recording an attempt leaves: the delivery, and the event's aggregate state (design §17). */
 export interface RecordedAttempt {
   delivery: DeliveryRecord;
   forwardState: DeliveryState;
+  /** The attempt opened or closed its destination's breaker. */
+  breaker?: BreakerNotice | undefined;
 }
 
 export interface OutboxStats {

@@ -46,6 +46,7 @@ export function createEndpoints(db: Database.Database, writeAudit: WriteAudit): 
     deleteDeliveries: db.prepare("DELETE FROM deliveries WHERE seq IN (SELECT seq FROM events WHERE endpoint_id = ?)"),
     deleteEvents: db.prepare("DELETE FROM events WHERE endpoint_id = ?"),
     deleteSchemas: db.prepare("DELETE FROM event_schemas WHERE endpoint_id = ?"),
+    deleteBreakers: db.prepare("DELETE FROM destination_breakers WHERE endpoint_id = ?"),
     addRejections: db.prepare("UPDATE endpoints SET rejected_count = rejected_count + ? WHERE id = ?"),
   };
   const rejectionsTx = db.transaction((counts: readonly { endpointId: string; count: number }[]) => {
@@ -60,6 +61,7 @@ export function createEndpoints(db: Database.Database, writeAudit: WriteAudit): 
     stmt.deleteDeliveries.run(endpointId);
     stmt.deleteEvents.run(endpointId);
     stmt.deleteSchemas.run(endpointId);
+    stmt.deleteBreakers.run(endpointId);
     stmt.delete.run(endpointId, accountId);
     writeAudit(audit);
     return true;

@@ -80,7 +80,7 @@ describe("embedded SQLite on disk", () => {
     });
   }
 
-  it("keeps a new catalog compact: 1.5 KB webhooks take under 3.6 KB of disk each", async () => {
+  it("keeps a new catalog compact: 1.5 KB webhooks take under 3.7 KB of disk each", async () => {
     const file = path.join(where.path, "catalog.db");
     const store = openSqliteStore({ file });
     const { key } = await store.ensureApiKey("disk", keyHash("disk"), "whc_disk", Date.now());
@@ -92,8 +92,10 @@ describe("embedded SQLite on disk", () => {
     }
     await store.close(); // the last connection to close checkpoints the WAL into the file
     // With 4 KiB pages each body row (~2.4 KB) fills a page of its own: 4.7 KB per event. 3.52 KB
-    // measured once routing's and schemas' columns and indexes came (2026-11-27; under 3.5 before).
-    expect(statSync(file).size / count).toBeLessThan(3600);
+    // measured once routing's and schemas' columns and indexes came (2026-11-27; under 3.5 before);
+    // 3.60 KB with delivery control's table and its five indexes, whose first pages (16 KiB each,
+    // ~80 B per event here) a new file holds empty: a fixed cost, not one per event.
+    expect(statSync(file).size / count).toBeLessThan(3700);
   });
 
   it("opens a catalog created with 4 KiB pages and keeps using it as it is", async () => {
