@@ -4,6 +4,7 @@ import { eventCommands } from "./commands/events.js";
 import { keyCommands } from "./commands/keys.js";
 import { auditCommand } from "./commands/audit.js";
 import { alertCommands } from "./commands/alerts.js";
+import { destinationControlCommands } from "./commands/destinations.js";
 import { listenCommand } from "./commands/listen.js";
 import { triggerCommand } from "./commands/trigger.js";
 import { configCommands } from "./commands/config.js";
@@ -34,6 +35,7 @@ export function buildCli(env: NodeJS.ProcessEnv): Command {
   configCommands(program, ctx);
   auditCommand(program, ctx);
   alertCommands(program, ctx);
+  destinationControlCommands(program, ctx);
   return program;
 }
 

@@ -103,6 +103,15 @@ export const breakerSettings = z
   });
 export type BreakerSettings = z.output<typeof breakerSettings>;
 
+/**
+ * A breaker's settings as given again (a PATCH, a file): its failures and probe delay, without
+ * its state; undefined when they are the defaults (a destination has them without being told).
+ */
+export function breakerSettingsOf(b: { failures: number; probeAfterMs: number } | undefined): BreakerSettings | undefined {
+  if (!b || (b.failures === BREAKER_DEFAULTS.failures && b.probeAfterMs === BREAKER_DEFAULTS.probeAfterMs)) return undefined;
+  return { failures: b.failures, probeAfterMs: b.probeAfterMs };
+}
+
 /** The breaker as a destination shows it: its settings (defaults when none were given) and where it stands. */
 export const breakerView = z
   .object({

@@ -112,7 +112,11 @@ export function createForwarder(deps: ForwardDeps & { bus: Pick<CaptureBus, "sub
   let soon: { at: number; timer: NodeJS.Timeout } | undefined;
   let unsubscribe: (() => void) | undefined;
 
-  async function attempt(ref: DeliveryRef, n: number): Promise<{ sent: SentAttempt; verdict: Verdict; before: string | undefined } | undefined> {
+  /**
+   * Attempt `n` of the delivery; `counted` is the same attempt as counted against maxAttempts
+   * (less than n when earlier attempts ended held, design §18).
+   */
+  async function attempt(ref: DeliveryRef, n: number, counted: number): Promise<{ sent: SentAttempt; verdict: Verdict; before: string | undefined } | undefined> {
     const trigger = n === 1 ? "initial" : "retry";
     const loaded = await sender.load(ref);
     if (loaded.kind === "missing") return undefined;
@@ -125,7 +129,7 @@ export function createForwarder(deps: ForwardDeps & { bus: Pick<CaptureBus, "sub
       return { sent, verdict: { state: "failed" }, before: loaded.delivery?.state };
     }
     const { delivery } = loaded;
-    if (n > delivery.settings.maxAttempts) {
+    if (counted > delivery.settings.maxAttempts) {
       // A claim counts as an attempt from the moment it is taken (design §14): attempts whose
       // sender died mid-send (a crash, a kill) still spend maxAttempts, so a destination that
       // brings its sender down is not sent to forever. The record keeps the stored target.
@@ -133,7 +137,7 @@ export function createForwarder(deps: ForwardDeps & { bus: Pick<CaptureBus, "sub
       return { sent, verdict: { state: "exhausted" }, before: delivery.delivery?.state };
     }
     const sent = await sender.send(delivery, n, trigger, { acquire: acquireWaiting });
-    const verdict = workerVerdict(sent.outcome, n, delivery.settings.maxAttempts, {
+    const verdict = workerVerdict(sent.outcome, counted, delivery.settings.maxAttempts, {
       retryBaseMs: options.retryBaseMs,
       nowMs: now(),
       ...(options.random ? { random: options.random } : {}),
@@ -144,7 +148,7 @@ export function createForwarder(deps: ForwardDeps & { bus: Pick<CaptureBus, "sub
   async function deliver(claim: DeliveryClaim): Promise<void> {
     const ref = { accountId: claim.accountId, endpointId: claim.endpointId, eventId: claim.eventId, destinationId: claim.destinationId };
     try {
-      const made = await attempt(ref, claim.attempt);
+      const made = await attempt(ref, claim.attempt, claim.counted || claim.attempt);
       if (!made) return;
       const transition = { kind: "worker", state: made.verdict.state, nextAttemptAt: made.verdict.nextAttemptAt, owner } as const;
       // The request went out: its record is worth a few tries (else the claim lapses and the
@@ -194,10 +198,11 @@ export function createForwarder(deps: ForwardDeps & { bus: Pick<CaptureBus, "sub
       again = false;
       const room = concurrency - inFlight.size;
       if (room <= 0) return;
-      const { deliveries, nextDueInMs } = await catalog.claimDeliveries({ owner, limit: room, claimMs: BigInt(options.claimMs) });
+      const { deliveries, nextDueInMs, limiterWaits } = await catalog.claimDeliveries({ owner, limit: room, claimMs: BigInt(options.claimMs) });
       if (failures > 0) logger.info({ failures }, "outbox reachable again");
       failures = 0;
       for (const claim of deliveries) launch(claim);
+      deps.metrics?.limiterWaits(limiterWaits);
       lookAgainIn(Number(nextDueInMs));
       // A full page: more may be due.
       if (deliveries.length === room) again = true;
