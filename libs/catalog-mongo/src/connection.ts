@@ -1,6 +1,7 @@
 import { MongoClient, type ClientSession, type Collection, type Db, type WriteConcernSettings } from "mongodb";
 import { LEGACY_FILTER, LEGACY_MOVE, LEGACY_OUTBOX_INDEX, OUTBOX_INDEX } from "./delivery-documents.js";
 import { ALERT_OUTBOX_INDEX } from "./alert-documents.js";
+import { HELD_INDEX, type BreakerDoc } from "./control-documents.js";
 import type { AnyDoc } from "./records.js";
 
 export interface CatalogCollections {
@@ -18,6 +19,8 @@ export interface CatalogCollections {
   alerts: Collection<AnyDoc>;
   /** What was learned of endpoints' JSON bodies per event type (design §19). */
   schemas: Collection<AnyDoc>;
+  /** Destinations' breakers and rate limit turns (design §18, ADR 0088). */
+  breakers: Collection<BreakerDoc>;
   /** What the catalog notes of its own documents: which moves of stored documents were made. */
   meta: Collection<AnyDoc>;
 }
@@ -69,6 +72,7 @@ export async function connectCatalog(options: ConnectOptions): Promise<CatalogCo
       alertChannels: db.collection("alert_channels"),
       alerts: db.collection("alerts"),
       schemas: db.collection("schemas"),
+      breakers: db.collection<BreakerDoc>("destination_breakers"),
       meta: db.collection("catalog_meta"),
     };
     await ensureIndexes(collections);
@@ -103,6 +107,7 @@ async function ensureIndexes(c: CatalogCollections): Promise<void> {
       { key: { endpointId: 1, receivedAt: 1 }, name: "metadata_only", partialFilterExpression: { bodyStored: false } },
       { key: { receivedAt: 1 }, name: "retention" },
       OUTBOX_INDEX,
+      HELD_INDEX,
     ]),
     c.audits.createIndexes([{ key: { accountId: 1, createdAt: 1 } }]),
     c.auditLog.createIndexes([
@@ -122,6 +127,12 @@ async function ensureIndexes(c: CatalogCollections): Promise<void> {
     ]),
     // An endpoint's schemas by event type (the list, the count of the types limit, the delete).
     c.schemas.createIndexes([{ key: { endpointId: 1, eventType: 1 } }]),
+    // An endpoint's breakers; the probes due; the ones a claim releases and the metrics show.
+    c.breakers.createIndexes([
+      { key: { endpointId: 1 } },
+      { key: { nextProbeAt: 1 }, partialFilterExpression: { nextProbeAt: { $type: "number" } } },
+      { key: { holding: 1, state: 1 } },
+    ]),
   ]);
 }
 

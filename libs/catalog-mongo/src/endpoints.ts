@@ -17,7 +17,7 @@ export type EndpointMethods = Pick<
  * process, docs/operations.md).
  */
 export function createEndpoints(
-  { accounts, endpoints, events, auditLog, schemas }: Pick<CatalogCollections, "accounts" | "endpoints" | "events" | "auditLog" | "schemas">,
+  { accounts, endpoints, events, auditLog, schemas, breakers }: Pick<CatalogCollections, "accounts" | "endpoints" | "events" | "auditLog" | "schemas" | "breakers">,
   inTransaction: InTransaction,
   withAudit: WithAudit,
 ): EndpointMethods {
@@ -92,6 +92,7 @@ export function createEndpoints(
         if (res.deletedCount === 0) return false;
         await events.deleteMany({ endpointId }, { session });
         await schemas.deleteMany({ endpointId }, { session });
+        await breakers.deleteMany({ endpointId }, { session });
         if (audit) await auditLog.insertOne(auditLogDocs.write(audit), { session });
         return true;
       });
