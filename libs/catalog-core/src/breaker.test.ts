@@ -10,7 +10,7 @@ import {
   recordedBreaker,
   releasedDueAt,
   takeTurn,
-  waitingDueAt,
+  waitingTurn,
   type BreakerRecord,
   type DestinationControl,
 } from "./breaker.js";
@@ -126,13 +126,22 @@ describe("the breaker's state machine (design §18)", () => {
     b = takeTurn(b, c, 1000);
     expect(b.slotAt).toBe(1200);
     expect(gateOf(c, b, 1, 1100, false)).toEqual({ kind: "wait", until: 1200 });
-    expect([0, 1, 2].map((k) => waitingDueAt(1200, k, c))).toEqual([1200, 1400, 1600]);
+    // Those waiting are due a turn apart, in the order met, across claims; a queue in the past is forgotten.
+    let queue = b;
+    const turns = [1100, 1100, 1150].map((at) => {
+      const w = waitingTurn(queue, c, 1200, at);
+      queue = w.breaker;
+      return w.at;
+    });
+    expect(turns).toEqual([1200, 1400, 1600]);
+    expect(waitingTurn(queue, c, 1200, 1700).at).toBe(1200);
     expect(gateOf(c, b, 2, 1300, false)).toEqual({ kind: "busy" });
     b = takeTurn(b, c, 5000);
     expect(b.slotAt).toBe(5200);
     // 1000/3 ms: fractional turns, due times in whole ms, never early.
     const third = control({ spacingMs: 1000 / 3 });
-    expect(waitingDueAt(takeTurn(newBreaker(third), third, 0).slotAt, 1, third)).toBe(667);
+    const turned = takeTurn(newBreaker(third), third, 0);
+    expect(waitingTurn(waitingTurn(turned, third, turned.slotAt, 0).breaker, third, turned.slotAt, 0).at).toBe(667);
   });
 
   it("turns a retry or an exhaustion into held while the destination holds; leaves final verdicts", () => {

@@ -45,6 +45,8 @@ export interface BreakerRecord {
   holding: boolean;
   /** The rate limit's next free turn (the theoretical arrival time of a spaced sender). */
   slotAt: number;
+  /** The turn the last delivery moved to wait for the rate limit is due at (0: none): the next one waits after it. */
+  queuedUntil: number;
 }
 
 /** A breaker as the endpoint shows it: its record with its held deliveries counted. */
@@ -101,6 +103,7 @@ export function newBreaker(control: Pick<DestinationControl, "destinationId" | "
     probeEventId: undefined,
     holding: false,
     slotAt: 0,
+    queuedUntil: 0,
   };
 }
 
@@ -132,12 +135,19 @@ export function takeTurn(b: BreakerRecord, control: Pick<DestinationControl, "sp
   return { ...b, slotAt: Math.max(b.slotAt, now) + control.spacingMs };
 }
 
+/** At most this many due deliveries a claim moves to their turns; the others wait for the next claim. */
+export const MAX_WAITS_PER_CLAIM = 1000;
+
 /**
- * When the k-th (from 0) delivery of a destination that a claim found waiting for its rate limit
- * is due: each a turn after the one before, so they come due one at a time.
+ * A delivery a claim found waiting for its destination's rate limit (`until`, its next free
+ * turn): due a turn after the last one moved (queuedUntil), so the waiting ones come due one at
+ * a time, in the order they were met, across claims; the breaker remembers its turn.
  */
-export function waitingDueAt(until: number, k: number, control: Pick<DestinationControl, "spacingMs">): number {
-  return Math.ceil(until + k * (control.spacingMs ?? 0));
+export function waitingTurn(b: BreakerRecord, control: Pick<DestinationControl, "spacingMs">, until: number, now: number): { at: number; breaker: BreakerRecord } {
+  const after = b.queuedUntil > now ? b.queuedUntil + (control.spacingMs ?? 0) : 0;
+  // Kept exact (fractional turns do not drift); due in whole ms, never early.
+  const exact = Math.max(until, after);
+  return { at: Math.ceil(exact), breaker: { ...b, queuedUntil: exact } };
 }
 
 /** An open breaker (not paused) whose probe is due; a half-open one whose probe was lost. */
@@ -197,6 +207,8 @@ export function recordedBreaker(b: BreakerRecord, control: DestinationControl, o
       probeDelayMs: control.probeAfterMs,
       nextProbeAt: undefined,
       probeEventId: undefined,
+      // The release paces the held ones; nothing waits before them.
+      queuedUntil: 0,
     };
     return { breaker, opened: false, closed: true };
   }
@@ -215,6 +227,7 @@ export function recordedBreaker(b: BreakerRecord, control: DestinationControl, o
       probeDelayMs: control.probeAfterMs,
       nextProbeAt: now + control.probeAfterMs,
       probeEventId: undefined,
+      queuedUntil: 0,
     };
     return { breaker, opened: true, closed: false };
   }

@@ -73,7 +73,8 @@ export {
   releaseSpacingMs,
   releasedDueAt,
   takeTurn,
-  waitingDueAt,
+  waitingTurn,
+  MAX_WAITS_PER_CLAIM,
 } from "./breaker.js";
 export type { BreakerChange, BreakerOutcome, BreakerRecord, BreakerView, DestinationControl, Gate } from "./breaker.js";
 export type { ForwardPrecondition, ReplacedField } from "./endpoint-patch.js";

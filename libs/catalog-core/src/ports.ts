@@ -113,7 +113,7 @@ export interface CatalogStore {
    * delivery whose destination its endpoint still has (gateOf): a destination that holds (its
    * breaker open, or half-open for another delivery, or paused) has its due deliveries held;
    * one at its concurrency is skipped; one whose rate limit's turn is later has them moved to
-   * their turns (waitingDueAt, counted in limiterWaits); otherwise the claim takes the turn
+   * their turns (waitingTurn, at most MAX_WAITS_PER_CLAIM a claim, counted in limiterWaits); otherwise the claim takes the turn
    * (takeTurn). An open breaker whose probe is due (probeDue) has its oldest held delivery
    * claimed as the probe (probedDelivery; half-open), one across all claims. A destination whose
    * deliveries are held and that no longer holds (closed and not paused, or gone) has them

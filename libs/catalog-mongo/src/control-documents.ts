@@ -32,6 +32,7 @@ export interface BreakerDoc {
   probeEventId: string | null;
   holding: boolean;
   slotAt: number;
+  queuedUntil: number;
   inFlight: InFlightToken[];
   v: number;
 }
@@ -49,6 +50,7 @@ export function breakerFromDoc(d: BreakerDoc): BreakerRecord {
     probeEventId: d.probeEventId ?? undefined,
     holding: d.holding,
     slotAt: d.slotAt,
+    queuedUntil: d.queuedUntil ?? 0,
   };
 }
 
@@ -65,6 +67,7 @@ export function breakerToDoc(b: BreakerRecord, inFlight: InFlightToken[], v: num
     probeEventId: b.probeEventId ?? null,
     holding: b.holding,
     slotAt: b.slotAt,
+    queuedUntil: b.queuedUntil,
     inFlight,
     v,
   };

@@ -13,7 +13,8 @@ import {
   recordedBreaker,
   releasedDueAt,
   takeTurn,
-  waitingDueAt,
+  waitingTurn,
+  MAX_WAITS_PER_CLAIM,
   type AttemptRecord,
   type BreakerNotice,
   type BreakerRecord,
@@ -210,13 +211,21 @@ export function createMongoDeliveryControl({ events, endpoints, breakers }: Pick
           if (outcome.kind === "claimed") claims.push(outcome.claim);
           else if (outcome.kind === "busy") busy.add(destinationId);
           else if (outcome.kind === "wait") {
-            const k = waiting.get(destinationId) ?? 0;
-            const at = waitingDueAt(outcome.until, k, control);
+            // The turn is the breaker's (queuedUntil): taken by compare-and-set, then the delivery moved to it.
+            const taken: { at?: number } = {};
+            const until = outcome.until;
+            await updateBreaker(control, (v) => {
+              const turn = waitingTurn(v.b, control, until, now);
+              taken.at = turn.at;
+              return { b: turn.breaker };
+            });
+            const at = taken.at;
+            if (at === undefined) continue;
             const moved = await events.updateOne(claimableOneFilter(doc._id, destinationId, now, p.started), moveOneUpdate(destinationId, now, p.started, at));
-            if (moved.modifiedCount > 0) {
-              waiting.set(destinationId, k + 1);
-              limiterWaits += 1;
-            }
+            if (moved.modifiedCount > 0) limiterWaits += 1;
+            const k = (waiting.get(destinationId) ?? 0) + 1;
+            waiting.set(destinationId, k);
+            if (k >= MAX_WAITS_PER_CLAIM) busy.add(destinationId);
           }
         }
       }

@@ -12,7 +12,8 @@ import {
   recordedBreaker,
   releasedDueAt,
   takeTurn,
-  waitingDueAt,
+  waitingTurn,
+  MAX_WAITS_PER_CLAIM,
   type AttemptRecord,
   type BreakerNotice,
   type BreakerRecord,
@@ -214,11 +215,14 @@ export function createDeliveryControl(db: Database.Database): DeliveryControl {
         } else if (gate.kind === "busy") {
           busy.add(c.destination_id);
         } else if (gate.kind === "wait") {
-          const k = waiting.get(c.destination_id) ?? 0;
-          const at = waitingDueAt(gate.until, k, control);
-          stmt.moveOne.run(at, at, c.id);
-          waiting.set(c.destination_id, k + 1);
+          const turn = waitingTurn(l.now, control, gate.until, now);
+          stmt.moveOne.run(turn.at, turn.at, c.id);
+          l.now = turn.breaker;
           limiterWaits += 1;
+          // A long backlog is moved a bounded slice per claim: the write lock is held briefly.
+          const k = (waiting.get(c.destination_id) ?? 0) + 1;
+          waiting.set(c.destination_id, k);
+          if (k >= MAX_WAITS_PER_CLAIM) busy.add(c.destination_id);
         } else {
           claims.push(claimOf(c, stmt.claimOne.get(owner, claimUntil, claimUntil, c.id) as Claimed));
           inFlight.set(c.destination_id, flying + 1);

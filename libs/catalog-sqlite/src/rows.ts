@@ -251,6 +251,7 @@ export const breakerRows = new RecordRows<BreakerRecord>("destination_breakers",
   probeEventId: optionalText("probe_event_id"),
   holding: flag("holding"),
   slotAt: integer("slot_at"),
+  queuedUntil: integer("queued_until"),
 });
 
 /** Writes a breaker: inserted, or replacing its destination's. */

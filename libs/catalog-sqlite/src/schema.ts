@@ -214,7 +214,7 @@ CREATE INDEX IF NOT EXISTS deliveries_held ON deliveries (destination_id, seq) W
 CREATE INDEX IF NOT EXISTS deliveries_claimed ON deliveries (destination_id, claim_until) WHERE claim_until IS NOT NULL;
 
 -- A destination's breaker and its rate limit's next turn (design §18, ADR 0088): a row once it
--- needed one; none is a closed breaker that never failed. slot_at is fractional ms.
+-- needed one; none is a closed breaker that never failed. slot_at and queued_until are fractional ms.
 CREATE TABLE IF NOT EXISTS destination_breakers (
   destination_id TEXT PRIMARY KEY,
   endpoint_id TEXT NOT NULL,
@@ -226,7 +226,8 @@ CREATE TABLE IF NOT EXISTS destination_breakers (
   next_probe_at INTEGER,
   probe_event_id TEXT,
   holding INTEGER NOT NULL,
-  slot_at REAL NOT NULL
+  slot_at REAL NOT NULL,
+  queued_until REAL NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS destination_breakers_endpoint ON destination_breakers (endpoint_id);
 CREATE INDEX IF NOT EXISTS destination_breakers_probe ON destination_breakers (next_probe_at) WHERE next_probe_at IS NOT NULL;
