@@ -84,6 +84,19 @@ export function deliveryControlContract(ctx: ContractContext): void {
       expect(await breakerOf(endpoint.id, destinationId)).toMatchObject({ state: "closed", held: 0 });
     });
 
+    it("moves a long backlog a bounded slice per claim; the next claim queues the rest after it", async () => {
+      const { refs, t0 } = await destinationWith({ rateLimit: { perSecond: 100 } }, 1003);
+      const first = await claim("w1", t0, 5);
+      expect(first.claims.map((c) => c.eventId)).toEqual([refs[0]!.eventId]);
+      expect(first.limiterWaits).toBe(1000);
+      expect(await deliveryOf(refs[1000]!)).toMatchObject({ nextAttemptAt: t0 + 10_000 });
+      // Not moved by this claim: still due when it was appended.
+      expect((await deliveryOf(refs[1001]!))!.nextAttemptAt).toBeLessThanOrEqual(t0);
+      const second = await claim("w2", t0, 5);
+      expect(second.limiterWaits).toBe(2);
+      expect([(await deliveryOf(refs[1001]!))?.nextAttemptAt, (await deliveryOf(refs[1002]!))?.nextAttemptAt]).toEqual([t0 + 10_010, t0 + 10_020]);
+    });
+
     it("counts per minute too", async () => {
       const { refs, t0 } = await destinationWith({ rateLimit: { perMinute: 2 } }, 3);
       expect((await claim("w1", t0)).claims).toHaveLength(1);
