@@ -60,16 +60,8 @@ interface Versioned {
 /** How many times a decision is taken again after another catalog process changed the breaker first. */
 const CAS_TRIES = 8;
 
-/**
- * Delivery control on MongoDB (design §18; ADRs 0087, 0088): catalog-core's decisions, each
- * made atomic by a compare-and-set of the destination's breaker document and a conditional
- * update of the one delivery it concerns. A decision whose breaker changed meanwhile is taken
- * again; a delivery update that no longer applies (another process got there first) is
- * skipped. A delivery left pending while its destination holds (a record raced an opening) is
- * held by the next claim that meets it: the gate, not the record, is what keeps anything from
- * being sent.
- */
-export function createMongoDeliveryControl({ events, endpoints, breakers }: Pick<CatalogCollections, "events" | "endpoints"> & { breakers: Collection<BreakerDoc> }) {
+/** The collections and the small steps every decision shares. */
+function controlBase({ events, endpoints, breakers }: ControlCollections) {
   const controlsOf = createControlCache();
 
   async function controlOf(endpointId: string, destinationId: string): Promise<DestinationControl | undefined> {
@@ -137,28 +129,6 @@ export function createMongoDeliveryControl({ events, endpoints, breakers }: Pick
     await updateBreaker(control, ({ b }) => (b.holding ? undefined : { b: { ...b, holding: true } }));
   }
 
-  async function probes(owner: string, now: number, claimMs: number, limit: number, claims: DeliveryClaim[]): Promise<void> {
-    for (const d of await breakers.find(probesDueFilter(now)).toArray()) {
-      if (claims.length >= limit) return;
-      const b = breakerFromDoc(d);
-      const control = await controlOf(b.endpointId, b.destinationId);
-      if (!control) {
-        await releaseSettled([b], now);
-        continue;
-      }
-      if (!probeDue(control, b, now)) continue;
-      const [held] = await events.find(heldFilter(b.destinationId), { projection: { _id: 1 } }).sort(HELD_ORDER).limit(1).toArray();
-      if (!held) continue;
-      // One process wins the probe: the compare-and-set from the breaker it read.
-      if (!(await cas({ b, tokens: d.inFlight ?? [], v: d.v }, probing(b, held._id, now, claimMs)))) continue;
-      const after = await events.findOneAndUpdate(heldOneFilter(held._id, b.destinationId), probeOneUpdate(b.destinationId, owner, now, claimMs), {
-        returnDocument: "after",
-        projection: { accountId: 1, endpointId: 1, deliveries: 1 },
-      });
-      if (after) claims.push(claimOf(after, b.destinationId));
-    }
-  }
-
   function claimOf(doc: AnyDoc, destinationId: string): DeliveryClaim {
     const p = deliveryFromDoc(((doc.deliveries ?? []) as AnyDoc[]).find((x) => x.destinationId === destinationId));
     return {
@@ -179,157 +149,209 @@ export function createMongoDeliveryControl({ events, endpoints, breakers }: Pick
     return after ? claimOf(after, destinationId) : undefined;
   }
 
-  async function claim(owner: string, now: number, claimMs: number, limit: number): Promise<ClaimOutcome> {
-    await releaseSettled((await breakers.find(RELEASABLE_FILTER).toArray()).map(breakerFromDoc), now);
-    const claims: DeliveryClaim[] = [];
-    await probes(owner, now, claimMs, limit, claims);
-
-    const busy = new Set<string>();
-    const waiting = new Map<string, number>();
-    let limiterWaits = 0;
-    // Bounded: a page whose updates all lost to another process is read again, not forever.
-    for (let page = 0; page < 20 && claims.length < limit; page += 1) {
-      const docs = await events
-        .find(candidatesFilter(now, [...busy]), { projection: { accountId: 1, endpointId: 1, deliveries: 1 } })
-        .sort(CLAIM_ORDER)
-        .limit(limit - claims.length)
-        .toArray();
-      if (docs.length === 0) break;
-      for (const doc of docs) {
-        for (const raw of (doc.deliveries ?? []) as AnyDoc[]) {
-          if (claims.length >= limit) break;
-          const destinationId = raw.destinationId as string;
-          const p = deliveryFromDoc(raw);
-          if (busy.has(destinationId) || !isClaimable(p, now)) continue;
-          const control = await controlOf(doc.endpointId as string, destinationId);
-          if (!control) {
-            const c = await claimOne(doc, destinationId, owner, now, claimMs, p.started);
-            if (c) claims.push(c);
-            continue;
-          }
-          const outcome = await gated(control, doc, destinationId, p.started, owner, now, claimMs);
-          if (outcome.kind === "claimed") claims.push(outcome.claim);
-          else if (outcome.kind === "busy") busy.add(destinationId);
-          else if (outcome.kind === "wait") {
-            // The turn is the breaker's (queuedUntil): taken by compare-and-set, then the delivery moved to it.
-            const taken: { at?: number } = {};
-            const until = outcome.until;
-            await updateBreaker(control, (v) => {
-              const turn = waitingTurn(v.b, control, until, now);
-              taken.at = turn.at;
-              return { b: turn.breaker };
-            });
-            const at = taken.at;
-            if (at === undefined) continue;
-            const moved = await events.updateOne(claimableOneFilter(doc._id, destinationId, now, p.started), moveOneUpdate(destinationId, now, p.started, at));
-            if (moved.modifiedCount > 0) limiterWaits += 1;
-            const k = (waiting.get(destinationId) ?? 0) + 1;
-            waiting.set(destinationId, k);
-            if (k >= MAX_WAITS_PER_CLAIM) busy.add(destinationId);
-          }
-        }
-      }
-    }
-    return { claims, limiterWaits };
-  }
-
-  type Gated = { kind: "claimed"; claim: DeliveryClaim } | { kind: "busy" } | { kind: "wait"; until: number } | { kind: "done" };
-
-  /** One due delivery of a controlled destination through its gate: held, busy, waiting, or claimed with the turn and slot it took. */
-  async function gated(control: DestinationControl, doc: AnyDoc, destinationId: string, started: number, owner: string, now: number, claimMs: number): Promise<Gated> {
-    const limited = control.spacingMs !== undefined || control.concurrency !== undefined;
-    for (let i = 0; i < CAS_TRIES; i += 1) {
-      const current = await read(control);
-      const tokens = liveTokens(current.tokens, now);
-      const gate = gateOf(control, current.b, tokens.length, now, current.b.probeEventId === doc._id);
-      if (gate.kind === "hold") {
-        const held = await events.updateOne(claimableOneFilter(doc._id, destinationId, now, started), holdOneUpdate(destinationId, now, started));
-        if (held.modifiedCount > 0) await markHolding(control);
-        return { kind: "done" };
-      }
-      if (gate.kind === "busy") return { kind: "busy" };
-      if (gate.kind === "wait") return { kind: "wait", until: gate.until };
-      if (limited) {
-        const taken = control.concurrency !== undefined ? [...tokens, { eventId: doc._id, until: now + claimMs }] : tokens;
-        if (!(await cas(current, takeTurn(current.b, control, now), taken))) continue;
-      }
-      const c = await claimOne(doc, destinationId, owner, now, claimMs, started);
-      if (!c) {
-        // Another process took it first: the slot goes back (the turn is spent).
-        if (control.concurrency !== undefined) await updateBreaker(control, (v) => ({ b: v.b, tokens: v.tokens.filter((t) => t.eventId !== doc._id) }));
-        return { kind: "done" };
-      }
-      return { kind: "claimed", claim: c };
-    }
-    return { kind: "done" };
-  }
-
-  /**
-   * Before an outbox attempt's record: the transition the store applies and what becomes of the
-   * breaker (taken by compare-and-set); `after` runs once the delivery is written.
-   */
-  async function recording(ref: DeliveryRef, attempt: AttemptRecord, transition: AttemptTransition, now: number) {
-    const plain = { transition, after: async () => undefined as BreakerNotice | undefined };
-    if (transition.kind !== "worker") return plain;
-    const doc = await events.findOne(eventRefFilter(ref), { projection: { "deliveries.destinationId": 1, "deliveries.state": 1, "deliveries.claimOwner": 1, "deliveries.started": 1, "deliveries.attempts.n": 1 } });
-    const raw = ((doc?.deliveries ?? []) as AnyDoc[]).find((x) => x.destinationId === ref.destinationId);
-    const known = ((raw?.attempts ?? []) as { n: number }[]).some((a) => a.n === attempt.n);
-    if (!raw || known || !claimHolds(deliveryFromDoc(raw), transition.owner, attempt.n)) return plain;
-    const control = await controlOf(ref.endpointId, ref.destinationId);
-    if (!control) return plain;
-    const outcome = breakerOutcomeOf(attempt);
-    let change: ReturnType<typeof recordedBreaker> | undefined;
-    const settled = await updateBreaker(control, (v) => {
-      change = recordedBreaker(v.b, control, outcome, v.b.state === "half_open" && v.b.probeEventId === ref.eventId, now);
-      const heldNow = heldTransition(transition, holdsDeliveries(control, change.breaker), outcome) !== transition;
-      let b = change.breaker;
-      if (heldNow || change.opened) b = { ...b, holding: true };
-      // Cleared before the release that follows: a delivery held meanwhile sets it again.
-      if (change.closed && !control.paused) b = { ...b, holding: false };
-      // Its concurrency slot is free again, whatever the verdict.
-      return { b, tokens: v.tokens.filter((t) => t.eventId !== ref.eventId) };
-    });
-    if (!settled || !change) return plain;
-    const made = change;
-    const applied = heldTransition(transition, holdsDeliveries(control, made.breaker), outcome);
-    return {
-      transition: applied,
-      after: async (): Promise<BreakerNotice | undefined> => {
-        if (made.opened) await events.updateMany(waitingFilter(ref.destinationId, now), holdWaitingUpdate(ref.destinationId, now));
-        if (made.closed && !control.paused) await release(ref.destinationId, control, now);
-        if (!made.opened && !made.closed) return undefined;
-        return { change: made.opened ? "opened" : "closed", name: control.name, breaker: { ...settled, held: await heldCount(ref.destinationId) } };
-      },
-    };
-  }
-
-  async function settle(endpointId: string, now: number): Promise<void> {
-    const e = await endpoints.findOne({ _id: endpointId }, { projection: { accountId: 1, forwardJson: 1 } });
-    const controls = e ? controlsOf({ id: e._id, accountId: e.accountId as string, forwardJson: (e.forwardJson as string | undefined) ?? "" }) : new Map<string, DestinationControl>();
-    const stored = (await breakers.find({ endpointId }).toArray()).map(breakerFromDoc);
-    await releaseSettled(
-      stored.filter((b) => !controls.has(b.destinationId)),
-      now,
-    );
-    for (const control of controls.values()) {
-      if (control.paused) {
-        const held = await events.updateMany(waitingFilter(control.destinationId, now), holdWaitingUpdate(control.destinationId, now));
-        if (held.modifiedCount > 0) await markHolding(control);
-      } else {
-        const b = stored.find((x) => x.destinationId === control.destinationId);
-        if (b?.holding && b.state === "closed") await releaseSettled([b], now);
-      }
-    }
-  }
-
   async function views(docs: BreakerDoc[]): Promise<BreakerView[]> {
     return Promise.all(docs.map(async (d) => ({ ...breakerFromDoc(d), held: d.holding ? await heldCount(d._id) : 0 })));
   }
+  return { events, endpoints, breakers, controlsOf, controlOf, read, cas, updateBreaker, heldCount, release, releaseSettled, markHolding, claimOf, claimOne, views };
+}
 
+type Base = ReturnType<typeof controlBase>;
+type ControlCollections = Pick<CatalogCollections, "events" | "endpoints"> & { breakers: Collection<BreakerDoc> };
+
+/** One held delivery per open breaker whose probe is due, claimed by the process that wins its compare-and-set. */
+async function probes(base: Base, owner: string, now: number, claimMs: number, limit: number, claims: DeliveryClaim[]): Promise<void> {
+  const { events, breakers, controlOf, releaseSettled, cas, claimOf } = base;
+  for (const d of await breakers.find(probesDueFilter(now)).toArray()) {
+    if (claims.length >= limit) return;
+    const b = breakerFromDoc(d);
+    const control = await controlOf(b.endpointId, b.destinationId);
+    if (!control) {
+      await releaseSettled([b], now);
+      continue;
+    }
+    if (!probeDue(control, b, now)) continue;
+    const [held] = await events.find(heldFilter(b.destinationId), { projection: { _id: 1 } }).sort(HELD_ORDER).limit(1).toArray();
+    if (!held) continue;
+    // One process wins the probe: the compare-and-set from the breaker it read.
+    if (!(await cas({ b, tokens: d.inFlight ?? [], v: d.v }, probing(b, held._id, now, claimMs)))) continue;
+    const after = await events.findOneAndUpdate(heldOneFilter(held._id, b.destinationId), probeOneUpdate(b.destinationId, owner, now, claimMs), {
+      returnDocument: "after",
+      projection: { accountId: 1, endpointId: 1, deliveries: 1 },
+    });
+    if (after) claims.push(claimOf(after, b.destinationId));
+  }
+}
+
+
+async function claimWith(base: Base, owner: string, now: number, claimMs: number, limit: number): Promise<ClaimOutcome> {
+  const { events, breakers, controlOf, releaseSettled, claimOne, updateBreaker } = base;
+  await releaseSettled((await breakers.find(RELEASABLE_FILTER).toArray()).map(breakerFromDoc), now);
+  const claims: DeliveryClaim[] = [];
+  await probes(base, owner, now, claimMs, limit, claims);
+
+  const busy = new Set<string>();
+  const waiting = new Map<string, number>();
+  let limiterWaits = 0;
+  // Bounded: a page whose updates all lost to another process is read again, not forever.
+  for (let page = 0; page < 20 && claims.length < limit; page += 1) {
+    const docs = await events
+      .find(candidatesFilter(now, [...busy]), { projection: { accountId: 1, endpointId: 1, deliveries: 1 } })
+      .sort(CLAIM_ORDER)
+      .limit(limit - claims.length)
+      .toArray();
+    if (docs.length === 0) break;
+    for (const doc of docs) {
+      for (const raw of (doc.deliveries ?? []) as AnyDoc[]) {
+        if (claims.length >= limit) break;
+        const destinationId = raw.destinationId as string;
+        const p = deliveryFromDoc(raw);
+        if (busy.has(destinationId) || !isClaimable(p, now)) continue;
+        const control = await controlOf(doc.endpointId as string, destinationId);
+        if (!control) {
+          const c = await claimOne(doc, destinationId, owner, now, claimMs, p.started);
+          if (c) claims.push(c);
+          continue;
+        }
+        const outcome = await gated(base, control, doc, destinationId, p.started, owner, now, claimMs);
+        if (outcome.kind === "claimed") claims.push(outcome.claim);
+        else if (outcome.kind === "busy") busy.add(destinationId);
+        else if (outcome.kind === "wait") {
+          // The turn is the breaker's (queuedUntil): taken by compare-and-set, then the delivery moved to it.
+          const taken: { at?: number } = {};
+          const until = outcome.until;
+          await updateBreaker(control, (v) => {
+            const turn = waitingTurn(v.b, control, until, now);
+            taken.at = turn.at;
+            return { b: turn.breaker };
+          });
+          const at = taken.at;
+          if (at === undefined) continue;
+          const moved = await events.updateOne(claimableOneFilter(doc._id, destinationId, now, p.started), moveOneUpdate(destinationId, now, p.started, at));
+          if (moved.modifiedCount > 0) limiterWaits += 1;
+          const k = (waiting.get(destinationId) ?? 0) + 1;
+          waiting.set(destinationId, k);
+          if (k >= MAX_WAITS_PER_CLAIM) busy.add(destinationId);
+        }
+      }
+    }
+  }
+  return { claims, limiterWaits };
+}
+
+type Gated = { kind: "claimed"; claim: DeliveryClaim } | { kind: "busy" } | { kind: "wait"; until: number } | { kind: "done" };
+
+/** One due delivery of a controlled destination through its gate: held, busy, waiting, or claimed with the turn and slot it took. */
+async function gated(
+  base: Base,
+  control: DestinationControl,
+  doc: AnyDoc, destinationId: string, started: number, owner: string, now: number, claimMs: number): Promise<Gated> {
+  const { events, read, cas, claimOne, markHolding, updateBreaker } = base;
+  const limited = control.spacingMs !== undefined || control.concurrency !== undefined;
+  for (let i = 0; i < CAS_TRIES; i += 1) {
+    const current = await read(control);
+    const tokens = liveTokens(current.tokens, now);
+    const gate = gateOf(control, current.b, tokens.length, now, current.b.probeEventId === doc._id);
+    if (gate.kind === "hold") {
+      const held = await events.updateOne(claimableOneFilter(doc._id, destinationId, now, started), holdOneUpdate(destinationId, now, started));
+      if (held.modifiedCount > 0) await markHolding(control);
+      return { kind: "done" };
+    }
+    if (gate.kind === "busy") return { kind: "busy" };
+    if (gate.kind === "wait") return { kind: "wait", until: gate.until };
+    if (limited) {
+      const taken = control.concurrency !== undefined ? [...tokens, { eventId: doc._id, until: now + claimMs }] : tokens;
+      if (!(await cas(current, takeTurn(current.b, control, now), taken))) continue;
+    }
+    const c = await claimOne(doc, destinationId, owner, now, claimMs, started);
+    if (!c) {
+      // Another process took it first: the slot goes back (the turn is spent).
+      if (control.concurrency !== undefined) await updateBreaker(control, (v) => ({ b: v.b, tokens: v.tokens.filter((t) => t.eventId !== doc._id) }));
+      return { kind: "done" };
+    }
+    return { kind: "claimed", claim: c };
+  }
+  return { kind: "done" };
+}
+
+
+/**
+ * Before an outbox attempt's record: the transition the store applies and what becomes of the
+ * breaker (taken by compare-and-set); `after` runs once the delivery is written.
+ */
+async function recordingWith(base: Base, ref: DeliveryRef, attempt: AttemptRecord, transition: AttemptTransition, now: number) {
+  const { events, controlOf, updateBreaker, release, heldCount } = base;
+  const plain = { transition, after: async () => undefined as BreakerNotice | undefined };
+  if (transition.kind !== "worker") return plain;
+  const doc = await events.findOne(eventRefFilter(ref), { projection: { "deliveries.destinationId": 1, "deliveries.state": 1, "deliveries.claimOwner": 1, "deliveries.started": 1, "deliveries.attempts.n": 1 } });
+  const raw = ((doc?.deliveries ?? []) as AnyDoc[]).find((x) => x.destinationId === ref.destinationId);
+  const known = ((raw?.attempts ?? []) as { n: number }[]).some((a) => a.n === attempt.n);
+  if (!raw || known || !claimHolds(deliveryFromDoc(raw), transition.owner, attempt.n)) return plain;
+  const control = await controlOf(ref.endpointId, ref.destinationId);
+  if (!control) return plain;
+  const outcome = breakerOutcomeOf(attempt);
+  let change: ReturnType<typeof recordedBreaker> | undefined;
+  const settled = await updateBreaker(control, (v) => {
+    change = recordedBreaker(v.b, control, outcome, v.b.state === "half_open" && v.b.probeEventId === ref.eventId, now);
+    const heldNow = heldTransition(transition, holdsDeliveries(control, change.breaker), outcome) !== transition;
+    let b = change.breaker;
+    if (heldNow || change.opened) b = { ...b, holding: true };
+    // Cleared before the release that follows: a delivery held meanwhile sets it again.
+    if (change.closed && !control.paused) b = { ...b, holding: false };
+    // Its concurrency slot is free again, whatever the verdict.
+    return { b, tokens: v.tokens.filter((t) => t.eventId !== ref.eventId) };
+  });
+  if (!settled || !change) return plain;
+  const made = change;
+  const applied = heldTransition(transition, holdsDeliveries(control, made.breaker), outcome);
   return {
-    claim,
-    recording,
-    settle,
+    transition: applied,
+    after: async (): Promise<BreakerNotice | undefined> => {
+      if (made.opened) await events.updateMany(waitingFilter(ref.destinationId, now), holdWaitingUpdate(ref.destinationId, now));
+      if (made.closed && !control.paused) await release(ref.destinationId, control, now);
+      if (!made.opened && !made.closed) return undefined;
+      return { change: made.opened ? "opened" : "closed", name: control.name, breaker: { ...settled, held: await heldCount(ref.destinationId) } };
+    },
+  };
+}
+
+
+async function settleWith(base: Base, endpointId: string, now: number): Promise<void> {
+  const { events, endpoints, breakers, controlsOf, releaseSettled, markHolding } = base;
+  const e = await endpoints.findOne({ _id: endpointId }, { projection: { accountId: 1, forwardJson: 1 } });
+  const controls = e ? controlsOf({ id: e._id, accountId: e.accountId as string, forwardJson: (e.forwardJson as string | undefined) ?? "" }) : new Map<string, DestinationControl>();
+  const stored = (await breakers.find({ endpointId }).toArray()).map(breakerFromDoc);
+  await releaseSettled(
+    stored.filter((b) => !controls.has(b.destinationId)),
+    now,
+  );
+  for (const control of controls.values()) {
+    if (control.paused) {
+      const held = await events.updateMany(waitingFilter(control.destinationId, now), holdWaitingUpdate(control.destinationId, now));
+      if (held.modifiedCount > 0) await markHolding(control);
+    } else {
+      const b = stored.find((x) => x.destinationId === control.destinationId);
+      if (b?.holding && b.state === "closed") await releaseSettled([b], now);
+    }
+  }
+}
+
+
+/**
+ * Delivery control on MongoDB (design §18; ADRs 0087, 0088): catalog-core's decisions, each
+ * made atomic by a compare-and-set of the destination's breaker document and a conditional
+ * update of the one delivery it concerns. A decision whose breaker changed meanwhile is taken
+ * again; a delivery update that no longer applies (another process got there first) is
+ * skipped. A delivery left pending while its destination holds (a record raced an opening) is
+ * held by the next claim that meets it: the gate, not the record, is what keeps anything from
+ * being sent.
+ */
+export function createMongoDeliveryControl(collections: ControlCollections) {
+  const base = controlBase(collections);
+  const { breakers, views } = base;
+  return {
+    claim: (owner: string, now: number, claimMs: number, limit: number) => claimWith(base, owner, now, claimMs, limit),
+    recording: (ref: DeliveryRef, attempt: AttemptRecord, transition: AttemptTransition, now: number) => recordingWith(base, ref, attempt, transition, now),
+    settle: (endpointId: string, now: number) => settleWith(base, endpointId, now),
     breakers: async (endpointIds: readonly string[]) => (endpointIds.length === 0 ? [] : views(await breakers.find({ endpointId: { $in: [...endpointIds] } }).toArray())),
     active: async () => views(await breakers.find(ACTIVE_FILTER).toArray()),
     nextProbeAfter: async (after: number) => (await breakers.find(nextProbeFilter(after)).sort({ nextProbeAt: 1 }).limit(1).next())?.nextProbeAt ?? undefined,

@@ -73,14 +73,8 @@ export interface DeliveryControl {
   nextProbeAfter(after: number): number | undefined;
 }
 
-/**
- * Delivery control on the embedded catalog (design §18; ADRs 0087 and 0088). Every decision is
- * catalog-core's (gateOf, takeTurn, probing, recordedBreaker, heldTransition, releasedDueAt),
- * taken inside the claim's or the record's IMMEDIATE transaction: the file's write lock orders
- * every claim and record of every catalog process on it, so replicas never disagree on a turn,
- * a probe or a breaker's state.
- */
-export function createDeliveryControl(db: Database.Database): DeliveryControl {
+/** The statements and the small steps every decision shares. */
+function controlBase(db: Database.Database) {
   const controlsOf = createControlCache();
   const stmt = {
     endpoint: db.prepare("SELECT id, account_id AS accountId, forward_json AS forwardJson FROM endpoints WHERE id = ?"),
@@ -156,134 +150,157 @@ export function createDeliveryControl(db: Database.Database): DeliveryControl {
       }
     }
   }
+  return { stmt, controlsOf, controlOf, readBreaker, writeBreaker, changed, viewOf, claimOf, release, releaseSettled };
+}
 
-  function claim(owner: string, now: number, claimMs: number, limit: number) {
-    const claimUntil = now + claimMs;
-    releaseSettled((stmt.releasable.all() as Row[]).map(breakerRows.read), now);
+type Base = ReturnType<typeof controlBase>;
 
-    const loaded = new Map<string, Loaded>();
-    const breakerFor = (control: DestinationControl): Loaded => {
-      let l = loaded.get(control.destinationId);
-      if (!l) {
-        const before = readBreaker(control.destinationId) ?? newBreaker(control);
-        l = { before, now: before };
-        loaded.set(control.destinationId, l);
-      }
-      return l;
-    };
-    const claims: DeliveryClaim[] = [];
+/** The claim (inside its IMMEDIATE transaction): releases, probes, then due deliveries through their gates. */
+function claimWith(base: Base, owner: string, now: number, claimMs: number, limit: number) {
+  const { stmt, controlOf, readBreaker, writeBreaker, changed, claimOf, releaseSettled } = base;
+  const claimUntil = now + claimMs;
+  releaseSettled((stmt.releasable.all() as Row[]).map(breakerRows.read), now);
 
-    // Probes first: one held delivery per open breaker whose probe is due.
-    for (const b of (stmt.probesDue.all(now) as Row[]).map(breakerRows.read)) {
-      if (claims.length >= limit) break;
-      const control = controlOf(b.endpointId, b.destinationId);
+  const loaded = new Map<string, Loaded>();
+  const breakerFor = (control: DestinationControl): Loaded => {
+    let l = loaded.get(control.destinationId);
+    if (!l) {
+      const before = readBreaker(control.destinationId) ?? newBreaker(control);
+      l = { before, now: before };
+      loaded.set(control.destinationId, l);
+    }
+    return l;
+  };
+  const claims: DeliveryClaim[] = [];
+
+  // Probes first: one held delivery per open breaker whose probe is due.
+  for (const b of (stmt.probesDue.all(now) as Row[]).map(breakerRows.read)) {
+    if (claims.length >= limit) break;
+    const control = controlOf(b.endpointId, b.destinationId);
+    if (!control) {
+      releaseSettled([b], now);
+      continue;
+    }
+    if (!probeDue(control, b, now)) continue;
+    const held = stmt.oldestHeld.get(b.destinationId) as { id: number; event_id: string } | undefined;
+    if (!held) continue;
+    const r = stmt.probeOne.get(now, owner, claimUntil, claimUntil, held.id) as Claimed;
+    const l = breakerFor(control);
+    l.now = probing(l.now, held.event_id, now, claimMs);
+    claims.push(claimOf({ id: held.id, seq: 0, destination_id: b.destinationId, event_id: held.event_id, endpoint_id: b.endpointId, account_id: b.accountId }, r));
+  }
+
+  const busy = new Set<string>();
+  const inFlight = new Map<string, number>();
+  const waiting = new Map<string, number>();
+  let limiterWaits = 0;
+  for (;;) {
+    const room = limit - claims.length;
+    if (room <= 0) break;
+    const page = stmt.candidates.all(now, JSON.stringify([...busy]), room) as Candidate[];
+    if (page.length === 0) break;
+    for (const c of page) {
+      if (busy.has(c.destination_id)) continue;
+      const control = controlOf(c.endpoint_id, c.destination_id);
       if (!control) {
-        releaseSettled([b], now);
+        claims.push(claimOf(c, stmt.claimOne.get(owner, claimUntil, claimUntil, c.id) as Claimed));
         continue;
       }
-      if (!probeDue(control, b, now)) continue;
-      const held = stmt.oldestHeld.get(b.destinationId) as { id: number; event_id: string } | undefined;
-      if (!held) continue;
-      const r = stmt.probeOne.get(now, owner, claimUntil, claimUntil, held.id) as Claimed;
       const l = breakerFor(control);
-      l.now = probing(l.now, held.event_id, now, claimMs);
-      claims.push(claimOf({ id: held.id, seq: 0, destination_id: b.destinationId, event_id: held.event_id, endpoint_id: b.endpointId, account_id: b.accountId }, r));
-    }
-
-    const busy = new Set<string>();
-    const inFlight = new Map<string, number>();
-    const waiting = new Map<string, number>();
-    let limiterWaits = 0;
-    for (;;) {
-      const room = limit - claims.length;
-      if (room <= 0) break;
-      const page = stmt.candidates.all(now, JSON.stringify([...busy]), room) as Candidate[];
-      if (page.length === 0) break;
-      for (const c of page) {
-        if (busy.has(c.destination_id)) continue;
-        const control = controlOf(c.endpoint_id, c.destination_id);
-        if (!control) {
-          claims.push(claimOf(c, stmt.claimOne.get(owner, claimUntil, claimUntil, c.id) as Claimed));
-          continue;
-        }
-        const l = breakerFor(control);
-        const flying = inFlight.get(c.destination_id) ?? (control.concurrency === undefined ? 0 : (stmt.inFlight.get(c.destination_id, now) as number));
-        const gate = gateOf(control, l.now, flying, now, l.now.probeEventId === c.event_id);
-        if (gate.kind === "hold") {
-          stmt.holdOne.run(c.id);
-          l.now = { ...l.now, holding: true };
-        } else if (gate.kind === "busy") {
-          busy.add(c.destination_id);
-        } else if (gate.kind === "wait") {
-          const turn = waitingTurn(l.now, control, gate.until, now);
-          stmt.moveOne.run(turn.at, turn.at, c.id);
-          l.now = turn.breaker;
-          limiterWaits += 1;
-          // A long backlog is moved a bounded slice per claim: the write lock is held briefly.
-          const k = (waiting.get(c.destination_id) ?? 0) + 1;
-          waiting.set(c.destination_id, k);
-          if (k >= MAX_WAITS_PER_CLAIM) busy.add(c.destination_id);
-        } else {
-          claims.push(claimOf(c, stmt.claimOne.get(owner, claimUntil, claimUntil, c.id) as Claimed));
-          inFlight.set(c.destination_id, flying + 1);
-          l.now = takeTurn(l.now, control, now);
-        }
-      }
-    }
-    for (const l of loaded.values()) if (changed(l)) writeBreaker(l.now);
-    return { claims, limiterWaits };
-  }
-
-  function recording(ref: DeliveryRef, endpointId: string, current: DeliveryProgress, attempt: AttemptRecord, transition: AttemptTransition, now: number) {
-    const none = { transition, commit: () => undefined };
-    if (transition.kind !== "worker" || !claimHolds(current, transition.owner, attempt.n)) return none;
-    const control = controlOf(endpointId, ref.destinationId);
-    if (!control) return none;
-    const b0 = readBreaker(ref.destinationId) ?? newBreaker(control);
-    const outcome = breakerOutcomeOf(attempt);
-    const change = recordedBreaker(b0, control, outcome, b0.state === "half_open" && b0.probeEventId === ref.eventId, now);
-    const applied = heldTransition(transition, holdsDeliveries(control, change.breaker), outcome);
-    return {
-      transition: applied,
-      commit: (after: DeliveryProgress): BreakerNotice | undefined => {
-        let b = change.breaker;
-        if (after.state === "held") b = { ...b, holding: true };
-        if (change.opened && stmt.holdWaiting.run(ref.destinationId, now).changes > 0) b = { ...b, holding: true };
-        if (change.closed && !control.paused && b.holding) {
-          release(ref.destinationId, control, now);
-          b = { ...b, holding: false };
-        }
-        if (changed({ before: b0, now: b })) writeBreaker(b);
-        if (!change.opened && !change.closed) return undefined;
-        return { change: change.opened ? "opened" : "closed", name: control.name, breaker: viewOf(b) };
-      },
-    };
-  }
-
-  function settle(endpointId: string, now: number): void {
-    const row = stmt.endpoint.get(endpointId) as { id: string; accountId: string; forwardJson: string } | undefined;
-    const stored = (stmt.breakersOf.all(JSON.stringify([endpointId])) as Row[]).map(breakerRows.read);
-    const controls = row ? controlsOf(row) : new Map<string, DestinationControl>();
-    releaseSettled(
-      stored.filter((b) => !controls.has(b.destinationId)),
-      now,
-    );
-    for (const control of controls.values()) {
-      const before = stored.find((b) => b.destinationId === control.destinationId);
-      const b = before ?? newBreaker(control);
-      if (control.paused) {
-        if (stmt.holdWaiting.run(control.destinationId, now).changes > 0 && !b.holding) writeBreaker({ ...b, holding: true });
-      } else if (b.state === "closed" && b.holding) {
-        release(control.destinationId, control, now);
-        writeBreaker({ ...b, holding: false });
+      const flying = inFlight.get(c.destination_id) ?? (control.concurrency === undefined ? 0 : (stmt.inFlight.get(c.destination_id, now) as number));
+      const gate = gateOf(control, l.now, flying, now, l.now.probeEventId === c.event_id);
+      if (gate.kind === "hold") {
+        stmt.holdOne.run(c.id);
+        l.now = { ...l.now, holding: true };
+      } else if (gate.kind === "busy") {
+        busy.add(c.destination_id);
+      } else if (gate.kind === "wait") {
+        const turn = waitingTurn(l.now, control, gate.until, now);
+        stmt.moveOne.run(turn.at, turn.at, c.id);
+        l.now = turn.breaker;
+        limiterWaits += 1;
+        // A long backlog is moved a bounded slice per claim: the write lock is held briefly.
+        const k = (waiting.get(c.destination_id) ?? 0) + 1;
+        waiting.set(c.destination_id, k);
+        if (k >= MAX_WAITS_PER_CLAIM) busy.add(c.destination_id);
+      } else {
+        claims.push(claimOf(c, stmt.claimOne.get(owner, claimUntil, claimUntil, c.id) as Claimed));
+        inFlight.set(c.destination_id, flying + 1);
+        l.now = takeTurn(l.now, control, now);
       }
     }
   }
+  for (const l of loaded.values()) if (changed(l)) writeBreaker(l.now);
+  return { claims, limiterWaits };
+}
 
+
+function recordingWith(
+  base: Base,
+  ref: DeliveryRef, endpointId: string, current: DeliveryProgress, attempt: AttemptRecord, transition: AttemptTransition, now: number) {
+  const { stmt, controlOf, readBreaker, writeBreaker, changed, viewOf, release } = base;
+  const none = { transition, commit: () => undefined };
+  if (transition.kind !== "worker" || !claimHolds(current, transition.owner, attempt.n)) return none;
+  const control = controlOf(endpointId, ref.destinationId);
+  if (!control) return none;
+  const b0 = readBreaker(ref.destinationId) ?? newBreaker(control);
+  const outcome = breakerOutcomeOf(attempt);
+  const change = recordedBreaker(b0, control, outcome, b0.state === "half_open" && b0.probeEventId === ref.eventId, now);
+  const applied = heldTransition(transition, holdsDeliveries(control, change.breaker), outcome);
   return {
-    claim,
-    recording,
-    settle,
+    transition: applied,
+    commit: (after: DeliveryProgress): BreakerNotice | undefined => {
+      let b = change.breaker;
+      if (after.state === "held") b = { ...b, holding: true };
+      if (change.opened && stmt.holdWaiting.run(ref.destinationId, now).changes > 0) b = { ...b, holding: true };
+      if (change.closed && !control.paused && b.holding) {
+        release(ref.destinationId, control, now);
+        b = { ...b, holding: false };
+      }
+      if (changed({ before: b0, now: b })) writeBreaker(b);
+      if (!change.opened && !change.closed) return undefined;
+      return { change: change.opened ? "opened" : "closed", name: control.name, breaker: viewOf(b) };
+    },
+  };
+}
+
+
+function settleWith(base: Base, endpointId: string, now: number): void {
+  const { stmt, controlsOf, writeBreaker, release, releaseSettled } = base;
+  const row = stmt.endpoint.get(endpointId) as { id: string; accountId: string; forwardJson: string } | undefined;
+  const stored = (stmt.breakersOf.all(JSON.stringify([endpointId])) as Row[]).map(breakerRows.read);
+  const controls = row ? controlsOf(row) : new Map<string, DestinationControl>();
+  releaseSettled(
+    stored.filter((b) => !controls.has(b.destinationId)),
+    now,
+  );
+  for (const control of controls.values()) {
+    const before = stored.find((b) => b.destinationId === control.destinationId);
+    const b = before ?? newBreaker(control);
+    if (control.paused) {
+      if (stmt.holdWaiting.run(control.destinationId, now).changes > 0 && !b.holding) writeBreaker({ ...b, holding: true });
+    } else if (b.state === "closed" && b.holding) {
+      release(control.destinationId, control, now);
+      writeBreaker({ ...b, holding: false });
+    }
+  }
+}
+
+
+/**
+ * Delivery control on the embedded catalog (design §18; ADRs 0087 and 0088). Every decision is
+ * catalog-core's (gateOf, takeTurn, probing, recordedBreaker, heldTransition, releasedDueAt),
+ * taken inside the claim's or the record's IMMEDIATE transaction: the file's write lock orders
+ * every claim and record of every catalog process on it, so replicas never disagree on a turn,
+ * a probe or a breaker's state.
+ */
+export function createDeliveryControl(db: Database.Database): DeliveryControl {
+  const base = controlBase(db);
+  const { stmt, viewOf } = base;
+  return {
+    claim: (owner, now, claimMs, limit) => claimWith(base, owner, now, claimMs, limit),
+    recording: (ref, endpointId, current, attempt, transition, now) => recordingWith(base, ref, endpointId, current, attempt, transition, now),
+    settle: (endpointId, now) => settleWith(base, endpointId, now),
     breakers: (endpointIds) => (endpointIds.length === 0 ? [] : (stmt.breakersOf.all(JSON.stringify(endpointIds)) as Row[]).map((r) => viewOf(breakerRows.read(r)))),
     active: () => (stmt.active.all() as Row[]).map((r) => viewOf(breakerRows.read(r))),
     nextProbeAfter: (after) => (stmt.nextProbe.get(after) as number | null) ?? undefined,
