@@ -184,7 +184,14 @@ async function probes(base: Base, owner: string, now: number, claimMs: number, l
 
 
 async function claimWith(base: Base, owner: string, now: number, claimMs: number, limit: number): Promise<ClaimOutcome> {
-  const { events, breakers, controlOf, releaseSettled, claimOne, updateBreaker } = base;
+  const { events, breakers, releaseSettled, claimOne, updateBreaker } = base;
+  // Each endpoint's destinations read once per claim, however many of its deliveries are due.
+  const endpoints = new Map<string, Promise<DestinationControl | undefined>>();
+  const controlOf = (endpointId: string, destinationId: string) => {
+    const key = `${endpointId} ${destinationId}`;
+    if (!endpoints.has(key)) endpoints.set(key, base.controlOf(endpointId, destinationId));
+    return endpoints.get(key)!;
+  };
   await releaseSettled((await breakers.find(RELEASABLE_FILTER).toArray()).map(breakerFromDoc), now);
   const claims: DeliveryClaim[] = [];
   await probes(base, owner, now, claimMs, limit, claims);

@@ -157,7 +157,16 @@ type Base = ReturnType<typeof controlBase>;
 
 /** The claim (inside its IMMEDIATE transaction): releases, probes, then due deliveries through their gates. */
 function claimWith(base: Base, owner: string, now: number, claimMs: number, limit: number) {
-  const { stmt, controlOf, readBreaker, writeBreaker, changed, claimOf, releaseSettled } = base;
+  const { stmt, readBreaker, writeBreaker, changed, claimOf, releaseSettled } = base;
+  // Each endpoint's destinations read once per claim, however many of its deliveries are due.
+  const endpoints = new Map<string, Map<string, DestinationControl> | undefined>();
+  const controlOf = (endpointId: string, destinationId: string): DestinationControl | undefined => {
+    if (!endpoints.has(endpointId)) {
+      const row = stmt.endpoint.get(endpointId) as { id: string; accountId: string; forwardJson: string } | undefined;
+      endpoints.set(endpointId, row ? base.controlsOf(row) : undefined);
+    }
+    return endpoints.get(endpointId)?.get(destinationId);
+  };
   const claimUntil = now + claimMs;
   releaseSettled((stmt.releasable.all() as Row[]).map(breakerRows.read), now);
 
