@@ -190,7 +190,8 @@ describe("alerts the catalog raises itself", () => {
     await catalog.appendEvents({ events: [0, 1, 2].map(() => ({ accountId, endpointId, method: "POST", responseCode: 200, forward, forwardScheduled: true })) });
     const claims = (await catalog.claimDeliveries({ owner: "fw", limit: 2, claimMs: 60_000n })).deliveries;
     expect(claims).toHaveLength(2);
-    for (const d of claims) await catalog.recordForwardAttempt({ ...d, attempt: attempt(d.attempt, 503), state: "pending", nextAttemptAtMs: BigInt(clock.now + 1000), claimOwner: "fw" });
+    const refOf = (d: { accountId: string; endpointId: string; eventId: string; destinationId: string }) => ({ accountId: d.accountId, endpointId: d.endpointId, eventId: d.eventId, destinationId: d.destinationId });
+    for (const d of claims) await catalog.recordForwardAttempt({ ...refOf(d), attempt: attempt(d.attempt, 503), state: "pending", nextAttemptAtMs: BigInt(clock.now + 1000), claimOwner: "fw" });
     const opened = await claimed(catalog);
     expect(opened).toMatchObject([
       { type: "destination.opened", count: 1, endpointSlug: slug, channel: c.id, data: { destinationId, name: "billing", state: "open", consecutiveFailures: 2, held: 3 } },
@@ -200,7 +201,7 @@ describe("alerts the catalog raises itself", () => {
 
     clock.now = T0 + 5000;
     const [probe] = (await catalog.claimDeliveries({ owner: "fw", limit: 10, claimMs: 60_000n })).deliveries;
-    await catalog.recordForwardAttempt({ ...probe!, attempt: attempt(probe!.attempt, 200), state: "delivered", claimOwner: "fw" });
+    await catalog.recordForwardAttempt({ ...refOf(probe!), attempt: attempt(probe!.attempt, 200), state: "delivered", claimOwner: "fw" });
     // The opening's alert again (its claim lapsed, never recorded), and one closing.
     const after = await claimed(catalog);
     expect(after.map((a) => a.type).sort()).toEqual(["destination.closed", "destination.opened"]);
