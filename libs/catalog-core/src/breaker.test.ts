@@ -8,7 +8,10 @@ import {
   probeDue,
   probing,
   recordedBreaker,
-  releasedDueAt,
+  drainTurn,
+  drained,
+  drainsNext,
+  isLetThrough,
   takeTurn,
   waitingTurn,
   type BreakerRecord,
@@ -111,9 +114,10 @@ describe("the breaker's state machine (design §18)", () => {
     expect(gateOf(c, open, 0, 10, false)).toEqual({ kind: "hold" });
     expect(gateOf(control({ paused: true }), newBreaker(c), 0, 10, false)).toEqual({ kind: "hold" });
     const half = probing(open, "ev", 1000, 30_000);
-    expect(gateOf(c, half, 0, 2000, true)).toEqual({ kind: "go" });
-    expect(gateOf(c, half, 0, 2000, false)).toEqual({ kind: "hold" });
-    expect(gateOf({ ...c, paused: true }, half, 0, 2000, true)).toEqual({ kind: "hold" });
+    expect(gateOf(c, half, 0, 2000, isLetThrough(c, half, "ev"))).toEqual({ kind: "go" });
+    expect(gateOf(c, half, 0, 2000, isLetThrough(c, half, "other"))).toEqual({ kind: "hold" });
+    expect(isLetThrough({ paused: true }, half, "ev")).toBe(false);
+    expect(gateOf({ ...c, paused: true }, half, 0, 2000, false)).toEqual({ kind: "hold" });
     expect([probeDue(c, open, 999), probeDue(c, open, 1000), probeDue({ paused: true }, open, 1000), probeDue(c, newBreaker(c), 5000)]).toEqual([false, true, false, false]);
     // A probe whose event vanished: another is picked after the claim and the delay.
     expect(probeDue(c, half, 1000 + 30_000 + 1000)).toBe(true);
@@ -164,8 +168,28 @@ describe("the breaker's state machine (design §18)", () => {
     expect(countedAttempt(probe, probe.started)).toBe(3);
     expect(heldDelivery(claimed)).toMatchObject({ state: "held", claimUntil: undefined });
     expect(releasedDelivery(held, 70)).toMatchObject({ state: "pending", nextAttemptAt: 70 });
-    expect([0, 1, 2].map((i) => releasedDueAt(1000, i, undefined))).toEqual([1000, 1100, 1200]);
-    expect([0, 1, 2].map((i) => releasedDueAt(1000, i, { spacingMs: 500 }))).toEqual([1000, 1500, 2000]);
+  });
+
+  it("drains one at a time: the next held delivery once the one let through settled, a spacing after it; new ones held meanwhile", () => {
+    const c = control({ failures: 1 });
+    const open = recordedBreaker(newBreaker(c), c, "failure", false, 0).breaker;
+    const closed = { ...recordedBreaker(probing(open, "ev-0", 1000, 30_000), c, "success", true, 1050).breaker, holding: true };
+    expect(closed).toMatchObject({ state: "closed", probeEventId: undefined, drainedAt: 1050 });
+    // Closed with held deliveries: a new one is held, only the one let through goes.
+    expect(gateOf(c, closed, 0, 1100, false)).toEqual({ kind: "hold" });
+    expect(drainsNext(c, closed, undefined)).toBe(true);
+    const first = drainTurn(closed, c, "ev-1", 1060);
+    expect(first.at).toBe(1150);
+    expect(gateOf(c, first.breaker, 0, 1150, isLetThrough(c, first.breaker, "ev-1"))).toEqual({ kind: "go" });
+    expect(drainsNext(c, first.breaker, "pending")).toBe(false);
+    expect(drainsNext(c, first.breaker, "delivered")).toBe(true);
+    expect(drainsNext(c, first.breaker, "held")).toBe(true);
+    expect(drainsNext({ paused: true }, first.breaker, "delivered")).toBe(false);
+    // Late: due at once; with a rate limit, its spacing.
+    expect(drainTurn(first.breaker, c, "ev-2", 5000).at).toBe(5000);
+    expect(drainTurn(first.breaker, { spacingMs: 500 }, "ev-2", 1200).at).toBe(1650);
+    expect(drained(first.breaker)).toMatchObject({ holding: false, probeEventId: undefined });
+    expect(gateOf(c, drained(first.breaker), 0, 1300, false)).toEqual({ kind: "go" });
   });
 
   it("reads each destination's control from the endpoint's settings, defaults where none", () => {

@@ -39,14 +39,22 @@ export interface BreakerRecord {
   probeDelayMs: number;
   /** Open: when a held delivery is tried. Half-open: when the probe counts as lost (its event gone) and another is picked. */
   nextProbeAt: number | undefined;
-  /** Half-open: the event whose delivery is the probe. */
+  /**
+   * The one held delivery let through (by its event): the probe while half-open; while closed
+   * and still holding, the drain's current one (the next is let go once it settles).
+   */
   probeEventId: string | undefined;
-  /** Some of its deliveries are held (or were, until a release): the claim looks at it. */
+  /**
+   * Some of its deliveries are held. Closed and not paused, it is draining: they are let go one
+   * at a time, oldest first, paced (drainTurn), and deliveries arriving meanwhile queue behind them.
+   */
   holding: boolean;
   /** The rate limit's next free turn (the theoretical arrival time of a spaced sender). */
   slotAt: number;
   /** The turn the last delivery moved to wait for the rate limit is due at (0: none): the next one waits after it. */
   queuedUntil: number;
+  /** When the drain's last delivery was let go (due): the next goes a spacing after it. */
+  drainedAt: number;
 }
 
 /** A breaker as the endpoint shows it: its record with its held deliveries counted. */
@@ -104,12 +112,21 @@ export function newBreaker(control: Pick<DestinationControl, "destinationId" | "
     holding: false,
     slotAt: 0,
     queuedUntil: 0,
+    drainedAt: 0,
   };
 }
 
-/** Nothing is sent to the destination: its deliveries are held. */
-export function holdsDeliveries(control: Pick<DestinationControl, "paused">, b: Pick<BreakerRecord, "state">): boolean {
-  return control.paused || b.state !== "closed";
+/**
+ * Its deliveries are held: open, half-open, paused, or draining (closed with held deliveries:
+ * they go one at a time, and new ones queue behind them, so the drain keeps their order).
+ */
+export function holdsDeliveries(control: Pick<DestinationControl, "paused">, b: Pick<BreakerRecord, "state" | "holding">): boolean {
+  return control.paused || b.state !== "closed" || b.holding;
+}
+
+/** The delivery of `eventId` is the one let through: the half-open breaker's probe, or the drain's current one. */
+export function isLetThrough(control: Pick<DestinationControl, "paused">, b: Pick<BreakerRecord, "state" | "probeEventId">, eventId: string): boolean {
+  return !control.paused && b.state !== "open" && b.probeEventId === eventId;
 }
 
 /**
@@ -118,12 +135,13 @@ export function holdsDeliveries(control: Pick<DestinationControl, "paused">, b: 
  * - `busy`: as many of its deliveries as `concurrency` are in flight: left as it is, due;
  * - `wait`: its rate limit's next turn is later: it stays pending, due then;
  * - `go`: claimed (taking the turn: takeTurn).
- * `isProbe`: the delivery is the half-open breaker's probe, whose claim lapsed: it goes again.
+ * `letThrough`: the delivery is the one let through (isLetThrough: the probe, or the drain's
+ * current one), due, or its claim lapsed: it goes.
  */
 export type Gate = { kind: "hold" } | { kind: "busy" } | { kind: "wait"; until: number } | { kind: "go" };
 
-export function gateOf(control: DestinationControl, b: BreakerRecord, inFlight: number, now: number, isProbe: boolean): Gate {
-  if (holdsDeliveries(control, b) && !(isProbe && !control.paused && b.state === "half_open")) return { kind: "hold" };
+export function gateOf(control: DestinationControl, b: BreakerRecord, inFlight: number, now: number, letThrough: boolean): Gate {
+  if (holdsDeliveries(control, b) && !letThrough) return { kind: "hold" };
   if (control.concurrency !== undefined && inFlight >= control.concurrency) return { kind: "busy" };
   if (control.spacingMs !== undefined && b.slotAt > now) return { kind: "wait", until: b.slotAt };
   return { kind: "go" };
@@ -207,8 +225,9 @@ export function recordedBreaker(b: BreakerRecord, control: DestinationControl, o
       probeDelayMs: control.probeAfterMs,
       nextProbeAt: undefined,
       probeEventId: undefined,
-      // The release paces the held ones; nothing waits before them.
+      // The drain paces the held ones; nothing waits before them. The probe was the first.
       queuedUntil: 0,
+      drainedAt: now,
     };
     return { breaker, opened: false, closed: true };
   }
@@ -256,14 +275,26 @@ export function heldTransition(transition: AttemptTransition, holds: boolean, ou
 }
 
 /**
- * When the i-th (from 0, oldest first) of a destination's held deliveries is due once they are
- * released: one turn of its rate limit apart, or DRAIN_SPACING_MS without one.
+ * The drain's next turn (a destination closed and not paused with held deliveries, design §18):
+ * its oldest held delivery is let go, due a spacing after the last one (its rate limit's, or
+ * DRAIN_SPACING_MS: 10 a second), once the one before settled. One at a time, so they arrive in
+ * their order whatever the replicas' timing.
  */
-export function releasedDueAt(now: number, i: number, control: Pick<DestinationControl, "spacingMs"> | undefined): number {
-  return Math.ceil(now + i * (control?.spacingMs ?? DRAIN_SPACING_MS));
+export function drainTurn(b: BreakerRecord, control: Pick<DestinationControl, "spacingMs"> | undefined, eventId: string, now: number): { at: number; breaker: BreakerRecord } {
+  const at = Math.ceil(Math.max(now, b.drainedAt + (control?.spacingMs ?? DRAIN_SPACING_MS)));
+  return { at, breaker: { ...b, probeEventId: eventId, drainedAt: at } };
 }
 
-/** The spacing a release uses (releasedDueAt), for stores that compute the times in a query. */
-export function releaseSpacingMs(control: Pick<DestinationControl, "spacingMs"> | undefined): number {
-  return control?.spacingMs ?? DRAIN_SPACING_MS;
+/** The drain is over (nothing held any more): closed and holding nothing. */
+export function drained(b: BreakerRecord): BreakerRecord {
+  return { ...b, holding: false, probeEventId: undefined };
+}
+
+/**
+ * Whether the drain lets its next delivery go: closed, not paused, holding, and its current one
+ * (if any) no longer waiting (`current`: that delivery's state now; undefined when it is gone).
+ */
+export function drainsNext(control: Pick<DestinationControl, "paused"> | undefined, b: BreakerRecord, current: string | undefined): boolean {
+  if ((control?.paused ?? false) || b.state !== "closed" || !b.holding) return false;
+  return b.probeEventId === undefined || current !== "pending";
 }

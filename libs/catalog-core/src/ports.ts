@@ -135,7 +135,8 @@ export interface CatalogStore {
    * An outbox attempt whose claim held, of a destination its endpoint has, also moves that
    * destination's breaker (recordedBreaker), in the same atomic step: the verdict becomes
    * `held` while it holds (heldTransition); opening holds its other waiting deliveries;
-   * closing (when not paused) releases its held ones (releasedDueAt). `breaker` says when it
+   * closing (when not paused) starts the drain: the oldest held delivery let go (drainTurn), the
+   * next once it settles (drainsNext), deliveries arriving meanwhile held behind them. `breaker` says when it
    * opened or closed. `now` (the catalog's clock; default the store's) times its changes.
    */
   recordForwardAttempt(ref: DeliveryRef, attempt: AttemptRecord, transition: AttemptTransition, audit?: AuditRecord, now?: number): Promise<RecordedAttempt | undefined>;
@@ -155,7 +156,7 @@ export interface CatalogStore {
    * Brings the endpoint's deliveries in line with its destinations' controls now (after an
    * update): a paused destination's waiting deliveries are held; a destination that no longer
    * holds (closed and not paused) has its held ones released, oldest first, paced
-   * (releasedDueAt); the breakers of destinations the endpoint no longer has are removed, their
+   * one at a time (drainTurn); the breakers of destinations the endpoint no longer has are removed, their
    * held deliveries released (they then fail as not configured).
    */
   settleDestinations(endpointId: string, now: number): Promise<void>;

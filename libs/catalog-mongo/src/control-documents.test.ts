@@ -267,12 +267,23 @@ describe("delivery control's flow over MongoDB documents (mingo)", () => {
     const again = await s.control.claim("w2", 17_010, 30_000, 50);
     expect(again.claims).toEqual([{ ...s.ref(0), attempt: 3, counted: 2 }]);
     const closed = await s.record(0, "w2", 200, worker("w2", "delivered"), 17_100);
-    expect(closed).toMatchObject({ change: "closed", breaker: { state: "closed", held: 0 } });
+    expect(closed).toMatchObject({ change: "closed", breaker: { state: "closed", held: 2 } });
+    // Drained one at a time, oldest first, 100 ms apart: the next once the one before settled.
     expect([1, 2, 3].map((i) => [s.state(i).state, s.state(i).nextAttemptAt])).toEqual([
-      ["pending", 17_100],
       ["pending", 17_200],
-      ["pending", 17_300],
+      ["held", undefined],
+      ["held", undefined],
     ]);
+    for (const [i, at] of [
+      [1, 17_200],
+      [2, 17_300],
+      [3, 17_400],
+    ] as const) {
+      const { claims } = await s.control.claim("w1", at, 30_000, 50);
+      expect(claims.map((c) => c.eventId)).toEqual([`ev-00${i}`]);
+      await s.record(i, "w1", 200, worker("w1", "delivered"), at + 10);
+    }
+    expect(s.breakers.docs[0]).toMatchObject({ state: "closed", holding: false });
   });
 
   it("holds a paused destination's deliveries at claim and settle, and releases them once resumed", async () => {
@@ -285,8 +296,14 @@ describe("delivery control's flow over MongoDB documents (mingo)", () => {
     await s.control.settle("ep", 3000);
     expect([0, 1].map((i) => [s.state(i).state, s.state(i).nextAttemptAt])).toEqual([
       ["pending", 3000],
-      ["pending", 3100],
+      ["held", undefined],
     ]);
+    const [first] = (await s.control.claim("w1", 3000, 30_000, 50)).claims;
+    expect(first?.eventId).toBe("ev-000");
+    await s.record(0, "w1", 200, worker("w1", "delivered"), 3010);
+    expect([s.state(1).state, s.state(1).nextAttemptAt]).toEqual(["pending", 3100]);
+    const [second] = (await s.control.claim("w1", 3100, 30_000, 50)).claims;
+    await s.record(1, "w1", 200, worker("w1", "delivered"), second ? 3110 : 0);
     expect(await s.control.breakers(["ep"])).toMatchObject([{ holding: false, held: 0 }]);
   });
 });

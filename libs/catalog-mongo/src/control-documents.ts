@@ -33,6 +33,7 @@ export interface BreakerDoc {
   holding: boolean;
   slotAt: number;
   queuedUntil: number;
+  drainedAt: number;
   inFlight: InFlightToken[];
   v: number;
 }
@@ -51,6 +52,7 @@ export function breakerFromDoc(d: BreakerDoc): BreakerRecord {
     holding: d.holding,
     slotAt: d.slotAt,
     queuedUntil: d.queuedUntil ?? 0,
+    drainedAt: d.drainedAt ?? 0,
   };
 }
 
@@ -68,6 +70,7 @@ export function breakerToDoc(b: BreakerRecord, inFlight: InFlightToken[], v: num
     holding: b.holding,
     slotAt: b.slotAt,
     queuedUntil: b.queuedUntil,
+    drainedAt: b.drainedAt,
     inFlight,
     v,
   };

@@ -11,7 +11,10 @@ import {
   probeDue,
   probing,
   recordedBreaker,
-  releasedDueAt,
+  drainTurn,
+  drained,
+  drainsNext,
+  isLetThrough,
   takeTurn,
   waitingTurn,
   MAX_WAITS_PER_CLAIM,
@@ -105,22 +108,48 @@ function controlBase({ events, endpoints, breakers }: ControlCollections) {
     return events.countDocuments(heldFilter(destinationId));
   }
 
-  /** Lets the destination's held deliveries go, oldest first, one turn apart. */
-  async function release(destinationId: string, control: DestinationControl | undefined, now: number): Promise<void> {
-    const held = await events.find(heldFilter(destinationId), { projection: { _id: 1 } }).sort(HELD_ORDER).toArray();
-    for (const [i, e] of held.entries()) await events.updateOne(heldOneFilter(e._id, destinationId), releaseOneUpdate(destinationId, releasedDueAt(now, i, control)));
+  /** Lets every held delivery of a destination gone go at once (each then fails as not configured). */
+  async function releaseAll(destinationId: string, now: number): Promise<void> {
+    const held = await events.find(heldFilter(destinationId), { projection: { _id: 1 } }).toArray();
+    for (const e of held) await events.updateOne(heldOneFilter(e._id, destinationId), releaseOneUpdate(destinationId, now));
   }
 
-  /** Releases what no longer has to be held (holding first cleared, so a hold made meanwhile sets it again); forgets breakers of destinations gone. */
+  async function deliveryStateOf(eventId: string, destinationId: string): Promise<string | undefined> {
+    const doc = await events.findOne({ _id: eventId }, { projection: { "deliveries.destinationId": 1, "deliveries.state": 1 } });
+    return ((doc?.deliveries ?? []) as AnyDoc[]).find((d) => d.destinationId === destinationId)?.state as string | undefined;
+  }
+
+  /**
+   * The drain's step (drainsNext, drainTurn): once the delivery let through settled, the oldest
+   * held one is let go at its turn, by the process whose compare-and-set names it; with none
+   * left, the drain is over. A release that did not apply is made up by the next step.
+   */
+  async function drainStep(control: DestinationControl, destinationId: string, now: number): Promise<void> {
+    for (let i = 0; i < CAS_TRIES; i += 1) {
+      const v = await read(control);
+      const current = v.b.probeEventId === undefined ? undefined : await deliveryStateOf(v.b.probeEventId, destinationId);
+      if (!drainsNext(control, v.b, current)) return;
+      const [next] = await events.find(heldFilter(destinationId), { projection: { _id: 1 } }).sort(HELD_ORDER).limit(1).toArray();
+      if (!next) {
+        if (await cas(v, drained(v.b))) return;
+        continue;
+      }
+      const turn = drainTurn(v.b, control, next._id, now);
+      if (!(await cas(v, turn.breaker))) continue;
+      await events.updateOne(heldOneFilter(next._id, destinationId), releaseOneUpdate(destinationId, turn.at));
+      return;
+    }
+  }
+
+  /** Drains what no longer has to be held; forgets the breakers of destinations gone. */
   async function releaseSettled(rows: readonly BreakerRecord[], now: number): Promise<void> {
     for (const b of rows) {
       const control = await controlOf(b.endpointId, b.destinationId);
       if (!control) {
         await breakers.deleteOne({ _id: b.destinationId });
-        await release(b.destinationId, undefined, now);
-      } else if (!control.paused) {
-        const cleared = await updateBreaker(control, ({ b: x }) => (x.state === "closed" && x.holding ? { b: { ...x, holding: false } } : undefined));
-        if (cleared && !cleared.holding && b.holding) await release(b.destinationId, control, now);
+        await releaseAll(b.destinationId, now);
+      } else {
+        await drainStep(control, b.destinationId, now);
       }
     }
   }
@@ -152,7 +181,7 @@ function controlBase({ events, endpoints, breakers }: ControlCollections) {
   async function views(docs: BreakerDoc[]): Promise<BreakerView[]> {
     return Promise.all(docs.map(async (d) => ({ ...breakerFromDoc(d), held: d.holding ? await heldCount(d._id) : 0 })));
   }
-  return { events, endpoints, breakers, controlsOf, controlOf, read, cas, updateBreaker, heldCount, release, releaseSettled, markHolding, claimOf, claimOne, views };
+  return { events, endpoints, breakers, controlsOf, controlOf, read, cas, updateBreaker, heldCount, drainStep, releaseSettled, markHolding, claimOf, claimOne, views };
 }
 
 type Base = ReturnType<typeof controlBase>;
@@ -257,7 +286,7 @@ async function gated(
   for (let i = 0; i < CAS_TRIES; i += 1) {
     const current = await read(control);
     const tokens = liveTokens(current.tokens, now);
-    const gate = gateOf(control, current.b, tokens.length, now, current.b.probeEventId === doc._id);
+    const gate = gateOf(control, current.b, tokens.length, now, isLetThrough(control, current.b, doc._id));
     if (gate.kind === "hold") {
       const held = await events.updateOne(claimableOneFilter(doc._id, destinationId, now, started), holdOneUpdate(destinationId, now, started));
       if (held.modifiedCount > 0) await markHolding(control);
@@ -286,7 +315,7 @@ async function gated(
  * breaker (taken by compare-and-set); `after` runs once the delivery is written.
  */
 async function recordingWith(base: Base, ref: DeliveryRef, attempt: AttemptRecord, transition: AttemptTransition, now: number) {
-  const { events, controlOf, updateBreaker, release, heldCount } = base;
+  const { events, controlOf, updateBreaker, drainStep, heldCount, read } = base;
   const plain = { transition, after: async () => undefined as BreakerNotice | undefined };
   if (transition.kind !== "worker") return plain;
   const doc = await events.findOne(eventRefFilter(ref), { projection: { "deliveries.destinationId": 1, "deliveries.state": 1, "deliveries.claimOwner": 1, "deliveries.started": 1, "deliveries.attempts.n": 1 } });
@@ -302,8 +331,6 @@ async function recordingWith(base: Base, ref: DeliveryRef, attempt: AttemptRecor
     const heldNow = heldTransition(transition, holdsDeliveries(control, change.breaker), outcome) !== transition;
     let b = change.breaker;
     if (heldNow || change.opened) b = { ...b, holding: true };
-    // Cleared before the release that follows: a delivery held meanwhile sets it again.
-    if (change.closed && !control.paused) b = { ...b, holding: false };
     // Its concurrency slot is free again, whatever the verdict.
     return { b, tokens: v.tokens.filter((t) => t.eventId !== ref.eventId) };
   });
@@ -314,16 +341,18 @@ async function recordingWith(base: Base, ref: DeliveryRef, attempt: AttemptRecor
     transition: applied,
     after: async (): Promise<BreakerNotice | undefined> => {
       if (made.opened) await events.updateMany(waitingFilter(ref.destinationId, now), holdWaitingUpdate(ref.destinationId, now));
-      if (made.closed && !control.paused) await release(ref.destinationId, control, now);
+      // Closed by this attempt, or the drain's current delivery settled: the drain goes on.
+      await drainStep(control, ref.destinationId, now);
       if (!made.opened && !made.closed) return undefined;
-      return { change: made.opened ? "opened" : "closed", name: control.name, breaker: { ...settled, held: await heldCount(ref.destinationId) } };
+      const b = (await read(control)).b;
+      return { change: made.opened ? "opened" : "closed", name: control.name, breaker: { ...b, held: await heldCount(ref.destinationId) } };
     },
   };
 }
 
 
 async function settleWith(base: Base, endpointId: string, now: number): Promise<void> {
-  const { events, endpoints, breakers, controlsOf, releaseSettled, markHolding } = base;
+  const { events, endpoints, breakers, controlsOf, releaseSettled, markHolding, drainStep } = base;
   const e = await endpoints.findOne({ _id: endpointId }, { projection: { accountId: 1, forwardJson: 1 } });
   const controls = e ? controlsOf({ id: e._id, accountId: e.accountId as string, forwardJson: (e.forwardJson as string | undefined) ?? "" }) : new Map<string, DestinationControl>();
   const stored = (await breakers.find({ endpointId }).toArray()).map(breakerFromDoc);
@@ -337,7 +366,7 @@ async function settleWith(base: Base, endpointId: string, now: number): Promise<
       if (held.modifiedCount > 0) await markHolding(control);
     } else {
       const b = stored.find((x) => x.destinationId === control.destinationId);
-      if (b?.holding && b.state === "closed") await releaseSettled([b], now);
+      if (b?.holding && b.state === "closed") await drainStep(control, control.destinationId, now);
     }
   }
 }

@@ -10,7 +10,10 @@ import {
   probeDue,
   probing,
   recordedBreaker,
-  releasedDueAt,
+  drainTurn,
+  drained,
+  drainsNext,
+  isLetThrough,
   takeTurn,
   waitingTurn,
   MAX_WAITS_PER_CLAIM,
@@ -84,6 +87,7 @@ function controlBase(db: Database.Database) {
     breakersOf: db.prepare("SELECT * FROM destination_breakers WHERE endpoint_id IN (SELECT value FROM json_each(?))"),
     active: db.prepare("SELECT * FROM destination_breakers WHERE holding = 1 OR state <> 'closed'"),
     probesDue: db.prepare("SELECT * FROM destination_breakers WHERE next_probe_at IS NOT NULL AND next_probe_at <= ? AND state <> 'closed'"),
+    // Closed with held deliveries: draining (or paused).
     releasable: db.prepare("SELECT * FROM destination_breakers WHERE holding = 1 AND state = 'closed'"),
     nextProbe: db.prepare("SELECT min(next_probe_at) FROM destination_breakers WHERE next_probe_at IS NOT NULL AND next_probe_at > ? AND state <> 'closed'").pluck(),
     candidates: db.prepare(CANDIDATES_SQL),
@@ -105,6 +109,7 @@ function controlBase(db: Database.Database) {
     holdWaiting: db.prepare(`UPDATE deliveries INDEXED BY deliveries_outbox SET state = 'held', next_at = NULL, claimable_at = NULL, claim_owner = NULL, claim_until = NULL
       WHERE claimable_at IS NOT NULL AND destination_id = ? AND state = 'pending' AND (claim_until IS NULL OR claim_until <= ?)`),
     heldCount: db.prepare("SELECT count(*) FROM deliveries INDEXED BY deliveries_held WHERE destination_id = ? AND state = 'held'").pluck(),
+    deliveryState: db.prepare("SELECT d.state FROM deliveries d JOIN events e ON e.seq = d.seq WHERE e.id = ? AND d.destination_id = ?").pluck(),
   };
 
   const controlOf = (endpointId: string, destinationId: string): DestinationControl | undefined => {
@@ -127,30 +132,39 @@ function controlBase(db: Database.Database) {
     ...(r.spared > 0 ? { counted: r.started - r.spared } : {}),
   });
 
-  /** Lets the destination's held deliveries go, oldest first, one turn apart; answers how many. */
-  function release(destinationId: string, control: DestinationControl | undefined, now: number): number {
-    const ids = stmt.heldIds.all(destinationId) as number[];
-    ids.forEach((id, i) => {
-      const at = releasedDueAt(now, i, control);
-      stmt.releaseOne.run(at, at, id);
-    });
-    return ids.length;
+  /** Lets every held delivery of a destination gone go at once (each then fails as not configured). */
+  function releaseAll(destinationId: string, now: number): void {
+    for (const id of stmt.heldIds.all(destinationId) as number[]) stmt.releaseOne.run(now, now, id);
   }
 
-  /** Releases what no longer has to be held; forgets the breakers of destinations gone. */
+  /**
+   * The drain's step (drainsNext, drainTurn): once the delivery let through settled, the oldest
+   * held one is let go at its turn; with none left, the drain is over. Answers the breaker after.
+   */
+  function drainStep(b: BreakerRecord, control: DestinationControl | undefined, now: number): BreakerRecord {
+    const current = b.probeEventId === undefined ? undefined : (stmt.deliveryState.get(b.probeEventId, b.destinationId) as string | undefined);
+    if (!drainsNext(control, b, current)) return b;
+    const next = stmt.oldestHeld.get(b.destinationId) as { id: number; event_id: string } | undefined;
+    if (!next) return drained(b);
+    const turn = drainTurn(b, control, next.event_id, now);
+    stmt.releaseOne.run(turn.at, turn.at, next.id);
+    return turn.breaker;
+  }
+
+  /** Drains what no longer has to be held; forgets the breakers of destinations gone. */
   function releaseSettled(rows: readonly BreakerRecord[], now: number): void {
     for (const b of rows) {
       const control = controlOf(b.endpointId, b.destinationId);
       if (!control) {
-        release(b.destinationId, undefined, now);
+        releaseAll(b.destinationId, now);
         stmt.deleteBreaker.run(b.destinationId);
-      } else if (!control.paused && b.state === "closed" && b.holding) {
-        release(b.destinationId, control, now);
-        writeBreaker({ ...b, holding: false });
+        continue;
       }
+      const after = drainStep(b, control, now);
+      if (changed({ before: b, now: after })) writeBreaker(after);
     }
   }
-  return { stmt, controlsOf, controlOf, readBreaker, writeBreaker, changed, viewOf, claimOf, release, releaseSettled };
+  return { stmt, controlsOf, controlOf, readBreaker, writeBreaker, changed, viewOf, claimOf, drainStep, releaseSettled };
 }
 
 type Base = ReturnType<typeof controlBase>;
@@ -217,7 +231,7 @@ function claimWith(base: Base, owner: string, now: number, claimMs: number, limi
       }
       const l = breakerFor(control);
       const flying = inFlight.get(c.destination_id) ?? (control.concurrency === undefined ? 0 : (stmt.inFlight.get(c.destination_id, now) as number));
-      const gate = gateOf(control, l.now, flying, now, l.now.probeEventId === c.event_id);
+      const gate = gateOf(control, l.now, flying, now, isLetThrough(control, l.now, c.event_id));
       if (gate.kind === "hold") {
         stmt.holdOne.run(c.id);
         l.now = { ...l.now, holding: true };
@@ -247,7 +261,7 @@ function claimWith(base: Base, owner: string, now: number, claimMs: number, limi
 function recordingWith(
   base: Base,
   ref: DeliveryRef, endpointId: string, current: DeliveryProgress, attempt: AttemptRecord, transition: AttemptTransition, now: number) {
-  const { stmt, controlOf, readBreaker, writeBreaker, changed, viewOf, release } = base;
+  const { stmt, controlOf, readBreaker, writeBreaker, changed, viewOf, drainStep } = base;
   const none = { transition, commit: () => undefined };
   if (transition.kind !== "worker" || !claimHolds(current, transition.owner, attempt.n)) return none;
   const control = controlOf(endpointId, ref.destinationId);
@@ -262,10 +276,8 @@ function recordingWith(
       let b = change.breaker;
       if (after.state === "held") b = { ...b, holding: true };
       if (change.opened && stmt.holdWaiting.run(ref.destinationId, now).changes > 0) b = { ...b, holding: true };
-      if (change.closed && !control.paused && b.holding) {
-        release(ref.destinationId, control, now);
-        b = { ...b, holding: false };
-      }
+      // Closed by this attempt, or the drain's current delivery settled: the drain goes on.
+      b = drainStep(b, control, now);
       if (changed({ before: b0, now: b })) writeBreaker(b);
       if (!change.opened && !change.closed) return undefined;
       return { change: change.opened ? "opened" : "closed", name: control.name, breaker: viewOf(b) };
@@ -273,9 +285,8 @@ function recordingWith(
   };
 }
 
-
 function settleWith(base: Base, endpointId: string, now: number): void {
-  const { stmt, controlsOf, writeBreaker, release, releaseSettled } = base;
+  const { stmt, controlsOf, writeBreaker, changed, drainStep, releaseSettled } = base;
   const row = stmt.endpoint.get(endpointId) as { id: string; accountId: string; forwardJson: string } | undefined;
   const stored = (stmt.breakersOf.all(JSON.stringify([endpointId])) as Row[]).map(breakerRows.read);
   const controls = row ? controlsOf(row) : new Map<string, DestinationControl>();
@@ -284,21 +295,17 @@ function settleWith(base: Base, endpointId: string, now: number): void {
     now,
   );
   for (const control of controls.values()) {
-    const before = stored.find((b) => b.destinationId === control.destinationId);
-    const b = before ?? newBreaker(control);
-    if (control.paused) {
-      if (stmt.holdWaiting.run(control.destinationId, now).changes > 0 && !b.holding) writeBreaker({ ...b, holding: true });
-    } else if (b.state === "closed" && b.holding) {
-      release(control.destinationId, control, now);
-      writeBreaker({ ...b, holding: false });
-    }
+    const before = stored.find((b) => b.destinationId === control.destinationId) ?? newBreaker(control);
+    let b = before;
+    if (control.paused && stmt.holdWaiting.run(control.destinationId, now).changes > 0) b = { ...b, holding: true };
+    b = drainStep(b, control, now);
+    if (changed({ before, now: b })) writeBreaker(b);
   }
 }
 
-
 /**
  * Delivery control on the embedded catalog (design §18; ADRs 0087 and 0088). Every decision is
- * catalog-core's (gateOf, takeTurn, probing, recordedBreaker, heldTransition, releasedDueAt),
+ * catalog-core's (gateOf, takeTurn, probing, recordedBreaker, heldTransition, drainTurn),
  * taken inside the claim's or the record's IMMEDIATE transaction: the file's write lock orders
  * every claim and record of every catalog process on it, so replicas never disagree on a turn,
  * a probe or a breaker's state.

@@ -252,6 +252,7 @@ export const breakerRows = new RecordRows<BreakerRecord>("destination_breakers",
   holding: flag("holding"),
   slotAt: integer("slot_at"),
   queuedUntil: integer("queued_until"),
+  drainedAt: integer("drained_at"),
 });
 
 /** Writes a breaker: inserted, or replacing its destination's. */

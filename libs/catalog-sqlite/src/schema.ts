@@ -227,7 +227,8 @@ CREATE TABLE IF NOT EXISTS destination_breakers (
   probe_event_id TEXT,
   holding INTEGER NOT NULL,
   slot_at REAL NOT NULL,
-  queued_until REAL NOT NULL
+  queued_until REAL NOT NULL,
+  drained_at INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS destination_breakers_endpoint ON destination_breakers (endpoint_id);
 CREATE INDEX IF NOT EXISTS destination_breakers_probe ON destination_breakers (next_probe_at) WHERE next_probe_at IS NOT NULL;

@@ -158,20 +158,34 @@ export function deliveryControlContract(ctx: ContractContext): void {
       expect(next.claims).toEqual([{ ...refs[0]!, attempt: 3, counted: 2 }]);
     });
 
-    it("closes on a probe's success and drains the held oldest first, 10 a second, within the rate limit when there is one", async () => {
+    it("closes on a probe's success and drains the held one at a time, oldest first, 10 a second; new captures queue behind them", async () => {
       const { refs, t0, destinationId, endpoint } = await destinationWith({ breaker: { failures: 2, probeAfterMs: 5000 } }, 5);
       await opened(refs, t0);
       const probe = (await claim("w1", t0 + 5002)).claims[0]!;
       expect(probe.eventId).toBe(refs[0]!.eventId);
       const closed = await record(probe, ok(2), worker("w1", "delivered"), t0 + 5100);
       expect(closed?.delivery.state).toBe("delivered");
-      expect(closed?.breaker).toMatchObject({ change: "closed", breaker: { state: "closed", consecutiveFailures: 0, held: 0, since: t0 + 5100 } });
-      const due = await Promise.all(refs.slice(1).map(async (r) => (await deliveryOf(r))?.nextAttemptAt));
-      expect(due).toEqual([t0 + 5100, t0 + 5200, t0 + 5300, t0 + 5400]);
-      expect(await breakerOf(endpoint.id, destinationId)).toMatchObject({ state: "closed", held: 0 });
+      expect(closed?.breaker).toMatchObject({ change: "closed", breaker: { state: "closed", consecutiveFailures: 0, held: 3, since: t0 + 5100 } });
+      // The oldest held is let go a spacing after the probe; the others wait for it to settle.
+      expect(await deliveryOf(refs[1]!)).toMatchObject({ state: "pending", nextAttemptAt: t0 + 5200 });
+      for (const ref of refs.slice(2)) expect(await deliveryOf(ref)).toMatchObject({ state: "held" });
+      // A capture arriving during the drain is held behind them.
+      const [late] = await append(endpoint, destinationId, 1);
       const order: number[] = [];
-      for (let at = t0 + 5100; at <= t0 + 5400; at += 100) for (const c of (await claim("w1", at)).claims) order.push(indexOf(refs, c));
+      let at = t0 + 5200;
+      for (let i = 0; i < 4; i += 1, at += 100) {
+        const claims = (await claim("w1", at)).claims;
+        expect(claims).toHaveLength(1);
+        if (claims[0]!.eventId === late!.id) order.push(99);
+        else order.push(indexOf(refs, claims[0]!));
+        expect((await claim("w2", at)).claims).toEqual([]);
+        await record(claims[0]!, ok(claims[0]!.attempt), worker("w1", "delivered"), at + 5);
+      }
       expect(order).toEqual([1, 2, 3, 4]);
+      const last = (await claim("w1", Math.max(at, late!.receivedAt + 1))).claims;
+      expect(last.map((c) => c.eventId)).toEqual([late!.id]);
+      await record(last[0]!, ok(1), worker("w1", "delivered"), at + 200);
+      expect(await breakerOf(endpoint.id, destinationId)).toMatchObject({ state: "closed", held: 0, holding: false });
     });
 
     it("drains at the rate limit's pace when the destination has one", async () => {
@@ -183,8 +197,10 @@ export function deliveryControlContract(ctx: ContractContext): void {
       await record(b!, failed(1), worker("w1", "pending", t0 + 10_000), t0 + 502);
       const probe = (await claim("w1", t0 + 5502)).claims[0]!;
       await record(probe, ok(2), worker("w1", "delivered"), t0 + 5600);
-      const due = await Promise.all(refs.map(async (r) => (await deliveryOf(r))?.nextAttemptAt));
-      expect(due.filter((d) => d !== undefined)).toEqual([t0 + 5600, t0 + 6100, t0 + 6600]);
+      expect(await deliveryOf(refs[1]!)).toMatchObject({ state: "pending", nextAttemptAt: t0 + 6100 });
+      const next = (await claim("w1", t0 + 6100)).claims[0]!;
+      await record(next, ok(2), worker("w1", "delivered"), t0 + 6150);
+      expect(await deliveryOf(refs[2]!)).toMatchObject({ state: "pending", nextAttemptAt: t0 + 6600 });
     });
 
     it("counts only network errors, timeouts, 408, 429 and 5xx; an answer resets the count; what never reached it counts nothing", async () => {
@@ -238,9 +254,18 @@ export function deliveryControlContract(ctx: ContractContext): void {
       const destinations = JSON.parse(endpoint.forwardJson) as Record<string, unknown>[];
       await store().updateEndpoint(accountId, endpoint.id, { forwardJson: JSON.stringify(destinations.map((d) => ({ ...d, paused: false }))) }, t0 + 100);
       await store().settleDestinations(endpoint.id, t0 + 100);
-      const due = await Promise.all(refs.map(async (r) => (await deliveryOf(r))?.nextAttemptAt));
-      expect(due).toEqual([t0 + 100, t0 + 200, t0 + 300]);
-      expect(await breakerOf(endpoint.id, destinationId)).toMatchObject({ held: 0 });
+      // Drained one at a time, oldest first: the next once the one before settled, 100 ms on.
+      expect(await deliveryOf(refs[0]!)).toMatchObject({ state: "pending", nextAttemptAt: t0 + 100 });
+      expect(await deliveryOf(refs[1]!)).toMatchObject({ state: "held" });
+      const order: string[] = [];
+      for (let at = t0 + 100; order.length < 4; at += 100) {
+        const [c] = (await claim("w1", at)).claims;
+        expect(c, `a delivery due at ${at - t0}`).toBeDefined();
+        order.push(c!.eventId);
+        await record(c!, ok(c!.attempt), worker("w1", "delivered"), at + 1);
+      }
+      expect(order).toEqual([...refs.map((r) => r.eventId), late!.id]);
+      expect(await breakerOf(endpoint.id, destinationId)).toMatchObject({ held: 0, holding: false });
     });
 
     it("releases held deliveries at the next claim even when nothing settled the endpoint (a resume whose settle was lost)", async () => {
@@ -250,6 +275,8 @@ export function deliveryControlContract(ctx: ContractContext): void {
       await store().updateEndpoint(accountId, endpoint.id, { forwardJson: JSON.stringify(destinations.map((d) => ({ ...d, paused: false }))) }, t0 + 1);
       const { claims } = await claim("w1", t0 + 10);
       expect(claims.map((c) => c.eventId)).toEqual([refs[0]!.eventId]);
+      expect(await deliveryOf(refs[1]!)).toMatchObject({ state: "held" });
+      await record(claims[0]!, ok(1), worker("w1", "delivered"), t0 + 20);
       expect(await deliveryOf(refs[1]!)).toMatchObject({ state: "pending", nextAttemptAt: t0 + 110 });
       expect(await breakerOf(endpoint.id, destinationId)).toMatchObject({ held: 0 });
     });
