@@ -153,6 +153,18 @@ export function takeTurn(b: BreakerRecord, control: Pick<DestinationControl, "sp
   return { ...b, slotAt: Math.max(b.slotAt, now) + control.spacingMs };
 }
 
+/**
+ * A rate-limited destination's delivery is sent this long after its claim is answered (ADR
+ * 0087): its turn is the claim's time, and the replica's preparation (loading, opening,
+ * transforming, the egress lease) takes a varying part of this instead of shifting the send.
+ */
+export const PACED_SEND_DELAY_MS = 250;
+
+/** What a claim tells the worker of a delivery it lets go (gate `go`): when to send it. */
+export function sendAfterMsOf(control: Pick<DestinationControl, "spacingMs"> | undefined): number | undefined {
+  return control?.spacingMs === undefined ? undefined : PACED_SEND_DELAY_MS;
+}
+
 /** At most this many due deliveries a claim moves to their turns; the others wait for the next claim. */
 export const MAX_WAITS_PER_CLAIM = 1000;
 

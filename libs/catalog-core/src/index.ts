@@ -77,6 +77,8 @@ export {
   takeTurn,
   waitingTurn,
   MAX_WAITS_PER_CLAIM,
+  PACED_SEND_DELAY_MS,
+  sendAfterMsOf,
 } from "./breaker.js";
 export type { BreakerChange, BreakerOutcome, BreakerRecord, BreakerView, DestinationControl, Gate } from "./breaker.js";
 export type { ForwardPrecondition, ReplacedField } from "./endpoint-patch.js";

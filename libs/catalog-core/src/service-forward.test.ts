@@ -126,7 +126,7 @@ describe("the relay outbox over RPC", () => {
 
     expect(await catalog.getOutboxStats({})).toMatchObject({ pending: 1n, oldestDueAtMs: receivedAt });
     const { deliveries } = await catalog.claimDeliveries({ owner: "replay-1", claimMs: 30_000n });
-    expect(deliveries.map((d) => ({ ...d }))).toEqual([{ $typeName: "webhookcapture.catalog.v1.DeliveryClaim", ...ref, attempt: 1, counted: 0 }]);
+    expect(deliveries.map((d) => ({ ...d }))).toEqual([{ $typeName: "webhookcapture.catalog.v1.DeliveryClaim", ...ref, attempt: 1, counted: 0, sendAfterMs: 0 }]);
     expect((await catalog.claimDeliveries({ owner: "replay-2", claimMs: 30_000n })).deliveries).toEqual([]);
 
     const retried = await catalog.recordForwardAttempt({ ...ref, attempt: attempt(1), state: "pending", nextAttemptAtMs: BigInt(clock.now + 10_000), claimOwner: "replay-1" });

@@ -124,6 +124,7 @@ export function forwardMethods(
           destinationId: c.destinationId,
           attempt: c.attempt,
           counted: c.counted ?? 0,
+          sendAfterMs: c.sendAfterMs ?? 0,
         })),
         nextDueInMs: next === undefined ? 0n : BigInt(Math.max(1, next - at)),
         limiterWaits,

@@ -251,6 +251,8 @@ export interface DeliveryClaim {
    * held never consumes attempts); absent: `attempt`.
    */
   counted?: number | undefined;
+  /** A rate-limited destination's delivery: sent this long after the claim is answered (PACED_SEND_DELAY_MS). */
+  sendAfterMs?: number | undefined;
 }
 
 /** A claim's deliveries, and how many due deliveries it moved to their rate limit's turn (limiter waits). */

@@ -231,7 +231,7 @@ describe("delivery control's flow over MongoDB documents (mingo)", () => {
   it("spaces claims by the rate limit, moving the others to their turns", async () => {
     const s = setup({ rateLimit: { perSecond: 5 } }, 4);
     const first = await s.control.claim("w1", 2000, 30_000, 50);
-    expect(first.claims.map((c) => c.eventId)).toEqual(["ev-000"]);
+    expect(first.claims.map((c) => [c.eventId, c.sendAfterMs])).toEqual([["ev-000", 250]]);
     expect(first.limiterWaits).toBe(3);
     expect([1, 2, 3].map((i) => s.state(i).nextAttemptAt)).toEqual([2200, 2400, 2600]);
     expect((await s.control.claim("w2", 2100, 30_000, 50)).claims).toEqual([]);

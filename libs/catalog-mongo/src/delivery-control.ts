@@ -18,6 +18,7 @@ import {
   takeTurn,
   waitingTurn,
   MAX_WAITS_PER_CLAIM,
+  sendAfterMsOf,
   type AttemptRecord,
   type BreakerNotice,
   type BreakerRecord,
@@ -304,7 +305,8 @@ async function gated(
       if (control.concurrency !== undefined) await updateBreaker(control, (v) => ({ b: v.b, tokens: v.tokens.filter((t) => t.eventId !== doc._id) }));
       return { kind: "done" };
     }
-    return { kind: "claimed", claim: c };
+    const paced = sendAfterMsOf(control);
+    return { kind: "claimed", claim: paced ? { ...c, sendAfterMs: paced } : c };
   }
   return { kind: "done" };
 }

@@ -17,6 +17,7 @@ import {
   takeTurn,
   waitingTurn,
   MAX_WAITS_PER_CLAIM,
+  sendAfterMsOf,
   type AttemptRecord,
   type BreakerNotice,
   type BreakerRecord,
@@ -247,7 +248,8 @@ function claimWith(base: Base, owner: string, now: number, claimMs: number, limi
         waiting.set(c.destination_id, k);
         if (k >= MAX_WAITS_PER_CLAIM) busy.add(c.destination_id);
       } else {
-        claims.push(claimOf(c, stmt.claimOne.get(owner, claimUntil, claimUntil, c.id) as Claimed));
+        const paced = sendAfterMsOf(control);
+        claims.push({ ...claimOf(c, stmt.claimOne.get(owner, claimUntil, claimUntil, c.id) as Claimed), ...(paced ? { sendAfterMs: paced } : {}) });
         inFlight.set(c.destination_id, flying + 1);
         l.now = takeTurn(l.now, control, now);
       }

@@ -116,7 +116,7 @@ export function createForwarder(deps: ForwardDeps & { bus: Pick<CaptureBus, "sub
    * Attempt `n` of the delivery; `counted` is the same attempt as counted against maxAttempts
    * (less than n when earlier attempts ended held, design §18).
    */
-  async function attempt(ref: DeliveryRef, n: number, counted: number): Promise<{ sent: SentAttempt; verdict: Verdict; before: string | undefined } | undefined> {
+  async function attempt(ref: DeliveryRef, n: number, counted: number, notBefore: number): Promise<{ sent: SentAttempt; verdict: Verdict; before: string | undefined } | undefined> {
     const trigger = n === 1 ? "initial" : "retry";
     const loaded = await sender.load(ref);
     if (loaded.kind === "missing") return undefined;
@@ -136,7 +136,7 @@ export function createForwarder(deps: ForwardDeps & { bus: Pick<CaptureBus, "sub
       const sent = sender.refused(n, trigger, delivery.target, { kind: "interrupted" }, ref.destinationId, delivery.event);
       return { sent, verdict: { state: "exhausted" }, before: delivery.delivery?.state };
     }
-    const sent = await sender.send(delivery, n, trigger, { acquire: acquireWaiting });
+    const sent = await sender.send(delivery, n, trigger, { acquire: acquireWaiting, notBefore });
     const verdict = workerVerdict(sent.outcome, counted, delivery.settings.maxAttempts, {
       retryBaseMs: options.retryBaseMs,
       nowMs: now(),
@@ -145,10 +145,11 @@ export function createForwarder(deps: ForwardDeps & { bus: Pick<CaptureBus, "sub
     return { sent, verdict, before: delivery.delivery?.state };
   }
 
-  async function deliver(claim: DeliveryClaim): Promise<void> {
+  async function deliver(claim: DeliveryClaim, claimedAt: number): Promise<void> {
     const ref = { accountId: claim.accountId, endpointId: claim.endpointId, eventId: claim.eventId, destinationId: claim.destinationId };
     try {
-      const made = await attempt(ref, claim.attempt, claim.counted || claim.attempt);
+      // A rate-limited destination's delivery goes sendAfterMs after its claim (ADR 0087).
+      const made = await attempt(ref, claim.attempt, claim.counted || claim.attempt, claimedAt + claim.sendAfterMs);
       if (!made) return;
       const transition = { kind: "worker", state: made.verdict.state, nextAttemptAt: made.verdict.nextAttemptAt, owner } as const;
       // The request went out: its record is worth a few tries (else the claim lapses and the
@@ -185,8 +186,8 @@ export function createForwarder(deps: ForwardDeps & { bus: Pick<CaptureBus, "sub
     soon = { at, timer };
   }
 
-  function launch(claim: DeliveryClaim) {
-    const task = deliver(claim).finally(() => {
+  function launch(claim: DeliveryClaim, claimedAt: number) {
+    const task = deliver(claim, claimedAt).finally(() => {
       inFlight.delete(task);
       pump();
     });
@@ -201,7 +202,8 @@ export function createForwarder(deps: ForwardDeps & { bus: Pick<CaptureBus, "sub
       const { deliveries, nextDueInMs, limiterWaits } = await catalog.claimDeliveries({ owner, limit: room, claimMs: BigInt(options.claimMs) });
       if (failures > 0) logger.info({ failures }, "outbox reachable again");
       failures = 0;
-      for (const claim of deliveries) launch(claim);
+      const claimedAt = now();
+      for (const claim of deliveries) launch(claim, claimedAt);
       deps.metrics?.limiterWaits(limiterWaits);
       lookAgainIn(Number(nextDueInMs));
       // A full page: more may be due.

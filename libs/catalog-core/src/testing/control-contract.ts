@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import type { CatalogStore } from "../ports.js";
 import type { AttemptRecord, DeliveryClaim, EndpointRecord, Stamp } from "../types.js";
 import type { ContractContext } from "./endpoint-contract.js";
+import { PACED_SEND_DELAY_MS } from "../breaker.js";
 import { eventFixture, forwardAttemptFixture } from "./fixtures.js";
 import type { DeliveryState } from "@whc/api-model";
 import type { AttemptTransition, DeliveryRef } from "@whc/ports";
@@ -69,6 +70,8 @@ export function deliveryControlContract(ctx: ContractContext): void {
       const { refs, t0, destinationId, endpoint } = await destinationWith({ rateLimit: { perSecond: 5 } }, 6);
       const first = await claim("w1", t0);
       expect(first.claims.map((c) => c.eventId)).toEqual([refs[0]!.eventId]);
+      // Sent a fixed time after the claim, whatever the worker's preparation takes (ADR 0087).
+      expect(first.claims[0]!.sendAfterMs).toBe(PACED_SEND_DELAY_MS);
       expect(first.limiterWaits).toBe(5);
       // Each waiting one is due at its own turn, 200 ms apart, oldest first; still pending.
       for (const [i, ref] of refs.slice(1).entries()) expect(await deliveryOf(ref)).toMatchObject({ state: "pending", nextAttemptAt: t0 + 200 * (i + 1) });
