@@ -331,6 +331,7 @@ describe("whc apply with destinations (design §17)", SLOW, () => {
         url: http://127.0.0.1:9/billing
         filter: { eventType: { $regex: "^invoice\\\\." } }
         targetSecretFromEnv: BILLING_TARGET_SECRET
+        breaker: { failures: 3 }
       - name: audit
         url: http://127.0.0.1:9/audit
         keepPath: false
@@ -348,7 +349,15 @@ describe("whc apply with destinations (design §17)", SLOW, () => {
     expect(first, first.stderr).toMatchObject({ code: 0, stdout: "+ create endpoint fanout\n" });
     const [created] = (await endpointsOf(key)) as Routed[];
     expect(created!.destinations).toEqual([
-      expect.objectContaining({ name: "billing", url: "http://127.0.0.1:9/billing", targetSecretSet: true, filter: { eventType: { $regex: "^invoice\\." } }, paused: false }),
+      expect.objectContaining({
+        name: "billing",
+        url: "http://127.0.0.1:9/billing",
+        targetSecretSet: true,
+        filter: { eventType: { $regex: "^invoice\\." } },
+        // Its settings (the defaults filled in) with where it stands; the file compares the settings only.
+        breaker: expect.objectContaining({ failures: 3, probeAfterMs: 30_000, state: "closed" }),
+        paused: false,
+      }),
       expect.objectContaining({ name: "audit", keepPath: false, targetSecretSet: false, rateLimit: { perSecond: 5 }, paused: true, transform: expect.stringContaining("x-audit") }),
     ]);
     // forward mirrors the first destination.

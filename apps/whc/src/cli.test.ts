@@ -278,6 +278,43 @@ describe("whc", () => {
     }
   });
 
+  it("pauses and resumes one destination: held while paused (shown in the BREAKER column), drained oldest first once resumed (design §18)", async () => {
+    await useNewKey("pausers");
+    const seen: string[] = [];
+    const app = http.createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        seen.push(String(req.headers["x-whc-delivery-id"]));
+        res.end("ok");
+      });
+    });
+    await new Promise<void>((r) => app.listen(0, "127.0.0.1", r));
+    const appUrl = `http://127.0.0.1:${(app.address() as AddressInfo).port}`;
+    try {
+      await cli("endpoints", "create", "--slug", "pausable", "--forward-to", `${appUrl}/in`);
+      expect(await cli("endpoints", "destinations", "list", "pausable")).toMatch(/destination-1\s+\S+\s+http:\S+\s+every capture\s+-\s+closed\s/);
+      const paused = await cli("destinations", "pause", "pausable", "destination-1");
+      expect(paused).toBe("paused destination-1 of pausable: closed, paused\n");
+
+      const ep = JSON.parse(await cli("--json", "endpoints", "get", "pausable")) as { webhookUrl: string };
+      const ids: string[] = [];
+      for (const n of [1, 2, 3]) ids.push(((await (await fetch(ep.webhookUrl, { method: "POST", body: `{"n":${n}}` })).json()) as { id: string }).id);
+      await waitFor(async () => (/3 held/.test(await cli("destinations", "list", "pausable")) ? true : undefined), { what: "3 held" });
+      expect(seen).toEqual([]);
+      const listed = JSON.parse(await cli("--json", "destinations", "list", "pausable")) as { paused: boolean; breaker: { state: string; held: number } }[];
+      expect(listed).toMatchObject([{ paused: true, breaker: { state: "closed", held: 3 } }]);
+
+      expect(await cli("endpoints", "destinations", "resume", "pausable", "destination-1")).toMatch(/^resumed destination-1 of pausable: closed/);
+      await waitFor(() => (seen.length === 3 ? true : undefined), { what: "the drain" });
+      expect(seen).toEqual(ids);
+      const missing = await cliFailure("destinations", "pause", "pausable", "nope");
+      expect(missing.stderr).toContain('pausable has no destination with the id or name "nope"');
+    } finally {
+      await new Promise<void>((r) => app.close(() => r()));
+    }
+    // Ten runs of the CLI, each a process start.
+  }, 60_000);
+
   it("sets redaction with repeatable --redact-* flags, shows it and its counts, refuses a bad pattern before sending, removes it with --no-redact", async () => {
     await useNewKey("redactors");
     const created = await cli(

@@ -5,6 +5,7 @@ import { keyCommands } from "./commands/keys.js";
 import { auditCommand } from "./commands/audit.js";
 import { alertCommands } from "./commands/alerts.js";
 import { redeliverCommands } from "./commands/redeliver.js";
+import { destinationControlCommands } from "./commands/destinations.js";
 import { listenCommand } from "./commands/listen.js";
 import { triggerCommand } from "./commands/trigger.js";
 import { configCommands } from "./commands/config.js";
@@ -36,6 +37,7 @@ export function buildCli(env: NodeJS.ProcessEnv): Command {
   auditCommand(program, ctx);
   alertCommands(program, ctx);
   redeliverCommands(program, ctx);
+  destinationControlCommands(program, ctx);
   return program;
 }
 

@@ -60,7 +60,7 @@ export type ConfigInbound = z.output<typeof configInbound>;
 /**
  * One of a relay endpoint's destinations (design §17) as the file gives it: `whc apply`
  * matches it to the endpoint's destination of the same name (ids are the service's, never in
- * the file). rateLimit, breaker and paused are stored; they take effect from issue #33 on.
+ * the file). rateLimit, breaker and paused are its delivery control (design §18).
  */
 export const configDestination = destinationSettings
   .extend({
@@ -69,7 +69,7 @@ export const configDestination = destinationSettings
     transform: transformSource.optional(),
     rateLimit: rateLimitSettings.optional(),
     breaker: breakerSettings.optional(),
-    paused: z.boolean().optional().describe("Hold this destination's deliveries (stored; enforced from issue #33 on). Absent: false."),
+    paused: z.boolean().optional().describe("Hold this destination's deliveries (nothing is sent) until false again. Absent: false."),
     targetSecretFromEnv: envName
       .optional()
       .describe("Re-sign this destination's requests with the secret in this environment variable (written once: whc cannot read it back)."),

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { extension, uuid } from "./common.js";
+import { dateTime, extension, uuid } from "./common.js";
 import { destinationSettings } from "./forwarding.js";
 import { filterProblem, FILTER_OPERATORS, MAX_FILTER_BYTES, MAX_FILTER_DEPTH } from "./destination-filter.js";
 
@@ -58,9 +58,18 @@ export const transformSource = z
   });
 
 /**
- * Delivery control (design §18). Stored and shown now; enforced from issue #33 on (until then
- * a destination's deliveries go as if it had none).
+ * Delivery control (design §18, ADRs 0087 and 0088): a rate limit and a breaker per destination,
+ * and a manual pause, enforced by the catalog when the replay replicas claim deliveries.
  */
+export const BREAKER_STATES = ["closed", "open", "half_open"] as const;
+export type BreakerState = (typeof BREAKER_STATES)[number];
+/** A destination without `breaker` settings has these. */
+export const BREAKER_DEFAULTS = { failures: 5, probeAfterMs: 30_000 } as const;
+/** The delay between probes doubles after each failed one, up to this. */
+export const MAX_PROBE_DELAY_MS = 600_000;
+/** Held deliveries drain at most this many a second when the destination has no rate limit. */
+export const DRAIN_PER_SECOND = 10;
+
 export const rateLimitSettings = z
   .strictObject({
     perSecond: z.int().min(1).max(10_000).optional(),
@@ -75,16 +84,47 @@ export const rateLimitSettings = z
       ctx.addIssue({ code: "custom", path: ["perSecond"], message: "give perSecond, perMinute or concurrency", params: { reason: "required" } });
     }
   })
-  .meta({ description: "At most this many deliveries a second (or a minute) and this many at once, across replay replicas (enforced from issue #33)." });
+  .meta({
+    description:
+      "At most this many deliveries a second (or a minute), evenly spaced, and this many in flight at once, across all replay replicas. " +
+      "A delivery that must wait stays `pending` with `nextAttemptAt` at its turn.",
+  });
 export type RateLimitSettings = z.infer<typeof rateLimitSettings>;
 
 export const breakerSettings = z
   .strictObject({
-    failures: z.int().min(1).max(100).default(5),
-    probeAfterMs: z.int().min(1000).max(600_000).default(30_000),
+    failures: z.int().min(1).max(100).default(BREAKER_DEFAULTS.failures),
+    probeAfterMs: z.int().min(1000).max(MAX_PROBE_DELAY_MS).default(BREAKER_DEFAULTS.probeAfterMs),
   })
-  .meta({ description: "Opens after this many consecutive failed attempts and probes after probeAfterMs (doubling); enforced from issue #33." });
+  .meta({
+    description:
+      "Opens after this many consecutive attempts ending in a network error, a timeout, 429 or 5xx: its deliveries are then held. " +
+      "probeAfterMs later one held delivery is tried (the delay doubles after each failed probe, up to 10 minutes). Absent: these defaults.",
+  });
 export type BreakerSettings = z.output<typeof breakerSettings>;
+
+/**
+ * A breaker's settings as given again (a PATCH, a file): its failures and probe delay, without
+ * its state; undefined when they are the defaults (a destination has them without being told).
+ */
+export function breakerSettingsOf(b: { failures: number; probeAfterMs: number } | undefined): BreakerSettings | undefined {
+  if (!b || (b.failures === BREAKER_DEFAULTS.failures && b.probeAfterMs === BREAKER_DEFAULTS.probeAfterMs)) return undefined;
+  return { failures: b.failures, probeAfterMs: b.probeAfterMs };
+}
+
+/** The breaker as a destination shows it: its settings (defaults when none were given) and where it stands. */
+export const breakerView = z
+  .object({
+    failures: z.int(),
+    probeAfterMs: z.int(),
+    state: z.enum(BREAKER_STATES).describe("`closed`: deliveries go; `open`: nothing is sent, deliveries are held; `half_open`: one held delivery is being tried."),
+    since: dateTime.nullable().describe("When it entered its state; null: closed since the destination was made."),
+    consecutiveFailures: z.int().describe("Attempts in a row that ended in a network error, a timeout, 429 or 5xx."),
+    held: z.int().describe("Deliveries held (breaker open or destination paused): never expired, sent oldest first once it closes (and is not paused)."),
+    nextProbeAt: dateTime.nullable().describe("When one held delivery is tried next (open, and not paused); null otherwise."),
+  })
+  .meta({ ...extension });
+export type BreakerViewJson = z.infer<typeof breakerView>;
 
 /** What a destination adds to part two's settings: its name and routing. */
 const routingFields = {
@@ -93,7 +133,7 @@ const routingFields = {
   transform: transformSource.nullable().optional(),
   rateLimit: rateLimitSettings.nullable().optional(),
   breaker: breakerSettings.nullable().optional(),
-  paused: z.boolean().optional().describe("Hold this destination's deliveries (enforced from issue #33)."),
+  paused: z.boolean().optional().describe("true holds this destination's deliveries (nothing is sent) until it is false again; then they drain oldest first."),
 };
 
 const targetSecretInput = z
@@ -166,7 +206,7 @@ export const destinationView = z
     filter: z.record(z.string(), z.unknown()).optional(),
     transform: z.string().optional(),
     rateLimit: z.object(rateLimitSettings.shape).optional(),
-    breaker: z.object({ failures: z.int(), probeAfterMs: z.int() }).optional(),
+    breaker: breakerView,
     paused: z.boolean(),
   })
   .meta({ ...extension });

@@ -1,6 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import {
   ApiKeySchema,
+  DestinationBreakerSchema,
   EndpointSchema,
   EventSchema,
   ForwardAttemptSchema,
@@ -8,6 +9,7 @@ import {
   SchemaSchema,
   type ApiKey,
   type CapturedEvent,
+  type DestinationBreaker,
   type Endpoint,
   type EndpointPatch as EndpointPatchProto,
   type Event,
@@ -19,6 +21,21 @@ import {
 import type { ApiKeyRecord, EndpointPatch, EndpointRecord, EventRecord, EventSummaryRecord, AttemptRecord, DeliveryRecord, NewEvent, SchemaRecord, SealedBody } from "./types.js";
 import { typesOfMask, type AttemptTrigger } from "@whc/api-model";
 import { aggregateOf, legacyDestinationId } from "./delivery.js";
+import type { BreakerView } from "./breaker.js";
+
+/** A destination's breaker as the Endpoint carries it (design §18). */
+export function breakerToProto(b: BreakerView): DestinationBreaker {
+  return create(DestinationBreakerSchema, {
+    destinationId: b.destinationId,
+    endpointId: b.endpointId,
+    accountId: b.accountId,
+    state: b.state,
+    ...(b.since !== undefined ? { sinceMs: BigInt(b.since) } : {}),
+    consecutiveFailures: b.consecutiveFailures,
+    held: BigInt(b.held),
+    ...(b.state === "open" && b.nextProbeAt !== undefined ? { nextProbeAtMs: BigInt(b.nextProbeAt) } : {}),
+  });
+}
 import { packSearchTokens } from "@whc/sealing";
 
 const NO_TOKENS = new Uint8Array(0);

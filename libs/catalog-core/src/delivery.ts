@@ -20,6 +20,11 @@ export interface DeliveryProgress {
   claimUntil: number | undefined;
   /** Attempt numbers given out so far: the next one is started + 1. */
   started: number;
+  /**
+   * Attempts that ended with the delivery held (design §18: held never consumes attempts): the
+   * next attempt counts as started + 1 - spared against maxAttempts (countedAttempt).
+   */
+  spared: number;
 }
 
 export const NEVER_FORWARDED: DeliveryProgress = {
@@ -29,6 +34,7 @@ export const NEVER_FORWARDED: DeliveryProgress = {
   claimOwner: undefined,
   claimUntil: undefined,
   started: 0,
+  spared: 0,
 };
 
 const RELEASED = { claimOwner: undefined, claimUntil: undefined } as const;
@@ -87,6 +93,26 @@ export function begunDelivery(p: DeliveryProgress, target: string): DeliveryProg
   return { ...p, started: p.started + 1 };
 }
 
+/** The attempt number `n` of this delivery as counted against maxAttempts: without the spared ones. */
+export function countedAttempt(p: Pick<DeliveryProgress, "spared">, n: number): number {
+  return n - p.spared;
+}
+
+/** Held (design §18): out of the outbox, unclaimed, until its destination lets it go. */
+export function heldDelivery(p: DeliveryProgress): DeliveryProgress {
+  return { ...p, ...RELEASED, state: "held", nextAttemptAt: undefined };
+}
+
+/** A held delivery let go: pending again, due at `dueAt`. */
+export function releasedDelivery(p: DeliveryProgress, dueAt: number): DeliveryProgress {
+  return { ...p, state: "pending", nextAttemptAt: dueAt };
+}
+
+/** A held delivery claimed as its breaker's probe: pending, due now, claimed with its next number. */
+export function probedDelivery(p: DeliveryProgress, owner: string, now: number, claimMs: number): DeliveryProgress {
+  return claimedDelivery({ ...p, state: "pending", nextAttemptAt: now }, owner, now, claimMs);
+}
+
 /** The worker's claim still holds: nobody took a later attempt number since. */
 export function claimHolds(p: DeliveryProgress, owner: string, n: number): boolean {
   return p.state === "pending" && p.claimOwner === owner && p.started === n;
@@ -112,11 +138,14 @@ export function recordedDelivery(p: DeliveryProgress, attempt: AttemptRecord, tr
   };
   if (transition.kind === "worker") {
     if (!claimHolds(p, transition.owner, attempt.n)) return base;
+    // The store made the verdict `held` (heldTransition): the attempt is not counted.
+    if (transition.state === "held") return { ...heldDelivery(base), spared: base.spared + 1 };
     const nextAttemptAt = transition.state === "pending" ? transition.nextAttemptAt : undefined;
     return { ...base, ...RELEASED, state: transition.state, nextAttemptAt };
   }
   if (isSuccessStatus(attempt.status)) return { ...base, ...RELEASED, state: "delivered", nextAttemptAt: undefined };
-  if (p.state === "pending" && p.nextAttemptAt !== undefined) return base;
+  // A delivery waiting (in the outbox, or held) keeps waiting after a failed direct attempt.
+  if ((p.state === "pending" && p.nextAttemptAt !== undefined) || p.state === "held") return base;
   return { ...base, ...RELEASED, state: "failed", nextAttemptAt: undefined };
 }
 

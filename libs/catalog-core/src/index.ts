@@ -64,6 +64,10 @@ export {
 export {
   NEVER_FORWARDED,
   aggregateOf,
+  countedAttempt,
+  heldDelivery,
+  probedDelivery,
+  releasedDelivery,
   appendedDeliveries,
   begunDelivery,
   claimableAt,
@@ -78,6 +82,29 @@ export {
 export type { DeliveryProgress } from "./delivery.js";
 export { appendedForwardState, dedupeDecision, dedupeKeyId, MAX_DEDUPE_KEY_BYTES, MAX_DEDUPE_WINDOW_MS } from "./dedupe.js";
 export type { DedupeOutcome } from "./dedupe.js";
+export {
+  DRAIN_SPACING_MS,
+  breakerOutcomeOf,
+  createControlCache,
+  destinationControlsOf,
+  gateOf,
+  heldTransition,
+  holdsDeliveries,
+  newBreaker,
+  probeDue,
+  probing,
+  recordedBreaker,
+  drainTurn,
+  drained,
+  drainsNext,
+  isLetThrough,
+  takeTurn,
+  waitingTurn,
+  MAX_WAITS_PER_CLAIM,
+  PACED_SEND_DELAY_MS,
+  sendAfterMsOf,
+} from "./breaker.js";
+export type { BreakerChange, BreakerOutcome, BreakerRecord, BreakerView, DestinationControl, Gate } from "./breaker.js";
 export type { ForwardPrecondition, ReplacedField } from "./endpoint-patch.js";
 export { isUuid, newId, uuidV7Time, UUID_PATTERN } from "@whc/ids";
 /** The packed form of search tokens (@whc/sealing), for adapters that move tokens between threads. */

@@ -1,5 +1,6 @@
 import type { NewRedeliveryJob, RedeliveryFilter, RedeliveryJobRecord, RedeliveryLimits } from "./types.js";
-import type { AlertAttemptResult, AlertChannelRecord, AlertClaim, RaisedAlert, ApiKeyFilter, ApiKeyRecord, AuditPage, AuditQuery, AuditRecord, AppendResult, Cursor, EndpointPatch, EndpointPage, EndpointRecord, EventPage, EventQuery, EventRecord, ListenerRecord, NewEndpoint, NewEvent, ReplayAuditRecord, ReplayCharge, DeliveryClaim, AttemptRecord, OutboxStats, RecordedAttempt, SchemaDriftNotice, SchemaObservation, SchemaRecord } from "./types.js";
+import type { BreakerView } from "./breaker.js";
+import type { ClaimOutcome, AlertAttemptResult, AlertChannelRecord, AlertClaim, RaisedAlert, ApiKeyFilter, ApiKeyRecord, AuditPage, AuditQuery, AuditRecord, AppendResult, Cursor, EndpointPatch, EndpointPage, EndpointRecord, EventPage, EventQuery, EventRecord, ListenerRecord, NewEndpoint, NewEvent, ReplayAuditRecord, ReplayCharge, AttemptRecord, OutboxStats, RecordedAttempt, SchemaDriftNotice, SchemaObservation, SchemaRecord } from "./types.js";
 import type { Clock } from "./ids.js";
 import type { AttemptTransition, DeliveryRef, EventRef } from "@whc/ports";
 
@@ -114,8 +115,18 @@ export interface CatalogStore {
    * An event's deliveries (one per destination, design §17) are claimed each on its own.
    * Oldest claimable first. A delivery a bulk redelivery job put back answers the job and its
    * attempt base (bulkJobId, attemptBase).
+   *
+   * Delivery control (design §18, ADRs 0087, 0088), decided in the same atomic step for every
+   * delivery whose destination its endpoint still has (gateOf): a destination that holds (its
+   * breaker open, or half-open for another delivery, or paused) has its due deliveries held;
+   * one at its concurrency is skipped; one whose rate limit's turn is later has them moved to
+   * their turns (waitingTurn, at most MAX_WAITS_PER_CLAIM a claim, counted in limiterWaits); otherwise the claim takes the turn
+   * (takeTurn). An open breaker whose probe is due (probeDue) has its oldest held delivery
+   * claimed as the probe (probedDelivery; half-open), one across all claims. A destination whose
+   * deliveries are held and that no longer holds (closed and not paused, or gone) has them
+   * released (settleDestinations' rule).
    */
-  claimDeliveries(owner: string, now: number, claimMs: number, limit: number): Promise<DeliveryClaim[]>;
+  claimDeliveries(owner: string, now: number, claimMs: number, limit: number): Promise<ClaimOutcome>;
   /**
    * Takes the next attempt number of a delivery for an attempt made outside the outbox
    * (proxy, manual, cli); when the event has no delivery to that destination yet, creates one:
@@ -129,8 +140,15 @@ export interface CatalogStore {
    * aggregate state, undefined when the event does not exist. When the delivery was put back by
    * a bulk redelivery job and this attempt ends it (endedOutcome), the job counts it
    * (jobAfterEnded), in the same transaction where the store has one (ADR 0089).
+   *
+   * An outbox attempt whose claim held, of a destination its endpoint has, also moves that
+   * destination's breaker (recordedBreaker), in the same atomic step: the verdict becomes
+   * `held` while it holds (heldTransition); opening holds its other waiting deliveries;
+   * closing (when not paused) starts the drain: the oldest held delivery let go (drainTurn), the
+   * next once it settles (drainsNext), deliveries arriving meanwhile held behind them. `breaker` says when it
+   * opened or closed. `now` (the catalog's clock; default the store's) times its changes.
    */
-  recordForwardAttempt(ref: DeliveryRef, attempt: AttemptRecord, transition: AttemptTransition, audit?: AuditRecord): Promise<RecordedAttempt | undefined>;
+  recordForwardAttempt(ref: DeliveryRef, attempt: AttemptRecord, transition: AttemptTransition, audit?: AuditRecord, now?: number): Promise<RecordedAttempt | undefined>;
   /**
    * The earliest time later than `after` at which a delivery waiting in the outbox can be
    * claimed (its due time, or its claim's end when that is later: claimableAt): when a worker
@@ -138,6 +156,21 @@ export interface CatalogStore {
    */
   nextDueAt(after: number): Promise<number | undefined>;
   outboxStats(): Promise<OutboxStats>;
+  /**
+   * The stored breakers of the endpoints' destinations, each with its held deliveries counted
+   * (a destination without one is closed and holds nothing).
+   */
+  destinationBreakers(endpointIds: readonly string[]): Promise<BreakerView[]>;
+  /**
+   * Brings the endpoint's deliveries in line with its destinations' controls now (after an
+   * update): a paused destination's waiting deliveries are held; a destination that no longer
+   * holds (closed and not paused) has its held ones released, oldest first, paced
+   * one at a time (drainTurn); the breakers of destinations the endpoint no longer has are removed, their
+   * held deliveries released (they then fail as not configured).
+   */
+  settleDestinations(endpointId: string, now: number): Promise<void>;
+  /** Breakers not closed, or holding deliveries, with their held counts: the replay metrics' gauges. */
+  activeBreakers(): Promise<BreakerView[]>;
   /**
    * A proxied capture's answer, known after its commit: stores `responseCode` and, when the
    * forward failed, makes its diagnostic's responseSource `forward_failed`. False when the

@@ -174,6 +174,43 @@ describe("alerts the catalog raises itself", () => {
     expect((await claimed(catalog)).map((a) => [a.type, a.count, a.data.eventId])).toEqual([["delivery.failed", 2, proxied.eventId]]);
   });
 
+  it("destination.opened when a record opens a destination's breaker, destination.closed when one closes it; once each (design §18)", async () => {
+    const { catalog, clock } = await startCatalog();
+    const { accountId, endpointId, slug } = await account(catalog, "relay");
+    // Appended as part two's captures are: their one delivery goes to the destination under the endpoint's own id.
+    const destinationId = endpointId;
+    await catalog.updateEndpoint({
+      accountId,
+      endpointId,
+      patch: { forwardJson: JSON.stringify([{ id: destinationId, name: "billing", url: "https://app.example.test/", breaker: { failures: 2, probeAfterMs: 5000 } }]) },
+    });
+    const c = await channel(catalog, accountId, ["destination.opened", "destination.closed"]);
+    const attempt = (n: number, status: number) => ({ n, trigger: n === 1 ? "initial" : "retry", atMs: BigInt(clock.now), url: "https://app.example.test/", durationMs: 3n, status, headers: [], bodyTruncated: false, error: "" });
+    const forward = { state: "pending", target: "https://app.example.test/", attempts: [] };
+    await catalog.appendEvents({ events: [0, 1, 2].map(() => ({ accountId, endpointId, method: "POST", responseCode: 200, forward, forwardScheduled: true })) });
+    const claims = (await catalog.claimDeliveries({ owner: "fw", limit: 2, claimMs: 60_000n })).deliveries;
+    expect(claims).toHaveLength(2);
+    const refOf = (d: { accountId: string; endpointId: string; eventId: string; destinationId: string }) => ({ accountId: d.accountId, endpointId: d.endpointId, eventId: d.eventId, destinationId: d.destinationId });
+    for (const d of claims) await catalog.recordForwardAttempt({ ...refOf(d), attempt: attempt(d.attempt, 503), state: "pending", nextAttemptAtMs: BigInt(clock.now + 1000), claimOwner: "fw" });
+    const opened = await claimed(catalog);
+    expect(opened).toMatchObject([
+      { type: "destination.opened", count: 1, endpointSlug: slug, channel: c.id, data: { destinationId, name: "billing", state: "open", consecutiveFailures: 2, held: 3 } },
+    ]);
+    const { endpoint } = await catalog.getEndpoint({ accountId, endpointId, includeBreakers: true });
+    expect(endpoint!.breakers).toMatchObject([{ destinationId, state: "open", consecutiveFailures: 2, held: 3n, nextProbeAtMs: BigInt(T0 + 5000) }]);
+
+    clock.now = T0 + 5000;
+    const [probe] = (await catalog.claimDeliveries({ owner: "fw", limit: 10, claimMs: 60_000n })).deliveries;
+    await catalog.recordForwardAttempt({ ...refOf(probe!), attempt: attempt(probe!.attempt, 200), state: "delivered", claimOwner: "fw" });
+    // The opening's alert again (its claim lapsed, never recorded), and one closing.
+    const after = await claimed(catalog);
+    expect(after.map((a) => a.type).sort()).toEqual(["destination.closed", "destination.opened"]);
+    // Its held deliveries drain one at a time: one let go, one still held.
+    expect(after.find((a) => a.type === "destination.closed")).toMatchObject({ data: { destinationId, state: "closed", consecutiveFailures: 0, held: 1 } });
+    // Still draining: shown to the metrics as closed with its held delivery, until none is left.
+    expect((await catalog.getOutboxStats({})).breakers).toMatchObject([{ destinationId, state: "closed", held: 1n }]);
+  });
+
   it("listener.stalled once, when a heartbeat turns a listener stalled", async () => {
     const { catalog, clock } = await startCatalog();
     const { accountId, endpointId } = await account(catalog);

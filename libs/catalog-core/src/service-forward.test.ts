@@ -126,8 +126,8 @@ describe("the relay outbox over RPC", () => {
 
     expect(await catalog.getOutboxStats({})).toMatchObject({ pending: 1n, oldestDueAtMs: receivedAt });
     const { deliveries } = await catalog.claimDeliveries({ owner: "replay-1", claimMs: 30_000n });
-    // Not put back by a bulk redelivery job: no job, no attempt base (ADR 0089).
-    expect(deliveries.map((d) => ({ ...d }))).toEqual([{ $typeName: "webhookcapture.catalog.v1.DeliveryClaim", ...ref, attempt: 1, bulkJobId: "", attemptBase: 0 }]);
+    // Not put back by a bulk redelivery job (no job, no attempt base: ADR 0089); no attempt held, no rate limit (ADR 0087).
+    expect(deliveries.map((d) => ({ ...d }))).toEqual([{ $typeName: "webhookcapture.catalog.v1.DeliveryClaim", ...ref, attempt: 1, bulkJobId: "", attemptBase: 0, counted: 0, sendAfterMs: 0 }]);
     expect((await catalog.claimDeliveries({ owner: "replay-2", claimMs: 30_000n })).deliveries).toEqual([]);
 
     const retried = await catalog.recordForwardAttempt({ ...ref, attempt: attempt(1), state: "pending", nextAttemptAtMs: BigInt(clock.now + 10_000), claimOwner: "replay-1" });

@@ -2,12 +2,12 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { CatalogService, ForwardAttempt, RecordForwardAttemptRequest } from "@whc/contracts";
 import { notFound, validationFailed } from "@whc/errors";
 import type { CatalogStore } from "./ports.js";
-import { endpointToProto, eventToProto, forwardAttemptFromProto, forwardToProto } from "./convert.js";
+import { breakerToProto, endpointToProto, eventToProto, forwardAttemptFromProto, forwardToProto } from "./convert.js";
 import { requireUuid } from "./ids.js";
 import { auditEntryOf } from "./service-audit.js";
 import { DELIVERY_STATES, ATTEMPT_TRIGGERS, type DeliveryState } from "@whc/api-model";
 import type { AttemptTransition, DeliveryRef, EventRef } from "@whc/ports";
-import type { AttemptRecord, DeliveryRecord, RaisedAlert } from "./types.js";
+import type { AttemptRecord, BreakerNotice, DeliveryRecord, RaisedAlert } from "./types.js";
 import type { RaiseAlerts } from "./service-alerts.js";
 
 const DEFAULT_CLAIM_LIMIT = 50;
@@ -75,6 +75,30 @@ function deliveryAlert(ref: EventRef, attempt: AttemptRecord, transition: Attemp
   };
 }
 
+/**
+ * destination.opened or destination.closed (design §18) when the attempt just recorded opened or
+ * closed its destination's breaker: decided in the record's transaction, so one replica's
+ * record raises it, once.
+ */
+function breakerAlert(notice: BreakerNotice | undefined): RaisedAlert | undefined {
+  if (!notice) return undefined;
+  const b = notice.breaker;
+  return {
+    accountId: b.accountId,
+    type: `destination.${notice.change}`,
+    endpointId: b.endpointId,
+    data: {
+      destinationId: b.destinationId,
+      name: notice.name,
+      state: b.state,
+      consecutiveFailures: b.consecutiveFailures,
+      held: b.held,
+      since: b.since === undefined ? null : new Date(b.since).toISOString(),
+      nextProbeAt: b.state === "open" && b.nextProbeAt !== undefined ? new Date(b.nextProbeAt).toISOString() : null,
+    },
+  };
+}
+
 /** The relay outbox and the forward attempts (design §11). */
 export function forwardMethods(
   store: CatalogStore,
@@ -89,7 +113,7 @@ export function forwardMethods(
       const claimMs = Number(req.claimMs);
       if (claimMs < 1 || claimMs > MAX_CLAIM_MS) throw validationFailed("claim_ms", "range");
       const at = now();
-      const claims = await store.claimDeliveries(req.owner, at, claimMs, limit);
+      const { claims, limiterWaits } = await store.claimDeliveries(req.owner, at, claimMs, limit);
       // A full page: the worker claims again at once, and learns the next due time then.
       const next = claims.length < limit ? await store.nextDueAt(at) : undefined;
       return {
@@ -101,8 +125,11 @@ export function forwardMethods(
           attempt: c.attempt,
           bulkJobId: c.bulkJobId ?? "",
           attemptBase: c.attemptBase ?? 0,
+          counted: c.counted ?? 0,
+          sendAfterMs: c.sendAfterMs ?? 0,
         })),
         nextDueInMs: next === undefined ? 0n : BigInt(Math.max(1, next - at)),
+        limiterWaits,
       };
     },
 
@@ -140,10 +167,10 @@ export function forwardMethods(
         },
       });
       const transition = transitionOf(req);
-      const recorded = await store.recordForwardAttempt(ref, attempt, transition, audit);
+      const recorded = await store.recordForwardAttempt(ref, attempt, transition, audit, now());
       if (!recorded) return { recorded: false };
-      const alert = deliveryAlert(ref, attempt, transition, recorded.delivery);
-      if (alert) await raise([alert]);
+      const alerts = [deliveryAlert(ref, attempt, transition, recorded.delivery), breakerAlert(recorded.breaker)].filter((a) => a !== undefined);
+      if (alerts.length > 0) await raise(alerts);
       return { recorded: true, forward: forwardToProto(recorded.delivery), forwardState: recorded.forwardState };
     },
 
@@ -154,10 +181,11 @@ export function forwardMethods(
     },
 
     async getOutboxStats() {
-      const stats = await store.outboxStats();
+      const [stats, breakers] = await Promise.all([store.outboxStats(), store.activeBreakers()]);
       return {
         pending: BigInt(stats.pending),
         ...(stats.oldestDueAt !== undefined ? { oldestDueAtMs: BigInt(stats.oldestDueAt) } : {}),
+        breakers: breakers.map(breakerToProto),
       };
     },
   };

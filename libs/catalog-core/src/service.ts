@@ -6,16 +6,18 @@ import {
   AuthenticateApiKeyResponseSchema,
   CapturedEventsFormatError,
   decodeCapturedEvents,
+  type Endpoint,
   type ReplayAudit,
 } from "@whc/contracts";
 import { AppError, notFound, validationFailed } from "@whc/errors";
 import { timingSafeEqual } from "node:crypto";
 import { TOKEN_BYTES } from "@whc/sealing";
 import type { CatalogStore } from "./ports.js";
-import { type ApiKeyRecord, type AppendResult, type Cursor, type NewEvent, type RaisedAlert } from "./types.js";
+import { type ApiKeyRecord, type AppendResult, type Cursor, type EndpointRecord, type NewEvent, type RaisedAlert } from "./types.js";
 import { isUuid, newId, requireUuid } from "./ids.js";
 import {
   apiKeyToProto,
+  breakerToProto,
   endpointFromProto,
   endpointPatchFromProto,
   endpointToProto,
@@ -225,6 +227,16 @@ function apiKeyMethods(
   };
 }
 
+/** The endpoints as protobuf, with their destinations' breakers when asked (those with destinations only). */
+async function withBreakers(store: CatalogStore, endpoints: readonly EndpointRecord[], include: boolean, includeSecret = false): Promise<Endpoint[]> {
+  const protos = endpoints.map((e) => endpointToProto(e, includeSecret));
+  const ids = include ? endpoints.filter((e) => e.forwardJson !== "").map((e) => e.id) : [];
+  if (ids.length === 0) return protos;
+  const breakers = await store.destinationBreakers(ids);
+  for (const p of protos) p.breakers = breakers.filter((b) => b.endpointId === p.id).map(breakerToProto);
+  return protos;
+}
+
 /** Endpoints; another account's endpoint is not_found, like an unknown one. */
 function endpointMethods(
   store: CatalogStore,
@@ -240,24 +252,24 @@ function endpointMethods(
       const fields = endpointFromProto(req.endpoint);
       const audit = auditEntryOf(req.audit, { accountId: fields.accountId, action: "endpoint.created", at, endpointId: id, details: { slug: fields.slug } });
       const created = await store.createEndpoint({ ...fields, id, createdAt: at, updatedAt: at }, endpointQuota, audit);
-      return { endpoint: endpointToProto(created) };
+      return { endpoint: (await withBreakers(store, [created], true))[0]! };
     },
 
     async getEndpoint(req) {
       requireUuid("endpoint_id", req.endpointId);
       const endpoint = await store.getEndpoint(req.endpointId, req.accountId || undefined);
       if (!endpoint) throw notFound("endpoint");
-      return { endpoint: endpointToProto(endpoint, req.includeSealedSecret) };
+      return { endpoint: (await withBreakers(store, [endpoint], req.includeBreakers, req.includeSealedSecret))[0]! };
     },
 
     // One more than asked tells whether more follow.
     async listEndpoints(req) {
       if (req.after) requireUuid("after", req.after);
       if (req.limit < 0) throw validationFailed("limit", "range");
-      if (req.limit === 0) return { endpoints: (await store.listEndpoints(req.accountId)).map((e) => endpointToProto(e)), hasMore: false };
+      if (req.limit === 0) return { endpoints: await withBreakers(store, await store.listEndpoints(req.accountId), req.includeBreakers), hasMore: false };
       const limit = Math.min(req.limit, MAX_ENDPOINT_PAGE);
       const found = await store.listEndpoints(req.accountId, { after: req.after.toLowerCase() || undefined, limit: limit + 1 });
-      return { endpoints: found.slice(0, limit).map((e) => endpointToProto(e)), hasMore: found.length > limit };
+      return { endpoints: await withBreakers(store, found.slice(0, limit), req.includeBreakers), hasMore: found.length > limit };
     },
 
     async updateEndpoint(req) {
@@ -278,7 +290,10 @@ function endpointMethods(
       const audit = auditEntryOf(req.audit, { accountId: req.accountId, action: "endpoint.updated", at, endpointId: req.endpointId });
       const updated = await store.updateEndpoint(req.accountId, req.endpointId, endpointPatchFromProto(req.patch), at, audit);
       if (!updated) throw notFound("endpoint");
-      return { endpoint: endpointToProto(updated) };
+      // A destination paused, resumed or removed: its deliveries follow now (the claims would
+      // bring them in line anyway, ADR 0088).
+      if (req.patch.forwardJson !== undefined) await store.settleDestinations(updated.id, now());
+      return { endpoint: (await withBreakers(store, [updated], true))[0]! };
     },
 
     async deleteEndpoint(req) {

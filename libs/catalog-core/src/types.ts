@@ -1,5 +1,6 @@
 /** Domain records of the catalog. Times are milliseconds since the Unix epoch. */
 import type { AlertChannelType, AlertState, AttemptTrigger, DeliveryState, SchemaDriftChangeJson } from "@whc/api-model";
+import type { BreakerView } from "./breaker.js";
 
 export interface ApiKeyRecord {
   id: string;
@@ -281,12 +282,34 @@ export interface DeliveryClaim {
   bulkJobId?: string;
   /** With bulkJobId: attempts made before the job put it back; its attempt budget counts from there. */
   attemptBase?: number;
+  /**
+   * The attempt as counted against maxAttempts when earlier attempts ended held (design §18:
+   * held never consumes attempts); absent: `attempt`.
+   */
+  counted?: number | undefined;
+  /** A rate-limited destination's delivery: sent this long after the claim is answered (PACED_SEND_DELAY_MS). */
+  sendAfterMs?: number | undefined;
+}
+
+/** A claim's deliveries, and how many due deliveries it moved to their rate limit's turn (limiter waits). */
+export interface ClaimOutcome {
+  claims: DeliveryClaim[];
+  limiterWaits: number;
+}
+
+/** A breaker that opened or closed with the attempt just recorded (destination.opened, destination.closed). */
+export interface BreakerNotice {
+  change: "opened" | "closed";
+  name: string;
+  breaker: BreakerView;
 }
 
 /** What recording an attempt leaves: the delivery, and the event's aggregate state (design §17). */
 export interface RecordedAttempt {
   delivery: DeliveryRecord;
   forwardState: DeliveryState;
+  /** The attempt opened or closed its destination's breaker. */
+  breaker?: BreakerNotice | undefined;
 }
 
 export interface OutboxStats {

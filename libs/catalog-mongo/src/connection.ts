@@ -1,6 +1,7 @@
 import { MongoClient, type ClientSession, type Collection, type Db, type WriteConcernSettings } from "mongodb";
 import { LEGACY_FILTER, LEGACY_MOVE, LEGACY_OUTBOX_INDEX, OUTBOX_INDEX } from "./delivery-documents.js";
 import { ALERT_OUTBOX_INDEX } from "./alert-documents.js";
+import { HELD_INDEX, type BreakerDoc } from "./control-documents.js";
 import type { AnyDoc } from "./records.js";
 
 export interface CatalogCollections {
@@ -22,6 +23,8 @@ export interface CatalogCollections {
   dedupeKeys: Collection<AnyDoc>;
   /** Bulk redelivery jobs (design §18; ADR 0089). */
   redeliveryJobs: Collection<AnyDoc>;
+  /** Destinations' breakers and rate limit turns (design §18, ADR 0088). */
+  breakers: Collection<BreakerDoc>;
   /** What the catalog notes of its own documents: which moves of stored documents were made. */
   meta: Collection<AnyDoc>;
 }
@@ -75,6 +78,7 @@ export async function connectCatalog(options: ConnectOptions): Promise<CatalogCo
       schemas: db.collection("schemas"),
       dedupeKeys: db.collection("dedupe_keys"),
       redeliveryJobs: db.collection("redelivery_jobs"),
+      breakers: db.collection<BreakerDoc>("destination_breakers"),
       meta: db.collection("catalog_meta"),
     };
     await ensureIndexes(collections);
@@ -111,6 +115,7 @@ async function ensureIndexes(c: CatalogCollections): Promise<void> {
       OUTBOX_INDEX,
       // The deliveries a bulk redelivery job put back (ADR 0089): a page's count and a walked job's open ones.
       { key: { "deliveries.bulkJobId": 1 }, name: "bulk_deliveries", sparse: true },
+      HELD_INDEX,
     ]),
     c.audits.createIndexes([{ key: { accountId: 1, createdAt: 1 } }]),
     c.auditLog.createIndexes([
@@ -138,6 +143,12 @@ async function ensureIndexes(c: CatalogCollections): Promise<void> {
       { key: { state: 1, leaseUntil: 1, createdAt: 1, _id: 1 }, name: "claim" },
       { key: { accountId: 1, state: 1 }, name: "account_running" },
       { key: { finishedAt: 1 }, name: "finished", sparse: true },
+    ]),
+    // An endpoint's breakers; the probes due; the ones a claim releases and the metrics show.
+    c.breakers.createIndexes([
+      { key: { endpointId: 1 } },
+      { key: { nextProbeAt: 1 }, partialFilterExpression: { nextProbeAt: { $type: "number" } } },
+      { key: { holding: 1, state: 1 } },
     ]),
   ]);
 }

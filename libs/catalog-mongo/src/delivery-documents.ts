@@ -44,10 +44,10 @@ export function eventRefFilter(ref: EventRef): Doc {
   return { _id: ref.eventId, endpointId: ref.endpointId, accountId: ref.accountId };
 }
 
-const DELIVERIES = { $ifNull: ["$deliveries", []] };
+export const DELIVERIES = { $ifNull: ["$deliveries", []] };
 
 /** claimableAt of the delivery `d` (an expression naming it, "$$d"): null outside the outbox. */
-function claimableExpr(d: string): Doc {
+export function claimableExpr(d: string): Doc {
   return {
     $cond: [
       { $and: [{ $eq: [`${d}.state`, "pending"] }, { $ne: [{ $ifNull: [`${d}.nextAttemptAt`, null] }, null] }] },
@@ -94,7 +94,7 @@ function withDelivery(destinationId: string): Doc {
 
 /** `_d`: the event's delivery to `destinationId` as it is, or, when there is none, one never forwarded. */
 function currentDelivery(destinationId: string): Doc {
-  const none = { destinationId, state: null, target: "", nextAttemptAt: null, claimOwner: null, claimUntil: null, started: 0, attempts: [] };
+  const none = { destinationId, state: null, target: "", nextAttemptAt: null, claimOwner: null, claimUntil: null, started: 0, spared: 0, attempts: [] };
   const found = { $filter: { input: DELIVERIES, as: "d", cond: { $eq: ["$$d.destinationId", { $literal: destinationId }] } } };
   return { $ifNull: [{ $arrayElemAt: [found, 0] }, { $literal: none }] };
 }
@@ -158,12 +158,18 @@ function appliesExpr(attempt: AttemptRecord, transition: AttemptTransition): unk
     };
   }
   if (isSuccessStatus(attempt.status)) return true;
-  // Not a delivery waiting in the outbox: it becomes failed.
-  return { $not: [{ $and: [{ $eq: ["$_d.state", "pending"] }, { $ne: [{ $ifNull: ["$_d.nextAttemptAt", null] }, null] }] }] };
+  // Not a delivery waiting (in the outbox, or held): it becomes failed.
+  return {
+    $not: [
+      { $or: [{ $and: [{ $eq: ["$_d.state", "pending"] }, { $ne: [{ $ifNull: ["$_d.nextAttemptAt", null] }, null] }] }, { $eq: ["$_d.state", "held"] }] },
+    ],
+  };
 }
 
 /** The state and due time the transition sets when it applies. */
 function targetOf(attempt: AttemptRecord, transition: AttemptTransition): { state: string; nextAttemptAt?: number | undefined } {
+  // A verdict the store made `held` (heldTransition, design §18): out of the outbox.
+  if (transition.kind === "worker" && transition.state === "held") return { state: "held" };
   if (transition.kind === "worker") {
     return { state: transition.state, nextAttemptAt: transition.state === "pending" ? transition.nextAttemptAt : undefined };
   }
@@ -202,6 +208,8 @@ export function recordUpdate(ref: DeliveryRef, attempt: AttemptRecord, transitio
               claimOwner: { $cond: ["$_a", null, kept("claimOwner")] },
               claimUntil: { $cond: ["$_a", null, kept("claimUntil")] },
               started: unlessKnown({ $max: ["$_d.started", attempt.n] }, "started"),
+              // An attempt that ends held is not counted against maxAttempts (recordedDelivery).
+              spared: { $add: [{ $ifNull: ["$_d.spared", 0] }, next.state === "held" ? { $cond: ["$_a", 1, 0] } : 0] },
               attempts: unlessKnown({ $concatArrays: [{ $ifNull: ["$_d.attempts", []] }, [{ $literal: attemptToDoc(attempt) }]] }, "attempts"),
             },
           ],

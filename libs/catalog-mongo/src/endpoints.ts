@@ -18,7 +18,7 @@ export type EndpointMethods = Pick<
  * process, docs/operations.md).
  */
 export function createEndpoints(
-  { accounts, endpoints, events, auditLog, schemas, dedupeKeys, redeliveryJobs }: Pick<CatalogCollections, "accounts" | "endpoints" | "events" | "auditLog" | "schemas" | "dedupeKeys" | "redeliveryJobs">,
+  { accounts, endpoints, events, auditLog, schemas, dedupeKeys, redeliveryJobs, breakers }: Pick<CatalogCollections, "accounts" | "endpoints" | "events" | "auditLog" | "schemas" | "dedupeKeys" | "redeliveryJobs" | "breakers">,
   inTransaction: InTransaction,
   withAudit: WithAudit,
 ): EndpointMethods {
@@ -95,6 +95,7 @@ export function createEndpoints(
         await schemas.deleteMany({ endpointId }, { session });
         await dedupeKeys.deleteMany(endpointDedupeKeysFilter(endpointId), { session });
         await redeliveryJobs.deleteMany({ endpointId }, { session });
+        await breakers.deleteMany({ endpointId }, { session });
         if (audit) await auditLog.insertOne(auditLogDocs.write(audit), { session });
         return true;
       });

@@ -1,39 +1,54 @@
-import type { CatalogStore, DeliveryClaim } from "@whc/catalog-core";
+import type { CatalogStore } from "@whc/catalog-core";
 import type { DeliveryState } from "@whc/api-model";
 import type { CatalogCollections } from "./connection.js";
-import { CLAIM_ORDER, OUTBOX_STATS_PIPELINE, proxyAnswerUpdate, beginUpdate, claimFilter, claimUpdate, eventRefFilter, nextDueFilter, recordUpdate } from "./delivery-documents.js";
+import { CLAIM_ORDER, OUTBOX_STATS_PIPELINE, proxyAnswerUpdate, beginUpdate, eventRefFilter, nextDueFilter, recordUpdate } from "./delivery-documents.js";
+import { createMongoDeliveryControl } from "./delivery-control.js";
 import { deliveriesFromDoc } from "./records.js";
 import type { WithAudit } from "./audit.js";
 
-export type ForwardMethods = Pick<CatalogStore, "claimDeliveries" | "beginForwardAttempt" | "recordForwardAttempt" | "nextDueAt" | "outboxStats" | "recordProxyAnswer">;
+export type ForwardMethods = Pick<
+  CatalogStore,
+  | "claimDeliveries"
+  | "beginForwardAttempt"
+  | "recordForwardAttempt"
+  | "nextDueAt"
+  | "outboxStats"
+  | "recordProxyAnswer"
+  | "destinationBreakers"
+  | "settleDestinations"
+  | "activeBreakers"
+>;
 
 /**
- * The relay outbox on the events' `deliveries` (one per destination, design §17). A claim is
- * one findOneAndUpdate per delivery, atomic on its document: any number of catalog processes
- * on one database never take the same delivery twice, and each claim moves the attempt
- * counter it answers. Begin and record are single-document pipeline updates that move the
- * event's aggregate state with the delivery, so they need no transaction either.
+ * The relay outbox on the events' `deliveries` (one per destination, design §17). A claim
+ * takes each delivery by a conditional findOneAndUpdate, atomic on its document, after delivery
+ * control (design §18) let it go (delivery-control.ts): any number of catalog processes on one
+ * database never take the same delivery twice, and each claim moves the attempt counter it
+ * answers. Begin and record are single-document pipeline updates that move the event's
+ * aggregate state with the delivery, so they need no transaction either.
  */
 export function createForwarding(
-  { events }: Pick<CatalogCollections, "events">,
+  collections: Pick<CatalogCollections, "events" | "endpoints" | "breakers">,
   withAudit: WithAudit,
   countJobEnded: (jobId: string, outcome: "done" | "failed", at: number) => Promise<void>,
 ): ForwardMethods {
+  const { events } = collections;
+  const control = createMongoDeliveryControl(collections);
   return {
     async claimDeliveries(owner, now, claimMs, limit) {
-      const claims: DeliveryClaim[] = [];
-      while (claims.length < limit) {
-        const d = await events.findOneAndUpdate(claimFilter(now), claimUpdate(owner, now, claimMs), {
-          sort: CLAIM_ORDER,
-          returnDocument: "after",
-          projection: { accountId: 1, endpointId: 1, lastClaim: 1 },
-        });
-        if (!d) break;
-        const claim: DeliveryClaim = { accountId: d.accountId, endpointId: d.endpointId, eventId: d._id, destinationId: d.lastClaim.destinationId, attempt: d.lastClaim.attempt };
-        // A delivery a bulk redelivery put back: its attempts are the job's (ADR 0089).
-        claims.push(typeof d.lastClaim.bulkJobId === "string" ? { ...claim, bulkJobId: d.lastClaim.bulkJobId, attemptBase: d.lastClaim.attemptBase ?? 0 } : claim);
-      }
-      return claims;
+      return control.claim(owner, now, claimMs, limit);
+    },
+
+    async destinationBreakers(endpointIds) {
+      return control.breakers(endpointIds);
+    },
+
+    async settleDestinations(endpointId, now) {
+      await control.settle(endpointId, now);
+    },
+
+    async activeBreakers() {
+      return control.active();
     },
 
     async beginForwardAttempt(ref, target) {
@@ -45,11 +60,12 @@ export function createForwarding(
       return ((d.deliveries ?? []) as { destinationId: string; started: number }[]).find((x) => x.destinationId === ref.destinationId)?.started;
     },
 
-    async recordForwardAttempt(ref, attempt, transition, audit) {
+    async recordForwardAttempt(ref, attempt, transition, audit, now = Date.now()) {
+      const recording = await control.recording(ref, attempt, transition, now);
       const d = await withAudit(
         audit,
         (session) =>
-          events.findOneAndUpdate(eventRefFilter(ref), recordUpdate(ref, attempt, transition), {
+          events.findOneAndUpdate(eventRefFilter(ref), recordUpdate(ref, attempt, recording.transition), {
             returnDocument: "after",
             projection: { deliveries: 1, forwardState: 1, bulkEnded: 1 },
             session,
@@ -61,13 +77,16 @@ export function createForwarding(
       // after the event's update (a crash between loses the count; the job still ends, ADR 0089).
       const ended = d.bulkEnded as { jobId: string; outcome: "done" | "failed" } | null | undefined;
       if (ended) await countJobEnded(ended.jobId, ended.outcome, attempt.at + attempt.durationMs);
+      const breaker = await recording.after();
       const delivery = deliveriesFromDoc(d).find((x) => x.destinationId === ref.destinationId);
-      return delivery && { delivery, forwardState: d.forwardState as DeliveryState };
+      return delivery && { delivery, forwardState: d.forwardState as DeliveryState, ...(breaker ? { breaker } : {}) };
     },
 
     async nextDueAt(after) {
       const next = await events.find(nextDueFilter(after), { projection: { outboxAt: 1 } }).sort(CLAIM_ORDER).limit(1).next();
-      return next?.outboxAt as number | undefined;
+      const due = next?.outboxAt as number | undefined;
+      const probe = await control.nextProbeAfter(after);
+      return due === undefined || probe === undefined ? (due ?? probe) : Math.min(due, probe);
     },
 
     async outboxStats() {

@@ -168,6 +168,7 @@ describe("MongoDB documents <-> records", () => {
       claimOwner: null,
       claimUntil: null,
       started: 0,
+      spared: 0,
       attempts: [],
     });
     expect(relay.deliveries).toStrictEqual([pending("d-a", "https://a.example.test/", s.receivedAt), pending("d-b", "https://b.example.test/", s.receivedAt)]);

@@ -371,6 +371,7 @@ export function deliveryToDoc(destinationId: string, p: DeliveryProgress, attemp
     claimOwner: p.claimOwner ?? null,
     claimUntil: p.claimUntil ?? null,
     started: p.started,
+    spared: p.spared,
     attempts,
   };
 }
@@ -385,6 +386,7 @@ export function deliveryFromDoc(f: Record<string, any> | undefined | null): Deli
     claimOwner: f.claimOwner ?? undefined,
     claimUntil: f.claimUntil ?? undefined,
     started: f.started ?? 0,
+    spared: f.spared ?? 0,
   };
 }
 

@@ -67,7 +67,7 @@ export function redeliveryCountPipeline(s: RedeliverySelection): Doc[] {
  * the attempts it had (its fresh budget's base); the event's aggregate and outbox time moved.
  */
 export function requeueUpdate(s: Pick<RedeliverySelection, "destinations"> & { jobId: string }, now: number): Doc[] {
-  const requeued = { state: "pending", nextAttemptAt: now, claimOwner: null, claimUntil: null, bulkJobId: { $literal: s.jobId }, attemptBase: "$$d.started" };
+  const requeued = { state: "pending", nextAttemptAt: now, claimOwner: null, claimUntil: null, bulkJobId: { $literal: s.jobId }, attemptBase: { $subtract: ["$$d.started", { $ifNull: ["$$d.spared", 0] }] } };
   return [
     { $set: { deliveries: { $map: { input: DELIVERIES, as: "d", in: { $cond: [redoneExpr("$$d", s), { $mergeObjects: ["$$d", requeued] }, "$$d"] } } } } },
     SUMMARIZE,

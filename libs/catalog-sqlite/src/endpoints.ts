@@ -48,6 +48,7 @@ export function createEndpoints(db: Database.Database, writeAudit: WriteAudit): 
     deleteSchemas: db.prepare("DELETE FROM event_schemas WHERE endpoint_id = ?"),
     deleteDedupeKeys: db.prepare("DELETE FROM dedupe_keys WHERE endpoint_id = ?"),
     deleteRedeliveryJobs: db.prepare("DELETE FROM redelivery_jobs WHERE endpoint_id = ?"),
+    deleteBreakers: db.prepare("DELETE FROM destination_breakers WHERE endpoint_id = ?"),
     addRejections: db.prepare("UPDATE endpoints SET rejected_count = rejected_count + ? WHERE id = ?"),
   };
   const rejectionsTx = db.transaction((counts: readonly { endpointId: string; count: number }[]) => {
@@ -64,6 +65,7 @@ export function createEndpoints(db: Database.Database, writeAudit: WriteAudit): 
     stmt.deleteSchemas.run(endpointId);
     stmt.deleteDedupeKeys.run(endpointId);
     stmt.deleteRedeliveryJobs.run(endpointId);
+    stmt.deleteBreakers.run(endpointId);
     stmt.delete.run(endpointId, accountId);
     writeAudit(audit);
     return true;

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { CatalogStore } from "@whc/catalog-core";
 import { endpointFixture, eventFixture, forwardAttemptFixture, keyHash } from "@whc/catalog-core/testing";
 import { tempDir } from "@whc/testing";
-import { CLAIM_SQL } from "./forwarding.js";
+import { CANDIDATES_SQL } from "./delivery-control.js";
 import { openSqliteStore } from "./sqlite-store.js";
 import { openSqliteStoreInWorker } from "./worker-store.js";
 import type { DeliveryRef } from "@whc/ports";
@@ -53,7 +53,7 @@ describe("embedded SQLite forwarding", () => {
     async function work(store: CatalogStore, owner: string): Promise<void> {
       for (let round = 0; round < 5000; round += 1) {
         const now = (tick += 1);
-        const claims = await store.claimDeliveries(owner, now, 1, 3);
+        const { claims } = await store.claimDeliveries(owner, now, 1, 3);
         if (claims.length === 0 && (await store.outboxStats()).pending === 0) return;
         for (const c of claims) {
           taken.push(`${keyOf(c)}#${c.attempt}`);
@@ -109,7 +109,7 @@ describe("embedded SQLite forwarding", () => {
     closing.push(store);
     const db = new Database(file, { readonly: true });
     try {
-      const plan = (db.prepare(`EXPLAIN QUERY PLAN ${CLAIM_SQL}`).all("w", 2, 2, 1, 10) as { detail: string }[]).map((r) => r.detail);
+      const plan = (db.prepare(`EXPLAIN QUERY PLAN ${CANDIDATES_SQL}`).all(2, "[]", 10) as { detail: string }[]).map((r) => r.detail);
       expect(plan.join("\n")).toMatch(/USING (COVERING )?INDEX deliveries_outbox/);
     } finally {
       db.close();

@@ -8,8 +8,9 @@ import {
   jobAfterEnded,
   recordedDelivery,
   type AuditRecord,
+  type BreakerNotice,
   type CatalogStore,
-  type DeliveryClaim,
+  type ClaimOutcome,
   type AttemptRecord,
   type DeliveryProgress,
   type DeliveryRecord,
@@ -19,8 +20,20 @@ import type { DeliveryState } from "@whc/api-model";
 import { DELIVERY_UPSERT_SQL, attemptFromRow, attemptRows, attemptToRow, deliveryRow, deliveryRows, redeliveryJobFromRow, type Row } from "./rows.js";
 import type { AttemptTransition, DeliveryRef, EventRef } from "@whc/ports";
 import type { WriteAudit } from "./audit.js";
+import { createDeliveryControl } from "./delivery-control.js";
 
-export type ForwardMethods = Pick<CatalogStore, "claimDeliveries" | "beginForwardAttempt" | "recordForwardAttempt" | "nextDueAt" | "outboxStats" | "recordProxyAnswer">;
+export type ForwardMethods = Pick<
+  CatalogStore,
+  | "claimDeliveries"
+  | "beginForwardAttempt"
+  | "recordForwardAttempt"
+  | "nextDueAt"
+  | "outboxStats"
+  | "recordProxyAnswer"
+  | "destinationBreakers"
+  | "settleDestinations"
+  | "activeBreakers"
+>;
 
 /** An event's deliveries with their attempts, in the order they were made. */
 export type ReadDeliveries = (seq: number) => DeliveryRecord[];
@@ -46,39 +59,17 @@ export function createDeliveryReader(db: Database.Database): ReadDeliveries {
 }
 
 /**
- * Claims: parameters owner, claim end, claim end, now, limit. The subquery walks the partial
- * index deliveries_outbox (claimable_at, then seq): only deliveries in the outbox are in it,
- * and claimable_at says when each can be claimed; the claim moves it to the claim's end.
- */
-export const CLAIM_SQL = `UPDATE deliveries
-  SET started = started + 1, claim_owner = ?, claim_until = ?, claimable_at = max(next_at, ?)
-  WHERE id IN (
-    SELECT id FROM deliveries WHERE claimable_at IS NOT NULL AND claimable_at <= ?
-    ORDER BY claimable_at, seq LIMIT ?)
-  RETURNING seq, destination_id, started, next_at, id, bulk_job_id, attempt_base`;
-
-interface ClaimedRow {
-  seq: number;
-  destination_id: string;
-  started: number;
-  next_at: number;
-  id: number;
-  bulk_job_id: string | null;
-  attempt_base: number;
-}
-
-/**
  * The relay outbox and the attempts, one delivery per event and destination (design §17). A
- * claim is one UPDATE ... RETURNING in an IMMEDIATE transaction: it holds the file's write lock
- * from its first read, so two stores (threads or processes) on one file never take the same
- * delivery, and each claim moves the attempt counter it answers. Begin and record read the
- * delivery and write what catalog-core's reference functions make of it, then the event's
- * aggregate state, in IMMEDIATE transactions too.
+ * claim runs in an IMMEDIATE transaction: it holds the file's write lock from its first read,
+ * so two stores (threads or processes) on one file never take the same delivery, and each claim
+ * moves the attempt counter it answers; delivery control (design §18) decides in it which due
+ * delivery goes, waits, or is held (delivery-control.ts). Begin and record read the delivery
+ * and write what catalog-core's reference functions make of it, then the event's aggregate
+ * state, in IMMEDIATE transactions too; a record moves its destination's breaker in its own.
  */
 export function createForwarding(db: Database.Database, readDeliveries: ReadDeliveries, writeAudit: WriteAudit): ForwardMethods {
+  const control = createDeliveryControl(db);
   const stmt = {
-    claim: db.prepare(CLAIM_SQL),
-    eventOfSeq: db.prepare("SELECT id, endpoint_id, account_id FROM events WHERE seq = ?"),
     seqOf: db.prepare("SELECT seq FROM events WHERE id = ? AND endpoint_id = ? AND account_id = ?"),
     delivery: db.prepare(`SELECT ${deliveryRows.columns("d")} FROM deliveries d WHERE d.seq = ? AND d.destination_id = ?`),
     states: db.prepare("SELECT state FROM deliveries WHERE seq = ?").pluck(),
@@ -126,17 +117,8 @@ export function createForwarding(db: Database.Database, readDeliveries: ReadDeli
   };
   const attemptsOf = (seq: number, destinationId: string) => (stmt.attempts.all(seq, destinationId) as Row[]).map(attemptFromRow);
 
-  const claimTx = db.transaction((owner: string, now: number, claimMs: number, limit: number): DeliveryClaim[] => {
-    const rows = stmt.claim.all(owner, now + claimMs, now + claimMs, now, limit) as ClaimedRow[];
-    // RETURNING gives rows in no promised order: oldest due first, as the port says.
-    rows.sort((a, b) => a.next_at - b.next_at || a.seq - b.seq || a.id - b.id);
-    return rows.map((r) => {
-      const e = stmt.eventOfSeq.get(r.seq) as { id: string; endpoint_id: string; account_id: string };
-      const claim: DeliveryClaim = { accountId: e.account_id, endpointId: e.endpoint_id, eventId: e.id, destinationId: r.destination_id, attempt: r.started };
-      // A delivery a bulk redelivery put back: its attempts are the job's (ADR 0089).
-      return r.bulk_job_id === null ? claim : { ...claim, bulkJobId: r.bulk_job_id, attemptBase: r.attempt_base };
-    });
-  });
+  const claimTx = db.transaction((owner: string, now: number, claimMs: number, limit: number): ClaimOutcome => control.claim(owner, now, claimMs, limit));
+  const settleTx = db.transaction((endpointId: string, now: number) => control.settle(endpointId, now));
 
   const beginTx = db.transaction((ref: DeliveryRef, target: string): number | undefined => {
     const seq = seqOf(ref);
@@ -147,23 +129,28 @@ export function createForwarding(db: Database.Database, readDeliveries: ReadDeli
     return next.started;
   });
 
-  const recordTx = db.transaction((ref: DeliveryRef, attempt: AttemptRecord, transition: AttemptTransition, audit: AuditRecord | undefined): RecordedAttempt | undefined => {
-    const seq = seqOf(ref);
-    if (seq === undefined) return undefined;
-    const current = progressOf(seq, ref.destinationId);
-    const { changes } = stmt.insertAttempt.run(attemptRows.values(attemptToRow(seq, ref.destinationId, attempt)));
-    let after = current;
-    if (changes > 0) {
-      writeAudit(audit);
-      after = recordedDelivery(current, attempt, transition);
-      write(seq, ref.destinationId, after);
-      countForJob(seq, ref.destinationId, current, after, attempt);
-    }
-    const forwardState = reaggregate(seq);
-    const delivery = deliveryRecordOf(ref.destinationId, after, attemptsOf(seq, ref.destinationId));
-    // Recorded or kept, the delivery exists now, and so does the aggregate.
-    return delivery && forwardState ? { delivery, forwardState } : undefined;
-  });
+  const recordTx = db.transaction(
+    (ref: DeliveryRef, attempt: AttemptRecord, transition: AttemptTransition, audit: AuditRecord | undefined, now: number): RecordedAttempt | undefined => {
+      const seq = seqOf(ref);
+      if (seq === undefined) return undefined;
+      const current = progressOf(seq, ref.destinationId);
+      const { changes } = stmt.insertAttempt.run(attemptRows.values(attemptToRow(seq, ref.destinationId, attempt)));
+      let after = current;
+      let breaker: BreakerNotice | undefined;
+      if (changes > 0) {
+        writeAudit(audit);
+        const recording = control.recording(ref, ref.endpointId, current, attempt, transition, now);
+        after = recordedDelivery(current, attempt, recording.transition);
+        write(seq, ref.destinationId, after);
+        countForJob(seq, ref.destinationId, current, after, attempt);
+        breaker = recording.commit(after);
+      }
+      const forwardState = reaggregate(seq);
+      const delivery = deliveryRecordOf(ref.destinationId, after, attemptsOf(seq, ref.destinationId));
+      // Recorded or kept, the delivery exists now, and so does the aggregate.
+      return delivery && forwardState ? { delivery, forwardState, ...(breaker ? { breaker } : {}) } : undefined;
+    },
+  );
 
   const proxyAnswerTx = db.transaction((ref: EventRef, responseCode: number, forwardFailed: boolean): boolean => {
     const row = stmt.proxyCode.get(responseCode, ref.eventId, ref.endpointId, ref.accountId) as { seq: number } | undefined;
@@ -181,12 +168,26 @@ export function createForwarding(db: Database.Database, readDeliveries: ReadDeli
       return beginTx.immediate(ref, target);
     },
 
-    async recordForwardAttempt(ref, attempt, transition, audit) {
-      return recordTx.immediate(ref, attempt, transition, audit);
+    async recordForwardAttempt(ref, attempt, transition, audit, now = Date.now()) {
+      return recordTx.immediate(ref, attempt, transition, audit, now);
     },
 
     async nextDueAt(after) {
-      return (stmt.nextDue.get(after) as number | null) ?? undefined;
+      const due = (stmt.nextDue.get(after) as number | null) ?? undefined;
+      const probe = control.nextProbeAfter(after);
+      return due === undefined || probe === undefined ? (due ?? probe) : Math.min(due, probe);
+    },
+
+    async destinationBreakers(endpointIds) {
+      return control.breakers(endpointIds);
+    },
+
+    async settleDestinations(endpointId, now) {
+      settleTx.immediate(endpointId, now);
+    },
+
+    async activeBreakers() {
+      return control.active();
     },
 
     async outboxStats() {

@@ -78,7 +78,8 @@ function createSelection(db: Database.Database) {
   const stmt = {
     deliveriesOf: db.prepare(`SELECT ${deliveryRows.columns("d")} FROM deliveries d WHERE d.seq = ?`),
     upsert: db.prepare(DELIVERY_UPSERT_SQL),
-    tag: db.prepare("UPDATE deliveries SET bulk_job_id = ?, attempt_base = started WHERE seq = ? AND destination_id = ?"),
+    // The budget counts from the attempts counted so far: held ones never were (design §18).
+    tag: db.prepare("UPDATE deliveries SET bulk_job_id = ?, attempt_base = started - spared WHERE seq = ? AND destination_id = ?"),
     states: db.prepare("SELECT state FROM deliveries WHERE seq = ?").pluck(),
     aggregate: db.prepare("UPDATE events SET forward_state = ? WHERE seq = ?"),
   };

@@ -1,5 +1,5 @@
-import { claimableAt, type RedeliveryFilter, type RedeliveryJobRecord, type RedeliveryJobState, type AlertChannelRecord, type AlertDeliveryNote, type AlertRecord, type ApiKeyRecord, type AuditRecord, type DeliveryProgress, type EndpointRecord, type EventRecord, type EventSummaryRecord, type AttemptRecord, type HeaderPair, type ReplayAuditRecord } from "@whc/catalog-core";
-import type { AlertChannelType, AlertState, DeliveryState, AttemptTrigger } from "@whc/api-model";
+import { claimableAt, type BreakerRecord, type RedeliveryFilter, type RedeliveryJobRecord, type RedeliveryJobState, type AlertChannelRecord, type AlertDeliveryNote, type AlertRecord, type ApiKeyRecord, type AuditRecord, type DeliveryProgress, type EndpointRecord, type EventRecord, type EventSummaryRecord, type AttemptRecord, type HeaderPair, type ReplayAuditRecord } from "@whc/catalog-core";
+import type { AlertChannelType, AlertState, BreakerState, DeliveryState, AttemptTrigger } from "@whc/api-model";
 
 /**
  * Rows <-> domain records. Each record type has one table of columns below, and every SQL
@@ -231,12 +231,34 @@ export const deliveryRows = new RecordRows<DeliveryRow>("deliveries", {
   claimUntil: optionalInteger("claim_until"),
   claimableAt: optionalInteger("claimable_at"),
   started: integer("started"),
+  spared: integer("spared"),
 });
 
 /** Writes a delivery: inserted, or replacing the one of its event and destination. */
 export const DELIVERY_UPSERT_SQL = `${deliveryRows.insertSql()}
   ON CONFLICT (seq, destination_id) DO UPDATE SET state = excluded.state, target = excluded.target, next_at = excluded.next_at,
-    claim_owner = excluded.claim_owner, claim_until = excluded.claim_until, claimable_at = excluded.claimable_at, started = excluded.started`;
+    claim_owner = excluded.claim_owner, claim_until = excluded.claim_until, claimable_at = excluded.claimable_at, started = excluded.started,
+    spared = excluded.spared`;
+
+/** A destination's breaker and rate limit turn (design §18), in `destination_breakers`. */
+export const breakerRows = new RecordRows<BreakerRecord>("destination_breakers", {
+  destinationId: text("destination_id"),
+  endpointId: text("endpoint_id"),
+  accountId: text("account_id"),
+  state: text("state") as Column<BreakerState>,
+  since: optionalInteger("since"),
+  consecutiveFailures: integer("consecutive_failures"),
+  probeDelayMs: integer("probe_delay_ms"),
+  nextProbeAt: optionalInteger("next_probe_at"),
+  probeEventId: optionalText("probe_event_id"),
+  holding: flag("holding"),
+  slotAt: integer("slot_at"),
+  queuedUntil: integer("queued_until"),
+  drainedAt: integer("drained_at"),
+});
+
+/** Writes a breaker: inserted, or replacing its destination's. */
+export const BREAKER_UPSERT_SQL = breakerRows.insertSql().replace("INSERT INTO", "INSERT OR REPLACE INTO");
 
 /** The row of a delivery as its progress leaves it. */
 export function deliveryRow(seq: number, destinationId: string, p: DeliveryProgress): DeliveryRow {

@@ -373,7 +373,7 @@ describe("embedded SQLite: a catalog created by version 2", () => {
     expect(updated).toMatchObject({ operatingMode: "relay", forwardJson });
     const [s] = await first.appendEvents([relayCapture()], Date.now);
     const ref = { accountId: "acct-1", endpointId: ENDPOINT_ID, eventId: s!.id, destinationId: ENDPOINT_ID };
-    expect(await first.claimDeliveries("w1", s!.receivedAt, 1000, 10)).toEqual([{ ...ref, attempt: 1 }]);
+    expect((await first.claimDeliveries("w1", s!.receivedAt, 1000, 10)).claims).toEqual([{ ...ref, attempt: 1 }]);
     await first.recordForwardAttempt(ref, forwardAttemptFixture(1), { kind: "worker", owner: "w1", state: "pending", nextAttemptAt: s!.receivedAt + 50 });
     await first.close();
 
@@ -381,7 +381,7 @@ describe("embedded SQLite: a catalog created by version 2", () => {
     try {
       expect([...(await second.getEndpoint(ENDPOINT_ID))!.sealedTargetSecret!]).toEqual([4]);
       expect(await second.outboxStats()).toEqual({ pending: 1, oldestDueAt: s!.receivedAt + 50 });
-      expect(await second.claimDeliveries("w2", s!.receivedAt + 50, 1000, 10)).toEqual([{ ...ref, attempt: 2 }]);
+      expect((await second.claimDeliveries("w2", s!.receivedAt + 50, 1000, 10)).claims).toEqual([{ ...ref, attempt: 2 }]);
       expect((await second.getEvent("acct-1", ENDPOINT_ID, EVENT_ID))?.deliveries).toEqual([]);
     } finally {
       await second.close();
@@ -477,8 +477,8 @@ describe("embedded SQLite: a catalog created by version 8 (one delivery per even
       // The dead worker's claim runs to its end; then the next number, never 2 again.
       expect(await store.outboxStats()).toEqual({ pending: 1, oldestDueAt: 5000 });
       expect(await store.nextDueAt(5000)).toBe(9000);
-      expect(await store.claimDeliveries("w", 8999, 1000, 10)).toEqual([]);
-      expect(await store.claimDeliveries("w", 9000, 1000, 10)).toEqual([{ accountId, endpointId: ENDPOINT_ID, eventId: ids.pending, destinationId: ENDPOINT_ID, attempt: 3 }]);
+      expect((await store.claimDeliveries("w", 8999, 1000, 10)).claims).toEqual([]);
+      expect((await store.claimDeliveries("w", 9000, 1000, 10)).claims).toEqual([{ accountId, endpointId: ENDPOINT_ID, eventId: ids.pending, destinationId: ENDPOINT_ID, attempt: 3 }]);
     } finally {
       await store.close();
     }
@@ -667,7 +667,7 @@ describe("embedded SQLite: a catalog created by version 11 (before bulk redelive
     );
     const [stamp] = await store.appendEvents([eventFixture({ id: ENDPOINT_ID, accountId }, { forward: { scheduled: true, deliveries: [{ destinationId: DESTINATION, target: "https://app.example.test/" }] } })], () => 1000);
     eventId = stamp!.id;
-    const [claim] = await store.claimDeliveries("w", 2000, 1000, 10);
+    const [claim] = (await store.claimDeliveries("w", 2000, 1000, 10)).claims;
     await store.recordForwardAttempt(claim!, forwardAttemptFixture(1, { status: 200 }), { kind: "worker", owner: "w", state: "delivered" });
     await store.close();
     const db = new Database(file);
@@ -687,7 +687,7 @@ describe("embedded SQLite: a catalog created by version 11 (before bulk redelive
       expect(job.total).toBe(1);
       await store.claimRedeliveryJob("runner", 3000, 1000);
       expect(await store.runRedeliveryPage(job.id, "runner", 3000, 10, 1000)).toMatchObject({ queued: 1, walked: true });
-      expect(await store.claimDeliveries("w", 3000, 1000, 10)).toEqual([{ accountId, endpointId: ENDPOINT_ID, eventId, destinationId: DESTINATION, attempt: 2, bulkJobId: job.id, attemptBase: 1 }]);
+      expect((await store.claimDeliveries("w", 3000, 1000, 10)).claims).toEqual([{ accountId, endpointId: ENDPOINT_ID, eventId, destinationId: DESTINATION, attempt: 2, bulkJobId: job.id, attemptBase: 1 }]);
     } finally {
       await store.close();
     }

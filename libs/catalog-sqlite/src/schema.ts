@@ -40,6 +40,11 @@ import type Database from "better-sqlite3";
  * before moved there under its endpoint's id as destination id (legacyDestinationId), its
  * attempts with it, and `forward_attempts` is gone; the events' own forward columns other than
  * forward_state are no longer read. Endpoints gained their destinations' sealed target secrets.
+ * Version 12: delivery control (design §18, ADRs 0087 and 0088). `destination_breakers` keeps a
+ * destination's breaker and its rate limit's next turn (a row once it needed one); deliveries
+ * gained `spared` (attempts that ended held, not counted against maxAttempts) and the partial
+ * indexes `deliveries_held` (a destination's held deliveries, oldest first) and
+ * `deliveries_claimed` (its claims, for its concurrency).
  * Version 13: bulk redelivery (design §18, ADR 0089). `redelivery_jobs` holds the jobs (filter,
  * counts, cursor, lease); a delivery a job put back in the outbox carries the job
  * (`deliveries.bulk_job_id`, indexed while set) and the attempts it had then
@@ -107,9 +112,11 @@ export const addedColumns = {
     ["redactions", "TEXT NOT NULL DEFAULT ''"],
   ],
   deliveries: [
+    // Attempts that ended held (design §18): not counted against maxAttempts.
+    ["spared", "INTEGER NOT NULL DEFAULT 0"],
     // The bulk redelivery job that put the delivery back in the outbox (ADR 0089); NULL: none.
     ["bulk_job_id", "TEXT"],
-    // Attempts it had when the job put it back: its attempt budget counts from there.
+    // Attempts it had when the job put it back, less the spared ones: its attempt budget counts from there.
     ["attempt_base", "INTEGER NOT NULL DEFAULT 0"],
   ],
 } as const satisfies Record<string, readonly (readonly [name: string, definition: string])[]>;
@@ -218,6 +225,31 @@ ${columnsSql("deliveries")},
 );
 CREATE INDEX IF NOT EXISTS deliveries_outbox ON deliveries (claimable_at, seq) WHERE claimable_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS deliveries_pending ON deliveries (next_at) WHERE state = 'pending' AND next_at IS NOT NULL;
+-- A destination's held deliveries, oldest first (design §18): the probe, the release, the count.
+CREATE INDEX IF NOT EXISTS deliveries_held ON deliveries (destination_id, seq) WHERE state = 'held';
+-- A destination's claimed deliveries (a claim ends with its record): its concurrency.
+CREATE INDEX IF NOT EXISTS deliveries_claimed ON deliveries (destination_id, claim_until) WHERE claim_until IS NOT NULL;
+
+-- A destination's breaker and its rate limit's next turn (design §18, ADR 0088): a row once it
+-- needed one; none is a closed breaker that never failed. slot_at and queued_until are fractional ms.
+CREATE TABLE IF NOT EXISTS destination_breakers (
+  destination_id TEXT PRIMARY KEY,
+  endpoint_id TEXT NOT NULL,
+  account_id TEXT NOT NULL,
+  state TEXT NOT NULL,
+  since INTEGER,
+  consecutive_failures INTEGER NOT NULL,
+  probe_delay_ms INTEGER NOT NULL,
+  next_probe_at INTEGER,
+  probe_event_id TEXT,
+  holding INTEGER NOT NULL,
+  slot_at REAL NOT NULL,
+  queued_until REAL NOT NULL,
+  drained_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS destination_breakers_endpoint ON destination_breakers (endpoint_id);
+CREATE INDEX IF NOT EXISTS destination_breakers_probe ON destination_breakers (next_probe_at) WHERE next_probe_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS destination_breakers_active ON destination_breakers (destination_id) WHERE holding = 1 OR state <> 'closed';
 
 -- What destinations answered, per delivery: the response body sealed like request bodies.
 CREATE TABLE IF NOT EXISTS delivery_attempts (

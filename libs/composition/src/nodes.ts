@@ -251,7 +251,11 @@ export function createReplayNode(
   });
   const metrics = createForwardMetrics(async () => {
     const stats = await catalog.getOutboxStats({});
-    return { pending: Number(stats.pending), oldestDueAt: stats.oldestDueAtMs === undefined ? undefined : Number(stats.oldestDueAtMs) };
+    return {
+      pending: Number(stats.pending),
+      oldestDueAt: stats.oldestDueAtMs === undefined ? undefined : Number(stats.oldestDueAtMs),
+      breakers: stats.breakers.map((b) => ({ destinationId: b.destinationId, state: b.state, held: Number(b.held) })),
+    };
   });
   const deps = {
     catalog,

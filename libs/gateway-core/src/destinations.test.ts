@@ -66,11 +66,12 @@ describe("an endpoint's destinations", () => {
       maxAttempts: 6,
       targetSecretSet: true,
       filter: { eventType: { $in: ["invoice.paid", "invoice.failed"] }, "headers.x-tenant": "a" },
+      // Every destination has a breaker (design §18): the defaults, closed, nothing held.
+      breaker: { failures: 5, probeAfterMs: 30_000, state: "closed", since: null, consecutiveFailures: 0, held: 0, nextProbeAt: null },
       paused: false,
     });
     expect(audit).toMatchObject({ name: "destination-2", keepPath: false, timeoutMs: 500, maxAttempts: 2, targetSecretSet: false, transform: "function transform(req) { return req; }" });
-    // Delivery control is stored and shown now, enforced from issue #33.
-    expect(later).toMatchObject({ rateLimit: { perSecond: 10, concurrency: 2 }, breaker: { failures: 3, probeAfterMs: 30_000 }, paused: true });
+    expect(later).toMatchObject({ rateLimit: { perSecond: 10, concurrency: 2 }, breaker: { failures: 3, probeAfterMs: 30_000, state: "closed", held: 0 }, paused: true });
     expect(ep.forward).toEqual({ url: `${DEST}/billing`, keepPath: true, timeoutMs: 10_000, maxAttempts: 6, targetSecretSet: true });
     expect(JSON.stringify(ep)).not.toContain("whsec_");
     expect(await secretsOf(ep.id)).toEqual({ [billing!.id]: "whsec_billing" });

@@ -268,6 +268,7 @@ export function createAttemptSender(deps: ForwardDeps, options: ForwardOptions) 
     base: { n: number; trigger: AttemptTrigger; at: number },
     maxResponseBytes: number,
     acquire: (origin: string) => Promise<EgressLease | undefined>,
+    notBefore = 0,
   ): Promise<SentAttempt> {
     const notSent = (outcome: AttemptOutcome) => made(d, base, { kind: "not_sent", outcome }, maxResponseBytes);
     if (!d.bodyReadable) return notSent({ kind: "unsendable" });
@@ -283,6 +284,8 @@ export function createAttemptSender(deps: ForwardDeps, options: ForwardOptions) 
     const lease = await acquire(vetted.target.url.origin);
     if (!lease) return notSent({ kind: "refused", reason: "egress_capacity_exhausted" });
     try {
+      // Ready early: the send keeps its turn (a rate-limited destination's, ADR 0087).
+      if (notBefore > now()) await new Promise((resolve) => setTimeout(resolve, notBefore - now()));
       base.at = now();
       const result = await deps.egress.send({
         target: vetted.target,
@@ -310,10 +313,10 @@ export function createAttemptSender(deps: ForwardDeps, options: ForwardOptions) 
     d: OpenedDelivery,
     n: number,
     trigger: AttemptTrigger,
-    extra: { maxResponseBytes?: number; acquire?: (origin: string) => Promise<EgressLease | undefined> } = {},
+    extra: { maxResponseBytes?: number; acquire?: (origin: string) => Promise<EgressLease | undefined>; notBefore?: number } = {},
   ): Promise<SentAttempt> {
     const acquire = extra.acquire ?? ((origin: string) => deps.leases.acquire(origin));
-    const sent = await attemptOnce(d, { n, trigger, at: now() }, extra.maxResponseBytes ?? RECORDED_BODY_BYTES, acquire);
+    const sent = await attemptOnce(d, { n, trigger, at: now() }, extra.maxResponseBytes ?? RECORDED_BODY_BYTES, acquire, extra.notBefore);
     deps.metrics?.attempt(trigger, outcomeLabel(sent.outcome), d.ref.destinationId);
     return sent;
   }

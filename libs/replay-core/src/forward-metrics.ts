@@ -8,7 +8,18 @@ export interface OutboxFigures {
   pending: number;
   /** Due time of the oldest delivery waiting in the outbox. */
   oldestDueAt?: number | undefined;
+  /** The breakers not closed or holding deliveries (design §18); the others are closed and hold nothing. */
+  breakers?: readonly BreakerFigures[] | undefined;
 }
+
+export interface BreakerFigures {
+  destinationId: string;
+  state: string;
+  held: number;
+}
+
+/** whc_forward_breaker_state's values. */
+const BREAKER_STATE_VALUES: Record<string, number> = { closed: 0, half_open: 1, open: 2 };
 
 export interface ForwardMetrics {
   /** Only the whc_forward_* series: the process's own metrics are its server's to add. */
@@ -17,6 +28,8 @@ export interface ForwardMetrics {
   attempt(trigger: string, outcome: AttemptOutcomeLabel, destinationId: string): void;
   /** A delivery to `destinationId` reached a final state. */
   finished(state: string, destinationId: string): void;
+  /** Due deliveries a claim moved to their destination's rate limit turn. */
+  limiterWaits(count: number): void;
 }
 
 /**
@@ -84,6 +97,43 @@ export function createForwardMetrics(outbox: () => Promise<OutboxFigures>, now: 
     },
   });
 
+  // Delivery control (design §18), per destination id: read from the catalog at each scrape
+  // with the outbox figures. A destination seen once keeps its series: back at 0 (closed,
+  // nothing held) when the catalog no longer lists it.
+  const seen = new Set<string>();
+  const breakerSeries = async (set: (destination: string, b: BreakerFigures | undefined) => void) => {
+    try {
+      const active = new Map(((await figures()).breakers ?? []).map((b) => [b.destinationId, b]));
+      for (const id of active.keys()) seen.add(id);
+      for (const id of seen) set(id, active.get(id));
+    } catch {
+      // As above.
+    }
+  };
+  new Gauge({
+    name: "whc_forward_breaker_state",
+    help: "Each destination's breaker: 0 closed, 1 half_open (one held delivery on probe), 2 open (nothing sent, deliveries held)",
+    labelNames: ["destination"],
+    registers: [registry],
+    async collect() {
+      await breakerSeries((destination, b) => this.labels(destination).set(BREAKER_STATE_VALUES[b?.state ?? "closed"] ?? 0));
+    },
+  });
+  new Gauge({
+    name: "whc_forward_held",
+    help: "Deliveries held per destination: its breaker is open or half-open, or it is paused; sent oldest first once it lets them go",
+    labelNames: ["destination"],
+    registers: [registry],
+    async collect() {
+      await breakerSeries((destination, b) => this.labels(destination).set(b?.held ?? 0));
+    },
+  });
+  const waits = new Counter({
+    name: "whc_forward_limiter_waits_total",
+    help: "Due deliveries this process's claims moved to a later turn of their destination's rate limit",
+    registers: [registry],
+  });
+
   // Every series exists from the start, at 0, so rates over them are defined at once.
   const attemptChildren = new Map<string, ReturnType<typeof attempts.labels>>();
   for (const trigger of ATTEMPT_TRIGGERS) {
@@ -105,6 +155,9 @@ export function createForwardMetrics(outbox: () => Promise<OutboxFigures>, now: 
     finished(state, destinationId) {
       stateChildren.get(state)?.inc();
       if (stateChildren.has(state)) destinationDeliveries.labels(destinationId, state).inc();
+    },
+    limiterWaits(count) {
+      if (count > 0) waits.inc(count);
     },
   };
 }

@@ -340,6 +340,10 @@ describe("the relay outbox worker", () => {
       res.end();
     });
     const ep = await relayEndpoint(b, { url: destination.url });
+    // Fifty first attempts failing in a row would open the destination's breaker (design §18),
+    // which this test is not about: its threshold is set above them.
+    const destinations = [{ id: ep.id, name: "destination-1", url: destination.url, breaker: { failures: 100, probeAfterMs: 30_000 } }];
+    await b.catalog.updateEndpoint({ accountId: ep.accountId, endpointId: ep.id, patch: { forwardJson: JSON.stringify(destinations) } });
     const refs = [];
     for (let i = 0; i < 50; i += 1) refs.push(await relayCapture(b, ep));
     const one = startForwarder(b);

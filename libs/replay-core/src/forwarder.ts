@@ -112,12 +112,17 @@ export function createForwarder(deps: ForwardDeps & { bus: Pick<CaptureBus, "sub
   let soon: { at: number; timer: NodeJS.Timeout } | undefined;
   let unsubscribe: (() => void) | undefined;
 
-  async function attempt(ref: DeliveryRef, claim: DeliveryClaim): Promise<{ sent: SentAttempt; verdict: Verdict; before: string | undefined } | undefined> {
+  /**
+   * Attempt `claim.attempt` of the delivery, sent not before `notBefore`. Its number as counted
+   * against maxAttempts leaves out attempts that ended held (design §18: held never consumes
+   * attempts) and, for a delivery a bulk redelivery put back (ADR 0089), the attempts it had
+   * then: its attempts are `bulk` and its budget starts afresh.
+   */
+  async function attempt(ref: DeliveryRef, claim: DeliveryClaim, notBefore: number): Promise<{ sent: SentAttempt; verdict: Verdict; before: string | undefined } | undefined> {
     const n = claim.attempt;
-    // A delivery a bulk redelivery put back (ADR 0089): its attempts are `bulk`, and its
-    // attempt budget counts from the attempts it had then.
     const trigger = claim.bulkJobId ? "bulk" : n === 1 ? "initial" : "retry";
-    const budgeted = n - claim.attemptBase;
+    // attemptBase is counted the same way (the job put it back after that many counted attempts).
+    const budgeted = (claim.counted || n) - claim.attemptBase;
     const loaded = await sender.load(ref);
     if (loaded.kind === "missing") return undefined;
     if (loaded.kind === "not_configured") {
@@ -136,7 +141,7 @@ export function createForwarder(deps: ForwardDeps & { bus: Pick<CaptureBus, "sub
       const sent = sender.refused(n, trigger, delivery.target, { kind: "interrupted" }, ref.destinationId, delivery.event);
       return { sent, verdict: { state: "exhausted" }, before: delivery.delivery?.state };
     }
-    const sent = await sender.send(delivery, n, trigger, { acquire: acquireWaiting });
+    const sent = await sender.send(delivery, n, trigger, { acquire: acquireWaiting, notBefore });
     const verdict = workerVerdict(sent.outcome, budgeted, delivery.settings.maxAttempts, {
       retryBaseMs: options.retryBaseMs,
       nowMs: now(),
@@ -145,10 +150,11 @@ export function createForwarder(deps: ForwardDeps & { bus: Pick<CaptureBus, "sub
     return { sent, verdict, before: delivery.delivery?.state };
   }
 
-  async function deliver(claim: DeliveryClaim): Promise<void> {
+  async function deliver(claim: DeliveryClaim, claimedAt: number): Promise<void> {
     const ref = { accountId: claim.accountId, endpointId: claim.endpointId, eventId: claim.eventId, destinationId: claim.destinationId };
     try {
-      const made = await attempt(ref, claim);
+      // A rate-limited destination's delivery goes sendAfterMs after its claim (ADR 0087).
+      const made = await attempt(ref, claim, claimedAt + claim.sendAfterMs);
       if (!made) return;
       const transition = { kind: "worker", state: made.verdict.state, nextAttemptAt: made.verdict.nextAttemptAt, owner } as const;
       // The request went out: its record is worth a few tries (else the claim lapses and the
@@ -185,8 +191,8 @@ export function createForwarder(deps: ForwardDeps & { bus: Pick<CaptureBus, "sub
     soon = { at, timer };
   }
 
-  function launch(claim: DeliveryClaim) {
-    const task = deliver(claim).finally(() => {
+  function launch(claim: DeliveryClaim, claimedAt: number) {
+    const task = deliver(claim, claimedAt).finally(() => {
       inFlight.delete(task);
       pump();
     });
@@ -198,10 +204,12 @@ export function createForwarder(deps: ForwardDeps & { bus: Pick<CaptureBus, "sub
       again = false;
       const room = concurrency - inFlight.size;
       if (room <= 0) return;
-      const { deliveries, nextDueInMs } = await catalog.claimDeliveries({ owner, limit: room, claimMs: BigInt(options.claimMs) });
+      const { deliveries, nextDueInMs, limiterWaits } = await catalog.claimDeliveries({ owner, limit: room, claimMs: BigInt(options.claimMs) });
       if (failures > 0) logger.info({ failures }, "outbox reachable again");
       failures = 0;
-      for (const claim of deliveries) launch(claim);
+      const claimedAt = now();
+      for (const claim of deliveries) launch(claim, claimedAt);
+      deps.metrics?.limiterWaits(limiterWaits);
       lookAgainIn(Number(nextDueInMs));
       // A full page: more may be due.
       if (deliveries.length === room) again = true;

@@ -54,7 +54,9 @@ describe("alert channels across processes", () => {
   it("sends a real local server a delivery.exhausted alert that verifies with standardwebhooks, counts it in the replay process's metrics, and coalesces the next two", async () => {
     const down = await server(503);
     const receiver = await server(204);
-    const ep = (await cluster.api.post("/v1/endpoints", { slug: "alerted", operatingMode: "relay", forward: { url: down.url, maxAttempts: 2 } })).body as {
+    // Six failures in a row would open the destination's breaker (design §18) and hold the last
+    // deliveries instead of giving them up: its threshold is set above what this test sends.
+    const ep = (await cluster.api.post("/v1/endpoints", { slug: "alerted", operatingMode: "relay", forward: { url: down.url, maxAttempts: 2, breaker: { failures: 20 } } })).body as {
       id: string;
       webhookUrl: string;
     };

@@ -162,7 +162,9 @@ describe("relay across processes", () => {
     // The destination refuses everything at first, so deliveries pile up pending with retries due.
     let open = false;
     const app = await destination(() => ({ status: open ? 200 : 503, delayMs: 30 }));
-    const ep = await relayEndpoint("relay-crash", app.url, { maxAttempts: 20 });
+    // Its breaker (design §18) stays closed through these failures: this is about retries pending
+    // across the restarts (delivery-control.test.ts kills the same processes while one is open).
+    const ep = await relayEndpoint("relay-crash", app.url, { maxAttempts: 20, breaker: { failures: 100 } });
     const ids: string[] = [];
     for (let i = 0; i < 25; i++) {
       const res = await fetch(ep.webhookUrl, { method: "POST", body: `{"crash":${i}}` });

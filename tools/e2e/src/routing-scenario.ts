@@ -88,11 +88,15 @@ export async function startFanOut(api: ApiClient, count: number): Promise<FanOut
     operatingMode: "relay",
     provider: "stripe",
     secret: SOURCE_SECRET,
+    // The gates hold requests until their attempts time out and are sent again (one process
+    // sends 32 at once): their breakers (design §18) would open on those timeouts and hold the
+    // rest, which these tests are not about, so their thresholds are above them.
     destinations: [
-      { name: "billing", url: `${billing.url}/billing`, filter: { eventType: "invoice.paid" } },
+      { name: "billing", url: `${billing.url}/billing`, filter: { eventType: "invoice.paid" }, breaker: { failures: 100 } },
       {
         name: "audit",
         url: `${audit.url}/audit`,
+        breaker: { failures: 100 },
         targetSecret: AUDIT_SECRET,
         transform: "function transform(req) { req.headers['x-env'] = ['prod']; req.body.audited = true; return req; }",
       },

@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import {
+  breakerSettingsOf,
   checkShape,
   destinationInput,
   type ApiClient,
@@ -82,7 +83,8 @@ export function keptDestination(d: DestinationViewJson): DestinationInput {
     ...(d.filter ? { filter: d.filter } : {}),
     ...(d.transform ? { transform: d.transform } : {}),
     ...(d.rateLimit ? { rateLimit: d.rateLimit } : {}),
-    ...(d.breaker ? { breaker: d.breaker } : {}),
+    // Its settings, not its state (design §18); the defaults need not be sent.
+    ...(breakerSettingsOf(d.breaker) ? { breaker: breakerSettingsOf(d.breaker) } : {}),
     paused: d.paused,
   };
 }
@@ -122,9 +124,9 @@ function withDestinationOptions(command: Command): Command {
     .addOption(new Option("--keep-path <bool>", "append the capture's sub-path and query (default true)").argParser(booleanArgument))
     .addOption(new Option("--timeout-ms <ms>", "deadline of one attempt (default 10000)").argParser(integerArgument))
     .addOption(new Option("--max-attempts <n>", "attempts before giving up (default 6)").argParser(integerArgument))
-    .option("--rate-limit <json>", 'e.g. {"perSecond":10,"concurrency":2}: stored now, enforced from issue #33')
-    .option("--breaker <json>", 'e.g. {"failures":5,"probeAfterMs":30000}: stored now, enforced from issue #33')
-    .addOption(new Option("--paused <bool>", "hold this destination's deliveries: stored now, enforced from issue #33").argParser(booleanArgument));
+    .option("--rate-limit <json>", 'e.g. {"perSecond":10,"concurrency":2}: across all replay replicas')
+    .option("--breaker <json>", 'e.g. {"failures":5,"probeAfterMs":30000} (the defaults): when to open, when to probe')
+    .addOption(new Option("--paused <bool>", "hold this destination's deliveries until false again").argParser(booleanArgument));
 }
 
 /** A destination of the endpoint by id or name. */
@@ -134,7 +136,18 @@ function findDestination(e: EndpointJson, ref: string): DestinationViewJson {
   return found;
 }
 
-/** One line per destination: what it takes and where it goes. */
+/** Where a destination's delivery control stands (design §18): its breaker, what it holds, its pause. */
+export function breakerSummary(d: DestinationViewJson): string {
+  const b = d.breaker;
+  const parts: string[] = [b.state === "half_open" ? "half-open (probing)" : b.state];
+  if (b.state !== "closed" && b.consecutiveFailures > 0) parts.push(`${b.consecutiveFailures} failures in a row`);
+  if (d.paused) parts.push("paused");
+  if (b.held > 0) parts.push(`${b.held} held`);
+  if (b.nextProbeAt) parts.push(`probe at ${b.nextProbeAt}`);
+  return parts.join(", ");
+}
+
+/** One line per destination: what it takes, where it goes, and its breaker. */
 export function destinationsTable(e: EndpointJson): string {
   const rows = (e.destinations ?? []).map((d) => [
     d.name,
@@ -142,9 +155,72 @@ export function destinationsTable(e: EndpointJson): string {
     d.url,
     d.filter ? JSON.stringify(d.filter) : "every capture",
     d.transform ? `${d.transform.length} chars` : "-",
-    [d.targetSecretSet ? "re-signed" : "", d.paused ? "paused" : ""].filter(Boolean).join(", ") || "-",
+    breakerSummary(d),
+    [d.targetSecretSet ? "re-signed" : "", d.rateLimit ? rateLimitText(d.rateLimit) : ""].filter(Boolean).join(", ") || "-",
   ]);
-  return table([["NAME", "ID", "URL", "FILTER", "TRANSFORM", "NOTES"], ...rows]);
+  return table([["NAME", "ID", "URL", "FILTER", "TRANSFORM", "BREAKER", "NOTES"], ...rows]);
+}
+
+function rateLimitText(r: NonNullable<DestinationViewJson["rateLimit"]>): string {
+  const rate = r.perSecond ? `${r.perSecond}/s` : r.perMinute ? `${r.perMinute}/min` : "";
+  return [rate, r.concurrency ? `${r.concurrency} at once` : ""].filter(Boolean).join(", ");
+}
+
+/**
+ * `pause` and `resume` (design §18): `paused` set on one destination, the others sent back as
+ * they are. A paused destination's deliveries are held (nothing is sent) until it is resumed;
+ * then they go oldest first, paced.
+ */
+function pauseCommands(parent: Command, ctx: () => Context): void {
+  for (const [verb, paused] of [
+    ["pause", true],
+    ["resume", false],
+  ] as const) {
+    parent
+      .command(verb)
+      .description(
+        paused
+          ? "hold one destination's deliveries: nothing is sent to it until it is resumed (its deliveries never expire meanwhile)"
+          : "let a paused destination's deliveries go again: the held ones drain oldest first, within its rate limit (10 a second without one)",
+      )
+      .argument("<endpoint>", "its id or slug")
+      .argument("<destination>", "its id or name")
+      .action(async (ref: string, which: string) => {
+        const { out, api } = ctx();
+        const client = api();
+        const e = await out.busy(paused ? "pausing" : "resuming", async () => {
+          const found = await resolveEndpoint(client, ref);
+          const target = findDestination(found, which);
+          return replaced(
+            client,
+            found,
+            (found.destinations ?? []).map((d) => (d.id === target.id ? { ...keptDestination(d), paused } : keptDestination(d))),
+          );
+        });
+        const d = findDestination(e, which);
+        out.result(d, () => `${paused ? "paused" : "resumed"} ${d.name} of ${e.slug}: ${breakerSummary(d)}`);
+      });
+  }
+}
+
+function listCommand(parent: Command, ctx: () => Context): void {
+  parent
+    .command("list")
+    .description("an endpoint's destinations, with their breakers (state, held deliveries, next probe)")
+    .argument("<endpoint>", "its id or slug")
+    .action(async (ref: string) => {
+      const { out, api } = ctx();
+      const client = api();
+      const e = await out.busy("reading", () => resolveEndpoint(client, ref));
+      out.result(e.destinations ?? [], () => (e.destinations?.length ? destinationsTable(e) : `${e.slug} has no destination`));
+    });
+}
+
+/** `whc destinations list|pause|resume` (design §18): the same as under `whc endpoints destinations`. */
+export function destinationControlCommands(program: Command, ctx: () => Context): void {
+  const destinations = program.command("destinations").description("a relay endpoint's destinations: list them with their breakers, pause and resume them (design §18)");
+  listCommand(destinations, ctx);
+  pauseCommands(destinations, ctx);
 }
 
 async function replaced(client: ApiClient, e: EndpointJson, destinations: DestinationInput[]): Promise<EndpointJson> {
@@ -154,15 +230,8 @@ async function replaced(client: ApiClient, e: EndpointJson, destinations: Destin
 export function destinationCommands(endpoints: Command, ctx: () => Context): void {
   const destinations = endpoints.command("destinations").description("where a relay endpoint's captures go, each with its filter and transform (design §17)");
 
-  destinations
-    .command("list")
-    .argument("<endpoint>", "its id or slug")
-    .action(async (ref: string) => {
-      const { out, api } = ctx();
-      const client = api();
-      const e = await out.busy("reading", () => resolveEndpoint(client, ref));
-      out.result(e.destinations ?? [], () => (e.destinations?.length ? destinationsTable(e) : `${e.slug} has no destination`));
-    });
+  listCommand(destinations, ctx);
+  pauseCommands(destinations, ctx);
 
   withDestinationOptions(destinations.command("add"))
     .description("add a destination (the endpoint's others are kept)")

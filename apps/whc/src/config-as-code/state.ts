@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import {
+  breakerSettingsOf,
   defaultDestinationName,
   DESTINATION_DEFAULTS,
   type ConfigInbound,
@@ -120,7 +121,7 @@ export function fromFile(e: ConfigEndpoint): Managed {
   const destinations: ManagedDestination[] | null = e.forward
     ? [{ name: undefined, url: e.forward.url, keepPath: e.forward.keepPath, timeoutMs: e.forward.timeoutMs, maxAttempts: e.forward.maxAttempts, paused: false }]
     : e.destinations
-      ? e.destinations.map(({ targetSecretFromEnv: _named, ...d }) => defined({ ...d, paused: d.paused ?? false }))
+      ? e.destinations.map(({ targetSecretFromEnv: _named, ...d }) => defined({ ...d, breaker: breakerSettingsOf(d.breaker), paused: d.paused ?? false }))
       : null;
   return {
     displayName: e.displayName ?? absent.displayName,
@@ -150,7 +151,8 @@ function managedDestination(d: DestinationViewJson): ManagedDestination {
     filter: d.filter,
     transform: d.transform,
     rateLimit: d.rateLimit,
-    breaker: d.breaker,
+    // Its settings only (the view adds the breaker's state), and none when they are the defaults.
+    breaker: breakerSettingsOf(d.breaker),
     paused: d.paused,
   });
 }

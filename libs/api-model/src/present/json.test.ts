@@ -2,7 +2,7 @@ import { describe, it, expect } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { EndpointSchema, EventSchema, ForwardSchema } from "@whc/contracts";
 import { endpoint as endpointSchema, eventDetail, eventSummary } from "../index.js";
-import { LISTEN_DESTINATION_ID } from "../index.js";
+import { LISTEN_DESTINATION_ID, breakerSettingsOf } from "../index.js";
 import { bodyJson, destinationNamesOf, endpointJson, eventDetailJson, eventSummaryJson, forwardViewOf, headersJson } from "./json.js";
 
 describe("public JSON shapes", () => {
@@ -59,6 +59,9 @@ describe("public JSON shapes", () => {
     expect("path" in eventSummaryJson(create(EventSchema, ids))).toBe(false);
   });
 
+  /** Every destination's breaker: the defaults, closed, nothing held (no state stored). */
+  const CLOSED = { failures: 5, probeAfterMs: 30_000, state: "closed", since: null, consecutiveFailures: 0, held: 0, nextProbeAt: null };
+
   it("shows the forward settings without the secret, only whether one is set", () => {
     const stored = JSON.stringify({ url: "http://127.0.0.1:3000/hooks", keepPath: false, timeoutMs: 2000, maxAttempts: 3 });
     const ep = create(EndpointSchema, { id: "01a20000-0000-7000-8000-000000000000", operatingMode: "relay", forwardJson: stored, targetSecretSet: true });
@@ -67,7 +70,7 @@ describe("public JSON shapes", () => {
     expect(endpointSchema.shape.forward.parse(json.forward)).toEqual(json.forward);
     // Saved before destinations: one destination, under the endpoint's own id (design §17).
     expect(json.destinations).toEqual([
-      { id: ep.id, name: "destination-1", url: "http://127.0.0.1:3000/hooks", keepPath: false, timeoutMs: 2000, maxAttempts: 3, targetSecretSet: true, paused: false },
+      { id: ep.id, name: "destination-1", url: "http://127.0.0.1:3000/hooks", keepPath: false, timeoutMs: 2000, maxAttempts: 3, targetSecretSet: true, breaker: CLOSED, paused: false },
     ]);
     expect("forward" in endpointJson(create(EndpointSchema, {}), "http://127.0.0.1:9")).toBe(false);
     for (const forwardJson of ["not json", JSON.stringify({ url: "" }), "[{}]", '[{"id":"x"}]']) {
@@ -83,9 +86,38 @@ describe("public JSON shapes", () => {
     const json = endpointJson(ep, "http://127.0.0.1:9");
     expect(json.forward).toEqual({ url: a.url, keepPath: true, timeoutMs: 10000, maxAttempts: 6, targetSecretSet: true });
     const { fromANewerVersion: _ignored, ...bView } = b;
-    expect(json.destinations).toEqual([{ ...a, paused: false }, { ...bView, targetSecretSet: false }]);
+    expect(json.destinations).toEqual([
+      { ...a, breaker: CLOSED, paused: false },
+      { ...bView, breaker: CLOSED, targetSecretSet: false },
+    ]);
     expect(endpointSchema.shape.destinations.parse(json.destinations)).toEqual(json.destinations);
     expect(forwardViewOf({ ...a, paused: false })).toEqual(json.forward);
+  });
+
+  it("shows each destination's breaker: its settings and its stored state; the next probe only while open and not paused (design §18)", () => {
+    const a = { id: "0190a000-0000-7000-8000-00000000000a", name: "billing", url: "https://billing.example.test/h", breaker: { failures: 3, probeAfterMs: 2000 } };
+    const b = { id: "0190a000-0000-7000-8000-00000000000b", name: "audit", url: "https://audit.example.test/h", paused: true };
+    const breaker = (destinationId: string) => ({ destinationId, state: "open", sinceMs: 1_700_000_000_000n, consecutiveFailures: 4, held: 12n, nextProbeAtMs: 1_700_000_002_000n });
+    const ep = create(EndpointSchema, {
+      id: "01a20000-0000-7000-8000-000000000000",
+      operatingMode: "relay",
+      forwardJson: JSON.stringify([a, b]),
+      breakers: [breaker(a.id), breaker(b.id)],
+    });
+    const [billing, audit] = endpointJson(ep, "http://127.0.0.1:9").destinations!;
+    expect(billing!.breaker).toEqual({
+      failures: 3,
+      probeAfterMs: 2000,
+      state: "open",
+      since: "2023-11-14T22:13:20.000Z",
+      consecutiveFailures: 4,
+      held: 12,
+      nextProbeAt: "2023-11-14T22:13:22.000Z",
+    });
+    // Paused: not probed, whatever its breaker says.
+    expect(audit!.breaker).toMatchObject({ failures: 5, probeAfterMs: 30_000, state: "open", held: 12, nextProbeAt: null });
+    expect(breakerSettingsOf(billing!.breaker)).toEqual({ failures: 3, probeAfterMs: 2000 });
+    expect(breakerSettingsOf(audit!.breaker)).toBeUndefined();
   });
 
   it("presents the deliveries: the aggregate in the summary, each delivery and every attempt in the detail", () => {

@@ -1,6 +1,7 @@
 import { z } from "zod";
-import type { CapturedEvent, Endpoint, Event, Forward, Header } from "@whc/contracts";
+import type { CapturedEvent, DestinationBreaker, Endpoint, Event, Forward, Header } from "@whc/contracts";
 import {
+  BREAKER_DEFAULTS,
   LISTEN_DESTINATION_ID,
   LISTEN_DESTINATION_NAME,
   aggregateDeliveryState,
@@ -10,6 +11,7 @@ import {
   storedDestination,
   type DeliveryJson,
   type DeliveryState,
+  type BreakerViewJson,
   type DestinationViewJson,
   type StoredDestination,
   redactSettings,
@@ -115,8 +117,26 @@ export function destinationsOf(e: Pick<Endpoint, "id" | "forwardJson" | "targetS
   return settings ? [{ id: e.id, name: defaultDestinationName(0), ...settings, targetSecretSet: e.targetSecretSet, paused: false }] : [];
 }
 
-/** One destination as the Endpoint shows it. */
-export function destinationViewOf(d: StoredDestination): DestinationViewJson {
+/**
+ * A destination's breaker as the Endpoint shows it (design §18): its settings (defaults when none
+ * were given) and its stored state (closed and holding nothing without one).
+ */
+export function breakerViewOf(d: StoredDestination, b: DestinationBreaker | undefined): BreakerViewJson {
+  const state = (b?.state ?? "closed") as BreakerViewJson["state"];
+  return {
+    failures: d.breaker?.failures ?? BREAKER_DEFAULTS.failures,
+    probeAfterMs: d.breaker?.probeAfterMs ?? BREAKER_DEFAULTS.probeAfterMs,
+    state,
+    since: b?.sinceMs !== undefined ? isoTime(b.sinceMs) : null,
+    consecutiveFailures: b?.consecutiveFailures ?? 0,
+    held: Number(b?.held ?? 0),
+    // A paused destination is not probed.
+    nextProbeAt: state === "open" && !d.paused && b?.nextProbeAtMs !== undefined ? isoTime(b.nextProbeAtMs) : null,
+  };
+}
+
+/** One destination as the Endpoint shows it, with its breaker (Endpoint.breakers: when asked for). */
+export function destinationViewOf(d: StoredDestination, breaker?: DestinationBreaker): DestinationViewJson {
   return {
     id: d.id,
     name: d.name,
@@ -128,7 +148,7 @@ export function destinationViewOf(d: StoredDestination): DestinationViewJson {
     ...(d.filter ? { filter: d.filter } : {}),
     ...(d.transform ? { transform: d.transform } : {}),
     ...(d.rateLimit ? { rateLimit: d.rateLimit } : {}),
-    ...(d.breaker ? { breaker: d.breaker } : {}),
+    breaker: breakerViewOf(d, breaker),
     paused: d.paused,
   };
 }
@@ -142,7 +162,7 @@ function destinationFieldsOf(e: Endpoint): Pick<EndpointJson, "forward" | "desti
   const destinations = destinationsOf(e);
   const [first] = destinations;
   if (!first) return {};
-  return { forward: forwardViewOf(first), destinations: destinations.map(destinationViewOf) };
+  return { forward: forwardViewOf(first), destinations: destinations.map((d) => destinationViewOf(d, e.breakers.find((b) => b.destinationId === d.id))) };
 }
 
 /** The names of an endpoint's destinations by id, as deliveries show them; whc listen's is its own. */

@@ -6,6 +6,7 @@ import type { EndpointRecord, EventQuery } from "../types.js";
 import { endpointUpdateContract, responseSequenceContract, type ContractContext } from "./endpoint-contract.js";
 import { endpointFixture, eventFixture, keyHash, token } from "./fixtures.js";
 import { forwardingContract } from "./forward-contract.js";
+import { deliveryControlContract } from "./control-contract.js";
 import { endpointListContract, endpointQuotaContract } from "./endpoint-list-contract.js";
 import { listenerContract } from "./listener-contract.js";
 import { redactionContract } from "./redaction-contract.js";
@@ -219,6 +220,7 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
     endpointUpdateContract(context);
     responseSequenceContract(context);
     forwardingContract(context);
+    deliveryControlContract(context);
     redactionContract(context);
     listenerContract(context, options.another);
     auditContract(context);

@@ -70,10 +70,10 @@ export function dedupeContract(ctx: ContractContext, another?: () => Promise<Cat
         [first!.id, undefined, "pending"],
       ]);
       // Only the first's delivery is in the outbox.
-      const claims = await ctx.store().claimDeliveries("worker", clock() + 1, 30_000, 10);
+      const { claims } = await ctx.store().claimDeliveries("worker", clock() + 1, 30_000, 10);
       expect(claims.map((c) => c.eventId)).toEqual([first!.id]);
       // Nor later: once the first's claim has ended, it alone is claimable again.
-      expect((await ctx.store().claimDeliveries("another", clock() + 60_000, 30_000, 10)).map((c) => c.eventId)).toEqual([first!.id]);
+      expect((await ctx.store().claimDeliveries("another", clock() + 60_000, 30_000, 10)).claims.map((c) => c.eventId)).toEqual([first!.id]);
     });
 
     it("decides within one batch in stamp order: the first of the batch is kept", async () => {

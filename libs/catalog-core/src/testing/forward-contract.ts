@@ -63,7 +63,7 @@ export function forwardingContract(ctx: ContractContext): void {
 
   const deliveriesOf = async (ref: EventRef) => (await store().getEvent(ref.accountId, ref.endpointId, ref.eventId))?.deliveries;
   const forwardOf = async (ref: DeliveryRef) => (await deliveriesOf(ref))?.find((d) => d.destinationId === ref.destinationId);
-  const claim = (owner: string, now: number, limit = 10, claimMs = CLAIM_MS) => store().claimDeliveries(owner, now, claimMs, limit);
+  const claim = async (owner: string, now: number, limit = 10, claimMs = CLAIM_MS) => (await store().claimDeliveries(owner, now, claimMs, limit)).claims;
   const record = async (ref: DeliveryRef, attempt: AttemptRecord, transition: AttemptTransition) =>
     (await store().recordForwardAttempt(ref, attempt, transition))?.delivery;
   const summaryState = async (ref: EventRef) =>

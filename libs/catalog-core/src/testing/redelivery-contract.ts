@@ -48,7 +48,7 @@ export function redeliveryContract(ctx: ContractContext): void {
   /** Claims every due delivery and records each with the state `stateOf` gives it (default delivered). */
   async function settleAll(stateOf: (ref: DeliveryRef) => DeliveryState = () => "delivered", now = LATER) {
     for (;;) {
-      const claims = await store().claimDeliveries("settler", now, CLAIM_MS, 100);
+      const claims = (await store().claimDeliveries("settler", now, CLAIM_MS, 100)).claims;
       if (claims.length === 0) return;
       for (const c of claims) {
         const state = stateOf(c);
@@ -85,7 +85,7 @@ export function redeliveryContract(ctx: ContractContext): void {
       // Event 0: both delivered; 1: A failed, B exhausted; 2: A delivered, B pending (a retry); 3: both pending.
       const plan: Record<number, Record<string, DeliveryState>> = { 0: { [A]: "delivered", [B]: "delivered" }, 1: { [A]: "failed", [B]: "exhausted" }, 2: { [A]: "delivered", [B]: "pending" } };
       const index = new Map(events.map((e, i) => [e.eventId, i]));
-      const claims = await store().claimDeliveries("settler", LATER, CLAIM_MS, 100);
+      const claims = (await store().claimDeliveries("settler", LATER, CLAIM_MS, 100)).claims;
       for (const c of claims) {
         const state = plan[index.get(c.eventId)!]?.[c.destinationId];
         if (!state) continue;
@@ -145,7 +145,7 @@ export function redeliveryContract(ctx: ContractContext): void {
       const listed = await store().listEvents({ accountId, endpointId: endpoint.id, forwardState: "pending", limit: 10 });
       expect(listed.events.map((e) => e.id).sort()).toEqual([events[0]!.eventId, events[1]!.eventId].sort());
       // Their claims carry the job and the attempts made before it: a fresh budget.
-      const claims = await store().claimDeliveries("w", LATER + 1, CLAIM_MS, 10);
+      const claims = (await store().claimDeliveries("w", LATER + 1, CLAIM_MS, 10)).claims;
       expect(claims.map((c) => [c.eventId, c.attempt, c.bulkJobId, c.attemptBase])).toEqual([
         [events[0]!.eventId, 2, job.id, 1],
         [events[1]!.eventId, 2, job.id, 1],
@@ -195,7 +195,7 @@ export function redeliveryContract(ctx: ContractContext): void {
       expect(await store().runRedeliveryPage(job.id, "one", LATER + 3 + LEASE_MS, 10, LEASE_MS)).toBeUndefined();
       const after = await store().runRedeliveryPage(job.id, "two", LATER + 3 + LEASE_MS, 10, LEASE_MS);
       expect(after).toMatchObject({ queued: 4, total: 4, walked: true });
-      const claims = await store().claimDeliveries("w", LATER + 3 + LEASE_MS, CLAIM_MS, 10);
+      const claims = (await store().claimDeliveries("w", LATER + 3 + LEASE_MS, CLAIM_MS, 10)).claims;
       expect(claims.map((c) => c.eventId)).toEqual(events.map((e) => e.eventId));
       expect(claims.every((c) => c.attempt === 2 && c.bulkJobId === job.id && c.attemptBase === 1)).toBe(true);
       // Released for later: claimable again then, by anyone.
@@ -220,7 +220,7 @@ export function redeliveryContract(ctx: ContractContext): void {
       await settleAll();
       const job = await walkAll(await start(accountId, endpoint.id));
       expect(job).toMatchObject({ state: "running", queued: 3, walked: true });
-      const claims = await store().claimDeliveries("w", LATER + 2, CLAIM_MS, 10);
+      const claims = (await store().claimDeliveries("w", LATER + 2, CLAIM_MS, 10)).claims;
       const [c0, c1, c2] = claims;
       await store().recordForwardAttempt(c0!, forwardAttemptFixture(c0!.attempt, { trigger: "bulk", status: 200 }), worker("w", "delivered"));
       // A retry is not an end.
@@ -229,7 +229,7 @@ export function redeliveryContract(ctx: ContractContext): void {
       // The same record again (a retried call) counts nothing more.
       await store().recordForwardAttempt(c0!, forwardAttemptFixture(c0!.attempt, { trigger: "bulk", status: 200 }), worker("w", "delivered"));
       expect(await store().getRedeliveryJob(accountId, endpoint.id, job.id)).toMatchObject({ state: "running", done: 1, failed: 1 });
-      const [retry] = await store().claimDeliveries("w", LATER + 3, CLAIM_MS, 10);
+      const [retry] = (await store().claimDeliveries("w", LATER + 3, CLAIM_MS, 10)).claims;
       expect([retry!.eventId, retry!.attempt, retry!.bulkJobId, retry!.attemptBase]).toEqual([events[1]!.eventId, 3, job.id, 1]);
       await store().recordForwardAttempt(retry!, forwardAttemptFixture(retry!.attempt, { trigger: "bulk" }), worker("w", "exhausted"));
       const done = await store().getRedeliveryJob(accountId, endpoint.id, job.id);
@@ -266,7 +266,7 @@ export function redeliveryContract(ctx: ContractContext): void {
       const entries = (await store().listAudit({ accountId, limit: 10 })).entries;
       expect(entries.map((e) => [e.action, e.details])).toEqual([["redelivery.canceled", { jobId: job.id, queued: 1 }]]);
       // The delivery it put back still counts as it ends.
-      const [claim] = await store().claimDeliveries("w", LATER + 5, CLAIM_MS, 10);
+      const [claim] = (await store().claimDeliveries("w", LATER + 5, CLAIM_MS, 10)).claims;
       await store().recordForwardAttempt(claim!, forwardAttemptFixture(claim!.attempt, { trigger: "bulk", status: 200 }), worker("w", "delivered"));
       expect(await store().getRedeliveryJob(accountId, endpoint.id, job.id)).toMatchObject({ state: "canceled", done: 1 });
       expect(await store().cancelRedeliveryJob(accountId, endpoint.id, newId(), LATER)).toBeUndefined();

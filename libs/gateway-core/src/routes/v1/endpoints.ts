@@ -95,7 +95,7 @@ async function restrictedPage(catalog: GatewayDeps["catalog"], auth: AuthState, 
   let i = 0;
   for (; i < ids.length && endpoints.length < limit; i += 1) {
     try {
-      endpoints.push((await catalog.getEndpoint({ accountId: auth.accountId, endpointId: ids[i]! })).endpoint!);
+      endpoints.push((await catalog.getEndpoint({ accountId: auth.accountId, endpointId: ids[i]!, includeBreakers: true })).endpoint!);
     } catch (err) {
       if (!(AppError.is(err) && err.reason === "not_found")) throw err;
     }
@@ -126,7 +126,7 @@ function listEndpointsRoute(catalog: GatewayDeps["catalog"], present: (e: Parame
       const res =
         auth.endpointIds.length > 0
           ? await restrictedPage(catalog, auth, after, limit)
-          : await catalog.listEndpoints({ accountId: auth.accountId, after, limit });
+          : await catalog.listEndpoints({ accountId: auth.accountId, after, limit, includeBreakers: true });
       const last = res.endpoints.at(-1);
       return { items: res.endpoints.map(present), ...(res.hasMore && last ? { nextAfter: last.id } : {}) };
     },
@@ -276,7 +276,7 @@ export function endpointRoutes(deps: GatewayDeps, options: GatewayOptions): Rout
       success: { status: 200, schema: endpoint, description: "The endpoint." },
       errors: [400],
       async handler(_ctx, { auth, params }) {
-        const res = await catalog.getEndpoint({ accountId: auth.accountId, endpointId: params.id! });
+        const res = await catalog.getEndpoint({ accountId: auth.accountId, endpointId: params.id!, includeBreakers: true });
         return present(res.endpoint!);
       },
     }),
