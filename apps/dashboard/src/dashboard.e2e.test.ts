@@ -724,8 +724,16 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     await billing.getByTestId("destination-edit").click();
     await page.getByTestId("destination-paused-input").check();
     await page.getByTestId("destination-save").click();
-    await billing.getByTestId("destination-paused").waitFor();
+    await expect.poll(() => billing.getByTestId("destination-state").getAttribute("data-state")).toBe("paused");
     expect((await api.endpoints.get(ep.id)).destinations![1]!.paused).toBe(true);
+    // Its row's button resumes it, and pauses it again.
+    await billing.getByTestId("destination-resume").click();
+    await expect.poll(() => billing.getByTestId("destination-state").getAttribute("data-state")).toBe("closed");
+    expect((await api.endpoints.get(ep.id)).destinations![1]!.paused).toBe(false);
+    await billing.getByTestId("destination-pause").click();
+    await expect.poll(() => billing.getByTestId("destination-state").getAttribute("data-state")).toBe("paused");
+    const [ledgerNow, billingNow] = (await api.endpoints.get(ep.id)).destinations!;
+    expect([ledgerNow!.paused, billingNow!.paused, ledgerNow!.targetSecretSet]).toEqual([false, true, true]);
 
     page.once("dialog", (d) => void d.accept());
     await billing.getByTestId("destination-remove").click();
@@ -823,6 +831,31 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     const row = page.getByTestId("job-row");
     await expect.poll(() => row.getAttribute("data-state")).toBe("done");
     expect(await row.textContent()).toContain("forwardState exhausted");
+    expect(cspViolations).toEqual([]);
+  });
+
+  it("shows a failing destination's breaker open with its held deliveries, then closed and drained once it answers again", async () => {
+    const api = createApiClient({ baseUrl: gatewayUrl, apiKey: KEY });
+    const closed = await freePort();
+    const ep = await api.endpoints.create({
+      slug: "breaker-ui",
+      operatingMode: "relay",
+      destinations: [{ name: "flaky", url: `http://127.0.0.1:${closed}/down`, maxAttempts: 20, breaker: { failures: 2, probeAfterMs: 1000 } }],
+    });
+    for (let i = 0; i < 3; i++) await fetch(ep.webhookUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ type: "order.paid", n: i }) });
+    await openEndpoint("breaker-ui");
+    await page.getByTestId("tab-destinations").click();
+    const state = page.locator('[data-testid="destination-row"][data-name="flaky"]').getByTestId("destination-state");
+    await expect.poll(() => state.getAttribute("data-state"), { timeout: 30_000 }).toMatch(/^(open|half_open)$/);
+    await expect.poll(async () => Number(await state.getAttribute("data-held")), { timeout: 30_000 }).toBeGreaterThan(0);
+    await shot("28-breaker-open");
+    // The destination answers again (at another address): the next probe closes the breaker and what was held drains.
+    const before = received.length;
+    const [flaky] = (await api.endpoints.get(ep.id)).destinations!;
+    await api.endpoints.update(ep.id, { destinations: [{ id: flaky!.id, name: "flaky", url: `${targetUrl}/back`, maxAttempts: 20, breaker: { failures: 2, probeAfterMs: 1000 } }] });
+    await expect.poll(() => received.slice(before).filter((r) => r.body.includes("order.paid")).length, { timeout: 30_000 }).toBe(3);
+    await expect.poll(() => state.getAttribute("data-state"), { timeout: 15_000 }).toBe("closed");
+    expect(await state.getAttribute("data-held")).toBe("0");
     expect(cspViolations).toEqual([]);
   });
 

@@ -1,4 +1,6 @@
 import {
+  BREAKER_DEFAULTS,
+  breakerSettingsOf,
   DESTINATION_DEFAULTS as DEFAULTS,
   isForwardingMode,
   MAX_DESTINATIONS,
@@ -8,7 +10,7 @@ import {
   type EventSummaryJson,
 } from "@whc/api-model";
 import { clear, h } from "./dom.js";
-import { relativeTime } from "./format.js";
+import { plural, relativeTime } from "./format.js";
 import { jobsSection } from "./redeliveries.js";
 import type { AppContext, EndpointTab, Mounted } from "./views.js";
 
@@ -24,7 +26,7 @@ function keep(d: DestinationViewJson): DestinationInput {
     ...(d.filter ? { filter: d.filter } : {}),
     ...(d.transform ? { transform: d.transform } : {}),
     ...(d.rateLimit ? { rateLimit: d.rateLimit } : {}),
-    ...(d.breaker ? { breaker: { failures: d.breaker.failures, probeAfterMs: d.breaker.probeAfterMs } } : {}),
+    ...(breakerSettingsOf(d.breaker) ? { breaker: breakerSettingsOf(d.breaker) } : {}),
     paused: d.paused,
   };
 }
@@ -37,11 +39,36 @@ function limitText(d: DestinationViewJson): string {
   return [rate, at].filter(Boolean).join(", ");
 }
 
-function row(d: DestinationViewJson, edit: () => void, remove: (() => void) | undefined): HTMLElement {
+/**
+ * Where the destination stands (design §18): sending, paused, its breaker open (deliveries held,
+ * the next probe), probing, or draining what was held.
+ */
+function stateCell(d: DestinationViewJson): HTMLElement {
+  const b = d.breaker;
+  const held = b.held ? ` · ${b.held.toLocaleString("en")} held` : "";
+  const since = b.since ? ` since ${relativeTime(b.since)}` : "";
+  const [cls, text, title] = d.paused
+    ? ["warn", `paused${held}`, "Deliveries are held until it is resumed; then they drain oldest first"]
+    : b.state === "open"
+      ? ["failed", `breaker open${held}`, `${plural(b.consecutiveFailures, "failed attempt")} in a row${since}; nothing is sent${b.nextProbeAt ? `, one held delivery is tried ${relativeTime(b.nextProbeAt)}` : ""}`]
+      : b.state === "half_open"
+        ? ["warn", `probing${held}`, "One held delivery is being tried: success closes the breaker"]
+        : b.held
+          ? ["warn", `draining${held}`, "The breaker closed: held deliveries go oldest first, paced"]
+          : ["verified", "sending", b.consecutiveFailures ? `${plural(b.consecutiveFailures, "failed attempt")} in a row (opens at ${b.failures})` : "Deliveries go as they come"];
+  return h("span", { class: `pill ${cls}`, "data-testid": "destination-state", "data-state": d.paused ? "paused" : b.state, "data-held": String(b.held), title }, text);
+}
+
+function row(d: DestinationViewJson, edit: () => void, remove: (() => void) | undefined, togglePause: () => void): HTMLElement {
   const editButton = h("button", { type: "button", class: "btn small", "data-testid": "destination-edit", "aria-label": `Edit ${d.name}` }, "Edit");
   editButton.addEventListener("click", edit);
   const removeButton = h("button", { type: "button", class: "btn small danger", "data-testid": "destination-remove", "aria-label": `Remove ${d.name}`, disabled: !remove, title: remove ? undefined : "An endpoint that forwards keeps one destination at least" }, "Remove");
   if (remove) removeButton.addEventListener("click", remove);
+  const pauseButton = h("button", { type: "button", class: "btn small", "data-testid": d.paused ? "destination-resume" : "destination-pause", "aria-label": `${d.paused ? "Resume" : "Pause"} ${d.name}` }, d.paused ? "Resume" : "Pause");
+  pauseButton.addEventListener("click", () => {
+    pauseButton.disabled = true;
+    togglePause();
+  });
   return h(
     "tr",
     { "data-testid": "destination-row", "data-destination-id": d.id, "data-name": d.name },
@@ -50,8 +77,8 @@ function row(d: DestinationViewJson, edit: () => void, remove: (() => void) | un
     h("td", { class: d.filter ? "mono ellipsis" : "empty", title: d.filter ? JSON.stringify(d.filter) : "every capture" }, d.filter ? JSON.stringify(d.filter) : "every capture"),
     h("td", {}, d.transform ? h("span", { class: "pill" }, "transform") : "—"),
     h("td", {}, limitText(d)),
-    h("td", {}, d.paused ? h("span", { class: "pill warn", "data-testid": "destination-paused", title: "Deliveries are held until it is resumed" }, "paused") : h("span", { class: "pill verified" }, "sending")),
-    h("td", { class: "row" }, editButton, removeButton),
+    h("td", {}, stateCell(d)),
+    h("td", { class: "row" }, pauseButton, editButton, removeButton),
   );
 }
 
@@ -106,8 +133,9 @@ function editor(o: EditorOptions): HTMLElement {
   );
   const perSecond = numberInput(d?.rateLimit?.perSecond, 1, 10_000, "destination-per-second", "no limit");
   const concurrency = numberInput(d?.rateLimit?.concurrency, 1, 100, "destination-concurrency", "no limit");
-  const failures = numberInput(d?.breaker?.failures, 1, 100, "destination-breaker-failures", "5");
-  const probeAfterMs = numberInput(d?.breaker?.probeAfterMs, 1000, 600_000, "destination-breaker-probe", "30000");
+  const configured = breakerSettingsOf(d?.breaker);
+  const failures = numberInput(configured?.failures, 1, 100, "destination-breaker-failures", String(BREAKER_DEFAULTS.failures));
+  const probeAfterMs = numberInput(configured?.probeAfterMs, 1000, 600_000, "destination-breaker-probe", String(BREAKER_DEFAULTS.probeAfterMs));
   const paused = h("input", { type: "checkbox", checked: d?.paused ?? false, "data-testid": "destination-paused-input" });
   const secret = h("input", { type: "password", autocomplete: "new-password", maxlength: "1024", placeholder: d?.targetSecretSet ? "set (type to replace)" : "target secret (re-sign)", "data-testid": "destination-secret" });
   const problem = h("p", { class: "problem", role: "alert", hidden: true, "data-testid": "destination-problem" });
@@ -188,7 +216,7 @@ function editor(o: EditorOptions): HTMLElement {
       filter: proxy ? null : (parsed.value ?? null),
       transform: transform.value.trim() ? transform.value : null,
       rateLimit: rate.perSecond !== undefined || rate.concurrency !== undefined ? JSON.parse(JSON.stringify(rate)) : null,
-      breaker: breaker.failures !== undefined || breaker.probeAfterMs !== undefined ? { failures: breaker.failures ?? 5, probeAfterMs: breaker.probeAfterMs ?? 30_000 } : null,
+      breaker: breaker.failures !== undefined || breaker.probeAfterMs !== undefined ? { failures: breaker.failures ?? BREAKER_DEFAULTS.failures, probeAfterMs: breaker.probeAfterMs ?? BREAKER_DEFAULTS.probeAfterMs } : null,
       paused: paused.checked,
       ...(secret.value ? { targetSecret: secret.value } : {}),
     };
@@ -269,6 +297,7 @@ function mountDestinations(ctx: AppContext, endpoint: EndpointJson): Mounted {
                       void saveAll(destinations.filter((x) => x.id !== d.id).map(keep));
                     }
                   : undefined,
+                () => void saveAll(destinations.map((x) => (x.id === d.id ? { ...keep(x), paused: !x.paused } : keep(x)))),
               ),
             ),
           ),
@@ -278,6 +307,17 @@ function mountDestinations(ctx: AppContext, endpoint: EndpointJson): Mounted {
   }
 
   render();
+  // The breakers move on their own (failures, probes, the drain): read again while shown.
+  const refresh = setInterval(() => {
+    if (form.childElementCount > 0) return;
+    void ctx.client.endpoints.get(ep.id).then(
+      (updated) => {
+        ctx.endpoints.put(updated);
+        ctx.emit("endpoint-updated", updated);
+      },
+      () => undefined,
+    );
+  }, 5000);
   const off = ctx.on("endpoint-updated", (updated) => {
     if (updated.id !== ep.id) return;
     ep = updated;
@@ -287,6 +327,7 @@ function mountDestinations(ctx: AppContext, endpoint: EndpointJson): Mounted {
     element,
     dispose() {
       off();
+      clearInterval(refresh);
       jobs?.dispose();
     },
   };
