@@ -44,9 +44,11 @@ describe("a transform that misbehaves ends with an error, and the sandbox goes o
     await stillHealthy();
   });
 
-  it("a 1 GiB allocation is refused at the memory limit", async () => {
-    expect(failed(await sandbox.run("function transform(req) { return new Array(1e9).fill(1); }", request()))).toBe(
-      "the transform used more than 16 MiB of memory and was stopped",
+  it("a 1 GiB allocation is stopped at a limit: memory, or CPU when filling it runs long first", async () => {
+    // Usually the memory limit; on a loaded machine the CPU backstop stopped it first once (CI),
+    // which is as much within the limits.
+    expect(failed(await sandbox.run("function transform(req) { return new Array(1e9).fill(1); }", request()))).toMatch(
+      /^the transform used more than (16 MiB of memory and was stopped|50 ms of CPU and its thread was stopped)$/,
     );
     const many = "function transform(req) { const a = []; for (;;) a.push(new Array(1 << 16).fill(a.length)); }";
     expect(failed(await sandbox.run(many, request()))).toMatch(/more than 16 MiB of memory|more than 50 ms of CPU/);
