@@ -176,6 +176,14 @@ describe("replay nodes (distributed mode)", () => {
           endpoint: { accountId: "acct-a", slug: `relay-${Date.now()}`, displayName: "relay", operatingMode: "relay", status: "active", forwardJson: JSON.stringify({ url }) },
         });
         const ep = endpoint!;
+        // Every first attempt fails here: a breaker at its default 5 would open and hold the rest
+        // (design §18), which is not what this test is about. Its one destination, under the
+        // endpoint's id as part two's forward had it, with the breaker set above what is sent.
+        await client.updateEndpoint({
+          accountId: "acct-a",
+          endpointId: ep.id,
+          patch: { forwardJson: JSON.stringify([{ id: ep.id, name: "destination-1", url, breaker: { failures: 100, probeAfterMs: 30_000 } }]) },
+        });
         const inputs = Array.from({ length: n }, (_, i) => ({
           accountId: "acct-a",
           endpointId: ep.id,
