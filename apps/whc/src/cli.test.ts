@@ -276,7 +276,7 @@ describe("whc", () => {
     } finally {
       await new Promise<void>((r) => app.close(() => r()));
     }
-  });
+  }, 60_000);
 
   it("pauses and resumes one destination: held while paused (shown in the BREAKER column), drained oldest first once resumed (design §18)", async () => {
     await useNewKey("pausers");

@@ -105,8 +105,9 @@ describe("delivery control in the all-in-one process", () => {
       expect(resumed.status, resumed.text).toBe(200);
       await waitFor(() => (dest.arrivals.length >= 5 ? true : undefined), { what: "the drain" });
       expect(dest.arrivals.map((a) => a.deliveryId)).toEqual(ids);
-      // 10 a second without a rate limit: five take at least 400 ms.
-      expect(dest.arrivals.at(-1)!.at - dest.arrivals[0]!.at).toBeGreaterThanOrEqual(350);
+      // 10 a second without a rate limit: five are released 100 ms apart, 400 ms in all; what
+      // arrives keeps most of it (341 ms was seen under CI load), where all at once takes ~10 ms.
+      expect(dest.arrivals.at(-1)!.at - dest.arrivals[0]!.at).toBeGreaterThanOrEqual(300);
       expect((await destinationOf(ep.id)).breaker.held).toBe(0);
     } finally {
       await dest.close();
