@@ -1,26 +1,6 @@
 import { z } from "zod";
 import { dateTime, extension, uuid, warning } from "./common.js";
-
-/**
- * Alert channels (design §18; ADRs 0085, 0086): the interface's "notifications sent by the
- * service to the caller". A channel is a webhook (signed as Standard Webhooks) or a Slack
- * incoming webhook that is told about the events it names, for every endpoint of the account
- * or only some.
- */
-export const ALERT_EVENTS = [
-  "destination.opened",
-  "destination.closed",
-  "delivery.exhausted",
-  "delivery.failed",
-  "signature.failed",
-  "schema.drift",
-  "listener.stalled",
-  "test",
-] as const;
-export type AlertEvent = (typeof ALERT_EVENTS)[number];
-
-export const ALERT_CHANNEL_TYPES = ["webhook", "slack"] as const;
-export type AlertChannelType = (typeof ALERT_CHANNEL_TYPES)[number];
+import { ALERT_EVENTS, ALERT_CHANNEL_TYPES } from "./values.js";
 
 /** Where an alert's delivery stands: as a relay delivery's, without the states only routing has. */
 export const ALERT_STATES = ["pending", "delivered", "failed", "exhausted"] as const;

@@ -2,32 +2,7 @@ import { z } from "zod";
 import { dateTime, extension, uuid } from "./common.js";
 import { pageLimit, requireCursorPairs } from "./events.js";
 import { SLUG_PATTERN } from "./values.js";
-
-/**
- * The audit log (design §15; ADR 0053): who did what to which endpoint or event, newest first.
- * The actions the deployment records today; §15 also names config.applied, which comes with
- * `whc apply`.
- */
-export const AUDIT_ACTIONS = [
-  "endpoint.created",
-  "endpoint.updated",
-  "endpoint.deleted",
-  "event.read",
-  "event.deleted",
-  "event.curl_exported",
-  "events.exported",
-  "event.replayed",
-  "event.redelivered",
-  "redelivery.started",
-  "redelivery.canceled",
-  "event.triggered",
-  "key.created",
-  "key.revoked",
-  "alert_channel.created",
-  "alert_channel.deleted",
-  "config.applied",
-] as const;
-export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+import { AUDIT_ACTIONS } from "./values.js";
 
 /** Entries are kept this many days (WHC_AUDIT_RETENTION_DAYS) unless configured otherwise. */
 export const AUDIT_RETENTION_DAYS = 365;

@@ -1,10 +1,10 @@
 import { z } from "zod";
-import { FORWARDING_MODES, SLUG_PATTERN } from "./values.js";
+import { ALERT_CHANNEL_TYPES, ALERT_EVENTS, FORWARDING_MODES, MAX_DESTINATIONS, SLUG_PATTERN } from "./values.js";
 import { createEndpointRequest } from "./endpoints.js";
 import { destinationSettings } from "./forwarding.js";
-import { breakerSettings, destinationFilter, destinationName, MAX_DESTINATIONS, rateLimitSettings, transformSource } from "./destinations.js";
+import { breakerSettings, destinationFilter, destinationName, rateLimitSettings, transformSource } from "./destinations.js";
 import { fileJsonSchema } from "./file-schema.js";
-import { ALERT_CHANNEL_LIMITS, ALERT_CHANNEL_TYPES, ALERT_EVENTS } from "./alerts.js";
+import { ALERT_CHANNEL_LIMITS } from "./alerts.js";
 import { inboundSettings } from "./inbound.js";
 
 /**

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { extension } from "./common.js";
+import { MAX_DEDUPE_WINDOW_SECONDS, MAX_DEDUPE_FIELDS } from "./values.js";
 
 /**
  * Per-endpoint deduplication (design §17, ADR 0083): a capture whose key (the provider's own
@@ -9,9 +10,6 @@ import { extension } from "./common.js";
  * configuration file and the dashboard; ingest reads the stored settings (dedupeSettingsOf).
  */
 
-/** The longest window: as long as events are kept by default (WHC_RETENTION_DAYS, 30). */
-export const MAX_DEDUPE_WINDOW_SECONDS = 30 * 86_400;
-export const MAX_DEDUPE_FIELDS = 5;
 export const MAX_DEDUPE_FIELD_LENGTH = 200;
 /** Object members of a `body.` field, at most. */
 export const MAX_DEDUPE_BODY_DEPTH = 8;

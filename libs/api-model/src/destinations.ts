@@ -2,6 +2,7 @@ import { z } from "zod";
 import { dateTime, extension, uuid } from "./common.js";
 import { destinationSettings } from "./forwarding.js";
 import { filterProblem, FILTER_OPERATORS, MAX_FILTER_BYTES, MAX_FILTER_DEPTH } from "./destination-filter.js";
+import { MAX_DESTINATIONS, BREAKER_DEFAULTS } from "./values.js";
 
 /**
  * Routing (design §17, ADR 0080): a relay endpoint's destinations, each with its own filter,
@@ -10,7 +11,6 @@ import { filterProblem, FILTER_OPERATORS, MAX_FILTER_BYTES, MAX_FILTER_DEPTH } f
  * replay read it back, and the CLI and the dashboard import the types.
  */
 
-export const MAX_DESTINATIONS = 10;
 /** A transform's source, in UTF-8 bytes (design §17). */
 export const MAX_TRANSFORM_BYTES = 64 * 1024;
 /**
@@ -63,8 +63,6 @@ export const transformSource = z
  */
 export const BREAKER_STATES = ["closed", "open", "half_open"] as const;
 export type BreakerState = (typeof BREAKER_STATES)[number];
-/** A destination without `breaker` settings has these. */
-export const BREAKER_DEFAULTS = { failures: 5, probeAfterMs: 30_000 } as const;
 /** The delay between probes doubles after each failed one, up to this. */
 export const MAX_PROBE_DELAY_MS = 600_000;
 /** Held deliveries drain at most this many a second when the destination has no rate limit. */
@@ -102,15 +100,6 @@ export const breakerSettings = z
       "probeAfterMs later one held delivery is tried (the delay doubles after each failed probe, up to 10 minutes). Absent: these defaults.",
   });
 export type BreakerSettings = z.output<typeof breakerSettings>;
-
-/**
- * A breaker's settings as given again (a PATCH, a file): its failures and probe delay, without
- * its state; undefined when they are the defaults (a destination has them without being told).
- */
-export function breakerSettingsOf(b: { failures: number; probeAfterMs: number } | undefined): BreakerSettings | undefined {
-  if (!b || (b.failures === BREAKER_DEFAULTS.failures && b.probeAfterMs === BREAKER_DEFAULTS.probeAfterMs)) return undefined;
-  return { failures: b.failures, probeAfterMs: b.probeAfterMs };
-}
 
 /** The breaker as a destination shows it: its settings (defaults when none were given) and where it stands. */
 export const breakerView = z

@@ -1,7 +1,6 @@
 import { z } from "zod";
-import { FIELD_REASONS, HEALTH_CHECKS, QUOTA_NAMES, TARGET_REFUSAL_REASONS, TRIGGER_UNAVAILABLE_CAUSES } from "./values.js";
+import { FIELD_REASONS, HEALTH_CHECKS, QUOTA_NAMES, SCOPES, TARGET_REFUSAL_REASONS, TRIGGER_UNAVAILABLE_CAUSES } from "./values.js";
 import { extension } from "./common.js";
-import { SCOPES } from "./keys.js";
 
 
 /** Every error answer of /v1 (docs/design.md §3). */

@@ -1,23 +1,7 @@
 import { z } from "zod";
 import { dateTime, extension, uuid } from "./common.js";
-
-/**
- * API keys over /v1 (design §15; ADR 0050): what a key may do (its scopes) and on which
- * endpoints (all of the account's, or only its `endpointIds`).
- */
-export const SCOPES = [
-  "endpoints:read",
-  "endpoints:write",
-  "events:read",
-  "events:write",
-  "events:replay",
-  "keys:write",
-  "audit:read",
-  "alerts:write",
-  "dashboard",
-  "*",
-] as const;
-export type Scope = (typeof SCOPES)[number];
+import { SCOPES } from "./values.js";
+import type { Scope } from "./values.js";
 
 /**
  * The scopes a key holds implicitly: `*` holds every scope, and `dashboard`, the dashboard's

@@ -14,8 +14,6 @@ export const LISTENER_LIMITS = {
   lagBound: 1000,
 } as const;
 
-/** How often `whc listen` heartbeats, and how long after its last one a listener is gone (WHC_LISTENER_TTL_S). */
-export const LISTENER_HEARTBEAT_S = 10;
 export const LISTENER_TTL_S = 30;
 /** A listener behind at every heartbeat for this long, its lag never falling, is stalled (listener.stalled). */
 export const LISTENER_STALL_S = 120;

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { dateTime, extension } from "./common.js";
+import { SCHEMA_LIMITS } from "./values.js";
 
 /**
  * Schemas and drift (design §19; ADRs 0090, 0091): per endpoint and event type the catalog
@@ -20,29 +21,6 @@ export type DriftChange = (typeof DRIFT_CHANGES)[number];
 
 /** `now` of a `missing` change. */
 export const ABSENT = "absent";
-
-export const SCHEMA_LIMITS = {
-  /** Paths one event type's schema holds; a path first seen after that is not learned (nor reported `added`). */
-  pathsPerType: 500,
-  /** Event types learned per endpoint; captures of a type first seen after that are not learned. */
-  typesPerEndpoint: 100,
-  /** Samples of a type before its captures are judged. */
-  samplesBeforeDrift: 20,
-  /** A path present in at least this share of the samples is expected: its absence is `missing`. */
-  expectedRatio: 0.99,
-  /** Changes kept on one event's `schemaDrift`. */
-  changesPerEvent: 50,
-  /** Bodies larger than this are not learned (their shape is never read). */
-  bodyBytes: 256 * 1024,
-  /** Deeper values are not looked into: their path has its type, its children are not learned. */
-  depth: 32,
-  /** Values looked at in one body; past it the shape is partial (learned, but nothing is reported `missing`). */
-  values: 20_000,
-  /** Elements of one array looked at; past it the shape is partial. */
-  arrayItems: 200,
-  /** A longer path is not learned; the shape is partial. */
-  pathLength: 300,
-} as const;
 
 /**
  * How often `schema.drift` is raised per endpoint and event type (design §19): the first drifted

@@ -1,3 +1,4 @@
+import type { BreakerSettings } from "./destinations.js";
 /**
  * The closed value sets of /v1, apart from the schemas that use them, so that a client that
  * needs only a list (a select's options) does not bundle the schemas.
@@ -176,3 +177,117 @@ export const NOT_SENT_ON_HEADERS = [
 /** The header of every forwarded request: the event id, and the attempt number. */
 export const DELIVERY_ID_HEADER = "X-Whc-Delivery-Id";
 export const ATTEMPT_HEADER = "X-Whc-Attempt";
+
+/**
+ * Alert channels (design §18; ADRs 0085, 0086): the interface's "notifications sent by the
+ * service to the caller". A channel is a webhook (signed as Standard Webhooks) or a Slack
+ * incoming webhook that is told about the events it names, for every endpoint of the account
+ * or only some.
+ */
+export const ALERT_EVENTS = [
+  "destination.opened",
+  "destination.closed",
+  "delivery.exhausted",
+  "delivery.failed",
+  "signature.failed",
+  "schema.drift",
+  "listener.stalled",
+  "test",
+] as const;
+
+export type AlertEvent = (typeof ALERT_EVENTS)[number];
+
+export const ALERT_CHANNEL_TYPES = ["webhook", "slack"] as const;
+
+export type AlertChannelType = (typeof ALERT_CHANNEL_TYPES)[number];
+
+/**
+ * The audit log (design §15; ADR 0053): who did what to which endpoint or event, newest first.
+ * The actions the deployment records today; §15 also names config.applied, which comes with
+ * `whc apply`.
+ */
+export const AUDIT_ACTIONS = [
+  "endpoint.created",
+  "endpoint.updated",
+  "endpoint.deleted",
+  "event.read",
+  "event.deleted",
+  "event.curl_exported",
+  "events.exported",
+  "event.replayed",
+  "event.redelivered",
+  "redelivery.started",
+  "redelivery.canceled",
+  "event.triggered",
+  "key.created",
+  "key.revoked",
+  "alert_channel.created",
+  "alert_channel.deleted",
+  "config.applied",
+] as const;
+
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/** The longest window: as long as events are kept by default (WHC_RETENTION_DAYS, 30). */
+export const MAX_DEDUPE_WINDOW_SECONDS = 30 * 86_400;
+
+export const MAX_DEDUPE_FIELDS = 5;
+
+export const MAX_DESTINATIONS = 10;
+
+/** A destination without `breaker` settings has these. */
+export const BREAKER_DEFAULTS = { failures: 5, probeAfterMs: 30_000 } as const;
+
+/**
+ * A breaker's settings as given again (a PATCH, a file): its failures and probe delay, without
+ * its state; undefined when they are the defaults (a destination has them without being told).
+ */
+export function breakerSettingsOf(b: { failures: number; probeAfterMs: number } | undefined): BreakerSettings | undefined {
+  if (!b || (b.failures === BREAKER_DEFAULTS.failures && b.probeAfterMs === BREAKER_DEFAULTS.probeAfterMs)) return undefined;
+  return { failures: b.failures, probeAfterMs: b.probeAfterMs };
+}
+
+/**
+ * API keys over /v1 (design §15; ADR 0050): what a key may do (its scopes) and on which
+ * endpoints (all of the account's, or only its `endpointIds`).
+ */
+export const SCOPES = [
+  "endpoints:read",
+  "endpoints:write",
+  "events:read",
+  "events:write",
+  "events:replay",
+  "keys:write",
+  "audit:read",
+  "alerts:write",
+  "dashboard",
+  "*",
+] as const;
+
+export type Scope = (typeof SCOPES)[number];
+
+/** How often `whc listen` heartbeats, and how long after its last one a listener is gone (WHC_LISTENER_TTL_S). */
+export const LISTENER_HEARTBEAT_S = 10;
+
+export const SCHEMA_LIMITS = {
+  /** Paths one event type's schema holds; a path first seen after that is not learned (nor reported `added`). */
+  pathsPerType: 500,
+  /** Event types learned per endpoint; captures of a type first seen after that are not learned. */
+  typesPerEndpoint: 100,
+  /** Samples of a type before its captures are judged. */
+  samplesBeforeDrift: 20,
+  /** A path present in at least this share of the samples is expected: its absence is `missing`. */
+  expectedRatio: 0.99,
+  /** Changes kept on one event's `schemaDrift`. */
+  changesPerEvent: 50,
+  /** Bodies larger than this are not learned (their shape is never read). */
+  bodyBytes: 256 * 1024,
+  /** Deeper values are not looked into: their path has its type, its children are not learned. */
+  depth: 32,
+  /** Values looked at in one body; past it the shape is partial (learned, but nothing is reported `missing`). */
+  values: 20_000,
+  /** Elements of one array looked at; past it the shape is partial. */
+  arrayItems: 200,
+  /** A longer path is not learned; the shape is partial. */
+  pathLength: 300,
+} as const;
