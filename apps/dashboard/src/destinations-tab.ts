@@ -2,6 +2,7 @@ import {
   BREAKER_DEFAULTS,
   breakerSettingsOf,
   DESTINATION_DEFAULTS as DEFAULTS,
+  keptDestination,
   isForwardingMode,
   MAX_DESTINATIONS,
   type DestinationInput,
@@ -13,23 +14,6 @@ import { clear, h } from "./dom.js";
 import { plural, relativeTime } from "./format.js";
 import { jobsSection } from "./redeliveries.js";
 import type { AppContext, EndpointTab, Mounted } from "./views.js";
-
-/** A stored destination sent back as it is: by id, so its target secret is kept (design §17). */
-function keep(d: DestinationViewJson): DestinationInput {
-  return {
-    id: d.id,
-    name: d.name,
-    url: d.url,
-    keepPath: d.keepPath,
-    timeoutMs: d.timeoutMs,
-    maxAttempts: d.maxAttempts,
-    ...(d.filter ? { filter: d.filter } : {}),
-    ...(d.transform ? { transform: d.transform } : {}),
-    ...(d.rateLimit ? { rateLimit: d.rateLimit } : {}),
-    ...(breakerSettingsOf(d.breaker) ? { breaker: breakerSettingsOf(d.breaker) } : {}),
-    paused: d.paused,
-  };
-}
 
 function limitText(d: DestinationViewJson): string {
   const r = d.rateLimit;
@@ -254,7 +238,7 @@ function mountDestinations(ctx: AppContext, endpoint: EndpointJson): Mounted {
         destination: d,
         cancel: () => clear(form),
         save: async (input) => {
-          const others = (ep.destinations ?? []).map((x) => (d && x.id === d.id ? input : keep(x)));
+          const others = (ep.destinations ?? []).map((x) => (d && x.id === d.id ? input : keptDestination(x)));
           const ok = await saveAll(d ? others : [...others, input]);
           if (ok) clear(form);
           return ok;
@@ -294,10 +278,10 @@ function mountDestinations(ctx: AppContext, endpoint: EndpointJson): Mounted {
                 destinations.length > 1
                   ? () => {
                       if (!confirm(`Remove the destination ${d.name}? Its pending deliveries are not sent.`)) return;
-                      void saveAll(destinations.filter((x) => x.id !== d.id).map(keep));
+                      void saveAll(destinations.filter((x) => x.id !== d.id).map(keptDestination));
                     }
                   : undefined,
-                () => void saveAll(destinations.map((x) => (x.id === d.id ? { ...keep(x), paused: !x.paused } : keep(x)))),
+                () => void saveAll(destinations.map((x) => (x.id === d.id ? { ...keptDestination(x), paused: !x.paused } : keptDestination(x)))),
               ),
             ),
           ),

@@ -1,4 +1,4 @@
-import type { BreakerSettings } from "./destinations.js";
+import type { BreakerSettings, DestinationInput, DestinationViewJson } from "./destinations.js";
 /**
  * The closed value sets of /v1, apart from the schemas that use them, so that a client that
  * needs only a list (a select's options) does not bundle the schemas.
@@ -291,3 +291,25 @@ export const SCHEMA_LIMITS = {
   /** A longer path is not learned; the shape is partial. */
   pathLength: 300,
 } as const;
+
+/**
+ * A stored destination as a PATCH sends it back (design §17): its settings under its id, its
+ * target secret left out (so kept), its breaker's settings and not its state (design §18), the
+ * defaults not sent. What whc and the dashboard send for the destinations they leave as they are.
+ */
+export function keptDestination(d: DestinationViewJson): DestinationInput {
+  const breaker = breakerSettingsOf(d.breaker);
+  return {
+    id: d.id,
+    name: d.name,
+    url: d.url,
+    keepPath: d.keepPath,
+    timeoutMs: d.timeoutMs,
+    maxAttempts: d.maxAttempts,
+    ...(d.filter ? { filter: d.filter } : {}),
+    ...(d.transform ? { transform: d.transform } : {}),
+    ...(d.rateLimit ? { rateLimit: d.rateLimit } : {}),
+    ...(breaker ? { breaker } : {}),
+    paused: d.paused,
+  };
+}

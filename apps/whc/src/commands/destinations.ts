@@ -1,9 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import {
-  breakerSettingsOf,
   checkShape,
   destinationInput,
+  keptDestination,
   type ApiClient,
   type DestinationInput,
   type DestinationViewJson,
@@ -69,24 +69,6 @@ async function jsonOf(flag: string, value: string): Promise<unknown> {
     if (err instanceof CliError) throw err;
     throw new CliError(`${flag}: not JSON: ${(err as Error).message}`, "badInput");
   }
-}
-
-/** What a stored destination is sent back as: its settings under its id, its secret left out (kept). */
-export function keptDestination(d: DestinationViewJson): DestinationInput {
-  return {
-    id: d.id,
-    name: d.name,
-    url: d.url,
-    keepPath: d.keepPath,
-    timeoutMs: d.timeoutMs,
-    maxAttempts: d.maxAttempts,
-    ...(d.filter ? { filter: d.filter } : {}),
-    ...(d.transform ? { transform: d.transform } : {}),
-    ...(d.rateLimit ? { rateLimit: d.rateLimit } : {}),
-    // Its settings, not its state (design §18); the defaults need not be sent.
-    ...(breakerSettingsOf(d.breaker) ? { breaker: breakerSettingsOf(d.breaker) } : {}),
-    paused: d.paused,
-  };
 }
 
 /** The destination the flags make of `base` (a stored one, or a new one's start). */
