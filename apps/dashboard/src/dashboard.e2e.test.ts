@@ -10,7 +10,7 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import Stripe from "stripe";
 import { Webhook } from "standardwebhooks";
 import { createApiClient } from "@whc/api-model";
-import { buildApps, freePort, startNode, tempDir, WORKSPACE_ROOT, type RunningProcess } from "@whc/testing";
+import { buildApps, dashboardCopy, freePort, startNode, tempDir, WORKSPACE_ROOT, type RunningProcess } from "@whc/testing";
 
 const run = promisify(execFile);
 const CHROMIUM = process.env.WHC_CHROMIUM ?? "/usr/bin/chromium";
@@ -87,7 +87,7 @@ beforeAll(async () => {
     WHC_BOOTSTRAP_API_KEYS: `dash:${KEY}`,
     WHC_REPLAY_ALLOW_PRIVATE_TARGETS: "true",
     WHC_MAX_INBOUND_BODY_BYTES: "100000",
-    WHC_DASHBOARD_DIR: path.join(WORKSPACE_ROOT, "dist", "dashboard"),
+    WHC_DASHBOARD_DIR: dashboardCopy(dir.path),
   });
   await server.waitForOutput(/webhook-capture ready/);
   target = http.createServer((req, res) => {

@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { cpSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startNode } from "./processes.js";
@@ -25,4 +26,15 @@ export async function startWithBadConfig(app: string, variable: string, value: s
   const proc = startNode(main!, { WHC_DATA_DIR: dataDir, ...env, [variable]: value });
   const code = await new Promise<number | null>((resolve) => proc.child.once("exit", resolve));
   return { code, lines: proc.output().trim().split("\n") };
+}
+
+/**
+ * A copy of the built page (dist/dashboard) in `dir`, for a test's gateway to serve
+ * (WHC_DASHBOARD_DIR): another runner building the page at the same moment empties
+ * dist/dashboard first (Vite's emptyOutDir), and a page reloaded then would find nothing.
+ */
+export function dashboardCopy(dir: string): string {
+  const copy = path.join(dir, "dashboard-page");
+  cpSync(path.join(WORKSPACE_ROOT, "dist", "dashboard"), copy, { recursive: true });
+  return copy;
 }

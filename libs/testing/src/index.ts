@@ -8,7 +8,7 @@ export type { AllInOne } from "./all-in-one.js";
 export type { RunningProcess } from "./processes.js";
 export { apiClient } from "./api.js";
 export type { ApiClient, ApiResponse } from "./api.js";
-export { buildApps, startWithBadConfig, WORKSPACE_ROOT } from "./build.js";
+export { buildApps, dashboardCopy, startWithBadConfig, WORKSPACE_ROOT } from "./build.js";
 export { createOpenApiValidator } from "./openapi-validator.js";
 export type { OpenApiValidator } from "./openapi-validator.js";
 export { rejection, expectFailure } from "./connect-errors.js";

@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { createApiClient, type ApiClient, type ForwardedResponseJson } from "@whc/api-model";
-import { buildApps, freePort, startNode, tempDir, WORKSPACE_ROOT, type RunningProcess } from "@whc/testing";
+import { buildApps, dashboardCopy, freePort, startNode, tempDir, WORKSPACE_ROOT, type RunningProcess } from "@whc/testing";
 
 /**
  * The dashboard's forwarding (design §11) in headless Chromium against the all-in-one process:
@@ -73,7 +73,7 @@ beforeAll(async () => {
     WHC_REPLAY_ALLOW_PRIVATE_TARGETS: "true",
     WHC_FORWARD_RETRY_BASE_MS: "100",
     WHC_FORWARD_POLL_MS: "50",
-    WHC_DASHBOARD_DIR: path.join(WORKSPACE_ROOT, "dist", "dashboard"),
+    WHC_DASHBOARD_DIR: dashboardCopy(dir.path),
   });
   await server.waitForOutput(/webhook-capture ready/);
   api = createApiClient({ baseUrl: gatewayUrl, apiKey: KEY });

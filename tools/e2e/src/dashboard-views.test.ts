@@ -7,7 +7,7 @@ import path from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import Stripe from "stripe";
 import { createApiClient, type ApiClient, type EndpointJson } from "@whc/api-model";
-import { buildApps, freePort, startNode, tempDir, WORKSPACE_ROOT, type RunningProcess } from "@whc/testing";
+import { buildApps, dashboardCopy, freePort, startNode, tempDir, WORKSPACE_ROOT, type RunningProcess } from "@whc/testing";
 
 /**
  * Every main view of the dashboard at a laptop's width and a phone's, in headless Chromium
@@ -130,7 +130,7 @@ beforeAll(async () => {
     WHC_REPLAY_ALLOW_PRIVATE_TARGETS: "true",
     WHC_FORWARD_RETRY_BASE_MS: "100",
     WHC_FORWARD_POLL_MS: "50",
-    WHC_DASHBOARD_DIR: path.join(WORKSPACE_ROOT, "dist", "dashboard"),
+    WHC_DASHBOARD_DIR: dashboardCopy(dir.path),
   });
   await server.waitForOutput(/webhook-capture ready/);
   api = createApiClient({ baseUrl: gatewayUrl, apiKey: KEY });
