@@ -1,12 +1,28 @@
 // Bundles each app's main.ts (and the libs it imports through the @whc/* paths of
 // tsconfig.base.json) into dist/<app>/main.js; npm packages stay external and load from
 // node_modules, except in the CLI's bundle (see cliBuild). Type checking is `npm run typecheck`'s job, not this one's.
-import { build } from "esbuild";
-import { copyFileSync, existsSync, readdirSync } from "node:fs";
+import { build as esbuild } from "esbuild";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+/**
+ * esbuild, each output written to a file of its own and renamed into place: test runners build
+ * the same apps at once, and a process started from a bundle half rewritten failed to parse it
+ * (CI: "SyntaxError: Unexpected end of input" in dist/whc/main.js).
+ */
+async function build(options) {
+  const result = await esbuild({ ...options, write: false });
+  for (const file of result.outputFiles) {
+    mkdirSync(path.dirname(file.path), { recursive: true });
+    const temporary = `${file.path}.${process.pid}.tmp`;
+    writeFileSync(temporary, file.contents);
+    renameSync(temporary, file.path);
+  }
+  return result;
+}
 // The dashboard is a browser page built by Vite; every other app is a Node bundle.
 const apps = readdirSync(path.join(root, "apps")).filter(
   (name) => name !== "dashboard" && existsSync(path.join(root, "apps", name, "src", "main.ts")),
