@@ -87,6 +87,31 @@ describe("the shape of a JSON body (design §19)", () => {
     );
   });
 
+  it("reads each body on its own: the paths and types of the bodies read before it never show", () => {
+    const first = bodyShape(bytes(JSON.stringify(STRIPE)))!;
+    // The same paths as the first, other types, fewer of them.
+    const second = bodyShape(bytes('{"id":1,"data":{"object":[true]},"extra":null}'))!;
+    expect([...second.paths].map(([p, m]) => [p, typesOfMask(m)])).toEqual([
+      ["id", ["integer"]],
+      ["data", ["object"]],
+      ["data.object", ["array"]],
+      ["data.object[]", ["boolean"]],
+      ["extra", ["null"]],
+    ]);
+    expect(bodyShape(bytes(JSON.stringify(STRIPE)))).toEqual(first);
+    // Past the paths a tree keeps (bodies with a new name each time), the next walks start a new one.
+    for (let i = 0; i < 25_000; i += 1) expect(bodyShape(bytes(`{"name_${i.toString(36)}":{"n":${i}}}`))!.paths.size).toBe(2);
+    expect(bodyShape(bytes(JSON.stringify(STRIPE)))).toEqual(first);
+    // The same shape twice gives the same text; another shape after it, its own.
+    const text = bodyShapeText(bytes(JSON.stringify(STRIPE)));
+    expect(bodyShapeText(bytes(JSON.stringify({ ...STRIPE, id: "evt_2" })))).toBe(text);
+    expect(decodeBodyShape(text)).toEqual(first);
+    expect(bodyShapeText(bytes(JSON.stringify({ ...STRIPE, created: "yesterday" })))).toBe(text.replace("\ni:created", "\ns:created"));
+    expect(bodyShapeText(bytes("{}"))).toBe(".");
+    expect(bodyShapeText(bytes('{"a":{}}'))).toBe(".\no:a");
+    expect(bodyShapeText(bytes("{}"))).toBe(".");
+  });
+
   it("gives no shape to what is not a JSON object", () => {
     for (const text of ["", "[1,2]", '"x"', "42", "{", '{"a":1', '{"a":1,}', '{"a" 1}', '{"a":tru}', '{"a":-}', '{"a":1.2.3}', '{"a":[1,]}', '{"a":1} x', "{'a':1}", "a=1&b=2", '{"a":[}']) {
       expect(bodyShape(bytes(text)), text).toBeUndefined();

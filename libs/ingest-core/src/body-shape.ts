@@ -83,19 +83,33 @@ export function segmentOf(key: string): string {
 }
 
 /**
- * A path met in the body: its types so far and its children by segment (an array's elements
- * are its child `[]`). The walk looks paths up segment by segment, so a path's text is built
- * once, when it is first met, not at every value.
+ * A path met in a body: its children by key (an array's elements are its child `[]`), and, for
+ * the walk that last met it (`walk`), its types. The paths outlive the walks: bodies of one
+ * sender repeat their keys, so a path's node, its text and its parent's map of keys are made
+ * once, when it is first met, and every later walk only marks it (a walk made them all afresh,
+ * a fifth of what a capture allocated). Keys that look like data lead to their parent's `*`.
  */
 interface PathNode {
   path: string;
   mask: number;
+  walk: number;
   children: Map<string, PathNode> | undefined;
   elements: PathNode | undefined;
 }
 
+const pathNode = (path: string): PathNode => ({ path, mask: 0, walk: 0, children: undefined, elements: undefined });
+
 /** Where values go whose path is not kept (over a limit): noted nowhere. */
-const NOWHERE: PathNode = { path: "", mask: 0, children: undefined, elements: undefined };
+const NOWHERE: PathNode = pathNode("");
+
+/**
+ * The paths met so far, from the body's object. Bounded: past MAX_KNOWN nodes and keys, the next
+ * walk starts a new tree (bodies that use objects as maps bring a new key each time).
+ */
+let known = pathNode("");
+let knownSize = 0;
+const MAX_KNOWN = 20_000;
+let walks = 0;
 
 class Walk {
   /** Every path kept, in the order first met. */
@@ -106,13 +120,22 @@ class Walk {
   private readonly kinds: number[] = [];
   private readonly bases: PathNode[] = [];
   private readonly items: number[] = [];
-  private readonly root: PathNode = { path: "", mask: OBJECT, children: undefined, elements: undefined };
+  private readonly root: PathNode;
+  /** This walk's mark on the nodes it met. */
+  private readonly id: number;
 
   constructor(
     /** The body as text: charCodeAt is NaN past its end, which no test below matches. */
     private readonly b: string,
     private readonly limits: ShapeLimits,
-  ) {}
+  ) {
+    if (knownSize > MAX_KNOWN) {
+      known = pathNode("");
+      knownSize = 0;
+    }
+    this.root = known;
+    this.id = walks += 1;
+  }
 
   /** The index after the body's object, or the walk ends early (partial) and answers -1. */
   run(start: number): number {
@@ -200,48 +223,56 @@ class Walk {
   }
 
   /**
-   * The member of `parent` under `key` (raw, as the body has it), kept if it is new and within
-   * the limits; else NOWHERE. Keys that look like data share one `*` member. Once the paths are
-   * full, a new key is not even judged: nothing more can be kept.
+   * The member of `parent` under `key` (raw, as the body has it), kept if it is within the
+   * limits; else NOWHERE. Keys that look like data share one `*` member.
    */
   private member(parent: PathNode, key: string): PathNode {
     if (parent === NOWHERE) return NOWHERE;
     const children = (parent.children ??= new Map());
     let node = children.get(key);
-    if (node !== undefined) return node;
-    if (this.nodes.length >= this.limits.pathsPerType) {
-      this.partial = true;
-      return NOWHERE;
-    }
-    const seg = segmentOf(key);
-    node = seg === key ? undefined : children.get(seg);
     if (node === undefined) {
-      node = this.kept(parent === this.root ? seg : `${parent.path}.${seg}`);
-      if (node === NOWHERE) return NOWHERE;
-      children.set(seg, node);
+      // Once this walk's paths are full, a key new to the tree is not even judged.
+      if (this.nodes.length >= this.limits.pathsPerType) {
+        this.partial = true;
+        return NOWHERE;
+      }
+      const seg = segmentOf(key);
+      node = seg === key ? undefined : children.get(seg);
+      if (node === undefined) {
+        node = pathNode(parent === this.root ? seg : `${parent.path}.${seg}`);
+        children.set(seg, node);
+        knownSize += 1;
+      }
+      if (seg !== key) {
+        children.set(key, node);
+        knownSize += 1;
+      }
     }
-    if (seg !== key) children.set(key, node);
-    return node;
+    return this.kept(node);
   }
 
   /** The elements of the array at `parent`: its `[]` path. */
   private element(parent: PathNode): PathNode {
     if (parent === NOWHERE) return NOWHERE;
     if (parent.elements === undefined) {
-      const node = this.kept(`${parent.path}[]`);
-      if (node === NOWHERE) return NOWHERE;
-      parent.elements = node;
+      parent.elements = pathNode(`${parent.path}[]`);
+      knownSize += 1;
     }
-    return parent.elements;
+    return this.kept(parent.elements);
   }
 
-  /** A new path, kept within the limits of paths and path length; else NOWHERE (the shape is partial). */
-  private kept(path: string): PathNode {
-    if (path.length > this.limits.pathLength || this.nodes.length >= this.limits.pathsPerType) {
+  /**
+   * A path as this walk meets it: the first time, kept (its types from none) within the limits
+   * of paths and path length; else NOWHERE (the shape is partial).
+   */
+  private kept(node: PathNode): PathNode {
+    if (node.walk === this.id) return node;
+    if (node.path.length > this.limits.pathLength || this.nodes.length >= this.limits.pathsPerType) {
       this.partial = true;
       return NOWHERE;
     }
-    const node: PathNode = { path, mask: 0, children: undefined, elements: undefined };
+    node.walk = this.id;
+    node.mask = 0;
     this.nodes.push(node);
     return node;
   }
@@ -378,7 +409,19 @@ export function bodyShape(body: Uint8Array, limits: ShapeLimits = SCHEMA_LIMITS)
 export function bodyShapeText(body: Uint8Array, limits: ShapeLimits = SCHEMA_LIMITS): string {
   const walk = walkOf(body, limits);
   if (!walk) return "";
+  if (sameAsLast(walk)) return last.text;
   let out = walk.partial ? SHAPE_PARTIAL : SHAPE_COMPLETE;
   for (const n of walk.nodes) out += `\n${SHAPE_LETTERS_OF_MASK[n.mask]}:${n.path}`;
+  last = { nodes: walk.nodes, masks: walk.nodes.map((n) => n.mask), partial: walk.partial, text: out };
   return out;
+}
+
+/** The last shape written: a sender's next body mostly has the same, and its text is not written again. */
+let last: { nodes: PathNode[]; masks: number[]; partial: boolean; text: string } = { nodes: [], masks: [], partial: false, text: SHAPE_COMPLETE };
+
+function sameAsLast(walk: Walk): boolean {
+  const { nodes } = walk;
+  if (walk.partial !== last.partial || nodes.length !== last.nodes.length) return false;
+  for (let i = 0; i < nodes.length; i += 1) if (nodes[i] !== last.nodes[i] || nodes[i]!.mask !== last.masks[i]) return false;
+  return true;
 }
