@@ -147,20 +147,25 @@ export function gateOf(control: DestinationControl, b: BreakerRecord, inFlight: 
   return { kind: "go" };
 }
 
-/** The breaker after a claim took the rate limit's turn: the next one is spacingMs later. */
+/**
+ * The breaker after a claim took the rate limit's turn: the next one is spacingMs later. The turn
+ * is the claim's own time: a claim that comes late (a timer's and a round trip's worth, more on a
+ * loaded machine) moves the next turn as late, so the lateness that also delays sends widens the
+ * spacing instead of bunching them (ADR 0087).
+ */
 export function takeTurn(b: BreakerRecord, control: Pick<DestinationControl, "spacingMs">, now: number): BreakerRecord {
   if (control.spacingMs === undefined) return b;
   return { ...b, slotAt: Math.max(b.slotAt, now) + control.spacingMs };
 }
 
 /**
- * A rate-limited destination's delivery is sent this long after its claim is answered (ADR
- * 0087): its turn is the claim's time, and the replica's preparation (loading, opening,
- * transforming, the egress lease) takes a varying part of this instead of shifting the send.
+ * A rate-limited destination's delivery is sent this long after its turn (ADR 0087): the
+ * claim's commit and the replica's preparation (loading, opening, transforming, the egress
+ * lease) take a varying part of this instead of shifting the send.
  */
-export const PACED_SEND_DELAY_MS = 250;
+export const PACED_SEND_DELAY_MS = 300;
 
-/** What a claim tells the worker of a delivery it lets go (gate `go`): when to send it. */
+/** What a claim tells the worker of a delivery it lets go (gate `go`): send it PACED_SEND_DELAY_MS after its turn, the claim's time. */
 export function sendAfterMsOf(control: Pick<DestinationControl, "spacingMs"> | undefined): number | undefined {
   return control?.spacingMs === undefined ? undefined : PACED_SEND_DELAY_MS;
 }

@@ -87,6 +87,18 @@ export function claimedDelivery(p: DeliveryProgress, owner: string, now: number,
   return { ...p, started: p.started + 1, claimOwner: owner, claimUntil: now + claimMs };
 }
 
+/**
+ * The claim of the delivery its destination lets through while holding (the breaker's probe,
+ * the drain's current one, breaker.ts isLetThrough). An earlier claim of it that lapsed
+ * unrecorded (its worker killed, or the catalog unreachable for the record) was an attempt
+ * made while the destination held, and is spared like one (design §18: held never consumes
+ * attempts); else a probe interrupted once or twice would exhaust a delivery that must wait
+ * for its destination. A claim left on it means exactly that: a recorded attempt releases it.
+ */
+export function letThroughClaim(p: DeliveryProgress, owner: string, now: number, claimMs: number): DeliveryProgress {
+  return claimedDelivery(p.claimOwner === undefined ? p : { ...p, spared: p.spared + 1 }, owner, now, claimMs);
+}
+
 /** An attempt outside the outbox takes the next number; a first one creates the record. */
 export function begunDelivery(p: DeliveryProgress, target: string): DeliveryProgress {
   if (p.state === undefined) return { ...NEVER_FORWARDED, state: "pending", target, started: p.started + 1 };

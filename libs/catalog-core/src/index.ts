@@ -73,6 +73,7 @@ export {
   claimableAt,
   claimHolds,
   claimedDelivery,
+  letThroughClaim,
   deliveryRecordOf,
   isClaimable,
   isSuccessStatus,

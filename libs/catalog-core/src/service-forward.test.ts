@@ -10,6 +10,8 @@ import { createLogger } from "@whc/logging";
 import { serverInterceptor } from "@whc/rpc";
 import { tempDir } from "@whc/testing";
 import { createCatalogService } from "./service.js";
+import { PACED_SEND_DELAY_MS } from "./breaker.js";
+import type { CatalogStore } from "./ports.js";
 
 /*
  * Forwarding through the catalog service: the endpoint's forward settings and target secret,
@@ -26,15 +28,16 @@ const UNKNOWN_ID = "01890000-0000-7000-8000-000000000000";
 const TARGET = "https://app.example.test/hooks";
 const FORWARD_JSON = '{"url":"https://app.example.test/hooks","keepPath":true,"timeoutMs":10000,"maxAttempts":6}';
 
-async function startCatalog() {
+async function startCatalog(wrap: (store: CatalogStore, clock: { now: number }) => CatalogStore = (store) => store) {
   const dir = tempDir("whc-catalog-forward-");
-  const store = openSqliteStore({ file: path.join(dir.path, "catalog.db") });
+  const opened = openSqliteStore({ file: path.join(dir.path, "catalog.db") });
   cleanups.push(async () => {
-    await store.close();
+    await opened.close();
     dir.remove();
   });
   // The clock claims are made at: the service's, never the caller's.
   const clock = { now: 1_800_000_000_000 };
+  const store = wrap(opened, clock);
   const transport = createRouterTransport((router) => router.service(CatalogService, createCatalogService(store, { now: () => clock.now })), {
     router: { interceptors: [serverInterceptor(createLogger("catalog-test", "silent"))] },
   });
@@ -269,5 +272,29 @@ describe("the relay outbox over RPC", () => {
     expect(await list({ destinationId: b })).toEqual([id]);
     expect(await list({ forwardState: "none" })).toEqual([unmatched]);
     expect(await list({ forwardState: "failed", destinationId: a })).toEqual([id]);
+  });
+
+  it("anchors a rate-limited delivery's send on its turn: a claim whose commit took 100 ms tells the worker to send 100 ms sooner (ADR 0087)", async () => {
+    // The store's claim takes 100 ms of the service's clock (a commit's fsync under load).
+    const { catalog } = await startCatalog((store, clock) =>
+      new Proxy(store, {
+        get(target, key, receiver) {
+          if (key !== "claimDeliveries") return Reflect.get(target, key, receiver);
+          return async (...args: Parameters<CatalogStore["claimDeliveries"]>) => {
+            const claimed = await target.claimDeliveries(...args);
+            clock.now += 100;
+            return claimed;
+          };
+        },
+      }),
+    );
+    const destinationId = "0190a000-0000-7000-8000-00000000000c";
+    const destination = { id: destinationId, name: "paced", url: TARGET, keepPath: false, timeoutMs: 1000, maxAttempts: 6, targetSecretSet: false, rateLimit: { perSecond: 5 } };
+    const { accountId, endpoint } = await accountWithEndpoint(catalog, { operatingMode: "relay", forwardJson: JSON.stringify([destination]) });
+    await catalog.appendEvents({
+      captures: [{ accountId, endpointId: endpoint.id, method: "POST", responseCode: 200, forwardScheduled: true, deliveries: [{ destinationId, target: TARGET }] }],
+    });
+    const { deliveries } = await catalog.claimDeliveries({ owner: "w", claimMs: 30_000n });
+    expect(deliveries.map((d) => d.sendAfterMs)).toEqual([PACED_SEND_DELAY_MS - 100]);
   });
 });

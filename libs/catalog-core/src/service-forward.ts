@@ -116,6 +116,11 @@ export function forwardMethods(
       const { claims, limiterWaits } = await store.claimDeliveries(req.owner, at, claimMs, limit);
       // A full page: the worker claims again at once, and learns the next due time then.
       const next = claims.length < limit ? await store.nextDueAt(at) : undefined;
+      // A paced delivery's send is anchored on its turn (the claim's time), not on when this
+      // answer leaves: the commit's fsync and the lock's wait vary by hundreds of ms under load,
+      // and would shift one turn's send towards the next (ADR 0087).
+      const answeredAt = now();
+      const sendAfter = (ms: number | undefined) => (ms ? Math.max(0, at + ms - answeredAt) : 0);
       return {
         deliveries: claims.map((c) => ({
           accountId: c.accountId,
@@ -126,7 +131,7 @@ export function forwardMethods(
           bulkJobId: c.bulkJobId ?? "",
           attemptBase: c.attemptBase ?? 0,
           counted: c.counted ?? 0,
-          sendAfterMs: c.sendAfterMs ?? 0,
+          sendAfterMs: sendAfter(c.sendAfterMs),
         })),
         nextDueInMs: next === undefined ? 0n : BigInt(Math.max(1, next - at)),
         limiterWaits,

@@ -287,7 +287,7 @@ export interface DeliveryClaim {
    * held never consumes attempts); absent: `attempt`.
    */
   counted?: number | undefined;
-  /** A rate-limited destination's delivery: sent this long after the claim is answered (PACED_SEND_DELAY_MS). */
+  /** A rate-limited destination's delivery: sent this long after the claim's time, PACED_SEND_DELAY_MS after its turn (sendAfterMsOf). */
   sendAfterMs?: number | undefined;
 }
 

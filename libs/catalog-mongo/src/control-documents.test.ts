@@ -4,8 +4,10 @@ import { Query, updateMany } from "mingo";
 import { randomUUID } from "node:crypto";
 import {
   NEVER_FORWARDED,
+  PACED_SEND_DELAY_MS,
   claimableAt,
   claimedDelivery,
+  letThroughClaim,
   heldDelivery,
   isClaimable,
   probedDelivery,
@@ -82,6 +84,8 @@ describe("delivery control's documents, evaluated by mingo", () => {
         const claim = applied(doc, claimableOneFilter("ev", D, now, started), claimOneUpdate(D, "w9", now, 30, started));
         expect(claim.matched).toBe(applies);
         if (applies) expect(deliveryOfDoc(claim.doc, D)).toEqual(claimedDelivery(mine, "w9", now, 30));
+        const through = applied(doc, claimableOneFilter("ev", D, now, started), claimOneUpdate(D, "w9", now, 30, started, true));
+        if (applies) expect(deliveryOfDoc(through.doc, D)).toEqual(letThroughClaim(mine, "w9", now, 30));
         expect(deliveryOfDoc(claim.doc, OTHER)).toEqual(other);
 
         const hold = applied(doc, claimableOneFilter("ev", D, now, started), holdOneUpdate(D, now, started));
@@ -231,7 +235,7 @@ describe("delivery control's flow over MongoDB documents (mingo)", () => {
   it("spaces claims by the rate limit, moving the others to their turns", async () => {
     const s = setup({ rateLimit: { perSecond: 5 } }, 4);
     const first = await s.control.claim("w1", 2000, 30_000, 50);
-    expect(first.claims.map((c) => [c.eventId, c.sendAfterMs])).toEqual([["ev-000", 250]]);
+    expect(first.claims.map((c) => [c.eventId, c.sendAfterMs])).toEqual([["ev-000", PACED_SEND_DELAY_MS]]);
     expect(first.limiterWaits).toBe(3);
     expect([1, 2, 3].map((i) => s.state(i).nextAttemptAt)).toEqual([2200, 2400, 2600]);
     expect((await s.control.claim("w2", 2100, 30_000, 50)).claims).toEqual([]);

@@ -155,10 +155,15 @@ function changeDeliveries(destinationId: string, cond: unknown, change: Doc): Do
   ];
 }
 
-/** claimedDelivery: the next attempt number, hidden until now + claimMs. */
-export function claimOneUpdate(destinationId: string, owner: string, now: number, claimMs: number, started: number): Doc[] {
+/**
+ * claimedDelivery: the next attempt number, hidden until now + claimMs; `letThrough`: the
+ * delivery its destination lets through while holding, claimed as letThroughClaim (a lapsed
+ * claim left on it is spared).
+ */
+export function claimOneUpdate(destinationId: string, owner: string, now: number, claimMs: number, started: number, letThrough = false): Doc[] {
   return changeDeliveries(destinationId, { $and: [claimableAtExpr(now), { $eq: ["$$d.started", started] }] }, {
     started: { $add: ["$$d.started", 1] },
+    ...(letThrough ? { spared: { $add: [{ $ifNull: ["$$d.spared", 0] }, { $cond: [{ $eq: [{ $ifNull: ["$$d.claimOwner", null] }, null] }, 0, 1] }] } } : {}),
     claimOwner: { $literal: owner },
     claimUntil: now + claimMs,
   });

@@ -174,8 +174,8 @@ function controlBase({ events, endpoints, breakers }: ControlCollections) {
     };
   }
 
-  async function claimOne(doc: AnyDoc, destinationId: string, owner: string, now: number, claimMs: number, started: number): Promise<DeliveryClaim | undefined> {
-    const after = await events.findOneAndUpdate(claimableOneFilter(doc._id, destinationId, now, started), claimOneUpdate(destinationId, owner, now, claimMs, started), {
+  async function claimOne(doc: AnyDoc, destinationId: string, owner: string, now: number, claimMs: number, started: number, letThrough = false): Promise<DeliveryClaim | undefined> {
+    const after = await events.findOneAndUpdate(claimableOneFilter(doc._id, destinationId, now, started), claimOneUpdate(destinationId, owner, now, claimMs, started, letThrough), {
       returnDocument: "after",
       projection: { accountId: 1, endpointId: 1, deliveries: 1 },
     });
@@ -290,7 +290,8 @@ async function gated(
   for (let i = 0; i < CAS_TRIES; i += 1) {
     const current = await read(control);
     const tokens = liveTokens(current.tokens, now);
-    const gate = gateOf(control, current.b, tokens.length, now, isLetThrough(control, current.b, doc._id));
+    const letThrough = isLetThrough(control, current.b, doc._id);
+    const gate = gateOf(control, current.b, tokens.length, now, letThrough);
     if (gate.kind === "hold") {
       const held = await events.updateOne(claimableOneFilter(doc._id, destinationId, now, started), holdOneUpdate(destinationId, now, started));
       if (held.modifiedCount > 0) await markHolding(control);
@@ -302,7 +303,7 @@ async function gated(
       const taken = control.concurrency !== undefined ? [...tokens, { eventId: doc._id, until: now + claimMs }] : tokens;
       if (!(await cas(current, takeTurn(current.b, control, now), taken))) continue;
     }
-    const c = await claimOne(doc, destinationId, owner, now, claimMs, started);
+    const c = await claimOne(doc, destinationId, owner, now, claimMs, started, letThrough);
     if (!c) {
       // Another process took it first: the slot goes back (the turn is spent).
       if (control.concurrency !== undefined) await updateBreaker(control, (v) => ({ b: v.b, tokens: v.tokens.filter((t) => t.eventId !== doc._id) }));

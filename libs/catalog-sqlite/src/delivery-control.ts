@@ -96,6 +96,10 @@ function controlBase(db: Database.Database) {
     nextProbe: db.prepare("SELECT min(next_probe_at) FROM destination_breakers WHERE next_probe_at IS NOT NULL AND next_probe_at > ? AND state <> 'closed'").pluck(),
     candidates: db.prepare(CANDIDATES_SQL),
     claimOne: db.prepare("UPDATE deliveries SET started = started + 1, claim_owner = ?, claim_until = ?, claimable_at = max(next_at, ?) WHERE id = ? RETURNING started, spared, bulk_job_id, attempt_base"),
+    // letThroughClaim: a lapsed claim left on the probe (the drain's current one) is spared.
+    claimLetThrough: db.prepare(
+      "UPDATE deliveries SET started = started + 1, spared = spared + (claim_owner IS NOT NULL), claim_owner = ?, claim_until = ?, claimable_at = max(next_at, ?) WHERE id = ? RETURNING started, spared, bulk_job_id, attempt_base",
+    ),
     holdOne: db.prepare("UPDATE deliveries SET state = 'held', next_at = NULL, claimable_at = NULL, claim_owner = NULL, claim_until = NULL WHERE id = ?"),
     moveOne: db.prepare("UPDATE deliveries SET next_at = ?, claimable_at = ? WHERE id = ?"),
     inFlight: db.prepare(
@@ -236,7 +240,8 @@ function claimWith(base: Base, owner: string, now: number, claimMs: number, limi
       }
       const l = breakerFor(control);
       const flying = inFlight.get(c.destination_id) ?? (control.concurrency === undefined ? 0 : (stmt.inFlight.get(c.destination_id, now) as number));
-      const gate = gateOf(control, l.now, flying, now, isLetThrough(control, l.now, c.event_id));
+      const letThrough = isLetThrough(control, l.now, c.event_id);
+      const gate = gateOf(control, l.now, flying, now, letThrough);
       if (gate.kind === "hold") {
         stmt.holdOne.run(c.id);
         l.now = { ...l.now, holding: true };
@@ -253,7 +258,8 @@ function claimWith(base: Base, owner: string, now: number, claimMs: number, limi
         if (k >= MAX_WAITS_PER_CLAIM) busy.add(c.destination_id);
       } else {
         const paced = sendAfterMsOf(control);
-        claims.push({ ...claimOf(c, stmt.claimOne.get(owner, claimUntil, claimUntil, c.id) as Claimed), ...(paced ? { sendAfterMs: paced } : {}) });
+        const claimed = (letThrough ? stmt.claimLetThrough : stmt.claimOne).get(owner, claimUntil, claimUntil, c.id) as Claimed;
+        claims.push({ ...claimOf(c, claimed), ...(paced ? { sendAfterMs: paced } : {}) });
         inFlight.set(c.destination_id, flying + 1);
         l.now = takeTurn(l.now, control, now);
       }

@@ -102,6 +102,38 @@ describe("alert channels in the all-in-one process", () => {
     await slack.close();
   }, 30_000);
 
+  it("coalesces a hundred failures within the window into at most two alerts: the first at once, then one carrying the rest", async () => {
+    const receiver = await startDestination(200);
+    const ep = (await t.a.post("/v1/endpoints", { slug: "alerted-flood", provider: "stripe", secret: "whsec_flood" })).body as { id: string; webhookUrl: string };
+    const created = await t.a.post("/v1/alert-channels", { name: "flood", type: "webhook", url: `${receiver.url}/alerts`, events: ["signature.failed"], endpointIds: [ep.id] });
+    expect(created.status).toBe(201);
+    const t0 = Math.floor(Date.now() / 1000);
+    const sent = Date.now();
+    // Ten senders at once, ten bad signatures each: well within the window, however loaded the machine.
+    await Promise.all(
+      Array.from({ length: 10 }, async (_, s) => {
+        for (let n = 0; n < 10; n += 1) {
+          const body = `{"id":"evt_${s}_${n}","type":"invoice.paid"}`;
+          const res = await fetch(ep.webhookUrl, { method: "POST", headers: { "stripe-signature": `t=${t0},v1=${"0".repeat(64)}` }, body });
+          expect(res.status).toBe(200);
+        }
+      }),
+    );
+    expect(Date.now() - sent).toBeLessThan(WINDOW_S * 1000);
+    const secret = created.body.secret as string;
+    const counted = () => verified(receiver, secret).reduce((sum, a) => sum + (a.data.count as number), 0);
+    await waitFor(() => counted() >= 100 || undefined, { what: "alerts counting all 100", timeoutMs: 30_000 });
+    // Nothing more comes once the window has ended.
+    await new Promise((r) => setTimeout(r, 1000));
+    const alerts = verified(receiver, secret);
+    // The first goes as soon as its outbox entry is claimed, counting those stored before that (a
+    // loaded machine may store them all first); the rest of the window's are one more.
+    expect(alerts.length).toBeLessThanOrEqual(2);
+    expect(alerts.every((a) => a.type === "signature.failed")).toBe(true);
+    expect(alerts.reduce((sum, a) => sum + (a.data.count as number), 0)).toBe(100);
+    await receiver.close();
+  }, 60_000);
+
   it("sends a test alert when asked, and the channel shows it delivered", async () => {
     const receiver = await startDestination(202);
     const created = (await t.a.post("/v1/alert-channels", { name: "tested", type: "webhook", url: receiver.url, events: ["delivery.failed"] })).body as { id: string; secret: string };

@@ -1,8 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
-import { waitFor } from "@whc/testing";
+import { busiestWindow, timedDestination as destination, waitFor } from "@whc/testing";
 import { startTestSystem, type TestSystem } from "./testing/index.js";
 
 /**
@@ -20,33 +18,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.stop();
 });
-
-interface Arrival {
-  at: number;
-  deliveryId: string;
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
-async function destination(status: () => number) {
-  const arrivals: Arrival[] = [];
-  const s = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const answer = status();
-      arrivals.push({ at: Date.now(), deliveryId: String(req.headers["x-whc-delivery-id"]), status: answer, headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString() });
-      res.writeHead(answer).end();
-    });
-  });
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  return {
-    url: `http://127.0.0.1:${(s.address() as AddressInfo).port}`,
-    arrivals,
-    close: () => new Promise<void>((r) => (s.closeAllConnections(), s.close(() => r()))),
-  };
-}
 
 interface Breaker {
   state: string;
@@ -77,16 +48,6 @@ async function send(webhookUrl: string, count: number): Promise<string[]> {
 }
 
 const destinationOf = async (endpointId: string) => ((await t.a.get(`/v1/endpoints/${endpointId}`)).body as { destinations: Destination[] }).destinations[0]!;
-
-function busiestWindow(times: readonly number[], ms: number): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let most = 0;
-  for (let i = 0, j = 0; i < sorted.length; i += 1) {
-    while (sorted[j]! < sorted[i]! - ms + 1) j += 1;
-    most = Math.max(most, i - j + 1);
-  }
-  return most;
-}
 
 describe("delivery control in the all-in-one process", () => {
   it("holds a paused destination's deliveries (nothing sent) and drains them oldest first once resumed", async () => {

@@ -1,8 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
-import { freePort, waitFor, type RunningProcess } from "@whc/testing";
+import { busiestWindow, freePort, timedDestination as destination, waitFor, type RunningProcess } from "@whc/testing";
 import { startCluster, type Cluster } from "./cluster.js";
 
 /**
@@ -13,53 +11,6 @@ import { startCluster, type Cluster } from "./cluster.js";
  * destination is back; an alert channel hears of the opening and the closing. Delays are
  * configuration (probeAfterMs, WHC_FORWARD_*), never slept through.
  */
-
-interface Arrival {
-  at: number;
-  deliveryId: string;
-  attempt: number;
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
-/** A local destination answering `status()` at each request, keeping every arrival in order. */
-async function destination(status: () => number) {
-  const arrivals: Arrival[] = [];
-  const s = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const answer = status();
-      arrivals.push({
-        at: Date.now(),
-        deliveryId: String(req.headers["x-whc-delivery-id"]),
-        attempt: Number(req.headers["x-whc-attempt"]),
-        status: answer,
-        headers: req.headers as Record<string, string>,
-        body: Buffer.concat(chunks).toString("utf8"),
-      });
-      res.writeHead(answer).end();
-    });
-  });
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  return {
-    url: `http://127.0.0.1:${(s.address() as AddressInfo).port}`,
-    arrivals,
-    close: () => new Promise<void>((r) => (s.closeAllConnections(), s.close(() => r()))),
-  };
-}
-
-/** The most arrivals in any window of `ms` (sliding: every arrival starts one). */
-function busiestWindow(times: readonly number[], ms: number): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let most = 0;
-  for (let i = 0, j = 0; i < sorted.length; i += 1) {
-    while (sorted[j]! < sorted[i]! - ms + 1) j += 1;
-    most = Math.max(most, i - j + 1);
-  }
-  return most;
-}
 
 async function capture(webhookUrl: string, n: number): Promise<string> {
   const res = await fetch(webhookUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ n }) });
@@ -195,11 +146,17 @@ describe("delivery control across processes: one catalog, two replay replicas", 
       expect(gauges).toMatch(new RegExp(`^whc_forward_breaker_state\\{destination="${destinationId}"\\} [12]$`, "m"));
       expect(gauges).toMatch(new RegExp(`^whc_forward_held\\{destination="${destinationId}"\\} (19|20)$`, "m"));
 
-      // Back after about ten seconds of failing.
+      // Back after about ten seconds of failing, and at least two probes: a loaded machine's
+      // restarts above can take seconds, and the probe after them comes its delay later.
       await new Promise((r) => setTimeout(r, Math.max(0, since + 10_000 - Date.now())));
+      await waitFor(() => (dest.arrivals.filter((a) => a.at > since + 500).length >= 2 ? true : undefined), { what: "two probes while open", timeoutMs: 40_000 });
       up = true;
       const recoveredAt = Date.now();
-      await waitFor(() => (dest.arrivals.filter((a) => a.status === 200).length >= 20 ? true : undefined), { what: "all 20 delivered", timeoutMs: 60_000 });
+      await waitFor(() => (dest.arrivals.filter((a) => a.status === 200).length >= 20 ? true : undefined), { what: "all 20 delivered", timeoutMs: 60_000 }).catch(async (err: Error) => {
+        // What the breaker and the destination saw, so a slow drain tells itself from a stalled one.
+        const seen = dest.arrivals.map((a) => `${a.at - since}ms ${a.deliveryId.slice(-6)}#${a.attempt} ${a.status}`).join(", ");
+        throw new Error(`${err.message}; recovered at ${recoveredAt - since}ms; breaker ${JSON.stringify((await destinationOf(ep.id)).breaker)}; arrivals ${seen}`);
+      });
       await new Promise((r) => setTimeout(r, 1000));
 
       // While open: only probes, one at a time, at least the probe delay apart (1 s, then doubling).

@@ -70,7 +70,7 @@ export function deliveryControlContract(ctx: ContractContext): void {
       const { refs, t0, destinationId, endpoint } = await destinationWith({ rateLimit: { perSecond: 5 } }, 6);
       const first = await claim("w1", t0);
       expect(first.claims.map((c) => c.eventId)).toEqual([refs[0]!.eventId]);
-      // Sent a fixed time after the claim, whatever the worker's preparation takes (ADR 0087).
+      // Sent a fixed time after its turn, whatever the worker's preparation takes (ADR 0087).
       expect(first.claims[0]!.sendAfterMs).toBe(PACED_SEND_DELAY_MS);
       expect(first.limiterWaits).toBe(5);
       // Each waiting one is due at its own turn, 200 ms apart, oldest first; still pending.
@@ -81,9 +81,15 @@ export function deliveryControlContract(ctx: ContractContext): void {
       const second = await claim("w2", t0 + 200);
       expect(second.claims.map((c) => c.eventId)).toEqual([refs[1]!.eventId]);
       expect(second.limiterWaits).toBe(0);
-      // A claim late by a second still takes one turn only: no burst to make up for it.
-      const late = await claim("w1", t0 + 1400);
-      expect(late.claims).toHaveLength(1);
+      // A claim late for its turn takes it at its own time: the next turn is a spacing after the
+      // claim, so the lateness that delays this send cannot bunch it with the next.
+      const third = await claim("w1", t0 + 460);
+      expect(third.claims.map((c) => [c.eventId, c.sendAfterMs])).toEqual([[refs[2]!.eventId, PACED_SEND_DELAY_MS]]);
+      expect((await claim("w2", t0 + 659)).claims).toEqual([]);
+      // A claim late by a second takes one turn only: no burst to make up for it.
+      const late = await claim("w1", t0 + 1800);
+      expect(late.claims.map((c) => [c.eventId, c.sendAfterMs])).toEqual([[refs[4]!.eventId, PACED_SEND_DELAY_MS]]);
+      expect((await claim("w2", t0 + 1999)).claims).toEqual([]);
       expect(await breakerOf(endpoint.id, destinationId)).toMatchObject({ state: "closed", held: 0 });
     });
 
@@ -159,6 +165,28 @@ export function deliveryControlContract(ctx: ContractContext): void {
       const next = await claim("w2", t0 + 15_010);
       // Two attempts made, one of them a probe that ended held: this one counts as the second.
       expect(next.claims).toEqual([{ ...refs[0]!, attempt: 3, counted: 2 }]);
+    });
+
+    it("spares the attempt of a probe whose claim lapsed unrecorded (its sender killed), so it is claimed again, not exhausted", async () => {
+      const { refs, t0, destinationId, endpoint } = await destinationWith({ breaker: { failures: 2, probeAfterMs: 5000 }, maxAttempts: 2 }, 2);
+      await opened(refs, t0);
+      const probe = await claim("w1", t0 + 5002);
+      expect(probe.claims).toEqual([{ ...refs[0]!, attempt: 2 }]);
+      // w1 dies holding it: nothing is recorded. Its claim ends; the probe goes again, the lost
+      // attempt spared (maxAttempts is 2: counted as the third, the worker would refuse to send it).
+      const lapsed = t0 + 5002 + CLAIM_MS;
+      expect((await claim("w2", lapsed - 1)).claims).toEqual([]);
+      const again = await claim("w2", lapsed);
+      expect(again.claims).toEqual([{ ...refs[0]!, attempt: 3, counted: 2 }]);
+      const closed = await record(again.claims[0]!, ok(3), worker("w2", "delivered"), lapsed + 10);
+      expect(closed?.breaker).toMatchObject({ change: "closed" });
+      // The drain's current one, its worker killed too: claimed again when its claim ends, spared.
+      const drain = (await claim("w1", lapsed + 200)).claims;
+      expect(drain.map((c) => c.eventId)).toEqual([refs[1]!.eventId]);
+      const redrain = (await claim("w2", lapsed + 200 + CLAIM_MS)).claims;
+      expect(redrain).toEqual([{ ...refs[1]!, attempt: drain[0]!.attempt + 1, counted: drain[0]!.counted ?? drain[0]!.attempt }]);
+      await record(redrain[0]!, ok(redrain[0]!.attempt), worker("w2", "delivered"), lapsed + 300 + CLAIM_MS);
+      expect(await breakerOf(endpoint.id, destinationId)).toMatchObject({ state: "closed", held: 0 });
     });
 
     it("closes on a probe's success and drains the held one at a time, oldest first, 10 a second; new captures queue behind them", async () => {

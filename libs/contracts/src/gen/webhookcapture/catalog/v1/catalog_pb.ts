@@ -2670,8 +2670,9 @@ export type DeliveryClaim = Message<"webhookcapture.catalog.v1.DeliveryClaim"> &
 
   /**
    * A rate-limited destination's delivery (design §18, ADR 0087): sent this long after the claim
-   * was answered, not sooner, so that the time a replica takes to prepare it does not bunch two
-   * turns together; 0: at once.
+   * was answered, not sooner: what is left of the paced delay after its turn (the claim's time on
+   * the catalog's clock), so that neither the claim's commit nor the time a replica takes to
+   * prepare it bunches two turns together; 0: at once.
    *
    * @generated from field: int32 send_after_ms = 41;
    */
