@@ -11,7 +11,9 @@ import { fileURLToPath } from "node:url";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const env = { ...process.env };
 // glibc's allocator: bodies of 128 KiB and more get memory of their own, given back when freed
-// (docs/operations.md, "Memory"); as `npm start` and the image set it.
+// (docs/operations.md, "Memory"), as `npm start` and the image set it. Not the all-in-one's larger
+// young generation: a catalog receiving its batches as buffers then ran a major collection for
+// each scavenge (docs/performance.md, "The young generation, per process").
 env.MALLOC_MMAP_THRESHOLD_ ??= "131072";
 env.WHC_NATS_URL ??= "nats://127.0.0.1:4222";
 env.WHC_DATA_DIR ??= path.join(root, "data", "distributed");

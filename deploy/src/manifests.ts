@@ -125,9 +125,9 @@ export const PROCESSES: Record<string, { spec: SettingsSpec; distributed: boolea
   "all-in-one": { spec: allInOneSpec, distributed: false },
 };
 
-/** The process a container runs: the image's entry point is node, its argument `dist/<app>/main.js`. */
+/** The process a container runs: the image's entry point is node, its last argument `dist/<app>/main.js` (V8's options before it). */
 export function processOf(container: Container): string | undefined {
-  return /^dist\/([a-z-]+)\/main\.js$/.exec(container.args?.[0] ?? "")?.[1];
+  return /^dist\/([a-z-]+)\/main\.js$/.exec(container.args?.at(-1) ?? "")?.[1];
 }
 
 /** The runtime stage's ENV of the Dockerfile: what every container starts with. */

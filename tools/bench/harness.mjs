@@ -14,13 +14,20 @@ export const freePort = () =>
     });
   });
 
+/** What the project's launchers start its processes with (LAUNCH_ENV in @whc/testing). */
+export const LAUNCH_ENV = { MALLOC_MMAP_THRESHOLD_: "131072" };
+
+/** What they start the all-in-one process with besides (ALL_IN_ONE_LAUNCH_ENV in @whc/testing). */
+export const ALL_IN_ONE_LAUNCH_ENV = { NODE_OPTIONS: "--max-semi-space-size=64" };
+
 /**
- * Starts a program and resolves with its child process once it printed `ready`; rejects when it
- * exits first. BENCH_ECHO=1 copies its stderr here.
+ * Starts a program with the launchers' environment (LAUNCH_ENV, and ALL_IN_ONE_LAUNCH_ENV for the
+ * all-in-one process) and resolves with its child process once it printed `ready`; rejects when
+ * it exits first. BENCH_ECHO=1 copies its stderr here.
  */
 export function startProgram(command, args, env, ready) {
-  // As the project's launchers start its processes (LAUNCH_ENV in @whc/testing).
-  const child = spawn(command, args, { env: { MALLOC_MMAP_THRESHOLD_: "131072", ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const launch = /all-in-one[\\/]main\.js$/.test(args.at(-1) ?? "") ? { ...LAUNCH_ENV, ...ALL_IN_ONE_LAUNCH_ENV } : LAUNCH_ENV;
+  const child = spawn(command, args, { env: { ...launch, ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   return new Promise((resolve, reject) => {
     let out = "";
     const onData = (c) => {
@@ -103,4 +110,20 @@ export function wrkSummary(out) {
   if (!line) throw new Error(`wrk printed no summary:\n${out}`);
   const [requests, errors, bad, micros, p50, p99] = line.split(" ").slice(1).map(Number);
   return { total: requests, failed: errors + bad, seconds: micros / 1e6, p50, p99 };
+}
+
+/**
+ * The environment the ingest benchmarks start the all-in-one process with: its data in
+ * `dataDir`, its gateway and ingest on loopback at the given ports, `key` a bootstrap API key.
+ */
+export function allInOneEnv(dataDir, gatewayPort, ingestPort, key) {
+  return {
+    WHC_DATA_DIR: dataDir,
+    WHC_HOST: "127.0.0.1",
+    WHC_GATEWAY_PORT: String(gatewayPort),
+    WHC_INGEST_PORT: String(ingestPort),
+    WHC_INGEST_PUBLIC_URL: `http://127.0.0.1:${ingestPort}`,
+    WHC_BOOTSTRAP_API_KEYS: `bench:${key}`,
+    WHC_LOG_LEVEL: "info",
+  };
 }

@@ -8,11 +8,11 @@
 import { spawn, execFileSync } from "node:child_process";
 import http from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
+import { ALL_IN_ONE_LAUNCH_ENV, allInOneEnv, freePort, LAUNCH_ENV } from "../harness.mjs";
 import { body, headers } from "../ingest/payload.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
@@ -20,13 +20,6 @@ const duration = Number(process.argv[2] ?? 10);
 const connections = Number(process.argv[3] ?? 50);
 const KEY = `whc_${"F".repeat(40)}`;
 
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
 
 // The destination: answers 200 at once and notes when each delivery (by event id) arrived.
 const arrivals = new Map();
@@ -50,18 +43,14 @@ const [gw, ing] = [await freePort(), await freePort()];
 const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(" ") : [];
 const child = spawn(process.execPath, [...nodeArgs, path.join(root, "dist/all-in-one/main.js")], {
   env: {
+    ...LAUNCH_ENV,
+    ...ALL_IN_ONE_LAUNCH_ENV,
     ...process.env,
-    WHC_DATA_DIR: work,
-    WHC_HOST: "127.0.0.1",
-    WHC_GATEWAY_PORT: String(gw),
-    WHC_INGEST_PORT: String(ing),
-    WHC_INGEST_PUBLIC_URL: `http://127.0.0.1:${ing}`,
-    WHC_BOOTSTRAP_API_KEYS: `bench:${KEY}`,
+    ...allInOneEnv(work, gw, ing, KEY),
     // One key reads the whole run back: the per-key rate (ADR 0035) is not what this measures.
     WHC_QUOTA_API_RPS: "1000000",
     WHC_REPLAY_ALLOW_PRIVATE_TARGETS: "true",
     WHC_EGRESS_SLOTS_PER_ORIGIN: "64",
-    WHC_LOG_LEVEL: "info",
   },
   stdio: ["ignore", "pipe", "pipe"],
 });

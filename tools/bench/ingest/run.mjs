@@ -29,7 +29,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
-import { cpuSeconds, freePort, startScript as start, stop, writeWrkScript, wrkSummary } from "../harness.mjs";
+import { allInOneEnv, cpuSeconds, freePort, startScript as start, stop, writeWrkScript, wrkSummary } from "../harness.mjs";
 import { body, headers } from "./payload.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
@@ -103,16 +103,7 @@ for (let round = 1; round <= rounds; round += 1) {
   const aio = await start(
     path.join(root, "dist/all-in-one/main.js"),
     [],
-    {
-      WHC_DATA_DIR: dataDir,
-      WHC_HOST: "127.0.0.1",
-      WHC_GATEWAY_PORT: String(gw),
-      WHC_INGEST_PORT: String(ing),
-      WHC_INGEST_PUBLIC_URL: `http://127.0.0.1:${ing}`,
-      WHC_BOOTSTRAP_API_KEYS: `bench:${KEY}`,
-      WHC_LOG_LEVEL: "info",
-      ...(sink ? { WHC_REPLAY_ALLOW_PRIVATE_TARGETS: "true" } : {}),
-    },
+    { ...allInOneEnv(dataDir, gw, ing, KEY), ...(sink ? { WHC_REPLAY_ALLOW_PRIVATE_TARGETS: "true" } : {}) },
     "webhook-capture ready",
   );
   const auth = { authorization: `Bearer ${KEY}` };

@@ -5,21 +5,14 @@
 import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { ALL_IN_ONE_LAUNCH_ENV, allInOneEnv, freePort, LAUNCH_ENV } from "../harness.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const minutes = Number(process.argv[2] ?? 10);
 const KEY = `whc_${"S".repeat(40)}`;
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
 const rssMb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]) / 1024;
 
 execFileSync(process.execPath, [path.join(root, "tools/build.mjs"), "all-in-one"], { stdio: "inherit" });
@@ -27,13 +20,10 @@ const dataDir = mkdtempSync(path.join(os.tmpdir(), "whc-soak-"));
 const [gw, ing] = [await freePort(), await freePort()];
 const server = spawn(process.execPath, [path.join(root, "dist/all-in-one/main.js")], {
   env: {
+    ...LAUNCH_ENV,
+    ...ALL_IN_ONE_LAUNCH_ENV,
     ...process.env,
-    WHC_DATA_DIR: dataDir,
-    WHC_HOST: "127.0.0.1",
-    WHC_GATEWAY_PORT: String(gw),
-    WHC_INGEST_PORT: String(ing),
-    WHC_INGEST_PUBLIC_URL: `http://127.0.0.1:${ing}`,
-    WHC_BOOTSTRAP_API_KEYS: `soak:${KEY}`,
+    ...allInOneEnv(dataDir, gw, ing, KEY),
     // One key makes every call of the soak: the per-key rate (ADR 0035) is not what this measures.
     WHC_QUOTA_API_RPS: "1000000",
     WHC_REPLAY_ALLOW_PRIVATE_TARGETS: "true",

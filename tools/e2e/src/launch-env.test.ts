@@ -1,39 +1,67 @@
 import { describe, it, expect } from "vitest";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { LAUNCH_ENV } from "@whc/testing";
+import { ALL_IN_ONE_LAUNCH_ENV, LAUNCH_ENV, launchEnvOf } from "@whc/testing";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const read = (file: string) => readFileSync(path.join(root, file), "utf8");
 
 /**
- * The tests start processes with LAUNCH_ENV (startNode), and the flood test's memory bounds hold
- * only with it: every way a user starts the project must set the same, or the tests would
+ * The tests start processes as launchEnvOf says (startNode), and the flood test's memory bounds
+ * hold only with it: every way a user starts the project must set the same, or the tests would
  * measure a process nobody runs.
  */
 describe("every launcher sets what the tests start processes with", () => {
-  const entries = Object.entries(LAUNCH_ENV);
+  const common = Object.entries(LAUNCH_ENV);
+  const allInOne = Object.entries(ALL_IN_ONE_LAUNCH_ENV);
+  const runtime = read("Dockerfile").split(/^FROM .* AS runtime$/m)[1] ?? "";
 
   it("has something to check", () => {
-    expect(entries).toContainEqual(["MALLOC_MMAP_THRESHOLD_", "131072"]);
+    expect(common).toContainEqual(["MALLOC_MMAP_THRESHOLD_", "131072"]);
+    expect(allInOne).toContainEqual(["NODE_OPTIONS", "--max-semi-space-size=64"]);
+    expect(launchEnvOf("/x/dist/all-in-one/main.js")).toEqual({ ...LAUNCH_ENV, ...ALL_IN_ONE_LAUNCH_ENV });
+    expect(launchEnvOf("/x/dist/catalog/main.js")).toEqual(LAUNCH_ENV);
   });
 
-  it.each(entries)("npm start sets %s=%s for the all-in-one process", (name, value) => {
+  it.each([...common, ...allInOne])("npm start sets %s=%s for the all-in-one process", (name, value) => {
     const start = (JSON.parse(read("package.json")) as { scripts: Record<string, string> }).scripts.start ?? "";
-    expect(start).toMatch(new RegExp(`(^|&& )${name}=${value} node [^&]*dist/all-in-one/main\\.js$`));
+    // Its assignments, in any order, before the command that starts the process.
+    expect(start).toMatch(new RegExp(`(^|&& )(\\S+=\\S+ )*${name}=${value} (\\S+=\\S+ )*node [^&]*dist/all-in-one/main\\.js$`));
   });
 
-  it.each(entries)("npm run start:distributed sets %s=%s for the five services", (name, value) => {
+  it.each(common)("npm run start:distributed sets %s=%s for the five services", (name, value) => {
     expect(read("tools/run-distributed.mjs")).toContain(`env.${name} ??= "${value}";`);
   });
 
-  it.each(entries)("the image sets %s=%s for whichever service it runs", (name, value) => {
-    const runtime = read("Dockerfile").split(/^FROM .* AS runtime$/m)[1] ?? "";
+  it.each(allInOne)("npm run start:distributed leaves %s unset (the all-in-one's alone)", (name) => {
+    expect(read("tools/run-distributed.mjs")).not.toMatch(new RegExp(`env\\.${name}\\b`));
+  });
+
+  it.each(common)("the image sets %s=%s for whichever service it runs", (name, value) => {
     expect(runtime).toMatch(new RegExp(`^ENV .*\\b${name}=${value}\\b`, "m"));
   });
 
-  it.each(entries)("the benchmarks start what they measure with %s=%s", (name, value) => {
+  it("the image's default command, the all-in-one process, runs with the all-in-one's V8 options; no service's command does", () => {
+    const options = (ALL_IN_ONE_LAUNCH_ENV.NODE_OPTIONS ?? "").split(" ");
+    expect(runtime).not.toMatch(/^ENV .*NODE_OPTIONS/m);
+    const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(runtime)?.[1] ?? "[]") as string[];
+    expect(cmd).toEqual([...options, "dist/all-in-one/main.js"]);
+    const compose = read("docker-compose.yml");
+    expect(compose).toMatch(/command: \["dist\/catalog\/main\.js"\]/);
+    expect(compose).not.toContain("max-semi-space-size");
+  });
+
+  it("the Kubernetes all-in-one runs with the all-in-one's V8 options; the services' deployments without", () => {
+    const options = (ALL_IN_ONE_LAUNCH_ENV.NODE_OPTIONS ?? "").split(" ");
+    expect(read("deploy/kubernetes/base/all-in-one/all-in-one.yaml")).toContain(`args: ${JSON.stringify([...options, "dist/all-in-one/main.js"]).replaceAll(",", ", ")}`);
+    const base = path.join(root, "deploy/kubernetes/base");
+    const services = readdirSync(base, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".yaml") && !f.startsWith("all-in-one"));
+    expect(services.length).toBeGreaterThan(0);
+    for (const f of services) expect(read(path.join("deploy/kubernetes/base", f)), f).not.toContain("max-semi-space-size");
+  });
+
+  it.each([...common, ...allInOne])("the benchmarks start the all-in-one process with %s=%s", (name, value) => {
     expect(read("tools/bench/harness.mjs")).toContain(`${name}: "${value}"`);
   });
 });
