@@ -9,6 +9,8 @@ export default projectConfig("e2e", {
   testTimeout: 60_000,
   hookTimeout: 60_000,
   fileParallelism: false,
+  // Each file starts its own processes and keeps them in module variables: isolated, as e2e-2's.
+  isolate: true,
   expect: { poll: { timeout: 10_000 } },
   exclude: [...configDefaults.exclude, ...SECOND_HALF.map((f) => `src/${f}`)],
 });

@@ -61,9 +61,6 @@ async function api<T>(key: Record<string, string>, pathname: string): Promise<T>
 const endpointsOf = async (key: Record<string, string>) => (await api<{ items: EndpointJson[] }>(key, "/v1/endpoints")).items;
 const bySlug = (items: EndpointJson[], slug: string) => items.find((e) => e.slug === slug);
 
-/** Each case runs whc several times, a process each: room for a loaded machine. */
-const SLOW = { timeout: 60_000 };
-
 const STRIPE_SECRET = "whsec_from_the_environment_1234";
 const SECRETS = { STRIPE_SECRET, ORDERS_TARGET_SECRET: "target-secret-from-the-environment" };
 
@@ -119,7 +116,7 @@ afterAll(async () => {
   dir?.remove();
 });
 
-describe("whc apply", SLOW, () => {
+describe("whc apply", () => {
   it("creates what the file names, with secrets from the environment; a second run changes nothing", async () => {
     const key = account("create");
     const webhooks = file("create.yaml", WEBHOOKS);
@@ -322,7 +319,7 @@ ${dedupe}`;
   });
 });
 
-describe("whc apply with destinations (design §17)", SLOW, () => {
+describe("whc apply with destinations (design §17)", () => {
   const ROUTED = `endpoints:
   - slug: fanout
     operatingMode: relay
@@ -414,7 +411,7 @@ describe("whc apply with destinations (design §17)", SLOW, () => {
   });
 });
 
-describe("whc export-config", SLOW, () => {
+describe("whc export-config", () => {
   it("writes the account as a file that applies as no changes, to it and to another account alike, without secrets", async () => {
     const key = account("export");
     expect((await cli({ ...key, ...SECRETS, PAGER_SECRET }, ["apply", "-f", file("export.yaml", WITH_CHANNELS)])).code).toBe(0);
@@ -438,7 +435,7 @@ describe("whc export-config", SLOW, () => {
   });
 });
 
-describe("whc apply against a key's request rate", SLOW, () => {
+describe("whc apply against a key's request rate", () => {
   let slow: AllInOne | undefined;
   afterAll(async () => {
     await slow?.proc.stop();
@@ -456,7 +453,7 @@ describe("whc apply against a key's request rate", SLOW, () => {
   });
 });
 
-describe("whc apply refuses, changing nothing", SLOW, () => {
+describe("whc apply refuses, changing nothing", () => {
   // Every kind of bad file is named in config-as-code/read-file.test.ts; here, what the user sees.
   it("a secret whose environment variable is not set, or a bad file, naming the variable, the file, line and field", async () => {
     const key = account("refusals");
@@ -471,7 +468,7 @@ describe("whc apply refuses, changing nothing", SLOW, () => {
   });
 });
 
-describe("whc alerts", SLOW, () => {
+describe("whc alerts", () => {
   it("creates a channel (its secret printed once), lists it, tests it against a real local server and waits for the answer, deletes it by name", async () => {
     const key = account("alerts-cli");
     const received: { headers: http.IncomingHttpHeaders; body: string }[] = [];

@@ -221,7 +221,7 @@ describe("whc events diff", () => {
     expect(binary.bodyKind).toBe("binary");
     expect((await run(["events", "diff", "shop-hooks", first!, "0190e5a4-0000-7000-8000-000000000000"])).code).toBe(2);
     // Five whc processes: room for a loaded machine.
-  }, 60_000);
+  });
 });
 
 describe("whc events delete", () => {

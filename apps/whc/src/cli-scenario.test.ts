@@ -176,5 +176,5 @@ describe("whc events replay --edit", () => {
     expect(received.map((r) => r.amount)).toEqual([999]);
     const bad = await cliFailure("events", "replay", "billing", first!.id, "--to", appUrl, "--edit", "not json");
     expect(bad.code).toBe(1);
-  }, 60_000);
+  });
 });

@@ -179,12 +179,14 @@ describe("relay across processes", () => {
     await cluster.start("catalog");
     await cluster.start("replay");
 
+    // One list call per look: 25 detail reads every 50 ms outran the key's 50 requests a
+    // second, and once its burst was spent no look got all 25 answers.
     await waitFor(
       async () => {
-        const states = await Promise.all(ids.map(async (id) => (await forwardOf(ep.id, id)).state));
-        return states.every((s) => s === "delivered") || undefined;
+        const events = (await cluster.api.get(`/v1/endpoints/${ep.id}/events?limit=50`)).body.items as { id: string; forwardState: string }[];
+        return (events.length === ids.length && events.every((e) => e.forwardState === "delivered")) || undefined;
       },
-      { what: "every pending delivery made after the restarts", timeoutMs: 45_000 },
+      { what: "every pending delivery made after the restarts", timeoutMs: 45_000, intervalMs: 200 },
     );
     const seen = app.attempts();
     expect(new Set(seen).size).toBe(seen.length);
