@@ -185,8 +185,8 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     await shot("2-endpoint-empty");
     const webhookUrl = (await page.getByTestId("webhook-url").textContent())!;
     // The empty endpoint says how to send it a first request, with its own URL.
-    expect(await page.getByTestId("snippet-curl").textContent()).toContain(webhookUrl);
-    expect(await page.getByTestId("snippet-whc").textContent()).toContain("whc events tail dash-e2e");
+    await expect.poll(() => page.getByTestId("snippet-curl").textContent()).toContain(webhookUrl);
+    await expect.poll(() => page.getByTestId("snippet-whc").textContent()).toContain("whc events tail dash-e2e");
 
     await run("curl", [
       "-s", "-X", "POST", `${webhookUrl}/push?ref=main`,
@@ -198,19 +198,19 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     // Pushed to the open page, which is not reloaded. How soon is not asserted: a loaded CI
     // machine decides that (the CI run of 96a4c43 failed here on a 1.5 s bound).
     await page.getByTestId("event-row").first().waitFor({ timeout: 15_000 });
-    expect(await page.getByTestId("event-row").first().textContent()).toContain("pull_request.opened");
+    await expect.poll(() => page.getByTestId("event-row").first().textContent()).toContain("pull_request.opened");
     await shot("3-event-arrived");
   });
 
   it("opens the event: verdict, headers, pretty body, raw and hex views", async () => {
     await page.getByTestId("event-row").first().getByRole("link").click();
     await page.getByTestId("body").waitFor();
-    expect(await page.getByTestId("verification").textContent()).toContain("unverified");
-    expect(await page.getByTestId("path").textContent()).toBe("/push?ref=main");
-    expect(await page.getByTestId("body").textContent()).toContain('"number": 42');
+    await expect.poll(() => page.getByTestId("verification").textContent()).toContain("unverified");
+    await expect.poll(() => page.getByTestId("path").textContent()).toBe("/push?ref=main");
+    await expect.poll(() => page.getByTestId("body").textContent()).toContain('"number": 42');
     await page.getByTestId("event-tab-headers").click();
-    expect(await page.getByTestId("headers").textContent()).toContain("X-GitHub-Event");
-    expect(await page.getByTestId("headers").textContent()).not.toContain("sender-secret-token");
+    await expect.poll(() => page.getByTestId("headers").textContent()).toContain("X-GitHub-Event");
+    await expect.poll(() => page.getByTestId("headers").textContent()).not.toContain("sender-secret-token");
     await page.getByTestId("reveal-headers").click();
     // Each click re-renders after it returns: the views are read until they show the change.
     await expect.poll(() => page.getByTestId("headers").textContent()).toContain("sender-secret-token");
@@ -229,7 +229,7 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     const command = (await page.getByTestId("curl-command").textContent())!;
     expect(command).toContain("[MASKED]");
     expect(command).not.toContain("sender-secret-token");
-    expect(await page.getByTestId("curl-flags").textContent()).toContain("body byte-identical");
+    await expect.poll(() => page.getByTestId("curl-flags").textContent()).toContain("body byte-identical");
     // The copy lands once the command is fetched: wait for it rather than read at once.
     await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(command);
     await shot("5-curl");
@@ -240,8 +240,8 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     await page.getByTestId("replay-url").fill(targetUrl);
     await page.getByTestId("replay").click();
     await expect.poll(() => page.getByTestId("replay-outcome").textContent()).toContain("delivered");
-    expect(await page.getByTestId("replay-outcome").textContent()).toMatch(/HTTP 200 · \d+ ms · exact/);
-    expect(await page.getByTestId("replay-outcome").textContent()).toContain("replayed fine");
+    await expect.poll(() => page.getByTestId("replay-outcome").textContent()).toMatch(/HTTP 200 · \d+ ms · exact/);
+    await expect.poll(() => page.getByTestId("replay-outcome").textContent()).toContain("replayed fine");
     expect(received[0]!.body).toBe('{"action":"opened","number":42,"title":"Live from curl"}');
     await shot("6-replayed");
   });
@@ -267,12 +267,12 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     await page.getByTestId("edit-remove-headers").fill("x-github-event");
     await page.getByTestId("replay").click();
     await expect.poll(() => page.getByTestId("replay-outcome").textContent()).toContain("edited");
-    expect(await page.getByTestId("replay-outcome").textContent()).toMatch(/delivered · HTTP 200 · \d+ ms · exact · edited/);
+    await expect.poll(() => page.getByTestId("replay-outcome").textContent()).toMatch(/delivered · HTTP 200 · \d+ ms · exact · edited/);
     expect(received).toHaveLength(before + 1);
     const sent = received.at(-1)!;
     expect(JSON.parse(sent.body)).toEqual({ action: "opened", number: 7 });
     expect([sent.headers["x-env"], sent.headers["x-github-event"]]).toEqual(["staging", undefined]);
-    expect(await page.getByTestId("replay-sha256").textContent()).toBe(`Body sent: SHA-256 ${createHash("sha256").update(sent.body).digest("hex")}`);
+    await expect.poll(() => page.getByTestId("replay-sha256").textContent()).toBe(`Body sent: SHA-256 ${createHash("sha256").update(sent.body).digest("hex")}`);
     await shot("7b-replay-edited");
     await page.getByTestId("close-replay").click();
   });
@@ -286,7 +286,7 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     expect(actions).toContain("event.curl_exported");
     expect(actions.at(-1)).toBe("event.read");
     const newestReplay = rows.filter({ has: page.locator('[data-testid="history-details"]') }).nth(actions.indexOf("event.replayed"));
-    expect(await newestReplay.getByTestId("history-details").textContent()).toMatch(/^exact, edited to http:\/\/127\.0\.0\.1:\d+: delivered$/);
+    await expect.poll(() => newestReplay.getByTestId("history-details").textContent()).toMatch(/^exact, edited to http:\/\/127\.0\.0\.1:\d+: delivered$/);
     await shot("7c-event-history");
   });
 
@@ -317,7 +317,7 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     const ep = await api.endpoints.create({ slug: "dash-listen" });
     await openEndpoint("dash-listen");
     await page.getByTestId("tab-listeners").click();
-    expect(await page.getByTestId("no-listeners").textContent()).toContain("whc listen dash-listen --forward-to");
+    await expect.poll(() => page.getByTestId("no-listeners").textContent()).toContain("whc listen dash-listen --forward-to");
     const first = ((await (await fetch(ep.webhookUrl, { method: "POST", body: "one" })).json()) as { id: string }).id;
     await fetch(ep.webhookUrl, { method: "POST", body: "two" });
     const at = (await api.events.get(ep.id, first)).receivedAt;
@@ -327,7 +327,7 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     await row.waitFor();
     const cells = await row.locator("td").allTextContents();
     expect([cells[0], cells[3], cells[5]]).toEqual(["laptop-7", "1 event behind", "connection_refused (http://localhost:3000/webhooks)"]);
-    expect(await page.getByTestId("listener-cursor").getAttribute("href")).toContain(first);
+    await expect.poll(() => page.getByTestId("listener-cursor").getAttribute("href")).toContain(first);
     await shot("7d-listeners");
   });
 
@@ -340,7 +340,7 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     await page.getByTestId("event-row").first().getByRole("link").click();
     await page.getByTestId("open-replay").click();
     await page.getByTestId("replay-disabled").waitFor();
-    expect(await page.getByTestId("replay").isDisabled()).toBe(true);
+    await expect.poll(() => page.getByTestId("replay").isDisabled()).toBe(true);
     await shot("8-replay-disabled");
   });
 
@@ -371,7 +371,7 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     await page.getByTestId("search").fill("FLAMINGO");
     await page.getByTestId("apply-filters").click();
     await expect.poll(() => page.getByTestId("event-row").count()).toBe(1);
-    expect(await page.getByTestId("excluded").textContent()).toBe("1 metadata-only event not searched");
+    await expect.poll(() => page.getByTestId("excluded").textContent()).toBe("1 metadata-only event not searched");
     await shot("9-search");
   });
 
@@ -379,8 +379,8 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     const api = createApiClient({ baseUrl: gatewayUrl, apiKey: KEY });
     const ep = await api.endpoints.create({ slug: "switchable" });
     await openEndpoint("switchable");
-    expect(await page.getByTestId("endpoint-status").textContent()).toBe("active");
-    expect(await page.getByTestId("status-switch").isChecked()).toBe(true);
+    await expect.poll(() => page.getByTestId("endpoint-status").textContent()).toBe("active");
+    await expect.poll(() => page.getByTestId("status-switch").isChecked()).toBe(true);
 
     await page.getByTestId("status-switch").click();
     await expect.poll(() => page.getByTestId("endpoint-status").textContent()).toBe("paused");
@@ -395,14 +395,14 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     await expect.poll(() => captureStatus(ep.webhookUrl), { timeout: 15_000, interval: 200 }).toBe(200);
     // The list's badge follows the switch's answer.
     await page.getByTestId("endpoint-switchable").getByTestId("paused").waitFor({ state: "detached" });
-    expect(await page.getByTestId("endpoint-switchable").getByTestId("paused").count()).toBe(0);
+    await expect.poll(() => page.getByTestId("endpoint-switchable").getByTestId("paused").count()).toBe(0);
   });
 
   it("edits the response JSON: a bad one is refused with its field path, a good one answers the captures", async () => {
     const api = createApiClient({ baseUrl: gatewayUrl, apiKey: KEY });
     const ep = await api.endpoints.create({ slug: "answering" });
     await openSettings("answering");
-    expect(await page.getByTestId("edit-response").inputValue()).toBe("");
+    await expect.poll(() => page.getByTestId("edit-response").inputValue()).toBe("");
 
     await page.getByTestId("edit-response").fill('{"rules": [{"match": {"method": "POST"}, "status": 99}]}');
     await page.getByTestId("save-endpoint").click();
@@ -413,10 +413,10 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     await page.getByTestId("edit-response").fill('{"status": 418}');
     await page.getByTestId("save-endpoint").click();
     await expect.poll(async () => (await api.endpoints.get(ep.id)).response).toEqual({ status: 418 });
-    expect(await page.getByTestId("response-problem").isHidden()).toBe(true);
+    await expect.poll(() => page.getByTestId("response-problem").isHidden()).toBe(true);
     await expect.poll(() => captureStatus(ep.webhookUrl), { timeout: 15_000, interval: 200 }).toBe(418);
     // The form shows what was saved, and stays open.
-    expect(await page.getByTestId("edit-outcome").textContent()).toBe("Saved.");
+    await expect.poll(() => page.getByTestId("edit-outcome").textContent()).toBe("Saved.");
     expect(JSON.parse(await page.getByTestId("edit-response").inputValue())).toEqual({ status: 418 });
     await shot("12-response-saved");
 
@@ -436,19 +436,19 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     const failedId = await stripeCapture(ep.webhookUrl, payload, "whsec_a_different_secret");
     await openEndpoint("stripe-diagnosis");
     await openEvent(failedId);
-    expect(await page.getByTestId("diagnosis-verdict").textContent()).toBe("failed");
+    await expect.poll(() => page.getByTestId("diagnosis-verdict").textContent()).toBe("failed");
     // The label from GET /v1/providers, not the provider's name.
-    expect(await page.getByTestId("signature-source").textContent()).toMatch(/^Stripe/);
-    expect(await page.getByTestId("answer-source").textContent()).toBe("answered 200 as the endpoint's default");
-    expect(await page.getByTestId("diagnosis").textContent()).not.toContain("undefined");
+    await expect.poll(() => page.getByTestId("signature-source").textContent()).toMatch(/^Stripe/);
+    await expect.poll(() => page.getByTestId("answer-source").textContent()).toBe("answered 200 as the endpoint's default");
+    await expect.poll(() => page.getByTestId("diagnosis").textContent()).not.toContain("undefined");
     await shot("14-diagnosis-failed");
 
     const verifiedId = await stripeCapture(ep.webhookUrl, payload, "whsec_the_endpoint_secret");
     await openEvent(verifiedId);
-    expect(await page.getByTestId("diagnosis-verdict").textContent()).toBe("verified");
-    expect(await page.getByTestId("signature-source").textContent()).toMatch(/^Stripe/);
-    expect(await page.getByTestId("likely-cause").count()).toBe(0);
-    expect(await page.getByTestId("diagnosis").textContent()).not.toContain("undefined");
+    await expect.poll(() => page.getByTestId("diagnosis-verdict").textContent()).toBe("verified");
+    await expect.poll(() => page.getByTestId("signature-source").textContent()).toMatch(/^Stripe/);
+    await expect.poll(() => page.getByTestId("likely-cause").count()).toBe(0);
+    await expect.poll(() => page.getByTestId("diagnosis").textContent()).not.toContain("undefined");
     await shot("15-diagnosis-verified");
     expect(cspViolations).toEqual([]);
   });
@@ -462,9 +462,9 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     expect(signature.explanation).toMatch(/\w/);
     await openEndpoint("stripe-cause");
     await openEvent(failedId);
-    expect(await page.getByTestId("diagnosis-verdict").textContent()).toBe("failed");
-    expect(await page.getByTestId("likely-cause-title").textContent()).toBe("Signed with a different secret");
-    expect(await page.getByTestId("explanation").textContent()).toBe(signature.explanation);
+    await expect.poll(() => page.getByTestId("diagnosis-verdict").textContent()).toBe("failed");
+    await expect.poll(() => page.getByTestId("likely-cause-title").textContent()).toBe("Signed with a different secret");
+    await expect.poll(() => page.getByTestId("explanation").textContent()).toBe(signature.explanation);
     await shot("16-diagnosis-cause");
   });
 
@@ -472,8 +472,8 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     const api = createApiClient({ baseUrl: gatewayUrl, apiKey: KEY });
     const ep = await api.endpoints.create({ slug: "editable", displayName: "Before" });
     await openSettings("editable");
-    expect(await page.getByTestId("secret-state").textContent()).toContain("no secret");
-    expect(await page.getByTestId("edit-provider").inputValue()).toBe("generic");
+    await expect.poll(() => page.getByTestId("secret-state").textContent()).toContain("no secret");
+    await expect.poll(() => page.getByTestId("edit-provider").inputValue()).toBe("generic");
 
     await page.getByTestId("edit-name").fill("After");
     await page.getByTestId("edit-provider").selectOption("stripe");
@@ -482,9 +482,9 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     await expect.poll(() => page.getByTestId("secret-state").textContent()).toMatch(/^secret set/);
     const saved = await api.endpoints.get(ep.id);
     expect(saved).toMatchObject({ displayName: "After", provider: "stripe", secretSet: true });
-    expect(await page.getByTestId("edit-secret").inputValue()).toBe("");
-    expect(await page.getByTestId("endpoint-title").textContent()).toContain("After");
-    expect(await page.getByTestId("endpoint-editable").textContent()).toContain("After");
+    await expect.poll(() => page.getByTestId("edit-secret").inputValue()).toBe("");
+    await expect.poll(() => page.getByTestId("endpoint-title").textContent()).toContain("After");
+    await expect.poll(() => page.getByTestId("endpoint-editable").textContent()).toContain("After");
 
     await page.getByTestId("edit-secret").fill("whsec_second");
     await page.getByTestId("save-endpoint").click();
@@ -508,8 +508,8 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     await page.getByTestId("edit-redact-patterns").fill("\\b\\d{13,19}\\b");
     await page.getByTestId("save-endpoint").click();
     await expect.poll(async () => (await api.endpoints.get(ep.id)).redact).toEqual({ headers: ["authorization"], jsonPaths: ["$.card.number"], patterns: ["\\b\\d{13,19}\\b"] });
-    expect(await page.getByTestId("redact-problem").isHidden()).toBe(true);
-    expect(await page.getByTestId("edit-outcome").textContent()).toBe("Saved.");
+    await expect.poll(() => page.getByTestId("redact-problem").isHidden()).toBe(true);
+    await expect.poll(() => page.getByTestId("edit-outcome").textContent()).toBe("Saved.");
     await shot("17-redaction-saved");
 
     const res = await fetch(ep.webhookUrl, {
@@ -520,8 +520,8 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     const { id } = (await res.json()) as { id: string };
     await openEndpoint("redacting");
     await openEvent(id);
-    expect(await page.getByTestId("redactions").textContent()).toBe("redacted: 1 header, 1 JSON value, 1 pattern match");
-    expect(await page.getByTestId("detail").textContent()).not.toContain("4242424242424242");
+    await expect.poll(() => page.getByTestId("redactions").textContent()).toBe("redacted: 1 header, 1 JSON value, 1 pattern match");
+    await expect.poll(() => page.getByTestId("detail").textContent()).not.toContain("4242424242424242");
     await shot("18-redacted-event");
   });
 
@@ -529,7 +529,7 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     const api = createApiClient({ baseUrl: gatewayUrl, apiKey: KEY });
     const ep = await api.endpoints.create({ slug: "guarded" });
     await openSettings("guarded");
-    expect(await page.getByTestId("inbound-state").textContent()).toBe("Anyone who knows the URL may send.");
+    await expect.poll(() => page.getByTestId("inbound-state").textContent()).toBe("Anyone who knows the URL may send.");
     await page.getByTestId("edit-inbound-username").fill("hooks");
     await page.getByTestId("edit-inbound-password").fill("dash-secret");
     await page.getByTestId("edit-inbound-methods").fill("post");
@@ -575,7 +575,7 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     expect((await reader.events.list(ep.id)).items).toEqual([]);
     const row = page.locator(`[data-testid="key-row"][data-key-id="${created.id}"]`);
     await row.waitFor();
-    expect(await row.textContent()).not.toContain(shown);
+    await expect.poll(() => row.textContent()).not.toContain(shown);
 
     page.once("dialog", (d) => void d.accept());
     await row.getByTestId("revoke-key").click();
@@ -589,8 +589,8 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     for (let i = 0; i < 51; i += 1) await api.endpoints.update(ep.id, { displayName: `name ${i}` });
     await page.goto(`${gatewayUrl}/#/audit?action=endpoint.updated&endpoint=${ep.id}`);
     await expect.poll(() => page.getByTestId("audit-row").count()).toBe(50);
-    expect(await page.getByTestId("audit-action").inputValue()).toBe("endpoint.updated");
-    expect(await page.getByTestId("audit-endpoint").inputValue()).toBe(ep.id);
+    await expect.poll(() => page.getByTestId("audit-action").inputValue()).toBe("endpoint.updated");
+    await expect.poll(() => page.getByTestId("audit-endpoint").inputValue()).toBe(ep.id);
     await page.getByTestId("audit-older").click();
     await expect.poll(() => page.getByTestId("audit-row").count()).toBe(51);
     await expect.poll(() => page.getByTestId("audit-older").isVisible()).toBe(false);
@@ -622,7 +622,7 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     expect(channel).toMatchObject({ type: "webhook", events: ["delivery.exhausted"], secretSet: true });
     const row = page.locator(`[data-testid="channel-row"][data-channel-id="${channel.id}"]`);
     await row.waitFor();
-    expect(await row.textContent()).not.toContain(secret);
+    await expect.poll(() => row.textContent()).not.toContain(secret);
     const before = received.length;
     await row.getByTestId("test-channel").click();
     await expect.poll(() => row.getAttribute("data-last-state"), { timeout: 20_000 }).toBe("delivered");
@@ -652,25 +652,25 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     await page.getByTestId("tab-schemas").click();
     const schema = page.locator('[data-testid="schema"][data-event-type="order.paid"]');
     await schema.waitFor();
-    expect(await schema.getByTestId("schema-samples").textContent()).toBe("21 samples");
+    await expect.poll(() => schema.getByTestId("schema-samples").textContent()).toBe("21 samples");
     const rows = await schema.getByTestId("schema-field").allTextContents();
     expect(rows).toContain("totalstringinteger100 %");
     expect(rows).toContain("customer.emailstring100 %");
     expect(rows.find((r) => r.startsWith("coupon"))).toMatch(/^couponstring4\.7 %$/);
     // No value learned, none shown.
-    expect(await page.getByTestId("schemas").textContent()).not.toContain("example.com");
+    await expect.poll(() => page.getByTestId("schemas").textContent()).not.toContain("example.com");
     await schema.getByTestId("copy-json-schema").click();
     await expect.poll(async () => JSON.parse(await page.evaluate(() => navigator.clipboard.readText())).$schema).toBe("https://json-schema.org/draft/2020-12/schema");
     await shot("23-schemas");
 
     await schema.getByTestId("schema-drifted").click();
     await expect.poll(() => page.getByTestId("event-row").count()).toBe(1);
-    expect(await page.getByTestId("filter-drift").inputValue()).toBe("true");
+    await expect.poll(() => page.getByTestId("filter-drift").inputValue()).toBe("true");
     await openEvent(drifted);
-    expect(await page.getByTestId("drift-pill").textContent()).toBe("schema drift: 2 changes");
+    await expect.poll(() => page.getByTestId("drift-pill").textContent()).toBe("schema drift: 2 changes");
     const changes = page.getByTestId("drift-change");
     expect(await changes.evaluateAll((els) => els.map((e) => e.getAttribute("data-change")))).toEqual(["type_changed", "added"]);
-    expect(await page.getByTestId("schema-drift").textContent()).toContain("total");
+    await expect.poll(() => page.getByTestId("schema-drift").textContent()).toContain("total");
     await shot("24-drifted-event");
     expect(cspViolations).toEqual([]);
   });
@@ -694,7 +694,7 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     await page.getByTestId("tab-destinations").click();
     const ledger = page.locator('[data-testid="destination-row"][data-name="ledger"]');
     await ledger.waitFor();
-    expect(await ledger.textContent()).toContain("every capture");
+    await expect.poll(() => ledger.textContent()).toContain("every capture");
 
     await page.getByTestId("destination-add").click();
     await page.getByTestId("destination-name").fill("billing");
@@ -759,7 +759,7 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     expect(left).toHaveLength(1);
     expect(left[0]).toMatchObject({ name: "ledger", targetSecretSet: true });
     // The last destination cannot be removed from here.
-    expect(await ledger.getByTestId("destination-remove").isDisabled()).toBe(true);
+    await expect.poll(() => ledger.getByTestId("destination-remove").isDisabled()).toBe(true);
     expect(cspViolations).toEqual([]);
   });
 
@@ -788,7 +788,7 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     await page.getByTestId("tab-events").click();
     const retryRow = page.locator(`[data-testid="event-row"][data-event-id="${retry}"]`);
     await retryRow.getByTestId("duplicate-badge").waitFor();
-    expect(await page.locator(`[data-testid="event-row"][data-event-id="${first}"]`).getByTestId("duplicate-badge").count()).toBe(0);
+    await expect.poll(() => page.locator(`[data-testid="event-row"][data-event-id="${first}"]`).getByTestId("duplicate-badge").count()).toBe(0);
     await page.getByTestId("filter-duplicate").selectOption("true");
     await page.getByTestId("apply-filters").click();
     await expect.poll(() => page.getByTestId("event-row").count()).toBe(1);
@@ -829,7 +829,7 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     await page.getByTestId("redeliver-start").click();
     const job = page.getByTestId("redeliver-dialog").getByTestId("job-progress");
     await expect.poll(() => job.getAttribute("data-state"), { timeout: 30_000 }).toBe("done");
-    expect(await job.getAttribute("data-done")).toBe("3");
+    await expect.poll(() => job.getAttribute("data-done")).toBe("3");
     await shot("27-bulk-redelivery");
     expect(received.slice(before).filter((r) => r.body.includes("order.paid"))).toHaveLength(3);
     for (const id of ids) expect((await api.events.get(ep.id, id)).forwardState).toBe("delivered");
@@ -847,7 +847,7 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     await page.getByTestId("tab-destinations").click();
     const row = page.getByTestId("job-row");
     await expect.poll(() => row.getAttribute("data-state")).toBe("done");
-    expect(await row.textContent()).toContain("forwardState exhausted");
+    await expect.poll(() => row.textContent()).toContain("forwardState exhausted");
     expect(cspViolations).toEqual([]);
   });
 
@@ -872,7 +872,7 @@ describe("the dashboard in headless Chromium against the all-in-one process", ()
     await api.endpoints.update(ep.id, { destinations: [{ id: flaky!.id, name: "flaky", url: `${targetUrl}/back`, maxAttempts: 20, breaker: { failures: 2, probeAfterMs: 1000 } }] });
     await expect.poll(() => received.slice(before).filter((r) => r.body.includes("order.paid")).length, { timeout: 30_000 }).toBe(3);
     await expect.poll(() => state.getAttribute("data-state"), { timeout: 15_000 }).toBe("closed");
-    expect(await state.getAttribute("data-held")).toBe("0");
+    await expect.poll(() => state.getAttribute("data-held")).toBe("0");
     expect(cspViolations).toEqual([]);
   });
 
