@@ -18,6 +18,15 @@ describe("header lookup", () => {
     }
   });
 
+  it("answers each of several frozen lists looked up in turn from its own headers", () => {
+    const a = Object.freeze<HeaderPair[]>([["X-Id", "a"], ["X-Only-A", "1"]]);
+    const b = Object.freeze<HeaderPair[]>([["x-id", "b"]]);
+    for (const [list, id, onlyA] of [[a, "a", "1"], [b, "b", undefined], [a, "a", "1"], [a, "a", "1"], [b, "b", undefined]] as const) {
+      expect(header(list, "X-ID")).toBe(id);
+      expect(header(list, "x-only-a")).toBe(onlyA);
+    }
+  });
+
   it("never answers a list that changed after a lookup from a stale index", () => {
     const list: HeaderPair[] = [["A", "1"]];
     expect(header(list, "b")).toBeUndefined();

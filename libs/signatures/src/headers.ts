@@ -7,8 +7,15 @@ export type HeaderPair = readonly [name: string, value: string];
  * of lookups of one list, which a scan lower-casing every name each time made a measurable
  * share of the happy path. Only frozen lists are indexed, so a list that can still change is
  * never answered from a stale index.
+ *
+ * Only the last list's index is kept: a capture's lookups come one after another, in one turn
+ * of the event loop. A WeakMap kept one entry per capture, and V8's young-generation
+ * collections do not clear a WeakMap's entries (only full ones do): each capture's headers and
+ * index outlived it, were copied at every scavenge and then promoted (docs/performance.md,
+ * "Scavenges keep much more").
  */
-const indexes = new WeakMap<readonly HeaderPair[], Map<string, string>>();
+let lastList: readonly HeaderPair[] | undefined;
+let lastIndex: Map<string, string> | undefined;
 const lowered = new Map<string, string>();
 
 function lower(name: string): string {
@@ -22,16 +29,15 @@ function lower(name: string): string {
 }
 
 function indexOf(headers: readonly HeaderPair[]): Map<string, string> | undefined {
+  if (headers === lastList) return lastIndex;
   if (!Object.isFrozen(headers)) return undefined;
-  let index = indexes.get(headers);
-  if (index === undefined) {
-    index = new Map();
-    for (const [n, v] of headers) {
-      const key = n.toLowerCase();
-      if (!index.has(key)) index.set(key, v);
-    }
-    indexes.set(headers, index);
+  const index = new Map<string, string>();
+  for (const [n, v] of headers) {
+    const key = n.toLowerCase();
+    if (!index.has(key)) index.set(key, v);
   }
+  lastList = headers;
+  lastIndex = index;
   return index;
 }
 
