@@ -146,7 +146,9 @@ describe("group commit", () => {
   /**
    * Ten senders each send a capture, and again 20 ms after their answer (the network between:
    * long enough that a flush without linger goes first even on a loaded machine, where 3 ms
-   * once was not); five more send theirs while the first call (50 ms) is in flight.
+   * once was not); five more send theirs while the first call (50 ms) is in flight: once the
+   * store has it (a fixed 10 ms after the start once came before the first call on a loaded
+   * machine, and the five joined it).
    */
   async function twoGroups(lingerMs: number) {
     const { store, catalog, batches, event } = await slowCatalog(50);
@@ -156,7 +158,10 @@ describe("group commit", () => {
       await sleep(20);
       await batcher.append(event());
     };
-    const late = sleep(10).then(() => Promise.all(Array.from({ length: 5 }, () => batcher.append(event()))));
+    const firstCall = async () => {
+      while (batches.length === 0) await sleep(1);
+    };
+    const late = firstCall().then(() => Promise.all(Array.from({ length: 5 }, () => batcher.append(event()))));
     await Promise.all([...Array.from({ length: 10 }, sender), late]);
     await store.close();
     return batches;
