@@ -1,6 +1,6 @@
 import { Worker } from "node:worker_threads";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { AppError } from "@whc/errors";
@@ -12,7 +12,8 @@ type Pending = { resolve: (v: unknown) => void; reject: (e: unknown) => void };
 
 /**
  * The worker: the bundled script beside dist/<app>/main.js, or, when running from sources
- * (tests, `tsx`), the TypeScript worker bundled once by esbuild (a development dependency)
+ * (tests, `tsx`), the TypeScript worker bundled once by esbuild (a development dependency), as
+ * tools/build.mjs bundles it (worker-build.json),
  * under node_modules/.cache, named by its content, and reused by every worker and process:
  * loading the sources through tsx in each new thread cost about a second per store.
  */
@@ -29,13 +30,12 @@ async function bundleSourceWorker(): Promise<string> {
   // Not a literal: a bundle of this module (the CLI's) must not pull esbuild in.
   const esbuildPackage = "esbuild";
   const esbuild = (await import(esbuildPackage)) as typeof Esbuild;
+  // As tools/build.mjs bundles it: its packages inside, better-sqlite3 loaded from node_modules.
+  const options = JSON.parse(readFileSync(new URL("./worker-build.json", import.meta.url), "utf8")) as Esbuild.BuildOptions;
   const out = await esbuild.build({
+    ...options,
     entryPoints: [fileURLToPath(new URL("./sqlite-worker.ts", import.meta.url))],
-    bundle: true,
     write: false,
-    platform: "node",
-    format: "esm",
-    packages: "external",
     tsconfig: path.join(root, "tsconfig.base.json"),
     logLevel: "warning",
   });
