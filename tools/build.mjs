@@ -1,6 +1,6 @@
 // Bundles each app's main.ts (and the libs it imports through the @whc/* paths of
 // tsconfig.base.json) into dist/<app>/main.js; npm packages stay external and load from
-// node_modules, except in the CLI's bundle (see cliBuild). Type checking is `npm run typecheck`'s job, not this one's.
+// node_modules, except in the CLI's bundle (see cliBuild) and the store's worker (storeWorkerBuild). Type checking is `npm run typecheck`'s job, not this one's.
 import { build as esbuild } from "esbuild";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";

@@ -12,9 +12,9 @@ type Pending = { resolve: (v: unknown) => void; reject: (e: unknown) => void };
 
 /**
  * The worker: the bundled script beside dist/<app>/main.js, or, when running from sources
- * (tests, `tsx`), the TypeScript worker bundled once by esbuild (a development dependency), as
- * tools/build.mjs bundles it (worker-build.json),
- * under node_modules/.cache, named by its content, and reused by every worker and process:
+ * (tests, `tsx`), the TypeScript worker bundled once by esbuild (a development dependency) with
+ * tools/build.mjs's options (worker-build.json) under node_modules/.cache, named by its content,
+ * and reused by every worker and process:
  * loading the sources through tsx in each new thread cost about a second per store.
  */
 async function startWorker(file: string): Promise<Worker> {
