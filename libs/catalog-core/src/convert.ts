@@ -192,7 +192,8 @@ function capturedForward(c: CapturedEvent): NewEvent["forward"] {
  * refuses a buffer that is no whole number of tokens); a store splits them where it needs to.
  */
 export function newEventFromCapture(c: CapturedEvent): NewEvent {
-  const key = { wrappedKey: c.wrappedKey, keyId: c.keyId };
+  // Literals, not spreads of the key: this runs for every capture (design §20).
+  const { wrappedKey, keyId } = c;
   return {
     accountId: c.accountId,
     endpointId: c.endpointId,
@@ -207,8 +208,8 @@ export function newEventFromCapture(c: CapturedEvent): NewEvent {
     responseCode: c.responseCode,
     truncated: c.truncated,
     originalSizeBytes: Number(c.originalSizeBytes),
-    body: c.body === undefined ? undefined : { ciphertext: c.body, ...key },
-    sealedRequest: c.sealedRequest.length > 0 ? { ciphertext: c.sealedRequest, ...key } : undefined,
+    body: c.body === undefined ? undefined : { ciphertext: c.body, wrappedKey, keyId },
+    sealedRequest: c.sealedRequest.length > 0 ? { ciphertext: c.sealedRequest, wrappedKey, keyId } : undefined,
     searchTokens: c.body === undefined ? NO_TOKENS : c.searchTokens,
     diagnosticJson: c.diagnosticJson,
     forwardedResponseJson: c.forwardedResponseJson,

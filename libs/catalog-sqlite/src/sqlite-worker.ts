@@ -2,12 +2,13 @@ import { parentPort, workerData } from "node:worker_threads";
 import type { CatalogStore } from "@whc/catalog-core";
 import { openSqliteStore } from "./sqlite-store.js";
 import { toErrorMessage } from "./worker-errors.js";
+import { decodeAppend, type EncodedAppend } from "./append-codec.js";
 
 /**
  * The embedded store on its own thread: commits (and their fsyncs) and queries run here, off
  * the event loop that answers HTTP. Appends arrive with the clock readings of their events
  * (taken by the caller, whose clock tests may set) and are stamped here, inside their
- * transaction. Their search tokens come packed, one buffer per event.
+ * transaction. They come encoded (append-codec.ts): rows, and one buffer of every event's bytes.
  */
 interface Call {
   id: number;
@@ -23,7 +24,7 @@ parentPort!.on("message", async ({ id, method, args }: Call) => {
     if (method === "appendEvents") {
       const times = args[1] as number[];
       let i = 0;
-      result = await store.appendEvents(args[0] as Parameters<CatalogStore["appendEvents"]>[0], () => times[i++] as number);
+      result = await store.appendEvents(decodeAppend(args[0] as EncodedAppend), () => times[i++] as number);
     } else {
       result = await (store[method] as (...a: unknown[]) => Promise<unknown>)(...args);
     }

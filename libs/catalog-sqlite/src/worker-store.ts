@@ -7,6 +7,7 @@ import { AppError } from "@whc/errors";
 import type { CatalogStore } from "@whc/catalog-core";
 import type * as Esbuild from "esbuild";
 import { fromErrorMessage, type ErrorMessage } from "./worker-errors.js";
+import { encodeAppend } from "./append-codec.js";
 
 type Pending = { resolve: (v: unknown) => void; reject: (e: unknown) => void };
 
@@ -85,13 +86,14 @@ export async function openSqliteStoreInWorker(options: { file: string }): Promis
   worker.on("error", fail);
   worker.on("exit", (code) => fail(new Error(`store worker exited with ${code}`)));
 
-  const call = (method: string, ...args: unknown[]) =>
+  const callWith = (transfer: ArrayBuffer[], method: string, ...args: unknown[]) =>
     new Promise<any>((resolve, reject) => {
       if (failure) return reject(stopped(failure));
       const id = (next += 1);
       pending.set(id, { resolve, reject });
-      worker.postMessage({ id, method, args });
+      worker.postMessage({ id, method, args }, transfer);
     });
+  const call = (method: string, ...args: unknown[]) => callWith([], method, ...args);
 
   // The first answer proves the worker opened the file.
   await call("ping");
@@ -111,14 +113,17 @@ export async function openSqliteStoreInWorker(options: { file: string }): Promis
     listEndpoints: (...a) => call("listEndpoints", ...a),
     deleteEndpoint: (...a) => call("deleteEndpoint", ...a),
     updateEndpoint: (...a) => call("updateEndpoint", ...a),
-    // Tokens travel packed in one buffer per event, as they came from ingest: cloning dozens
-    // of tiny typed arrays per event cost more than the store's own work on them.
-    appendEvents: (events, clock) =>
-      call(
+    // Encoded (append-codec.ts): rows of values, and every event's bytes in one buffer whose
+    // memory is handed to the worker, not copied twice by a structured clone.
+    appendEvents: (events, clock) => {
+      const encoded = encodeAppend(events);
+      return callWith(
+        [encoded.bytes.buffer as ArrayBuffer],
         "appendEvents",
-        events,
+        encoded,
         events.map(() => clock()),
-      ),
+      );
+    },
     listEvents: (...a) => call("listEvents", ...a),
     getEvent: (...a) => call("getEvent", ...a),
     deleteEvent: (...a) => call("deleteEvent", ...a),

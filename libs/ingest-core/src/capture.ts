@@ -129,8 +129,26 @@ export function redactCapture(
 /** What ingest learned of a capture before answering it (design §12); the answer adds its source (diagnosticJson). */
 export type CaptureDiagnosis = Pick<DiagnosticJson, "bodySha256" | "contentType" | "signature">;
 
-/** The stored `diagnostic`: what was learned, how the capture was answered and why. */
+/** The JSON of shared, frozen values (a signature nobody judged: @whc/signatures makes it once per provider). */
+const sharedJson = new WeakMap<object, string>();
+
+function jsonOf(value: object): string {
+  if (!Object.isFrozen(value)) return JSON.stringify(value);
+  let text = sharedJson.get(value);
+  if (text === undefined) {
+    text = JSON.stringify(value);
+    sharedJson.set(value, text);
+  }
+  return text;
+}
+
+/**
+ * The stored `diagnostic`: what was learned, how the capture was answered and why. The text
+ * JSON.stringify gives the DiagnosticJson object, keys in its order, written out: this runs on
+ * every capture, and the signature part, most often one frozen object per provider, is
+ * stringified once (design §20).
+ */
 export function diagnosticJson(diagnosis: CaptureDiagnosis, responseSource: ResponseSource, handshake?: HandshakeName): string {
-  const written: DiagnosticJson = { ...diagnosis, ...(handshake ? { handshake } : {}), responseSource };
-  return JSON.stringify(written);
+  const handshakePart = handshake ? `,"handshake":${JSON.stringify(handshake)}` : "";
+  return `{"bodySha256":${JSON.stringify(diagnosis.bodySha256)},"contentType":${JSON.stringify(diagnosis.contentType)},"signature":${jsonOf(diagnosis.signature)}${handshakePart},"responseSource":${JSON.stringify(responseSource)}}`;
 }

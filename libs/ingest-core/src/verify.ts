@@ -77,8 +77,10 @@ export function verifyCapture(input: VerifyInput): VerifyResult {
   // than the diagnosis itself on the happy path.
   diagnose.plain = plain;
   const signature = diagnoseSignature(diagnose);
-  const base = { provider, canonicalEventType: eventType, signature };
-  if (!plain) return { ...base, verification: "unverified", failureReason: "", matchedSecret: "none" };
-  if (plain.outcome.verification === "verified") return { ...base, verification: "verified", failureReason: "", matchedSecret: plain.matchedSecret };
-  return { ...base, verification: "failed", failureReason: plain.outcome.reason, matchedSecret: "none" };
+  // Literals, not spreads of a common part: this runs on every capture (design §20).
+  if (!plain) return { provider, canonicalEventType: eventType, signature, verification: "unverified", failureReason: "", matchedSecret: "none" };
+  if (plain.outcome.verification === "verified") {
+    return { provider, canonicalEventType: eventType, signature, verification: "verified", failureReason: "", matchedSecret: plain.matchedSecret };
+  }
+  return { provider, canonicalEventType: eventType, signature, verification: "failed", failureReason: plain.outcome.reason, matchedSecret: "none" };
 }

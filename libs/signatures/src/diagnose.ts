@@ -56,10 +56,12 @@ export function diagnoseSignature(input: DiagnoseInput): SignatureDiagnosis {
   const scheme = schemeOf(input.provider);
   const header = signatureHeader(scheme, input);
   const tolerance = toleranceOf(scheme, input);
-  const base = { provider: scheme.name, header, ...(tolerance === undefined ? {} : { toleranceSeconds: tolerance }) };
+  // Reading an unjudged signature's timestamp costs a whole verify: only when the caller wants it.
+  if ((!hasSecret(input.secret) || input.complete === false) && input.timestampOfUnverified === false) {
+    return unjudged(scheme, header, tolerance, input.complete === false);
+  }
+  const base = baseOf(scheme, header, tolerance);
   if (!hasSecret(input.secret) || input.complete === false) {
-    // Reading an unjudged signature's timestamp costs a whole verify: only when the caller wants it.
-    if (input.timestampOfUnverified === false) return unjudged(scheme, base, input.complete === false);
     const skew = skewOf(readTimestamp(scheme, input), input.nowMs);
     return { ...base, ...skew, ...unverified(scheme, input), matchedSecret: "none", checks: [] };
   }
@@ -149,6 +151,11 @@ function readTimestamp(scheme: ProviderScheme, input: DiagnoseInput): number | u
   }
 }
 
+/** What every diagnosis starts with: the scheme, its header and, for a timed scheme, its tolerance. */
+function baseOf(scheme: ProviderScheme, header: string, tolerance: number | undefined): { provider: string; header: string; toleranceSeconds?: number } {
+  return tolerance === undefined ? { provider: scheme.name, header } : { provider: scheme.name, header, toleranceSeconds: tolerance };
+}
+
 const unjudgedCache = new WeakMap<ProviderScheme, Map<string, SignatureDiagnosis>>();
 
 /**
@@ -156,12 +163,12 @@ const unjudgedCache = new WeakMap<ProviderScheme, Map<string, SignatureDiagnosis
  * timestamp: the same for every capture of one provider, header and tolerance, so it is made
  * once and shared, frozen. This is ingest's most common case, and it runs on every capture.
  */
-function unjudged(scheme: ProviderScheme, base: { provider: string; header: string; toleranceSeconds?: number }, cutOff: boolean): SignatureDiagnosis {
-  const key = `${base.header}\n${base.toleranceSeconds ?? ""}\n${cutOff ? 1 : 0}`;
+function unjudged(scheme: ProviderScheme, header: string, tolerance: number | undefined, cutOff: boolean): SignatureDiagnosis {
+  const key = `${header}\n${tolerance ?? ""}\n${cutOff ? 1 : 0}`;
   const cache = unjudgedCache.get(scheme) ?? unjudgedCache.set(scheme, new Map()).get(scheme)!;
   let found = cache.get(key);
   if (found === undefined) {
-    found = Object.freeze({ ...base, ...unverified(scheme, { complete: !cutOff }), matchedSecret: "none" as const, checks: Object.freeze([]) as unknown as VerifyCheck[] });
+    found = Object.freeze({ ...baseOf(scheme, header, tolerance), ...unverified(scheme, { complete: !cutOff }), matchedSecret: "none" as const, checks: Object.freeze([]) as unknown as VerifyCheck[] });
     // Keys come from the registry's names and headers and a tolerance; bounded all the same.
     if (cache.size < 1024) cache.set(key, found);
   }

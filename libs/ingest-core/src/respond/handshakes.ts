@@ -58,14 +58,20 @@ export function headerReflectable(value: string | undefined): value is string {
   return value !== undefined && value.length <= MAX_REFLECTED_BYTES && HEADER_SAFE.test(value);
 }
 
+/** No query: one shared, empty set of parameters (detectors only read it). */
+const NO_QUERY = new URLSearchParams();
+
 function queryOf(path: string): URLSearchParams {
   const at = path.indexOf("?");
-  return new URLSearchParams(at < 0 ? "" : path.slice(at + 1));
+  return at < 0 ? NO_QUERY : new URLSearchParams(path.slice(at + 1));
 }
 
-function contains(body: Uint8Array, marker: string): boolean {
+function contains(body: Uint8Array, marker: Buffer): boolean {
   return Buffer.from(body.buffer, body.byteOffset, body.byteLength).includes(marker);
 }
+
+const SLACK_MARKER = Buffer.from("url_verification");
+const ZOOM_MARKER = Buffer.from("endpoint.url_validation");
 
 function ownObject(value: unknown): Record<string, unknown> | undefined {
   return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
@@ -104,7 +110,7 @@ const slack: Handshake<string> = {
   documentedAt: "https://api.slack.com/events/url_verification",
   detect(req) {
     // The marker test spares the JSON scan on every ordinary POST.
-    if (req.method !== "POST" || !contains(req.body, "url_verification")) return undefined;
+    if (req.method !== "POST" || !contains(req.body, SLACK_MARKER)) return undefined;
     const challenge = slackUrlVerificationChallenge(req.body);
     return reflectable(challenge) ? challenge : undefined;
   },
@@ -117,7 +123,7 @@ const zoom: Handshake<string> = {
   needsSecret: true,
   documentedAt: "https://developers.zoom.us/docs/api/webhooks/#validate-your-webhook-endpoint",
   detect(req) {
-    if (req.method !== "POST" || !contains(req.body, "endpoint.url_validation")) return undefined;
+    if (req.method !== "POST" || !contains(req.body, ZOOM_MARKER)) return undefined;
     const json = parseSmallJson(req.body);
     if (ownField(json, "event") !== "endpoint.url_validation") return undefined;
     const plainToken = ownField(ownField(json, "payload"), "plainToken");
@@ -208,7 +214,8 @@ const NO_SECRET = new Uint8Array(0);
  * (`delayMs` 0, whatever the endpoint configures): Slack, Zoom and X give up after 3 seconds.
  */
 export function findHandshake(req: HandshakeRequest, secret: Uint8Array | undefined): { name: HandshakeName; answer: RenderedAnswer } | undefined {
-  const view: HandshakeView = { ...req, query: queryOf(req.path) };
+  // Written out, not spread: this runs on every capture (design §20).
+  const view: HandshakeView = { method: req.method, path: req.path, headers: req.headers, body: req.body, query: queryOf(req.path) };
   const usable = secret !== undefined && secret.length > 0 ? secret : undefined;
   for (const handshake of HANDSHAKES) {
     if (handshake.needsSecret && !usable) continue;

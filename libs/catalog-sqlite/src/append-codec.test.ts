@@ -1,0 +1,100 @@
+import { describe, expect, it } from "vitest";
+import { MessageChannel, receiveMessageOnPort } from "node:worker_threads";
+import { randomBytes } from "node:crypto";
+import type { NewEvent } from "@whc/catalog-core";
+import { decodeAppend, encodeAppend, type EncodedAppend } from "./append-codec.js";
+
+const key = new Uint8Array(randomBytes(60));
+
+/** Every field set (Required: a field added to NewEvent must be added here, and to the codec). */
+function full(n: number): Required<NewEvent> {
+  return {
+    accountId: `acc_${n}`,
+    endpointId: `end_${n}`,
+    method: "POST",
+    path: "/legacy?q=1",
+    headers: [["X-Legacy", `v${n}`]],
+    sealedRequest: { ciphertext: new Uint8Array(randomBytes(40 + n)), wrappedKey: key, keyId: "k1" },
+    remoteIp: "203.0.113.7",
+    canonicalEventType: "invoice.paid",
+    provider: "stripe",
+    verification: "failed",
+    verificationFailureReason: "signature_mismatch",
+    responseCode: 202,
+    truncated: true,
+    originalSizeBytes: 123_456 + n,
+    body: { ciphertext: new Uint8Array(randomBytes(1500 + n)), wrappedKey: key, keyId: "k1" },
+    searchTokens: new Uint8Array(randomBytes(8 * (n + 1))),
+    diagnosticJson: `{"n":${n},"ü":"\\u0000"}`,
+    forwardedResponseJson: '{"status":200}',
+    sequenceStatuses: [200, 500],
+    forward: { scheduled: true, deliveries: [{ destinationId: "d1", target: "whc-sealed:abc" }] },
+    redactionsJson: '{"headers":1}',
+    dedupe: { keyHash: new Uint8Array(randomBytes(32)), windowMs: 60_000 },
+  };
+}
+
+/** Metadata only: no body, no sealed request, no tokens, nothing optional. */
+const bare: NewEvent = {
+  accountId: "acc_m",
+  endpointId: "end_m",
+  method: "GET",
+  path: "",
+  headers: [],
+  remoteIp: "::1",
+  canonicalEventType: "",
+  provider: "generic",
+  verification: "unverified",
+  verificationFailureReason: "",
+  responseCode: 413,
+  truncated: false,
+  originalSizeBytes: 99_999_999,
+  searchTokens: new Uint8Array(0),
+  diagnosticJson: "",
+  forwardedResponseJson: "",
+};
+
+/** Across a real message port, the bytes' memory in the transfer list, as the store's thread gets it. */
+function across(encoded: EncodedAppend): EncodedAppend {
+  const { port1, port2 } = new MessageChannel();
+  port1.postMessage(encoded, [encoded.bytes.buffer as ArrayBuffer]);
+  const received = receiveMessageOnPort(port2)?.message as EncodedAppend;
+  port1.close();
+  return received;
+}
+
+const plain = (e: NewEvent) => JSON.parse(JSON.stringify(e, (_, v: unknown) => (v instanceof Uint8Array ? [...v] : v))) as unknown;
+
+describe("the append's encoding for the store's thread", () => {
+  it("gives back every field of every event, bytes included, in order", () => {
+    const events = [full(0), bare, full(1), full(2)];
+    const expected = events.map(plain);
+    const encoded = encodeAppend(events);
+    const decoded = decodeAppend(across(encoded));
+    expect(decoded.map(plain)).toEqual(expected);
+    // Absent parts stay absent.
+    expect(decoded[1]?.body).toBeUndefined();
+    expect(decoded[1]?.sealedRequest).toBeUndefined();
+    expect(decoded[1]?.dedupe).toBeUndefined();
+    expect(Object.keys(decoded[0] ?? {}).sort()).toEqual(Object.keys(full(0)).sort());
+  });
+
+  it("moves the bytes' memory instead of copying it, and leaves the caller's events whole", () => {
+    const events = [full(3), full(4)];
+    const encoded = encodeAppend(events);
+    const size = encoded.bytes.byteLength;
+    expect(size).toBe(events.reduce((n, e) => n + e.body.ciphertext.length + e.sealedRequest.ciphertext.length + e.searchTokens.length, 0));
+    const decoded = decodeAppend(across(encoded));
+    // Transferred: the sender's buffer is detached; the events it came from are untouched.
+    expect(encoded.bytes.byteLength).toBe(0);
+    expect(events[0]?.body.ciphertext.length).toBe(1503);
+    // One buffer under every part on the other side.
+    const buffers = new Set(decoded.flatMap((e) => [e.body?.ciphertext.buffer, e.sealedRequest?.ciphertext.buffer, e.searchTokens.buffer]));
+    expect(buffers.size).toBe(1);
+    expect(decoded[1]?.searchTokens).toEqual(events[1]?.searchTokens);
+  });
+
+  it("encodes an empty batch", () => {
+    expect(decodeAppend(across(encodeAppend([])))).toEqual([]);
+  });
+});
