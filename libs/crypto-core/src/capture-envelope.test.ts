@@ -12,6 +12,7 @@ import {
   sealedText,
   sealedTextBytes,
   sealUrlFor,
+  sealedWithBody,
   type SealedBodyParts,
 } from "@whc/sealing";
 import { createKeyRing } from "./key-ring.js";
@@ -72,6 +73,38 @@ describe("a capture sealed under one data key", () => {
     expect(opened.event.path).toBe(request.path);
     expect(opened.event.headers.map((h) => [h.name, h.value])).toEqual(request.headers);
     expect(opened.event.forward?.target).toBe("https://example.com/app/sub/Secret3?token=Secret2");
+    // The request is sealed inside the body's ciphertext (ADR 0092): one AES-GCM operation.
+    expect(sealedWithBody(stored.sealedRequest!.ciphertext)).toBe(true);
+  });
+
+  it("opens a body too large to be joined in one buffer, with its request, byte for byte", async () => {
+    const { sealer, opener } = keys();
+    const body = randomBytes(300 * 1024).toString("base64");
+    const stored = await storedEvent(sealer, { path: "?big=1", headers: [["content-type", "text/plain"]] }, body);
+    const opened = await openCapture(opener, stored);
+    expect([opened.decryption, opened.requestReadable, opened.event.path]).toEqual(["ok", true, "?big=1"]);
+    expect(Buffer.from(opened.body!).toString()).toBe(body);
+  });
+
+  it("reads a capture sealed by an earlier version, its request and body each alone (ADR 0009)", async () => {
+    const { sealer, opener } = keys();
+    const body = await sealer.seal(ENDPOINT, Buffer.from('{"old":true}'));
+    const request = await opener.sealUnder(ENDPOINT, body, packRequest({ path: "/old?q=Secret", headers: [["X-Old", "1"]] }), "request");
+    const old = create(EventSchema, { endpointId: ENDPOINT, bodyStored: true, body: sealedBody(body), sealedRequest: sealedBody({ ...body, ciphertext: request! }) });
+    const opened = await openCapture(opener, old);
+    expect([opened.decryption, opened.requestReadable, opened.event.path, Buffer.from(opened.body!).toString()]).toEqual(["ok", true, "/old?q=Secret", '{"old":true}']);
+    expect(opened.event.headers.map((h) => [h.name, h.value])).toEqual([["X-Old", "1"]]);
+  });
+
+  it("reads a joined capture whose ciphertext was altered, or whose body is missing, as failed", async () => {
+    const { sealer, opener } = keys();
+    const stored = await storedEvent(sealer, { path: "/p", headers: [["a", "b"]] }, "body");
+    const altered = Buffer.from(stored.body!.ciphertext);
+    altered[20] = (altered[20] as number) ^ 1;
+    const tampered = await openCapture(opener, { ...stored, body: { ...stored.body!, ciphertext: altered } });
+    expect([tampered.decryption, tampered.requestReadable, tampered.event.path, tampered.body]).toEqual(["failed", false, "", undefined]);
+    const bodiless = await openCapture(opener, { ...stored, body: undefined });
+    expect([bodiless.decryption, bodiless.requestReadable]).toEqual(["failed", false]);
   });
 
   it("seals the request of a metadata-only capture too; its decryption stays metadata_only", async () => {

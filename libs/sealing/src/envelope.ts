@@ -2,7 +2,7 @@ import type { Client } from "@connectrpc/connect";
 import type { CryptoService } from "@whc/contracts";
 import { createHmac } from "node:crypto";
 import { AppError } from "@whc/errors";
-import { open, seal } from "./aead.js";
+import { open, seal, sealJoined } from "./aead.js";
 import { createBlindIndexer, type BlindIndexer } from "./blind-index.js";
 
 export interface SealedBodyParts {
@@ -29,9 +29,22 @@ interface CachedKey {
 
 /**
  * What a sealed value is: a captured body, the packed headers, sub-path and query of its
- * request, or a URL that may carry that sub-path and query (a forward's target or attempt).
+ * request, both joined (a capture with a body, ADR 0092), or a URL that may carry that
+ * sub-path and query (a forward's target or attempt).
  */
-export type SealedPart = "body" | "request" | "url";
+export type SealedPart = "body" | "request" | "capture" | "url";
+
+/**
+ * A capture's `sealedRequest` when its request is sealed inside its body's ciphertext (ADR
+ * 0092): one byte, where a request sealed alone is at least 28 (nonce and tag). The event
+ * keeps its data key beside it, for the URLs sealed under the same key.
+ */
+export const SEALED_WITH_BODY: Uint8Array = Uint8Array.of(1);
+
+/** Whether a stored capture's request is sealed with its body (SEALED_WITH_BODY). */
+export function sealedWithBody(sealedRequest: Uint8Array | undefined): boolean {
+  return sealedRequest !== undefined && sealedRequest.length === 1 && sealedRequest[0] === 1;
+}
 
 /**
  * The associated data of a sealed value: its endpoint, so it cannot be moved to another one,
@@ -106,12 +119,22 @@ export function createEnvelopeSealer(crypto: Client<typeof CryptoService>, optio
     key.uses += 1;
     return { ciphertext: seal(key.plaintext, plaintext, aadOf(endpointId, part)), wrappedKey: key.wrapped, keyId: key.keyId };
   };
-  /** Every part under the one key at hand: a reader unwraps one data key per event. */
-  const sealCaptureWith = (key: CachedKey, endpointId: string, parts: CaptureParts): SealedCapture => ({
-    request: sealWith(key, endpointId, parts.request, "request"),
-    body: parts.body === undefined ? undefined : sealWith(key, endpointId, parts.body),
-    forwardTargets: (parts.forwardTargets ?? []).map((t) => sealedText(sealWith(key, endpointId, Buffer.from(t, "utf8"), "url").ciphertext)),
-  });
+  /**
+   * Every part under the one key at hand: a reader unwraps one data key per event. With a body,
+   * the request and the body are one AES-GCM operation (ADR 0092: a cipher's set-up and its tag
+   * cost more than sealing 2 KB), the request's place holding SEALED_WITH_BODY; without one
+   * (metadata only), the request is sealed alone.
+   */
+  const sealCaptureWith = (key: CachedKey, endpointId: string, parts: CaptureParts): SealedCapture => {
+    const forwardTargets = parts.forwardTargets?.length ? parts.forwardTargets.map((t) => sealedText(sealWith(key, endpointId, Buffer.from(t, "utf8"), "url").ciphertext)) : [];
+    if (parts.body === undefined) return { request: sealWith(key, endpointId, parts.request, "request"), body: undefined, forwardTargets };
+    key.uses += 1;
+    return {
+      request: { ciphertext: SEALED_WITH_BODY, wrappedKey: key.wrapped, keyId: key.keyId },
+      body: { ciphertext: sealJoined(key.plaintext, parts.request, parts.body, aadOf(endpointId, "capture")), wrappedKey: key.wrapped, keyId: key.keyId },
+      forwardTargets,
+    };
+  };
 
   return {
     async seal(endpointId: string, plaintext: Uint8Array): Promise<SealedBodyParts> {

@@ -1,5 +1,6 @@
 import type { Event, Forward, Header } from "@whc/contracts";
-import { sealedText, sealedTextBytes, type EnvelopeOpener } from "./envelope.js";
+import { sealedText, sealedTextBytes, sealedWithBody, type EnvelopeOpener, type OpenResult } from "./envelope.js";
+import { openJoined } from "./aead.js";
 
 /** A captured request's headers in arrival order, as name and value. */
 export type RequestHeaderPair = readonly [name: string, value: string];
@@ -70,6 +71,31 @@ async function openRequest(opener: EnvelopeOpener, e: Event): Promise<CapturedRe
   }
 }
 
+/**
+ * The request and the body (undefined: none stored): sealed as one (ADR 0092), or each alone, as
+ * a capture without a body and every capture before that ADR are.
+ */
+async function openRequestAndBody(opener: EnvelopeOpener, e: Event): Promise<[CapturedRequest | undefined, OpenResult | undefined]> {
+  if (!sealedWithBody(e.sealedRequest?.ciphertext)) {
+    return Promise.all([openRequest(opener, e), e.bodyStored && e.body ? opener.open(e.endpointId, e.body) : undefined]);
+  }
+  const failed: OpenResult = { ok: false, reason: "tampered" };
+  // Always stored with a body; without one nothing of the request can be read.
+  if (!e.body) return [undefined, failed];
+  const opened = await opener.open(e.endpointId, e.body, "capture");
+  if (!opened.ok) return [undefined, opened];
+  const joined = openJoined(opened.plaintext);
+  let request: CapturedRequest | undefined;
+  try {
+    request = joined && unpackRequest(joined.head);
+  } catch {
+    request = undefined;
+  }
+  // Opened, so sealed by us; a plaintext that does not split is a bug, and reads as failed.
+  if (!joined || !request) return [undefined, failed];
+  return [request, e.bodyStored ? { ok: true, plaintext: joined.tail } : undefined];
+}
+
 /** A URL field as stored: a sealedText under the event's data key is opened ("" when it cannot be), any other is as it was written. */
 async function openUrl(opener: EnvelopeOpener, e: Event, text: string): Promise<string> {
   const sealed = sealedTextBytes(text);
@@ -103,9 +129,8 @@ export async function sealUrlFor(opener: EnvelopeOpener, e: Event, url: string):
  * outage throws, as for bodies.
  */
 export async function openCapture(opener: EnvelopeOpener, e: Event): Promise<OpenedCapture> {
-  const [request, body, forward, deliveries] = await Promise.all([
-    openRequest(opener, e),
-    e.bodyStored && e.body ? opener.open(e.endpointId, e.body) : undefined,
+  const [[request, body], forward, deliveries] = await Promise.all([
+    openRequestAndBody(opener, e),
     e.forward && openForward(opener, e, e.forward),
     Promise.all(e.deliveries.map((d) => openForward(opener, e, d))),
   ]);
