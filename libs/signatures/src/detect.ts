@@ -3,5 +3,7 @@ import { DETECTION_ORDER, providers, type Provider } from "./registry.js";
 
 /** Which provider sent this, from its headers; undefined when nothing identifies one. */
 export function detectProvider(headers: readonly HeaderPair[]): Provider | undefined {
-  return DETECTION_ORDER.find((name) => providers[name].detect(headers));
+  // A loop, not find() with a closure: this runs on every capture of a generic endpoint.
+  for (const name of DETECTION_ORDER) if (providers[name].detect(headers)) return name;
+  return undefined;
 }

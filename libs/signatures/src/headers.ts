@@ -57,5 +57,7 @@ export function header(headers: readonly HeaderPair[], name: string): string | u
 }
 
 export function hasHeader(headers: readonly HeaderPair[], ...names: readonly string[]): boolean {
-  return names.some((name) => header(headers, name) !== undefined);
+  // A loop, not some() with a closure: detection asks this of every provider on every capture.
+  for (let i = 0; i < names.length; i += 1) if (header(headers, names[i] as string) !== undefined) return true;
+  return false;
 }

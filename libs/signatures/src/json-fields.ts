@@ -36,6 +36,17 @@ const COMMA = 0x2c;
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
+/** What a byte does to the skip over a nested object or array: nothing (0), or one of these. */
+const IN_STRING = 1;
+const OPENS = 2;
+const CLOSES = 3;
+const SKIP_KIND = new Uint8Array(256);
+SKIP_KIND[QUOTE] = IN_STRING;
+SKIP_KIND[OPEN_BRACE] = OPENS;
+SKIP_KIND[OPEN_BRACKET] = OPENS;
+SKIP_KIND[CLOSE_BRACE] = CLOSES;
+SKIP_KIND[CLOSE_BRACKET] = CLOSES;
+
 function isSpace(c: number | undefined): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }
@@ -61,15 +72,22 @@ function valueEnd(b: Uint8Array, i: number): number {
   if (first === QUOTE) return stringEnd(b, i);
   if (first === OPEN_BRACE || first === OPEN_BRACKET) {
     let depth = 0;
-    for (let j = i; j < b.length; j += 1) {
-      const c = b[j];
-      if (c === QUOTE) {
-        const end = stringEnd(b, j);
-        if (end < 0) return -1;
-        j = end - 1;
-      } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+    const length = b.length;
+    for (let j = i; j < length; j += 1) {
+      // One table load per byte: most bytes of a nested value are none of the four kinds.
+      const kind = SKIP_KIND[b[j] as number] as number;
+      if (kind === 0) continue;
+      if (kind === IN_STRING) {
+        // The string's end inline: a nested value is mostly strings.
+        for (j += 1; j < length; j += 1) {
+          const c = b[j];
+          if (c === BACKSLASH) j += 1;
+          else if (c === QUOTE) break;
+        }
+        if (j >= length) return -1;
+      } else if (kind === OPENS) {
         depth += 1;
-      } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+      } else {
         depth -= 1;
         if (depth === 0) return j + 1;
       }
@@ -84,6 +102,18 @@ function valueEnd(b: Uint8Array, i: number): number {
 
 /** A string token [start, end) (quotes included) as JSON.parse reads it; undefined if it is not one. */
 function decodeString(b: Uint8Array, start: number, end: number): string | undefined {
+  // Plain ASCII without escapes (an event type, nearly always) is its bytes; only others are parsed.
+  if (end - start >= 2 && b[start] === QUOTE && b[end - 1] === QUOTE) {
+    let plain = true;
+    for (let j = start + 1; j < end - 1; j += 1) {
+      const c = b[j] as number;
+      if (c === BACKSLASH || c === QUOTE || c >= 0x80 || c < 0x20) {
+        plain = false;
+        break;
+      }
+    }
+    if (plain) return Buffer.from(b.buffer, b.byteOffset + start + 1, end - start - 2).toString("latin1");
+  }
   try {
     const value: unknown = JSON.parse(utf8.decode(b.subarray(start, end)));
     return typeof value === "string" ? value : undefined;
