@@ -86,14 +86,13 @@ export async function openSqliteStoreInWorker(options: { file: string }): Promis
   worker.on("error", fail);
   worker.on("exit", (code) => fail(new Error(`store worker exited with ${code}`)));
 
-  const callWith = (transfer: ArrayBuffer[], method: string, ...args: unknown[]) =>
+  const call = (method: string, ...args: unknown[]) =>
     new Promise<any>((resolve, reject) => {
       if (failure) return reject(stopped(failure));
       const id = (next += 1);
       pending.set(id, { resolve, reject });
-      worker.postMessage({ id, method, args }, transfer);
+      worker.postMessage({ id, method, args });
     });
-  const call = (method: string, ...args: unknown[]) => callWith([], method, ...args);
 
   // The first answer proves the worker opened the file.
   await call("ping");
@@ -113,17 +112,14 @@ export async function openSqliteStoreInWorker(options: { file: string }): Promis
     listEndpoints: (...a) => call("listEndpoints", ...a),
     deleteEndpoint: (...a) => call("deleteEndpoint", ...a),
     updateEndpoint: (...a) => call("updateEndpoint", ...a),
-    // Encoded (append-codec.ts): rows of values, and every event's bytes in one buffer whose
-    // memory is handed to the worker, not copied twice by a structured clone.
-    appendEvents: (events, clock) => {
-      const encoded = encodeAppend(events);
-      return callWith(
-        [encoded.bytes.buffer as ArrayBuffer],
+    // Encoded (append-codec.ts): rows of values, and every event's bytes in one buffer, which
+    // the clone copies once instead of making a buffer per part.
+    appendEvents: (events, clock) =>
+      call(
         "appendEvents",
-        encoded,
+        encodeAppend(events),
         events.map(() => clock()),
-      );
-    },
+      ),
     listEvents: (...a) => call("listEvents", ...a),
     getEvent: (...a) => call("getEvent", ...a),
     deleteEvent: (...a) => call("deleteEvent", ...a),

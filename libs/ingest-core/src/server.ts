@@ -245,8 +245,9 @@ function admit(s: Surface, c: Capture, found: IngestEndpoint | undefined): void 
   if (declared !== undefined && declared > s.options.maxInboundBodyBytes) return captureBody(s, c, found, DECLARED_TOO_LARGE);
   const reservation = s.budget.reserve(bodyReservation(c.req, s.options.maxInboundBodyBytes), { peer: c.remoteIp, endpoint: c.endpointId });
   if (!isReservation(reservation)) return overloaded(s, c, reservation);
-  // Every way the request ends (answered, sender gone, failure) closes the response once.
-  c.res.once("close", reservation.release);
+  // Every way the request ends (answered, sender gone, failure) closes the response, once;
+  // release is idempotent, so a plain listener does (once() wraps it, per capture).
+  c.res.on("close", reservation.release);
   c.reservation = reservation;
   // A sender that asked first gets its go-ahead only now: an unknown, paused, too large or
   // overloaded request has answered above, before a byte of the body was sent.
