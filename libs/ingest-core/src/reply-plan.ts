@@ -57,6 +57,23 @@ export function renderReply(
   return resolveAnswer(found.response, answer, { eventId: stored.id, receivedAtMs: stored.receivedAtMs, path: req.path, headers: req.headers, body: req.body });
 }
 
+let preparedFor: RenderedAnswer["headers"] | undefined;
+let prepared: string[] = [];
+
+/**
+ * An answer's headers with the untrusted-content ones, flat as writeHead takes them. A frozen
+ * list (the built-in answer's, the same for every capture) is prepared once and reused.
+ */
+function headerFields(headers: RenderedAnswer["headers"]): string[] {
+  if (headers === preparedFor) return prepared;
+  const fields = withUntrustedContentHeaders(headers).flat();
+  if (Object.isFrozen(headers)) {
+    preparedFor = headers;
+    prepared = fields;
+  }
+  return fields;
+}
+
 /**
  * Writes the answer; framing is the server's. A header Node refuses falls back to the built-in
  * answer. The body may be the tenant's configured bytes or echo the sender's: never a page
@@ -65,10 +82,10 @@ export function renderReply(
 export function sendAnswer(res: ServerResponse, answer: RenderedAnswer, eventId: string): boolean {
   const body = answer.body;
   try {
-    res.writeHead(answer.status, [...withUntrustedContentHeaders(answer.headers).flat(), EVENT_ID_HEADER, eventId, "content-length", String(body.length)]);
+    res.writeHead(answer.status, [...headerFields(answer.headers), EVENT_ID_HEADER, eventId, "content-length", String(body.length)]);
   } catch {
     const fallback = builtInAnswer(eventId);
-    res.writeHead(fallback.status, [...withUntrustedContentHeaders(fallback.headers).flat(), EVENT_ID_HEADER, eventId, "content-length", String(fallback.body.length)]);
+    res.writeHead(fallback.status, [...headerFields(fallback.headers), EVENT_ID_HEADER, eventId, "content-length", String(fallback.body.length)]);
     res.end(fallback.body);
     return false;
   }

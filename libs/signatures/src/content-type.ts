@@ -24,9 +24,19 @@ export function bodyKind(declaredContentType: string | undefined, body: Uint8Arr
   return { declared, bodyIs, mismatch: contradicts(declared, bodyIs) };
 }
 
+let lastDeclared: string | undefined;
+let lastMediaType: string | null = null;
+
+/** The media type of a Content-Type value; the last one is kept (a sender repeats its own). */
 function mediaType(value: string | undefined): string | null {
+  if (value !== undefined && value === lastDeclared) return lastMediaType;
   const essence = value?.split(";")[0]?.trim().toLowerCase();
-  return essence ? essence : null;
+  const type = essence ? essence : null;
+  if (value !== undefined) {
+    lastDeclared = value;
+    lastMediaType = type;
+  }
+  return type;
 }
 
 function sniff(body: Uint8Array): BodyIs {

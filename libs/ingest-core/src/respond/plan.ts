@@ -67,8 +67,11 @@ export function handshakesEnabled(config: EndpointResponseConfig | undefined): b
 }
 
 /** Today's answer to a stored capture, byte for byte what `reply(res, 200, { ok: true, id })` sends. */
+/** The built-in answer's headers: one frozen list for every capture, so sendAnswer prepares it once. */
+const BUILT_IN_HEADERS = Object.freeze([Object.freeze(["content-type", JSON_CONTENT_TYPE])]) as unknown as [string, string][];
+
 export function builtInAnswer(eventId: string): RenderedAnswer {
-  return { status: 200, headers: [["content-type", JSON_CONTENT_TYPE]], body: utf8(JSON.stringify({ ok: true, id: eventId })), delayMs: 0 };
+  return { status: 200, headers: BUILT_IN_HEADERS, body: utf8(JSON.stringify({ ok: true, id: eventId })), delayMs: 0 };
 }
 
 /** Statuses that carry no content (RFC 9110 §15.3.5, §15.3.6, §15.4.5): a configured body is not sent with them. */
