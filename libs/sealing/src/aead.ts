@@ -21,11 +21,13 @@ function freshNonce(): Buffer {
 
 /** AES-256-GCM: nonce || ciphertext || tag, with optional associated data. */
 export function seal(key: Uint8Array, plaintext: Uint8Array, aad?: Uint8Array): Buffer {
-  return sealParts(key, [plaintext], plaintext.length, aad);
+  return sealParts(key, [plaintext], aad);
 }
 
-/** seal() of the parts one after another, `length` bytes in all, without joining them first. */
-function sealParts(key: Uint8Array, parts: readonly Uint8Array[], length: number, aad?: Uint8Array): Buffer {
+/** seal() of the parts one after another, without joining them first. */
+function sealParts(key: Uint8Array, parts: readonly Uint8Array[], aad?: Uint8Array): Buffer {
+  let length = 0;
+  for (const part of parts) length += part.length;
   // Its own memory, not a slice of Node's shared pool: a sealed body is posted to the store's
   // thread, and a pooled slice would drag the whole 8 KiB pool along with it.
   const out = Buffer.allocUnsafeSlow(NONCE_BYTES + length + TAG_BYTES);
@@ -55,12 +57,12 @@ export function sealJoined(key: Uint8Array, head: Uint8Array, tail: Uint8Array, 
     plaintext.writeUInt32LE(head.length, 0);
     plaintext.set(head, 4);
     plaintext.set(tail, 4 + head.length);
-    return sealParts(key, [plaintext], length, aad);
+    return sealParts(key, [plaintext], aad);
   }
   const prefix = Buffer.allocUnsafe(4 + head.length);
   prefix.writeUInt32LE(head.length, 0);
   prefix.set(head, 4);
-  return sealParts(key, [prefix, tail], length, aad);
+  return sealParts(key, [prefix, tail], aad);
 }
 
 /** The two values of a sealJoined plaintext (views on it); undefined when it is not one. */

@@ -7,7 +7,7 @@
 export { seal, open } from "./aead.js";
 export { blindTokens, createBlindIndexer, words, packSearchTokens, unpackSearchTokens, TOKEN_BYTES, MAX_TOKENS_PER_BODY } from "./blind-index.js";
 export type { BlindIndexer } from "./blind-index.js";
-export { createEnvelopeSealer, createEnvelopeOpener, createBlindIndexSource, createDedupeHasher, sealedText, sealedTextBytes, sealedWithBody, SEALED_TEXT_PREFIX, SEALED_WITH_BODY } from "./envelope.js";
+export { createEnvelopeSealer, createEnvelopeOpener, createBlindIndexSource, createDedupeHasher, sealedText, sealedTextBytes, sealedWithBody, SEALED_TEXT_PREFIX } from "./envelope.js";
 export type { EnvelopeSealer, EnvelopeOpener, SealedBodyParts, SealedCapture, CaptureParts, SealedPart, SealerOptions, OpenResult, BlindIndexSource, DedupeHasher } from "./envelope.js";
 export { packRequest, unpackRequest, openCapture, sealUrlFor } from "./request-envelope.js";
 export type { CapturedRequest, CaptureDecryption, OpenedCapture, RequestHeaderPair } from "./request-envelope.js";
