@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { gzipSync } from "node:zlib";
 import net from "node:net";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import fc from "fast-check";
 import { sign as octokitSign } from "@octokit/webhooks-methods";
 import { Writable } from "node:stream";
@@ -130,6 +130,34 @@ describe("the receiving surface", () => {
     const forged = await postGithub(ep.webhookUrl, "not-the-secret", payload);
     const f = await detail(ep.id, ((await forged.json()) as { id: string }).id);
     expect(f).toMatchObject({ truncated: true, verification: "failed", verificationFailureReason: "signature_mismatch" });
+  });
+
+  it("gives every event the SHA-256 of the bytes received: stored whole, cut, not stored, or redacted smaller", async () => {
+    const sha = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
+    const send = async (url: string, body: Buffer | string) => {
+      const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { id: string }).id;
+    };
+    const ep = await endpoint();
+    const whole = Buffer.from(JSON.stringify({ type: "whole", n: 1 }));
+    const cut = randomBytes(2500);
+    expect((await detail(ep.id, await send(ep.webhookUrl, whole))).diagnostic.bodySha256).toBe(sha(whole));
+    // Stored as its first 1,000 bytes, hashed as the 2,500 that arrived.
+    const cutDetail = await detail(ep.id, await send(ep.webhookUrl, cut));
+    expect(cutDetail.truncated).toBe(true);
+    expect(cutDetail.diagnostic.bodySha256).toBe(sha(cut));
+    const metadataOnly = await endpoint({ operatingMode: "metadata_only" });
+    expect((await detail(metadataOnly.id, await send(metadataOnly.webhookUrl, whole))).diagnostic.bodySha256).toBe(sha(whole));
+    // Redacted from 2,500 bytes to fewer than 1,000: stored whole, so the hash is the stored
+    // bytes', never the original's (which would let a reader test guesses of the value).
+    const redacting = await endpoint({ redact: { jsonPaths: ["$.secret"] } });
+    const sent = JSON.stringify({ type: "redacted", secret: "s".repeat(2400) });
+    const redacted = await detail(redacting.id, await send(redacting.webhookUrl, sent));
+    expect(redacted.truncated).toBe(false);
+    expect(redacted.body).toBe(JSON.stringify({ type: "redacted", secret: "[redacted]" }));
+    expect(redacted.diagnostic.bodySha256).toBe(sha(redacted.body));
+    expect(redacted.diagnostic.bodySha256).not.toBe(sha(sent));
   });
 
   it("does not judge the signature of a body it stopped reading (413): unverified", async () => {

@@ -28,6 +28,8 @@ describe("diagnosticJson", () => {
     ["nobody judged the signature", diagnosisOf(undefined, [["Stripe-Signature", signed]])],
     ["verified", diagnosisOf(SECRET, [["Stripe-Signature", signed]])],
     ["failed", diagnosisOf("whsec_another_secret", [["Stripe-Signature", signed]])],
+    // The body stored as received: its hash is left to the reader (undefined, not written).
+    ["stored whole, no hash", { ...diagnosisOf(SECRET, [["Stripe-Signature", signed]]), bodySha256: undefined }],
   ];
 
   it.each(cases)("is the JSON of the diagnostic object, keys in order (%s)", (_, diagnosis) => {
@@ -43,7 +45,7 @@ describe("diagnosticJson", () => {
 
   it("tells the verdicts apart", () => {
     const verdicts = cases.map(([, d]) => (JSON.parse(diagnosticJson(d, "default")) as { signature: { verdict: string } }).signature.verdict);
-    expect(verdicts).toEqual(["unverified", "verified", "failed"]);
+    expect(verdicts).toEqual(["unverified", "verified", "failed", "verified"]);
     expect(Object.isFrozen(cases[0]?.[1].signature)).toBe(true);
   });
 });

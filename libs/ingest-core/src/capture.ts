@@ -92,7 +92,9 @@ export function captureEvent(
     dedupeWindowMs: 0n,
   };
   const diagnosis: CaptureDiagnosis = {
-    bodySha256: hash("sha256", body.whole, "hex"),
+    // Only when the bytes stored are not the bytes received (cut, or not kept): otherwise the
+    // API hashes the stored body when it shows the event (design §20, docs/design.md §12).
+    bodySha256: keepsBody && !capture.truncated ? undefined : hash("sha256", body.whole, "hex"),
     contentType,
     signature: verified.signature,
   };
@@ -120,14 +122,21 @@ export function redactCapture(
   if (!redactedAny(out.counts)) return { request, body: cut(whole) };
   capture.redactionsJson = JSON.stringify(out.counts);
   if (out.body && out.body !== whole) {
-    diagnosis.bodySha256 = hash("sha256", out.body, "hex");
     capture.truncated = out.body.length > keep;
+    // Stored whole, the API hashes what is stored; cut, the redacted body's hash is kept here.
+    // Never the original's: it would let whoever reads it test guesses of what was redacted.
+    diagnosis.bodySha256 = capture.truncated ? hash("sha256", out.body, "hex") : undefined;
   }
   return { request: { path: request.path, headers: out.headers }, body: cut(out.body) };
 }
 
-/** What ingest learned of a capture before answering it (design §12); the answer adds its source (diagnosticJson). */
-export type CaptureDiagnosis = Pick<DiagnosticJson, "bodySha256" | "contentType" | "signature">;
+/**
+ * What ingest learned of a capture before answering it (design §12); the answer adds its source
+ * (diagnosticJson). `bodySha256` is undefined when the stored body is the bytes received (or
+ * what redaction made of them, whole): the API computes it from the stored body when it shows
+ * the event, instead of every capture hashing its body on the answer path (design §20).
+ */
+export type CaptureDiagnosis = Pick<DiagnosticJson, "contentType" | "signature"> & { bodySha256: string | undefined };
 
 /** The JSON of shared, frozen values (a signature nobody judged: @whc/signatures makes it once per provider). */
 const sharedJson = new WeakMap<object, string>();
@@ -150,5 +159,6 @@ function jsonOf(value: object): string {
  */
 export function diagnosticJson(diagnosis: CaptureDiagnosis, responseSource: ResponseSource, handshake?: HandshakeName): string {
   const handshakePart = handshake ? `,"handshake":${JSON.stringify(handshake)}` : "";
-  return `{"bodySha256":${JSON.stringify(diagnosis.bodySha256)},"contentType":${JSON.stringify(diagnosis.contentType)},"signature":${jsonOf(diagnosis.signature)}${handshakePart},"responseSource":${JSON.stringify(responseSource)}}`;
+  const hashPart = diagnosis.bodySha256 === undefined ? "" : `"bodySha256":${JSON.stringify(diagnosis.bodySha256)},`;
+  return `{${hashPart}"contentType":${JSON.stringify(diagnosis.contentType)},"signature":${jsonOf(diagnosis.signature)}${handshakePart},"responseSource":${JSON.stringify(responseSource)}}`;
 }

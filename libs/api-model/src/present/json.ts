@@ -269,6 +269,19 @@ function parseObject(text: string): Record<string, unknown> {
   }
 }
 
+/**
+ * A stored diagnostic with its `bodySha256`: as stored, or, when ingest stored none (the body
+ * stored is the bytes received), the opened body's. Without an opened body it stays absent.
+ */
+function withBodyHash(
+  diagnostic: Record<string, unknown>,
+  opened: { decryption: Decryption; plaintext?: Uint8Array | undefined; sha256?: ((plaintext: Uint8Array) => string) | undefined },
+): Record<string, unknown> {
+  if (typeof diagnostic.bodySha256 === "string" || !diagnostic.contentType) return diagnostic;
+  if (opened.decryption !== "ok" || opened.plaintext === undefined || opened.sha256 === undefined) return diagnostic;
+  return { bodySha256: opened.sha256(opened.plaintext), ...diagnostic };
+}
+
 /** UTF-8 text when the bytes decode as such, else base64: the body is always exact. */
 export function bodyJson(bytes: Uint8Array): { body: string; bodyEncoding: "utf8" | "base64" } {
   try {
@@ -352,6 +365,11 @@ export function eventDetailJson(
     attemptBodies?: readonly (readonly (Uint8Array | undefined)[])[] | undefined;
     /** The endpoint's destination names by id (destinationNamesOf). */
     destinationNames?: ReadonlyMap<string, string> | undefined;
+    /**
+     * Hex SHA-256 of the opened body: the diagnostic's `bodySha256` where ingest did not store
+     * one, because the stored body is the bytes received (design §20). Called only then.
+     */
+    sha256?: ((plaintext: Uint8Array) => string) | undefined;
   },
 ): EventDetailJson {
   const { searchMatchedTruncated: _unused, ...summary } = eventSummaryJson(e);
@@ -365,7 +383,7 @@ export function eventDetailJson(
     headers: headersJson(e.headers),
     remoteIp: e.remoteIp,
     ...(opened.decryption === "ok" && opened.plaintext ? bodyJson(opened.plaintext) : {}),
-    diagnostic: parseObject(e.diagnosticJson),
+    diagnostic: withBodyHash(parseObject(e.diagnosticJson), opened),
     ...(redactions ? { redactions } : {}),
     ...(drift?.length ? { schemaDrift: drift } : {}),
     forwardedResponse: forwardedResponseJson(e.deliveries, opened.attemptBodies, opened.destinationNames),

@@ -1,3 +1,4 @@
+import { hash } from "node:crypto";
 import type { Event, Forward } from "@whc/contracts";
 import { openCapture, type EnvelopeOpener } from "@whc/sealing";
 import type { EventDetailJson } from "@whc/api-model";
@@ -18,6 +19,9 @@ async function openAttemptBodies(opener: EnvelopeOpener, endpointId: string, del
   );
 }
 
+/** The diagnostic's bodySha256 of a body stored as received (ingest leaves it to the reader). */
+const sha256 = (plaintext: Uint8Array) => hash("sha256", plaintext, "hex");
+
 /**
  * An event as operation 6 shows it, with what is sealed opened (its body, and its headers,
  * sub-path and query: ADR 0009): the one place that turns a stored event into its detail, so
@@ -29,5 +33,5 @@ export async function openEventDetail(opener: EnvelopeOpener, e: Event, destinat
     openCapture(opener, e),
     Promise.all(e.deliveries.map((d) => openAttemptBodies(opener, e.endpointId, d))),
   ]);
-  return eventDetailJson(opened.event, { decryption: opened.decryption, plaintext: opened.body, attemptBodies, destinationNames });
+  return eventDetailJson(opened.event, { decryption: opened.decryption, plaintext: opened.body, attemptBodies, destinationNames, sha256 });
 }
