@@ -138,7 +138,7 @@ export function redactCapture(
  */
 export type CaptureDiagnosis = Pick<DiagnosticJson, "contentType" | "signature"> & { bodySha256: string | undefined };
 
-/** The JSON of shared, frozen values (a signature nobody judged: @whc/signatures makes it once per provider). */
+/** The JSON of shared, frozen values (a signature nobody judged, a content type: @whc/signatures shares them). */
 const sharedJson = new WeakMap<object, string>();
 
 function jsonOf(value: object): string {
@@ -154,11 +154,12 @@ function jsonOf(value: object): string {
 /**
  * The stored `diagnostic`: what was learned, how the capture was answered and why. The text
  * JSON.stringify gives the DiagnosticJson object, keys in its order, written out: this runs on
- * every capture, and the signature part, most often one frozen object per provider, is
- * stringified once (design §20).
+ * every capture, and the parts that are most often shared frozen objects (the signature's, one
+ * per provider when nobody judged it; the content type's, the last one kept) are stringified
+ * once (design §20).
  */
 export function diagnosticJson(diagnosis: CaptureDiagnosis, responseSource: ResponseSource, handshake?: HandshakeName): string {
   const handshakePart = handshake ? `,"handshake":${JSON.stringify(handshake)}` : "";
   const hashPart = diagnosis.bodySha256 === undefined ? "" : `"bodySha256":${JSON.stringify(diagnosis.bodySha256)},`;
-  return `{${hashPart}"contentType":${JSON.stringify(diagnosis.contentType)},"signature":${jsonOf(diagnosis.signature)}${handshakePart},"responseSource":${JSON.stringify(responseSource)}}`;
+  return `{${hashPart}"contentType":${jsonOf(diagnosis.contentType)},"signature":${jsonOf(diagnosis.signature)}${handshakePart},"responseSource":${JSON.stringify(responseSource)}}`;
 }

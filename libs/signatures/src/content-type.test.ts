@@ -27,6 +27,23 @@ describe("bodyKind", () => {
     expect(bodyKind("application/octet-stream", body)).toEqual({ declared: "application/octet-stream", bodyIs: "binary", mismatch: false });
   });
 
+  it("answers each capture its own kind when answers alternate, as one frozen object per answer in a row", () => {
+    const cases: [string | undefined, string, { declared: string | null; bodyIs: string; mismatch: boolean }][] = [
+      ["application/json", '{"a":1}', { declared: "application/json", bodyIs: "json", mismatch: false }],
+      ["application/json", "a=1", { declared: "application/json", bodyIs: "form", mismatch: true }],
+      [undefined, "", { declared: null, bodyIs: "empty", mismatch: false }],
+      ["text/plain", '{"a":1}', { declared: "text/plain", bodyIs: "json", mismatch: false }],
+    ];
+    for (let round = 0; round < 3; round += 1) {
+      for (const [declared, body, expected] of cases) {
+        const first = bodyKind(declared, bytes(body));
+        expect(first).toEqual(expected);
+        expect(Object.isFrozen(first)).toBe(true);
+        expect(bodyKind(declared, bytes(body))).toBe(first);
+      }
+    }
+  });
+
   it("keeps the declared media type without its parameters, null when none was sent", () => {
     expect(bodyKind("Application/JSON; charset=utf-8", bytes("{}")).declared).toBe("application/json");
     expect(bodyKind(undefined, bytes("{}")).declared).toBeNull();

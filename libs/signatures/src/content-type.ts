@@ -18,10 +18,19 @@ const FORM = /^[!-%'-<>-~]+=[!-%'-~]*(?:&[!-%'-<>-~]+(?:=[!-%'-~]*)?)*&?$/;
 
 const isSpace = (c: number | undefined) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
 
+let lastKind: ContentTypeDiagnosis = Object.freeze({ declared: null, bodyIs: "empty", mismatch: false });
+
+/**
+ * The body's kind against its declared type, as a frozen object shared by every capture that
+ * gets the same answer: the last one is kept (a sender repeats its own), so the diagnostic's
+ * text of it is written once, not per capture (design §20).
+ */
 export function bodyKind(declaredContentType: string | undefined, body: Uint8Array): ContentTypeDiagnosis {
   const declared = mediaType(declaredContentType);
   const bodyIs = sniff(body);
-  return { declared, bodyIs, mismatch: contradicts(declared, bodyIs) };
+  if (lastKind.declared === declared && lastKind.bodyIs === bodyIs) return lastKind;
+  lastKind = Object.freeze({ declared, bodyIs, mismatch: contradicts(declared, bodyIs) });
+  return lastKind;
 }
 
 let lastDeclared: string | undefined;
