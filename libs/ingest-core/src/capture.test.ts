@@ -43,6 +43,21 @@ describe("diagnosticJson", () => {
     }
   });
 
+  it("is each capture's own text when diagnostics made of shared parts alternate", () => {
+    const shared = { ...diagnosisOf(undefined, [["Stripe-Signature", signed]]), bodySha256: undefined };
+    const otherKind = { ...shared, contentType: bodyKind("text/plain", Buffer.from("a=1")) };
+    const hashed = { ...shared, bodySha256: "cd".repeat(32) };
+    expect(Object.isFrozen(shared.signature) && Object.isFrozen(shared.contentType)).toBe(true);
+    const sequence = [shared, shared, otherKind, shared, hashed, shared, otherKind, otherKind];
+    for (const [i, diagnosis] of sequence.entries()) {
+      const source = (["default", "rule", "handshake"] as const)[i % 3] as "default" | "rule" | "handshake";
+      const handshake = i % 4 === 3 ? "slack_url_verification" : undefined;
+      const expected = JSON.stringify({ ...diagnosis, ...(handshake ? { handshake } : {}), responseSource: source });
+      expect(diagnosticJson(diagnosis, source, handshake)).toBe(expected);
+      expect(diagnosticJson(diagnosis, source, handshake)).toBe(expected);
+    }
+  });
+
   it("tells the verdicts apart", () => {
     const verdicts = cases.map(([, d]) => (JSON.parse(diagnosticJson(d, "default")) as { signature: { verdict: string } }).signature.verdict);
     expect(verdicts).toEqual(["unverified", "verified", "failed", "verified"]);

@@ -159,7 +159,27 @@ function jsonOf(value: object): string {
  * once (design §20).
  */
 export function diagnosticJson(diagnosis: CaptureDiagnosis, responseSource: ResponseSource, handshake?: HandshakeName): string {
+  const { bodySha256, contentType, signature } = diagnosis;
+  // A sender's captures mostly repeat the last one's diagnostic whole (no hash of their own, the
+  // same shared content type and signature parts): then it is the same text, already flat.
+  const l = lastDiagnostic;
+  if (bodySha256 === undefined && contentType === l.contentType && signature === l.signature && responseSource === l.responseSource && handshake === l.handshake) {
+    return l.text;
+  }
   const handshakePart = handshake ? `,"handshake":${JSON.stringify(handshake)}` : "";
-  const hashPart = diagnosis.bodySha256 === undefined ? "" : `"bodySha256":${JSON.stringify(diagnosis.bodySha256)},`;
-  return `{${hashPart}"contentType":${jsonOf(diagnosis.contentType)},"signature":${jsonOf(diagnosis.signature)}${handshakePart},"responseSource":${JSON.stringify(responseSource)}}`;
+  const hashPart = bodySha256 === undefined ? "" : `"bodySha256":${JSON.stringify(bodySha256)},`;
+  const text = `{${hashPart}"contentType":${jsonOf(contentType)},"signature":${jsonOf(signature)}${handshakePart},"responseSource":${JSON.stringify(responseSource)}}`;
+  if (bodySha256 === undefined && Object.isFrozen(contentType) && Object.isFrozen(signature)) {
+    lastDiagnostic = { contentType, signature, responseSource, handshake, text };
+  }
+  return text;
 }
+
+/** The last diagnostic made only of shared, frozen parts, and its text. */
+let lastDiagnostic: { contentType: object | undefined; signature: object | undefined; responseSource: ResponseSource | undefined; handshake: HandshakeName | undefined; text: string } = {
+  contentType: undefined,
+  signature: undefined,
+  responseSource: undefined,
+  handshake: undefined,
+  text: "",
+};
