@@ -95,9 +95,23 @@ interface PathNode {
   walk: number;
   children: Map<string, PathNode> | undefined;
   elements: PathNode | undefined;
+  /**
+   * The members met the last time an object at this path was read, in body order, by their key
+   * as written (plain keys only): the next object of the same sender mostly has the same keys in
+   * the same order, and a key that matches its place here is neither cut out nor looked up.
+   */
+  order: Member[] | undefined;
 }
 
-const pathNode = (path: string): PathNode => ({ path, mask: 0, walk: 0, children: undefined, elements: undefined });
+/** Members remembered in a path's order: a webhook's objects have tens. */
+const MAX_ORDER = 256;
+
+interface Member {
+  raw: string;
+  node: PathNode;
+}
+
+const pathNode = (path: string): PathNode => ({ path, mask: 0, walk: 0, children: undefined, elements: undefined, order: undefined });
 
 /** Where values go whose path is not kept (over a limit): noted nowhere. */
 const NOWHERE: PathNode = pathNode("");
@@ -120,6 +134,8 @@ class Walk {
   private readonly kinds: number[] = [];
   private readonly bases: PathNode[] = [];
   private readonly items: number[] = [];
+  /** For each open object, how many members it has had: the place of the next in its path's order. */
+  private readonly members: number[] = [];
   private readonly root: PathNode;
   /** This walk's mark on the nodes it met. */
   private readonly id: number;
@@ -153,7 +169,7 @@ class Walk {
       let node: PathNode;
       if (this.kinds[depth - 1] === OBJECT) {
         const keyEnd = this.stringEnd(i);
-        node = this.member(this.bases[depth - 1]!, this.keyAt(i + 1, keyEnd));
+        node = this.memberAt(depth - 1, i + 1, keyEnd);
         i = this.space(keyEnd + 1);
         if (b.charCodeAt(i) !== COLON) throw notJson;
         i = this.space(i + 1);
@@ -214,12 +230,34 @@ class Walk {
     this.kinds.push(kind);
     this.bases.push(base);
     this.items.push(0);
+    this.members.push(0);
   }
 
   private pop(): void {
     this.kinds.pop();
     this.bases.pop();
     this.items.pop();
+    this.members.pop();
+  }
+
+  /**
+   * The member whose key lies between `start` and `end` of the object open at `level`: the one
+   * at its place in the path's last order when the key is that one's, else member()'s (and the
+   * order takes it at that place).
+   */
+  private memberAt(level: number, start: number, end: number): PathNode {
+    const parent = this.bases[level]!;
+    const at = this.members[level]!;
+    this.members[level] = at + 1;
+    if (parent === NOWHERE) return NOWHERE;
+    const expected = parent.order?.[at];
+    if (expected !== undefined && expected.raw.length === end - start && this.b.startsWith(expected.raw, start)) return this.kept(expected.node);
+    const key = this.keyAt(start, end);
+    const node = this.member(parent, key);
+    // A key as written (no escape, not replaced by ANY_KEY for its length), among an object's
+    // first MAX_ORDER: a map of thousands of keys is not kept.
+    if (node !== NOWHERE && key.length === end - start && at < MAX_ORDER) (parent.order ??= [])[at] = { raw: key, node };
+    return node;
   }
 
   /**
