@@ -15,6 +15,9 @@ const env = { ...process.env };
 // young generation: a catalog receiving its batches as buffers then ran a major collection for
 // each scavenge (docs/performance.md, "The young generation, per process").
 env.MALLOC_MMAP_THRESHOLD_ ??= "131072";
+// V8's old generation starts with room for 128 MiB before its first major collection, as every
+// launcher starts it (LAUNCH_NODE_ARGS in @whc/testing; docs/operations.md, "Memory").
+const NODE_ARGS = ["--initial-old-space-size=128"];
 env.WHC_NATS_URL ??= "nats://127.0.0.1:4222";
 env.WHC_DATA_DIR ??= path.join(root, "data", "distributed");
 // The data directory holds keys: 0700 when made here, its files 0600 (docs/operations.md, "Security model").
@@ -61,7 +64,7 @@ const prefixOf = (name) => `${name.padEnd(8)}| `;
 
 function start(name) {
   const prefix = prefixOf(name);
-  const child = spawn(process.execPath, ["--enable-source-maps", path.join(root, "dist", name, "main.js")], {
+  const child = spawn(process.execPath, ["--enable-source-maps", ...NODE_ARGS, path.join(root, "dist", name, "main.js")], {
     env: { ...env, WHC_METRICS_PORT: String(metricsPort(name)) },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -41,10 +41,17 @@ export function startProgram(command, args, env, ready) {
   });
 }
 
-/** A Node script, with BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") before it. */
+/** What the launchers pass to `node` before a process's script (LAUNCH_NODE_ARGS in @whc/testing). */
+export const LAUNCH_NODE_ARGS = ["--initial-old-space-size=128"];
+
+/**
+ * A Node script, with BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") before it; a
+ * built process (`dist/<app>/main.js`) with LAUNCH_NODE_ARGS first, as the launchers start it.
+ */
 export function startScript(script, args, env, ready) {
+  const launched = /[\\/]dist[\\/][^\\/]+[\\/]main\.js$/.test(script) ? LAUNCH_NODE_ARGS : [];
   const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(" ") : [];
-  return startProgram(process.execPath, [...nodeArgs, script, ...args], env, ready);
+  return startProgram(process.execPath, [...launched, ...nodeArgs, script, ...args], env, ready);
 }
 
 export function stop(child) {

@@ -2,7 +2,7 @@ export { freePort, waitFor } from "./ports.js";
 export { tempDir } from "./temp.js";
 export { startNatsServer, NATS_SERVER_BIN } from "./nats-server.js";
 export type { NatsServer } from "./nats-server.js";
-export { ALL_IN_ONE_LAUNCH_ENV, LAUNCH_ENV, launchEnvOf, startNode } from "./processes.js";
+export { ALL_IN_ONE_LAUNCH_ENV, LAUNCH_ENV, LAUNCH_NODE_ARGS, launchEnvOf, startNode } from "./processes.js";
 export { startAllInOne } from "./all-in-one.js";
 export type { AllInOne } from "./all-in-one.js";
 export type { RunningProcess } from "./processes.js";
