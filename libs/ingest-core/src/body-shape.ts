@@ -117,8 +117,9 @@ const pathNode = (path: string): PathNode => ({ path, mask: 0, walk: 0, children
 const NOWHERE: PathNode = pathNode("");
 
 /**
- * The paths met so far, from the body's object. Bounded: past MAX_KNOWN nodes and keys, the next
- * walk starts a new tree (bodies that use objects as maps bring a new key each time).
+ * The paths met so far, from the body's object. Bounded: past MAX_KNOWN nodes, keys and places
+ * in their orders, the next walk starts a new tree (bodies that use objects as maps bring a new
+ * key each time).
  */
 let known = pathNode("");
 let knownSize = 0;
@@ -255,8 +256,13 @@ class Walk {
     const key = this.keyAt(start, end);
     const node = this.member(parent, key);
     // A key as written (no escape, not replaced by ANY_KEY for its length), among an object's
-    // first MAX_ORDER: a map of thousands of keys is not kept.
-    if (node !== NOWHERE && key.length === end - start && at < MAX_ORDER) (parent.order ??= [])[at] = { raw: key, node };
+    // first MAX_ORDER: a map of thousands of keys is not kept. Each place taken counts towards
+    // the tree's bound (MAX_KNOWN), as its nodes and keys do.
+    if (node !== NOWHERE && key.length === end - start && at < MAX_ORDER) {
+      const order = (parent.order ??= []);
+      if (order[at] === undefined) knownSize += 1;
+      order[at] = { raw: key, node };
+    }
     return node;
   }
 
