@@ -50,6 +50,14 @@ describe("jsonFields", () => {
     expect(jsonFields(bytes(text), SPEC)).toEqual({ type: 'a"b\\cé😀', challenge: "x\ny" });
   });
 
+  it("takes a wanted name only from a key that is exactly it", () => {
+    const text = '{"typ":"a","types":"b","Type":"c","ttype":"d","challengE":"e","event":{"typ":"f"}}';
+    expect(normalised(jsonFields(bytes(text), SPEC))).toEqual({ type: undefined, challenge: undefined, event: { type: undefined } });
+    expect(jsonFields(bytes('{"typ":"a","type":"b","types":"c"}'), SPEC)?.["type"]).toBe("b");
+    // Not the spec's inherited names either.
+    expect(jsonFields(bytes('{"toString":"x","constructor":"y"}'), SPEC)).toEqual({});
+  });
+
   it("steps over strings holding brackets and quotes inside skipped values", () => {
     const text = '{"skip": ["]}\\"{[", {"a": "}}}"}], "type": "found"}';
     expect(jsonFields(bytes(text), SPEC)?.["type"]).toBe("found");

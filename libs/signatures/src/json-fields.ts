@@ -140,6 +140,29 @@ function decodeKey(b: Uint8Array, start: number, end: number): string | undefine
 }
 
 /**
+ * The name in `spec` that the key token [start, end) (quotes included) spells, compared in place
+ * when the key is plain ASCII (the usual case: no string made for the keys not wanted); else
+ * decoded and looked up. Undefined when it is not one of them.
+ */
+function wantedKey(b: Uint8Array, start: number, end: number, spec: FieldSpec): string | undefined {
+  const length = end - start - 2;
+  for (let j = start + 1; j < end - 1; j += 1) {
+    const c = b[j] as number;
+    if (c === BACKSLASH || c >= 0x80 || c < 0x20) {
+      const key = decodeKey(b, start, end);
+      return key !== undefined && Object.hasOwn(spec, key) ? key : undefined;
+    }
+  }
+  for (const name in spec) {
+    if (name.length !== length || !Object.hasOwn(spec, name)) continue;
+    let k = 0;
+    while (k < length && name.charCodeAt(k) === b[start + 1 + k]) k += 1;
+    if (k === length) return name;
+  }
+  return undefined;
+}
+
+/**
  * Reads the wanted fields of the object whose `{` is at `i`, up to its end or to the first
  * thing that is not JSON (a body cut short keeps what came before the cut).
  */
@@ -151,13 +174,13 @@ function readObject(b: Uint8Array, i: number, spec: FieldSpec): Fields {
     if (b[i] !== QUOTE) return out;
     const keyEnd = stringEnd(b, i);
     if (keyEnd < 0) return out;
-    const key = decodeKey(b, i, keyEnd);
+    const key = wantedKey(b, i, keyEnd, spec);
     i = skipSpace(b, keyEnd);
     if (b[i] !== COLON) return out;
     i = skipSpace(b, i + 1);
     const end = valueEnd(b, i);
     if (end < 0) return out;
-    const want = key === undefined || !Object.hasOwn(spec, key) ? undefined : spec[key];
+    const want = key === undefined ? undefined : spec[key];
     if (want === true) {
       out[key as string] = b[i] === QUOTE ? decodeString(b, i, end) : undefined;
     } else if (want === "scalar") {
