@@ -1,4 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
+import { createHash } from "node:crypto";
 import { connect, JSONCodec, type NatsConnection } from "nats";
 import { waitFor } from "@whc/testing";
 import { walkReadmePath } from "./walkthrough.js";
@@ -44,6 +45,8 @@ describe("distributed processes (five services, two catalogs, ingests and gatewa
     const captured = (await (await fetch(`${replicas.ingestUrls[1]}/h/${ep.id}`, { method: "POST", body: '{"type":"across"}' })).json()) as { id: string };
     const read = await second.get(`/v1/endpoints/${ep.id}/events/${captured.id}`, { key: reader.key, headers: { "x-request-id": "scoped-read-1" } });
     expect([read.status, read.body.canonicalEventType]).toEqual([200, "across"]);
+    // Stored whole, its hash is the reading gateway's to give (design §12), and is the bytes sent.
+    expect(read.body.diagnostic.bodySha256).toBe(createHash("sha256").update('{"type":"across"}').digest("hex"));
     const refused = await second.post("/v1/endpoints", {}, { key: reader.key });
     expect([refused.status, refused.body.error]).toEqual([403, "forbidden"]);
 
