@@ -93,7 +93,10 @@ async function targets() {
   return urls;
 }
 
-const SHORT = { connectTimeoutMs: 300, totalTimeoutMs: 600 };
+// Short, so the timeout class ends soon; long enough that a TLS refusal or a refused connection
+// on a loaded machine (a full CI run beside it) is told before them: at 300/600 ms a TLS error
+// once came back as a timeout.
+const SHORT = { connectTimeoutMs: 1000, totalTimeoutMs: 2000 };
 
 async function backends(): Promise<Backends> {
   return startBackends({ allowPrivate: true, resolver, connect });
