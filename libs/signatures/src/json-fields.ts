@@ -130,15 +130,6 @@ function scalarText(b: Uint8Array, start: number, end: number): string | undefin
   return Buffer.from(b.buffer, b.byteOffset + start, end - start).toString("latin1");
 }
 
-/** A key token's text, without decoding when it is plain ASCII (the usual case). */
-function decodeKey(b: Uint8Array, start: number, end: number): string | undefined {
-  for (let j = start + 1; j < end - 1; j += 1) {
-    const c = b[j] as number;
-    if (c === BACKSLASH || c >= 0x80 || c < 0x20) return decodeString(b, start, end);
-  }
-  return Buffer.from(b.buffer, b.byteOffset + start + 1, end - start - 2).toString("latin1");
-}
-
 /**
  * The name in `spec` that the key token [start, end) (quotes included) spells, compared in place
  * when the key is plain ASCII (the usual case: no string made for the keys not wanted); else
@@ -149,7 +140,7 @@ function wantedKey(b: Uint8Array, start: number, end: number, spec: FieldSpec): 
   for (let j = start + 1; j < end - 1; j += 1) {
     const c = b[j] as number;
     if (c === BACKSLASH || c >= 0x80 || c < 0x20) {
-      const key = decodeKey(b, start, end);
+      const key = decodeString(b, start, end);
       return key !== undefined && Object.hasOwn(spec, key) ? key : undefined;
     }
   }

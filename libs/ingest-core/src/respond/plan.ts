@@ -66,10 +66,10 @@ export function handshakesEnabled(config: EndpointResponseConfig | undefined): b
   return config?.handshakes !== false;
 }
 
-/** Today's answer to a stored capture, byte for byte what `reply(res, 200, { ok: true, id })` sends. */
 /** The built-in answer's headers: one frozen list for every capture, so sendAnswer prepares it once. */
 const BUILT_IN_HEADERS = Object.freeze([Object.freeze(["content-type", JSON_CONTENT_TYPE])]) as unknown as [string, string][];
 
+/** Today's answer to a stored capture, byte for byte what `reply(res, 200, { ok: true, id })` sends. */
 export function builtInAnswer(eventId: string): RenderedAnswer {
   return { status: 200, headers: BUILT_IN_HEADERS, body: utf8(JSON.stringify({ ok: true, id: eventId })), delayMs: 0 };
 }
