@@ -69,9 +69,10 @@ describe("the append's encoding for the store's thread", () => {
   it("gives back every field of every event, bytes included, in order", () => {
     const events = [full(0), bare, full(1), full(2)];
     const expected = events.map(plain);
-    const encoded = encodeAppend(events);
-    const decoded = decodeAppend(across(encoded));
+    const encoded = encodeAppend(events, [10, 11, 12.5, 13]);
+    const { events: decoded, times } = decodeAppend(across(encoded));
     expect(decoded.map(plain)).toEqual(expected);
+    expect(times).toEqual([10, 11, 12.5, 13]);
     // Absent parts stay absent.
     expect(decoded[1]?.body).toBeUndefined();
     expect(decoded[1]?.sealedRequest).toBeUndefined();
@@ -82,9 +83,9 @@ describe("the append's encoding for the store's thread", () => {
   it("carries every part in one buffer, and leaves the caller's events whole", () => {
     const events = [full(3), full(4)];
     const before = events.map(plain);
-    const encoded = encodeAppend(events);
+    const encoded = encodeAppend(events, [1, 2]);
     expect(encoded.bytes.byteLength).toBe(events.reduce((n, e) => n + e.body.ciphertext.length + e.sealedRequest.ciphertext.length + e.searchTokens.length, 0));
-    const decoded = decodeAppend(across(encoded));
+    const { events: decoded } = decodeAppend(across(encoded));
     expect(events.map(plain)).toEqual(before);
     // One buffer under every part on the other side.
     const buffers = new Set(decoded.flatMap((e) => [e.body?.ciphertext.buffer, e.sealedRequest?.ciphertext.buffer, e.searchTokens.buffer]));
@@ -92,7 +93,21 @@ describe("the append's encoding for the store's thread", () => {
     expect(decoded[1]?.searchTokens).toEqual(events[1]?.searchTokens);
   });
 
+  it("keeps any text as it is, and sends a string or a key shared by events once", () => {
+    const odd = { ...bare, canonicalEventType: "a\u0000b", verificationFailureReason: "é ✓ 😀", path: "", diagnosticJson: "" };
+    const events = [full(5), odd, full(6)];
+    const encoded = encodeAppend(events, [1, 2, 3]);
+    expect(encoded.keys).toHaveLength(1);
+    expect(encoded.strings.filter((s) => s === "POST")).toHaveLength(1);
+    expect(Object.keys(encoded.rare)).toEqual(["0", "2"]);
+    const { events: decoded } = decodeAppend(across(encoded));
+    expect(decoded[1]?.canonicalEventType).toBe("a\u0000b");
+    expect(decoded[1]?.verificationFailureReason).toBe("é ✓ 😀");
+    expect(decoded.map(plain)).toEqual(events.map(plain));
+    expect(decoded[0]?.body?.wrappedKey).toEqual(key);
+  });
+
   it("encodes an empty batch", () => {
-    expect(decodeAppend(across(encodeAppend([])))).toEqual([]);
+    expect(decodeAppend(across(encodeAppend([], [])))).toEqual({ events: [], times: [] });
   });
 });

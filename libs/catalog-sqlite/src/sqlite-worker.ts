@@ -8,7 +8,8 @@ import { decodeAppend, type EncodedAppend } from "./append-codec.js";
  * The embedded store on its own thread: commits (and their fsyncs) and queries run here, off
  * the event loop that answers HTTP. Appends arrive with the clock readings of their events
  * (taken by the caller, whose clock tests may set) and are stamped here, inside their
- * transaction. They come encoded (append-codec.ts): rows, and one buffer of every event's bytes.
+ * transaction. They come encoded (append-codec.ts): a table of strings, one array of numbers, one buffer of
+ * every event's bytes.
  */
 interface Call {
   id: number;
@@ -22,9 +23,9 @@ parentPort!.on("message", async ({ id, method, args }: Call) => {
   try {
     let result: unknown;
     if (method === "appendEvents") {
-      const times = args[1] as number[];
+      const { events, times } = decodeAppend(args[0] as EncodedAppend);
       let i = 0;
-      result = await store.appendEvents(decodeAppend(args[0] as EncodedAppend), () => times[i++] as number);
+      result = await store.appendEvents(events, () => times[i++] as number);
     } else {
       result = await (store[method] as (...a: unknown[]) => Promise<unknown>)(...args);
     }

@@ -112,13 +112,15 @@ export async function openSqliteStoreInWorker(options: { file: string }): Promis
     listEndpoints: (...a) => call("listEndpoints", ...a),
     deleteEndpoint: (...a) => call("deleteEndpoint", ...a),
     updateEndpoint: (...a) => call("updateEndpoint", ...a),
-    // Encoded (append-codec.ts): rows of values, and every event's bytes in one buffer, which
-    // the clone copies once instead of making a buffer per part.
+    // Encoded (append-codec.ts), with each event's clock reading: a few blocks the clone
+    // copies whole instead of every value of every event.
     appendEvents: (events, clock) =>
       call(
         "appendEvents",
-        encodeAppend(events),
-        events.map(() => clock()),
+        encodeAppend(
+          events,
+          events.map(() => clock()),
+        ),
       ),
     listEvents: (...a) => call("listEvents", ...a),
     getEvent: (...a) => call("getEvent", ...a),

@@ -65,6 +65,19 @@ describe.each([
     expect(err.reason).toBe("timeout");
   });
 
+  it("end when the caller gives up, and when the caller's own deadline is the nearer", async () => {
+    const client = createServiceClient(CryptoService, await transportWith(10_000));
+    const giveUp = new AbortController();
+    const cancelled = client.listMasterKeys({}, { signal: giveUp.signal }).catch((e: unknown) => e);
+    setTimeout(() => giveUp.abort(), 50);
+    const started = Date.now();
+    expect(((await cancelled) as AppError).reason).toBe("service_unavailable");
+    const late = (await client.listMasterKeys({}, { timeoutMs: 100 }).catch((e: unknown) => e)) as AppError;
+    expect(late.reason).toBe("timeout");
+    // Both well before the transport's own 10 s.
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
   it("hand back messages of the declared output type", async () => {
     const client = createServiceClient(CryptoService, await transport());
     const res = await client.getBlindIndexKey({});
@@ -98,6 +111,25 @@ describe.each([
     expect((await health.check({ service: "" })).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
     expect((await health.check({ service: "sick" })).status).toBe(HealthCheckResponse_ServingStatus.NOT_SERVING);
     expect(((await health.check({ service: "nope" }).catch((e: unknown) => e)) as AppError).reason).toBe("not_found");
+  });
+});
+
+describe("internal calls in memory", () => {
+  it("tell the handler when its call is over: its signal aborts at the deadline", async () => {
+    let seen: AbortSignal | undefined;
+    const waiting = (router: ConnectRouter) => {
+      router.service(CryptoService, {
+        async getBlindIndexKey(_req, ctx) {
+          seen = ctx.signal;
+          await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve, { once: true }));
+          return { key: new Uint8Array(0) };
+        },
+      });
+    };
+    const client = createServiceClient(CryptoService, createInMemoryTransport(waiting, logger, 100));
+    const err = (await client.getBlindIndexKey({}).catch((e: unknown) => e)) as AppError;
+    expect(err.reason).toBe("timeout");
+    expect(seen?.aborted).toBe(true);
   });
 });
 
