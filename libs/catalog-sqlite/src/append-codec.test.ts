@@ -3,6 +3,7 @@ import { MessageChannel, receiveMessageOnPort } from "node:worker_threads";
 import { randomBytes } from "node:crypto";
 import type { NewEvent } from "@whc/catalog-core";
 import { decodeAppend, encodeAppend, type EncodedAppend } from "./append-codec.js";
+import { createSharedBytes } from "./shared-bytes.js";
 
 const key = new Uint8Array(randomBytes(60));
 
@@ -105,6 +106,24 @@ describe("the append's encoding for the store's thread", () => {
     expect(decoded[1]?.verificationFailureReason).toBe("é ✓ 😀");
     expect(decoded.map(plain)).toEqual(events.map(plain));
     expect(decoded[0]?.body?.wrappedKey).toEqual(key);
+  });
+
+  it("writes the bytes into lent shared memory, which the message shares instead of copying", () => {
+    const shared = createSharedBytes();
+    const events = [full(7), bare, full(8)];
+    let lent: ReturnType<typeof shared.lend> | undefined;
+    const encoded = encodeAppend(events, [1, 2, 3], (length) => (lent = shared.lend(length)).bytes);
+    const { events: decoded } = decodeAppend(across(encoded));
+    expect(decoded.map(plain)).toEqual(events.map(plain));
+    const body = decoded[2]?.body?.ciphertext as Uint8Array;
+    expect(body.buffer).toBeInstanceOf(SharedArrayBuffer);
+    // The same memory on both sides: what the sender writes there, the receiver sees.
+    encoded.bytes[encoded.bytes.length - 1] = 0xff - (encoded.bytes.at(-1) ?? 0);
+    expect(decoded[2]?.searchTokens.at(-1)).toBe(encoded.bytes.at(-1));
+    lent?.giveBack();
+    // Given back, the memory is lent again; a batch over 1 MiB gets memory of its own.
+    expect(shared.lend(10).bytes.buffer).toBe(encoded.bytes.buffer);
+    expect(shared.lend(2 * 1024 * 1024).bytes.buffer).toBeInstanceOf(ArrayBuffer);
   });
 
   it("encodes an empty batch", () => {

@@ -7,11 +7,10 @@ import type { NewEvent, SealedBody } from "@whc/catalog-core";
  * method, provider, verdict and diagnostic repeat), every number and index sits in one
  * Float64Array, and the bytes of every event's body, sealed request and search tokens follow
  * each other in one buffer. Cloning the events as rows of values cost 88 µs per batch of 25
- * for both threads, this 29 µs (docs/performance.md, "The append's clone").
+ * for both threads, this 29 µs (docs/performance.md, "The append's hand-over").
  *
- * The buffers are cloned with the message, not transferred: transferring measured no cheaper
- * end to end, and under load the builds that transferred ran more full collections of the
- * sending heap. The rarely set parts (legacy headers, deliveries, sequence statuses,
+ * The bytes may be a view on shared memory (the store's own caller lends it: shared-bytes.ts),
+ * which the message shares instead of copying. The rarely set parts (legacy headers, deliveries, sequence statuses,
  * redactions, dedupe) stay values, under their event's index, and are cloned as they are.
  */
 export interface EncodedAppend {
@@ -19,7 +18,7 @@ export interface EncodedAppend {
   strings: string[];
   /** FIELDS numbers per event (see `Field`). */
   numbers: Float64Array;
-  /** Every event's byte parts, one after another. */
+  /** Every event's byte parts, one after another (a view: its offset and length count). */
   bytes: Uint8Array;
   /** The batch's distinct wrapped data keys (one object per data key on the caller's side). */
   keys: Uint8Array[];
@@ -58,12 +57,19 @@ const enum Field {
 }
 const FIELDS = Field.TokensLength + 1;
 
-/** The batch and each event's clock reading (`times[i]` for `events[i]`), encoded for a message. */
-export function encodeAppend(events: readonly NewEvent[], times: readonly number[]): EncodedAppend {
+/**
+ * The batch and each event's clock reading (`times[i]` for `events[i]`), encoded for a message;
+ * its bytes written into the memory `bytesOf` gives for their length (shared-bytes.ts; by
+ * default a typed array of its own: a slice of Node's pool would make the clone copy the pool).
+ */
+export function encodeAppend(
+  events: readonly NewEvent[],
+  times: readonly number[],
+  bytesOf: (length: number) => Uint8Array = (length) => new Uint8Array(length),
+): EncodedAppend {
   let total = 0;
   for (const e of events) total += (e.body?.ciphertext.length ?? 0) + (e.sealedRequest?.ciphertext.length ?? 0) + e.searchTokens.length;
-  // A typed array of its own: a slice of Node's pool would make the clone copy the whole pool.
-  const bytes = new Uint8Array(total);
+  const bytes = bytesOf(total);
   const numbers = new Float64Array(events.length * FIELDS);
   const strings: string[] = [];
   const stringIndex = new Map<string, number>();

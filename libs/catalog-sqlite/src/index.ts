@@ -3,3 +3,6 @@ export { createSqliteStore, openSqliteStore } from "./sqlite-store.js";
 export { openCatalogDatabase } from "./database.js";
 export type { SqliteStoreOptions } from "./sqlite-store.js";
 export { openSqliteStoreInWorker } from "./worker-store.js";
+/** The append's hand-over to the store's thread: for tools that measure it. */
+export { decodeAppend, encodeAppend } from "./append-codec.js";
+export { createSharedBytes } from "./shared-bytes.js";

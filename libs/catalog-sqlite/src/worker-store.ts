@@ -8,6 +8,7 @@ import type { CatalogStore } from "@whc/catalog-core";
 import type * as Esbuild from "esbuild";
 import { fromErrorMessage, type ErrorMessage } from "./worker-errors.js";
 import { encodeAppend } from "./append-codec.js";
+import { createSharedBytes } from "./shared-bytes.js";
 
 type Pending = { resolve: (v: unknown) => void; reject: (e: unknown) => void };
 
@@ -94,6 +95,8 @@ export async function openSqliteStoreInWorker(options: { file: string }): Promis
       worker.postMessage({ id, method, args });
     });
 
+  const shared = createSharedBytes();
+
   // The first answer proves the worker opened the file.
   await call("ping");
 
@@ -113,15 +116,20 @@ export async function openSqliteStoreInWorker(options: { file: string }): Promis
     deleteEndpoint: (...a) => call("deleteEndpoint", ...a),
     updateEndpoint: (...a) => call("updateEndpoint", ...a),
     // Encoded (append-codec.ts), with each event's clock reading: a few blocks the clone
-    // copies whole instead of every value of every event.
-    appendEvents: (events, clock) =>
-      call(
-        "appendEvents",
-        encodeAppend(
-          events,
-          events.map(() => clock()),
-        ),
-      ),
+    // copies whole instead of every value of every event, the bytes in shared memory.
+    appendEvents: async (events, clock) => {
+      let lent: ReturnType<typeof shared.lend> | undefined;
+      const encoded = encodeAppend(
+        events,
+        events.map(() => clock()),
+        (length) => (lent = shared.lend(length)).bytes,
+      );
+      try {
+        return await call("appendEvents", encoded);
+      } finally {
+        lent?.giveBack();
+      }
+    },
     listEvents: (...a) => call("listEvents", ...a),
     getEvent: (...a) => call("getEvent", ...a),
     deleteEvent: (...a) => call("deleteEvent", ...a),

@@ -8,18 +8,14 @@ import {
   createRouterTransport,
   createServiceImplSpec,
   type ConnectRouter,
-  type HandlerContext,
   type Interceptor,
   type MethodImplSpec,
   type Transport,
   type UnaryRequest,
   type UnaryResponse,
 } from "@connectrpc/connect";
-import { randomUUID } from "node:crypto";
-import { AppError, toConnectError } from "@whc/errors";
-import { currentRequestId, requestContext, type Logger } from "@whc/logging";
-import { tracingActive } from "@whc/telemetry";
-import { REQUEST_ID_HEADER, serverInterceptor } from "./server.js";
+import type { Logger } from "@whc/logging";
+import { serverInterceptor } from "./server.js";
 import { clientInterceptor } from "./client.js";
 import { callSignal } from "./deadline.js";
 import { tracingClientInterceptor, tracingServerInterceptor } from "./tracing.js";
@@ -116,87 +112,6 @@ export function createInMemoryTransport(
   const server = chain([tracingServerInterceptor(), serverInterceptor(logger)], invoke);
   const call = chain([tracingClientInterceptor(), clientInterceptor(timeoutMs)], (req) => untilAborted(req.signal, server(req)));
 
-  /**
-   * A unary call without tracing: what the chain above does (the request id, one deadline,
-   * the caller's cancellation, the error mapping), without its three abort controllers and
-   * their listeners, which cost a call about 60 µs (docs/performance.md, "The in-process
-   * call"). The handler's signal is made only if the handler asks for it.
-   */
-  function direct(
-    spec: UnarySpec,
-    method: DescMethodUnary,
-    signal: AbortSignal | undefined,
-    callTimeoutMs: number | undefined,
-    header: Parameters<Transport["unary"]>[3],
-    input: Parameters<Transport["unary"]>[4],
-    contextValues: Parameters<Transport["unary"]>[5],
-  ): Promise<UnaryResponse> {
-    const requestHeader = new Headers(header);
-    const callerRequestId = currentRequestId();
-    if (callerRequestId && !requestHeader.has(REQUEST_ID_HEADER)) requestHeader.set(REQUEST_ID_HEADER, callerRequestId);
-    const limitMs = callTimeoutMs !== undefined && callTimeoutMs < timeoutMs ? callTimeoutMs : timeoutMs;
-    const endsAt = Date.now() + limitMs;
-    let controller: AbortController | undefined;
-    /** What ended the call before the handler answered (its deadline, the caller). */
-    let cutBy: ConnectError | undefined;
-    const context: HandlerContext = {
-      service: method.parent,
-      method,
-      protocolName: "in-memory",
-      requestMethod: "POST",
-      url: `in-memory://${method.parent.typeName}/${method.name}`,
-      requestHeader,
-      responseHeader: new Headers(),
-      responseTrailer: new Headers(),
-      values: contextValues ?? createContextValues(),
-      get signal() {
-        if (!controller) {
-          controller = new AbortController();
-          if (cutBy) controller.abort(cutBy);
-        }
-        return controller.signal;
-      },
-      timeoutMs: () => endsAt - Date.now(),
-    };
-    const message = isMessage(input, method.input) ? input : create(method.input, input as never);
-    return new Promise<UnaryResponse>((resolve, reject) => {
-      let over = false;
-      const end = (): boolean => {
-        if (over) return false;
-        over = true;
-        clearTimeout(timer);
-        signal?.removeEventListener("abort", onAbort);
-        return true;
-      };
-      const cut = (err: ConnectError) => {
-        if (!end()) return;
-        cutBy = err;
-        controller?.abort(err);
-        reject(err);
-      };
-      const onAbort = () => {
-        const timedOut = (signal?.reason as { name?: string } | undefined)?.name === "TimeoutError";
-        cut(new ConnectError(timedOut ? "the call timed out" : "the call was cancelled", timedOut ? Code.DeadlineExceeded : Code.Canceled));
-      };
-      const timer = setTimeout(() => cut(new ConnectError(`no answer within ${limitMs} ms`, Code.DeadlineExceeded)), limitMs);
-      if (signal?.aborted) return onAbort();
-      signal?.addEventListener("abort", onAbort, { once: true });
-      const requestId = requestHeader.get(REQUEST_ID_HEADER) ?? randomUUID();
-      const work: Promise<unknown> = requestContext.run({ requestId }, async () => spec.impl(message, context));
-      work.then(
-        (output) => {
-          if (!end()) return;
-          const answer = isMessage(output, method.output) ? output : create(method.output, output as never);
-          resolve({ stream: false, service: method.parent, method, header: context.responseHeader, trailer: context.responseTrailer, message: answer } as UnaryResponse);
-        },
-        (err: unknown) => {
-          if (!AppError.is(err) && !(err instanceof ConnectError)) logger.error({ err, method: method.name }, "rpc handler failed");
-          if (end()) reject(toConnectError(err));
-        },
-      );
-    });
-  }
-
   return {
     async unary<I extends DescMessage, O extends DescMessage>(
       method: DescMethodUnary<I, O>,
@@ -206,8 +121,6 @@ export function createInMemoryTransport(
       input: Parameters<Transport["unary"]>[4],
       contextValues?: Parameters<Transport["unary"]>[5],
     ): Promise<UnaryResponse<I, O>> {
-      const spec = tracingActive() ? undefined : unary.get(methodKey(method));
-      if (spec) return (await direct(spec, method as DescMethodUnary, signal, callTimeoutMs, header, input, contextValues)) as UnaryResponse<I, O>;
       const own = callSignal(signal, callTimeoutMs);
       const request: UnaryRequest = {
         stream: false,

@@ -1,7 +1,7 @@
 // Micro-benchmark of the capture path's pieces on the event loop (figures only).
 //   npx tsx --tsconfig tsconfig.base.json tools/bench/ingest/pieces.ts
 import { randomBytes, randomUUID } from "node:crypto";
-import { MessageChannel } from "node:worker_threads";
+import { MessageChannel, receiveMessageOnPort } from "node:worker_threads";
 import { create } from "@bufbuild/protobuf";
 import { EventSchema, SealedBodySchema } from "@whc/contracts";
 import { seal, createBlindIndexer, createDedupeHasher, packRequest } from "@whc/sealing";
@@ -9,7 +9,7 @@ import { bodyShapeText, compileRedactor, deduperOf, redact, verifyCapture } from
 import { canonicalEventType } from "@whc/signatures";
 import { learnGroup } from "@whc/catalog-core";
 import { endpointFixture, eventFixture } from "@whc/catalog-core/testing";
-import { openSqliteStore } from "@whc/catalog-sqlite";
+import { createSharedBytes, decodeAppend, encodeAppend, openSqliteStore } from "@whc/catalog-sqlite";
 import { eventSummaryJson } from "@whc/api-model/present";
 import { requestContext } from "@whc/logging";
 import { compileFilter, filterView, type CompiledFilter } from "@whc/routing";
@@ -191,3 +191,27 @@ const batch = Array.from({ length: 25 }, () => ({ ...event, headers: event.heade
 time("postMessage, per event in 25", 2000, () => port1.postMessage({ id: 1, method: "appendEvents", args: [batch] }));
 console.log(`(postMessage figure is for a batch of 25: divide by 25)`);
 port1.close();
+// The append's hand-over to the store's thread, as worker-store.ts makes it: a batch of 25 of
+// the benchmark's captures (sealed body, search tokens, diagnostic) encoded, cloned through a
+// real message port and decoded, both threads' work in this one.
+const handOverEvents = Array.from({ length: 25 }, () =>
+  eventFixture(dedupeEndpoint, {
+    headers: [],
+    body: { ciphertext: seal(key, body, Buffer.from(endpointId)), wrappedKey: new Uint8Array(randomBytes(71)), keyId: "kmx01nxbt" },
+    searchTokens: new Uint8Array(randomBytes(328)),
+    diagnosticJson: JSON.stringify({ contentType: { declared: "application/json", bodyIs: "json" }, signature: { verdict: "unverified", explanation: "x".repeat(200) } }),
+  }),
+);
+const times = handOverEvents.map(() => Date.now());
+const hand = new MessageChannel();
+const shared = createSharedBytes();
+const handOver = (lend: boolean) => () => {
+  let lent: ReturnType<typeof shared.lend> | undefined;
+  hand.port1.postMessage({ id: 1, method: "appendEvents", args: [encodeAppend(handOverEvents, times, lend ? (n) => (lent = shared.lend(n)).bytes : undefined)] });
+  decodeAppend((receiveMessageOnPort(hand.port2)!.message as { args: [Parameters<typeof decodeAppend>[0]] }).args[0]);
+  lent?.giveBack();
+};
+time("append hand-over, 25, own buffer", 4000, handOver(false));
+time("append hand-over, 25, shared bytes", 4000, handOver(true));
+console.log(`(hand-over figures are for a batch of 25: divide by 25)`);
+hand.port1.close();

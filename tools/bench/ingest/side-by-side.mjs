@@ -1,0 +1,88 @@
+// Compares two builds of the all-in-one process by server CPU per capture, both loaded at the
+// same time (figures only). Alternating builds (compare.mjs) leaves each round to a different
+// moment of a shared machine, whose speed swings by a third within minutes; two processes
+// loaded side by side share every moment, so the ratio of their CPU per capture holds where
+// either figure alone does not (docs/performance.md, "The append's hand-over").
+//
+//   node tools/bench/ingest/side-by-side.mjs <rounds> <checkout A> <checkout B>
+//
+// Each checkout holds a built `dist/all-in-one/main.js` (see compare.mjs). Both processes start
+// as the launchers start them, get an endpoint, and take SECONDS (default 8) of `wrk -t1
+// -c25` each, at once, after a 4 s warm-up, for every round. Printed per round and as medians:
+// B's CPU per capture over A's, for the whole process, its main thread, and the rest (the
+// store's thread and V8's). Run it both ways round (A B, then B A): the second process
+// started has measured up to 2 % dearer in runs of one build against itself.
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { allInOneEnv, cpuSplit, freePort, startScript, stop, writeWrkScript } from "../harness.mjs";
+
+const rounds = Number(process.argv[2]);
+const checkouts = process.argv.slice(3, 5).map((dir) => path.resolve(dir));
+if (!(rounds > 0) || checkouts.length !== 2) {
+  console.error("usage: node tools/bench/ingest/side-by-side.mjs <rounds> <checkout A> <checkout B>");
+  process.exit(2);
+}
+const SECONDS = process.env.SECONDS_EACH ?? "8";
+const KEY = `whc_${"B".repeat(40)}`;
+const work = mkdtempSync(path.join(os.tmpdir(), "whc-bench-side-by-side-"));
+const script = writeWrkScript(work);
+const run = promisify(execFile);
+
+async function start(checkout, name) {
+  const [gateway, ingest] = [await freePort(), await freePort()];
+  const child = await startScript(
+    path.join(checkout, "dist/all-in-one/main.js"),
+    [],
+    { ...allInOneEnv(path.join(work, name), gateway, ingest, KEY), WHC_METRICS_PORT: "0" },
+    "webhook-capture ready",
+  );
+  const res = await fetch(`http://127.0.0.1:${gateway}/v1/endpoints`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+    body: JSON.stringify({ slug: "bench" }),
+  });
+  const endpoint = await res.json();
+  if (!endpoint.webhookUrl) throw new Error(`the endpoint was not created: ${JSON.stringify(endpoint)}`);
+  return { child, url: endpoint.webhookUrl };
+}
+
+/** Requests wrk completed against `url` in `seconds`. */
+async function load(url, seconds) {
+  const { stdout } = await run("wrk", ["-t1", "-c25", `-d${seconds}s`, "-s", script, url]);
+  return Number(/(\d+) requests in/.exec(stdout)[1]);
+}
+
+const median = (values) => {
+  const sorted = [...values].sort((x, y) => x - y);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+const [a, b] = [await start(checkouts[0], "a"), await start(checkouts[1], "b")];
+try {
+  await Promise.all([load(a.url, 4), load(b.url, 4)]);
+  const ratios = { total: [], main: [], rest: [] };
+  console.log(`A ${checkouts[0]}\nB ${checkouts[1]}\n${SECONDS} s each round, wrk -t1 -c25 on each at once; µs of CPU per capture\n`);
+  for (let round = 1; round <= rounds; round += 1) {
+    const before = [cpuSplit(a.child.pid), cpuSplit(b.child.pid)];
+    const counts = await Promise.all([load(a.url, SECONDS), load(b.url, SECONDS)]);
+    const after = [cpuSplit(a.child.pid), cpuSplit(b.child.pid)];
+    const per = [0, 1].map((i) => ({
+      total: ((after[i].total - before[i].total) * 1e6) / counts[i],
+      main: ((after[i].main - before[i].main) * 1e6) / counts[i],
+    }));
+    for (const p of per) p.rest = p.total - p.main;
+    for (const k of Object.keys(ratios)) ratios[k].push(per[1][k] / per[0][k]);
+    const show = (p, n) => `${p.total.toFixed(0)} (main ${p.main.toFixed(0)}, rest ${p.rest.toFixed(0)}; ${n} captures)`;
+    console.log(`round ${round}: A ${show(per[0], counts[0])}, B ${show(per[1], counts[1])}, B/A ${(per[1].total / per[0].total).toFixed(3)}`);
+  }
+  const fmt = (k) => `${median(ratios[k]).toFixed(3)} (${ratios[k].map((r) => r.toFixed(3)).join(", ")})`;
+  console.log(`\nB/A, median of ${rounds}: total ${fmt("total")}\n  main thread ${fmt("main")}\n  the rest ${fmt("rest")}`);
+} finally {
+  await stop(a.child);
+  await stop(b.child);
+  rmSync(work, { recursive: true, force: true });
+}
