@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { MessageChannel, receiveMessageOnPort } from "node:worker_threads";
 import { randomBytes } from "node:crypto";
 import type { NewEvent } from "@whc/catalog-core";
-import { decodeAppend, encodeAppend, type EncodedAppend } from "./append-codec.js";
+import { decodeAppend, decodeObservations, encodeAppend, encodeObservations, type EncodedAppend } from "./append-codec.js";
 import { createSharedBytes } from "./shared-bytes.js";
 
 const key = new Uint8Array(randomBytes(60));
@@ -124,6 +124,23 @@ describe("the append's encoding for the store's thread", () => {
     // Given back, the memory is lent again; a batch over 1 MiB gets memory of its own.
     expect(shared.lend(10).bytes.buffer).toBe(encoded.bytes.buffer);
     expect(shared.lend(2 * 1024 * 1024).bytes.buffer).toBeInstanceOf(ArrayBuffer);
+  });
+
+  it("gives back schema observations as they were, a shared shape's text sent once", () => {
+    const shape = '{"v":1}\nS:type\nN:amount';
+    const observations = [
+      { accountId: "a1", endpointId: "e1", eventType: "invoice.paid", eventId: "ev1", receivedAt: 1_764_000_000_001, shape },
+      { accountId: "a1", endpointId: "e1", eventType: "*", eventId: "ev2", receivedAt: 1_764_000_000_002.5, shape },
+      { accountId: "a2", endpointId: "e9", eventType: "é\u0000", eventId: "ev3", receivedAt: 3, shape: "other" },
+    ];
+    const { port1, port2 } = new MessageChannel();
+    const encoded = encodeObservations(observations);
+    expect(encoded.strings.filter((s) => s === shape)).toHaveLength(1);
+    port1.postMessage(encoded);
+    const received = receiveMessageOnPort(port2)?.message as ReturnType<typeof encodeObservations>;
+    port1.close();
+    expect(decodeObservations(received)).toEqual(observations);
+    expect(decodeObservations(encodeObservations([]))).toEqual([]);
   });
 
   it("encodes an empty batch", () => {

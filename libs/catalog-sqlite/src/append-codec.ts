@@ -1,4 +1,4 @@
-import type { NewEvent, SealedBody } from "@whc/catalog-core";
+import type { NewEvent, SchemaObservation, SealedBody } from "@whc/catalog-core";
 
 /**
  * A batch of appends as it crosses to the store's thread, in a shape the structured clone
@@ -181,4 +181,58 @@ export function decodeAppend({ strings, numbers, bytes, keys, rare }: EncodedApp
     });
   }
   return { events, times };
+}
+
+/**
+ * Schema observations as they cross to the store's thread (learnSchemas), in the same shape as
+ * a batch: a table of their distinct strings (a batch of a thousand mostly shares one shape's
+ * text, one endpoint and a few event types) and one Float64Array of indexes and times, instead
+ * of a thousand objects cloned key by key.
+ */
+export interface EncodedObservations {
+  strings: string[];
+  /** Per observation: its account, endpoint, event type, event id and shape (indexes into `strings`), and receivedAt. */
+  numbers: Float64Array;
+}
+
+const OBSERVATION_FIELDS = 6;
+
+export function encodeObservations(observations: readonly SchemaObservation[]): EncodedObservations {
+  const strings: string[] = [];
+  const index = new Map<string, number>();
+  const text = (s: string): number => {
+    let i = index.get(s);
+    if (i === undefined) {
+      i = strings.push(s) - 1;
+      index.set(s, i);
+    }
+    return i;
+  };
+  const numbers = new Float64Array(observations.length * OBSERVATION_FIELDS);
+  let n = 0;
+  for (const o of observations) {
+    numbers[n] = text(o.accountId);
+    numbers[n + 1] = text(o.endpointId);
+    numbers[n + 2] = text(o.eventType);
+    numbers[n + 3] = text(o.eventId);
+    numbers[n + 4] = text(o.shape);
+    numbers[n + 5] = o.receivedAt;
+    n += OBSERVATION_FIELDS;
+  }
+  return { strings, numbers };
+}
+
+export function decodeObservations({ strings, numbers }: EncodedObservations): SchemaObservation[] {
+  const out: SchemaObservation[] = [];
+  for (let n = 0; n < numbers.length; n += OBSERVATION_FIELDS) {
+    out.push({
+      accountId: strings[numbers[n] as number] as string,
+      endpointId: strings[numbers[n + 1] as number] as string,
+      eventType: strings[numbers[n + 2] as number] as string,
+      eventId: strings[numbers[n + 3] as number] as string,
+      shape: strings[numbers[n + 4] as number] as string,
+      receivedAt: numbers[n + 5] as number,
+    });
+  }
+  return out;
 }

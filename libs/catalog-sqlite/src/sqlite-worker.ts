@@ -2,7 +2,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import type { CatalogStore } from "@whc/catalog-core";
 import { openSqliteStore } from "./sqlite-store.js";
 import { toErrorMessage } from "./worker-errors.js";
-import { decodeAppend, type EncodedAppend } from "./append-codec.js";
+import { decodeAppend, decodeObservations, type EncodedAppend, type EncodedObservations } from "./append-codec.js";
 
 /**
  * The embedded store on its own thread: commits (and their fsyncs) and queries run here, off
@@ -26,6 +26,8 @@ parentPort!.on("message", async ({ id, method, args }: Call) => {
       const { events, times } = decodeAppend(args[0] as EncodedAppend);
       let i = 0;
       result = await store.appendEvents(events, () => times[i++] as number);
+    } else if (method === "learnSchemas") {
+      result = await store.learnSchemas(decodeObservations(args[0] as EncodedObservations), args[1] as number);
     } else {
       result = await (store[method] as (...a: unknown[]) => Promise<unknown>)(...args);
     }

@@ -7,7 +7,7 @@ import { AppError } from "@whc/errors";
 import type { CatalogStore } from "@whc/catalog-core";
 import type * as Esbuild from "esbuild";
 import { fromErrorMessage, type ErrorMessage } from "./worker-errors.js";
-import { encodeAppend } from "./append-codec.js";
+import { encodeAppend, encodeObservations } from "./append-codec.js";
 import { createSharedBytes } from "./shared-bytes.js";
 
 type Pending = { resolve: (v: unknown) => void; reject: (e: unknown) => void };
@@ -163,7 +163,8 @@ export async function openSqliteStoreInWorker(options: { file: string }): Promis
     recordAlertAttempt: (...a) => call("recordAlertAttempt", ...a),
     nextAlertDueAt: (...a) => call("nextAlertDueAt", ...a),
     purgeAlerts: (...a) => call("purgeAlerts", ...a),
-    learnSchemas: (...a) => call("learnSchemas", ...a),
+    // Encoded like an append's strings (append-codec.ts): a thousand observations share a few.
+    learnSchemas: (observations, noticeIntervalMs) => call("learnSchemas", encodeObservations(observations), noticeIntervalMs),
     listSchemas: (...a) => call("listSchemas", ...a),
     getSchema: (...a) => call("getSchema", ...a),
     countRedeliveries: (...a) => call("countRedeliveries", ...a),

@@ -459,6 +459,8 @@ function commit(s: Surface, c: Capture, capture: CapturedEvent, pending: Pending
 
 function notify(s: Surface, capture: CapturedEvent, stored: Stored): void {
   try {
+    // Within one process nobody may be tailing this endpoint: then no summary is made for no one.
+    if (s.deps.bus.listensToCaptures?.(capture.accountId, capture.endpointId) === false) return;
     s.deps.bus.publishCapture({ accountId: capture.accountId, endpointId: capture.endpointId, summary: capturedSummaryJson(capture, stored) });
   } catch (e) {
     // Stored: the sender gets its 2xx whatever happens to the notification.

@@ -46,6 +46,25 @@ function busContract(name: string, make: () => Promise<{ pub: CaptureBus; sub: C
       }
     });
 
+    it("says whether a capture's notice would reach anyone, or leaves it to the publisher to send", async () => {
+      const { pub, sub, done } = await make();
+      try {
+        if (pub.kind !== "memory") {
+          // Subscribers in other processes are not known here: the publisher always publishes.
+          expect(pub.listensToCaptures).toBeUndefined();
+          return;
+        }
+        expect(pub.listensToCaptures?.("acct", "ep1")).toBe(false);
+        const off = sub.subscribeCaptures("acct", "ep1", () => undefined);
+        expect(pub.listensToCaptures?.("acct", "ep1")).toBe(true);
+        expect(pub.listensToCaptures?.("acct", "ep2")).toBe(false);
+        off();
+        expect(pub.listensToCaptures?.("acct", "ep1")).toBe(false);
+      } finally {
+        await done();
+      }
+    });
+
     it("carries endpoint changes", async () => {
       const { pub, sub, done } = await make();
       try {

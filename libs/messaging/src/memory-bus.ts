@@ -10,6 +10,9 @@ export function createMemoryBus(): CaptureBus {
     publishCapture(notice) {
       emitter.emit(captureSubject(notice.accountId, notice.endpointId), notice);
     },
+    listensToCaptures(accountId, endpointId) {
+      return emitter.listenerCount(captureSubject(accountId, endpointId)) > 0;
+    },
     subscribeCaptures(accountId, endpointId, onNotice) {
       const subject = captureSubject(accountId, endpointId);
       const listener = (n: CaptureNotice) => onNotice(n);

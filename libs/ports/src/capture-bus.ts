@@ -16,6 +16,12 @@ export type Unsubscribe = () => void;
 export interface CaptureBus {
   readonly kind: string;
   publishCapture(notice: CaptureNotice): void;
+  /**
+   * Whether a capture's notice published now would reach anyone (a bus within one process knows);
+   * absent on a bus across processes, whose subscribers are elsewhere: publish. Lets a publisher
+   * skip building a notice nobody reads.
+   */
+  listensToCaptures?(accountId: string, endpointId: string): boolean;
   subscribeCaptures(accountId: string, endpointId: string, onNotice: (notice: CaptureNotice) => void): Unsubscribe;
   publishEndpointChanged(endpointId: string): void;
   subscribeEndpointChanges(onChange: (endpointId: string) => void): Unsubscribe;

@@ -20,7 +20,12 @@ export interface CapturedRequest {
  */
 export function packRequest(request: CapturedRequest): Buffer {
   const flat: string[] = [request.path];
-  for (const [name, value] of request.headers) flat.push(name, value);
+  const { headers } = request;
+  // Indexed: for-of with destructuring allocated iterator results per header on the capture path.
+  for (let i = 0; i < headers.length; i += 1) {
+    const pair = headers[i] as RequestHeaderPair;
+    flat.push(pair[0], pair[1]);
+  }
   return Buffer.from(JSON.stringify(flat), "utf8");
 }
 

@@ -32,9 +32,13 @@ function indexOf(headers: readonly HeaderPair[]): Map<string, string> | undefine
   if (headers === lastList) return lastIndex;
   if (!Object.isFrozen(headers)) return undefined;
   const index = new Map<string, string>();
-  for (const [n, v] of headers) {
-    const key = n.toLowerCase();
-    if (!index.has(key)) index.set(key, v);
+  // Indexed, not for-of with destructuring (an array's destructuring iterates it too): that
+  // allocated iterator results per header here (a sampling heap profile of ingest under load:
+  // 2 % of everything it allocated).
+  for (let i = 0; i < headers.length; i += 1) {
+    const pair = headers[i] as HeaderPair;
+    const key = pair[0].toLowerCase();
+    if (!index.has(key)) index.set(key, pair[1]);
   }
   lastList = headers;
   lastIndex = index;
@@ -52,7 +56,10 @@ export function header(headers: readonly HeaderPair[], name: string): string | u
   const wanted = lower(name);
   const index = indexOf(headers);
   if (index !== undefined) return index.get(wanted)?.trim();
-  for (const [n, v] of headers) if (n.toLowerCase() === wanted) return v.trim();
+  for (let i = 0; i < headers.length; i += 1) {
+    const pair = headers[i] as HeaderPair;
+    if (pair[0].toLowerCase() === wanted) return pair[1].trim();
+  }
   return undefined;
 }
 
