@@ -28,6 +28,21 @@ export interface EncodedAppend {
 
 type Rare = Pick<NewEvent, "headers" | "sequenceStatuses" | "forward" | "redactionsJson" | "dedupe">;
 
+/** The distinct values (strings, key objects) of a message, and the index of each in them (added when new). */
+function table<T>() {
+  const values: T[] = [];
+  const index = new Map<T, number>();
+  const at = (v: T): number => {
+    let i = index.get(v);
+    if (i === undefined) {
+      i = values.push(v) - 1;
+      index.set(v, i);
+    }
+    return i;
+  };
+  return { values, at };
+}
+
 /** Where each of an event's values sits in its run of `numbers`. */
 const enum Field {
   Time,
@@ -71,29 +86,11 @@ export function encodeAppend(
   for (const e of events) total += (e.body?.ciphertext.length ?? 0) + (e.sealedRequest?.ciphertext.length ?? 0) + e.searchTokens.length;
   const bytes = bytesOf(total);
   const numbers = new Float64Array(events.length * FIELDS);
-  const strings: string[] = [];
-  const stringIndex = new Map<string, number>();
-  const keys: Uint8Array[] = [];
-  const keyIndex = new Map<Uint8Array, number>();
+  const { values: strings, at: text } = table<string>();
+  const { values: keys, at: key } = table<Uint8Array>();
   const rare: Record<number, Rare> = {};
   let at = 0;
   let n = 0;
-  const text = (s: string): number => {
-    let i = stringIndex.get(s);
-    if (i === undefined) {
-      i = strings.push(s) - 1;
-      stringIndex.set(s, i);
-    }
-    return i;
-  };
-  const key = (k: Uint8Array): number => {
-    let i = keyIndex.get(k);
-    if (i === undefined) {
-      i = keys.push(k) - 1;
-      keyIndex.set(k, i);
-    }
-    return i;
-  };
   const put = (part: Uint8Array): number => {
     bytes.set(part, at);
     at += part.length;
@@ -198,16 +195,7 @@ export interface EncodedObservations {
 const OBSERVATION_FIELDS = 6;
 
 export function encodeObservations(observations: readonly SchemaObservation[]): EncodedObservations {
-  const strings: string[] = [];
-  const index = new Map<string, number>();
-  const text = (s: string): number => {
-    let i = index.get(s);
-    if (i === undefined) {
-      i = strings.push(s) - 1;
-      index.set(s, i);
-    }
-    return i;
-  };
+  const { values: strings, at: text } = table<string>();
   const numbers = new Float64Array(observations.length * OBSERVATION_FIELDS);
   let n = 0;
   for (const o of observations) {
