@@ -10,8 +10,9 @@ import type { NewEvent, SchemaObservation, SealedBody } from "@whc/catalog-core"
  * for both threads, this 29 µs (docs/performance.md, "The append's hand-over").
  *
  * The bytes may be a view on shared memory (the store's own caller lends it: shared-bytes.ts),
- * which the message shares instead of copying. The rarely set parts (legacy headers, deliveries, sequence statuses,
- * redactions, dedupe) stay values, under their event's index, and are cloned as they are.
+ * which the message shares instead of copying. The rarely set parts (legacy headers,
+ * deliveries, sequence statuses, redactions, dedupe) stay values, under their event's index,
+ * and are cloned as they are.
  */
 export interface EncodedAppend {
   /** The batch's distinct strings; `numbers` points into it. */

@@ -8,8 +8,8 @@ import { decodeAppend, decodeObservations, type EncodedAppend, type EncodedObser
  * The embedded store on its own thread: commits (and their fsyncs) and queries run here, off
  * the event loop that answers HTTP. Appends arrive with the clock readings of their events
  * (taken by the caller, whose clock tests may set) and are stamped here, inside their
- * transaction. They come encoded (append-codec.ts): a table of strings, one array of numbers, one buffer of
- * every event's bytes.
+ * transaction. They come encoded (append-codec.ts): a table of strings, one array of numbers,
+ * and every event's bytes in memory shared for the call; schema observations come the same way.
  */
 interface Call {
   id: number;

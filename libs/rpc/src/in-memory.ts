@@ -138,7 +138,8 @@ export function createInMemoryTransport(
         method: method as DescMethodUnary,
         requestMethod: "POST",
         url: `in-memory://${method.parent.typeName}/${method.name}`,
-        // Undefined only until the client interceptor, the chain's first, replaces it.
+        // Undefined only until the client interceptor replaces it (the tracing one before it
+        // does not read it).
         signal: own?.signal as AbortSignal,
         header: new Headers(header),
         contextValues: contextValues ?? createContextValues(),
