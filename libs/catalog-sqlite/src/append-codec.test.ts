@@ -143,6 +143,16 @@ describe("the append's encoding for the store's thread", () => {
     expect(decodeObservations(encodeObservations([]))).toEqual([]);
   });
 
+  it("sends an empty sequence and empty redactions as absent, which mean the same to the store", () => {
+    const plainCapture: NewEvent = { ...bare, sequenceStatuses: [], redactionsJson: "" };
+    const encoded = encodeAppend([plainCapture, full(9)], [1, 2]);
+    expect(Object.keys(encoded.rare)).toEqual(["1"]);
+    const { events: decoded } = decodeAppend(across(encoded));
+    expect(decoded[0]?.sequenceStatuses).toBeUndefined();
+    expect(decoded[0]?.redactionsJson).toBeUndefined();
+    expect(decoded[1]?.sequenceStatuses).toEqual([200, 500]);
+  });
+
   it("encodes an empty batch", () => {
     expect(decodeAppend(across(encodeAppend([], [])))).toEqual({ events: [], times: [] });
   });

@@ -125,8 +125,12 @@ export function encodeAppend(
     sealed(e.body, Field.BodyLength);
     sealed(e.sealedRequest, Field.RequestLength);
     numbers[n + Field.TokensLength] = put(e.searchTokens);
-    if (e.headers.length > 0 || e.sequenceStatuses !== undefined || e.forward !== undefined || e.redactionsJson !== undefined || e.dedupe !== undefined) {
-      rare[i] = { headers: e.headers, sequenceStatuses: e.sequenceStatuses, forward: e.forward, redactionsJson: e.redactionsJson, dedupe: e.dedupe };
+    // An empty sequence and no redactions (as every capture without them arrives: [] and "")
+    // mean what absent ones do, and cross as absent.
+    const statuses = e.sequenceStatuses?.length ? e.sequenceStatuses : undefined;
+    const redactionsJson = e.redactionsJson || undefined;
+    if (e.headers.length > 0 || statuses !== undefined || e.forward !== undefined || redactionsJson !== undefined || e.dedupe !== undefined) {
+      rare[i] = { headers: e.headers, sequenceStatuses: statuses, forward: e.forward, redactionsJson, dedupe: e.dedupe };
     }
     n += FIELDS;
   });

@@ -199,6 +199,9 @@ const handOverEvents = Array.from({ length: 25 }, () =>
     headers: [],
     body: { ciphertext: seal(key, body, Buffer.from(endpointId)), wrappedKey: new Uint8Array(randomBytes(71)), keyId: "kmx01nxbt" },
     searchTokens: new Uint8Array(randomBytes(328)),
+    // As every capture without a response sequence or redactions arrives from ingest.
+    sequenceStatuses: [],
+    redactionsJson: "",
     diagnosticJson: JSON.stringify({ contentType: { declared: "application/json", bodyIs: "json" }, signature: { verdict: "unverified", explanation: "x".repeat(200) } }),
   }),
 );
