@@ -13,21 +13,9 @@ import {
   type Stamp,
 } from "@whc/catalog-core";
 import { DELIVERY_UPSERT_SQL, asBuffer, bodyRows, deliveryRow, deliveryRows, summaryRows } from "./rows.js";
-import { searchDocument } from "./search-terms.js";
-import { TOKEN_BYTES } from "@whc/sealing";
+import type { SearchIndexer } from "./search-index.js";
+import { packPending, type PendingEntry } from "./search-terms.js";
 import { createWriteLockWait } from "./write-lock.js";
-
-/**
- * Pages of search-index merging done with each append: every commit adds a small segment to
- * the index, and merging them keeps searches to a few segments. A batch's postings fill
- * roughly one page per 200 to 1,000, each rewritten once per level (about eight at 10^7
- * events); one page per 64 postings and at least 16 keeps ahead of that, in slices of a
- * few milliseconds. FTS5 merges only levels holding 4 or more segments, so an index that
- * is already compact costs nothing here.
- */
-function mergePagesFor(postings: number): number {
-  return Math.max(16, Math.ceil(postings / 64));
-}
 
 /**
  * A new event's summary, as stamped at commit. Written out field by field: an object rest or
@@ -85,17 +73,18 @@ const LARGE_BODY_BYTES_BEFORE_SHRINK = 16 * 1024 * 1024;
  * whose endpoint is gone is not stored and has no stamp. An event answered from its
  * endpoint's response sequence takes the endpoint's counter in the same transaction: a
  * rolled-back batch gives no index away, a committed one each index once. A capture of a
- * relay or proxy endpoint starts its delivery in the same transaction too.
+ * relay or proxy endpoint starts its delivery in the same transaction too. The captures' search
+ * tokens are kept in `search_pending` in the same transaction (one row for the batch), and
+ * `searchIndex` moves them into the index later, in runs (search-index.ts).
  */
-export function createEventAppend(db: Database.Database): Pick<CatalogStore, "appendEvents"> {
+export function createEventAppend(db: Database.Database, searchIndex: SearchIndexer): Pick<CatalogStore, "appendEvents"> {
   const stmt = {
     endpoint: db.prepare(`SELECT key, coalesce(last_stamp_id,
       (SELECT id FROM events WHERE endpoint_id = endpoints.id ORDER BY received_at DESC, id DESC LIMIT 1)) AS last
       FROM endpoints WHERE id = ?`),
     insertEvent: db.prepare(summaryRows.insertSql()),
     insertBody: db.prepare(bodyRows.insertSql()),
-    insertSearch: db.prepare("INSERT INTO event_search (rowid, terms) VALUES (?, ?)"),
-    mergeSearch: db.prepare("INSERT INTO event_search (event_search, rank) VALUES ('merge', ?)"),
+    keepSearchTokens: db.prepare("INSERT INTO search_pending (seq, entries) VALUES (?, ?)"),
     bumpEndpoint: db.prepare(
       "UPDATE endpoints SET event_count = event_count + ?, last_event_at = max(coalesce(last_event_at, 0), ?), last_stamp_id = ? WHERE key = ?",
     ),
@@ -132,7 +121,7 @@ export function createEventAppend(db: Database.Database): Pick<CatalogStore, "ap
     const results: (AppendResult | undefined)[] = [];
     // A batch is mostly one endpoint's captures: look each endpoint up once.
     const endpoints = new Map<string, Stamping | undefined>();
-    let postings = 0;
+    const searchable: PendingEntry[] = [];
     for (const e of events) {
       const now = clock();
       let endpoint = endpoints.get(e.endpointId);
@@ -173,20 +162,21 @@ export function createEventAppend(db: Database.Database): Pick<CatalogStore, "ap
         for (const d of appendedDeliveries(e.forward, s.receivedAt, duplicateOf !== undefined)) stmt.insertDelivery.run(deliveryRows.values(deliveryRow(seq, d.destinationId, d.progress)));
       }
       if (e.body !== undefined && e.searchTokens.length > 0) {
-        stmt.insertSearch.run(seq, searchDocument(endpoint.key, e.searchTokens));
-        postings += e.searchTokens.length / TOKEN_BYTES + 1;
+        searchable.push({ seq, endpointKey: endpoint.key, tokens: e.searchTokens });
       }
     }
     for (const e of endpoints.values()) if (e?.count) stmt.bumpEndpoint.run(e.count, e.lastAt, e.last, e.key);
-    if (postings > 0) stmt.mergeSearch.run(mergePagesFor(postings));
-    return results;
+    const last = searchable[searchable.length - 1];
+    if (last) stmt.keepSearchTokens.run(last.seq, packPending(searchable));
+    return { results, searchable: searchable.length };
   });
 
   const underWriteLock = createWriteLockWait(db);
   let largeBodyBytes = 0;
   return {
     async appendEvents(events, clock) {
-      const results = underWriteLock(() => appendTx.immediate(events, clock));
+      const { results, searchable } = underWriteLock(() => appendTx.immediate(events, clock));
+      searchIndex.appended(searchable);
       for (const e of events) {
         const bytes = e.body?.ciphertext.length ?? 0;
         if (bytes >= LARGE_BODY_BYTES) largeBodyBytes += bytes;

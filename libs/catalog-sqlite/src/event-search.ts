@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
 import type { CatalogStore, Cursor, EventPage, EventQuery } from "@whc/catalog-core";
 import { summaryRows, type Row } from "./rows.js";
-import { searchMatch, uniqueTerms } from "./search-terms.js";
+import { hasEveryToken, packTerms, searchMatch, uniqueTerms, unpackPending } from "./search-terms.js";
 
 /** A list's columns: the summary, and the commit sequence that search pages by. */
 const LISTED = `e.seq, ${summaryRows.columns("e")}`;
@@ -9,6 +9,14 @@ const LISTED = `e.seq, ${summaryRows.columns("e")}`;
 export interface Filter {
   sql: string;
   params: unknown[];
+}
+
+/** A search's terms: the index's MATCH expression, the endpoint and tokens a pending capture must have, and the pending captures that do. */
+interface Match {
+  terms: string;
+  endpointKey: number;
+  tokens: Buffer;
+  pending: number[];
 }
 
 interface Found {
@@ -70,7 +78,7 @@ function beforeParams(before: Cursor | undefined): unknown[] {
 /**
  * Lists and searches of an endpoint's events, newest first, paged by (receivedAt, id)
  * cursors. A plain list walks the events_page index; a search walks the FTS5 index, whose
- * rowid is the commit sequence.
+ * rowid is the commit sequence, and the captures not yet in it (search_pending).
  */
 export function createEventSearch(db: Database.Database): Pick<CatalogStore, "listEvents"> {
   const stmt = {
@@ -78,6 +86,7 @@ export function createEventSearch(db: Database.Database): Pick<CatalogStore, "li
     seqBelow: db.prepare(
       "SELECT seq FROM events WHERE endpoint_id = ? AND (received_at, id) < (?, ?) ORDER BY received_at DESC, id DESC LIMIT 1",
     ),
+    pending: db.prepare("SELECT entries FROM search_pending").pluck(),
     seqAbove: db.prepare(
       "SELECT seq FROM events WHERE endpoint_id = ? AND (received_at, id) > (?, ?) ORDER BY received_at, id LIMIT 1",
     ),
@@ -113,9 +122,41 @@ export function createEventSearch(db: Database.Database): Pick<CatalogStore, "li
     return { rows: rows.slice(0, q.limit), hasOlder };
   }
 
-  function listSearch(q: EventQuery, f: Filter, tokens: string[]): Found {
+  /**
+   * The captures still pending for the index (search-index.ts) that match: those of the
+   * endpoint holding every token searched for, by commit sequence. At most a couple of
+   * thousand captures are pending, each checked here in well under a microsecond per token.
+   */
+  function pendingMatches(match: Match): number[] {
+    const seqs: number[] = [];
+    for (const packed of stmt.pending.iterate() as IterableIterator<Buffer>) {
+      for (const e of unpackPending(packed)) if (e.endpointKey === match.endpointKey && hasEveryToken(e.tokens, match.tokens)) seqs.push(e.seq);
+    }
+    return seqs;
+  }
+
+  /**
+   * Up to `limit` matches of a search in commit order (`order`) within `bound` (on the commit
+   * sequence, given its column), from the index and from the pending captures that matched:
+   * a capture is in exactly one of the two, so the first `limit` of their union are among
+   * each one's first `limit`.
+   */
+  function matches(order: "ASC" | "DESC", bound: (seq: string) => string, boundParams: unknown[], match: Match, f: Filter, limit: number): Row[] {
+    const indexed = prep(`SELECT ${LISTED} FROM event_search s
+      JOIN events e ON e.seq = s.rowid
+      WHERE event_search MATCH ? AND ${bound("s.rowid")}${f.sql}
+      ORDER BY s.rowid ${order} LIMIT ?`).all(match.terms, ...boundParams, ...f.params, limit) as Row[];
+    if (match.pending.length === 0) return indexed;
+    const pending = prep(`SELECT ${LISTED} FROM events e
+      WHERE e.seq IN (SELECT value FROM json_each(?)) AND ${bound("e.seq")}${f.sql}
+      ORDER BY e.seq ${order} LIMIT ?`).all(JSON.stringify(match.pending), ...boundParams, ...f.params, limit) as Row[];
+    const sign = order === "ASC" ? 1 : -1;
+    return [...indexed, ...pending].sort((x, y) => sign * ((x.seq as number) - (y.seq as number))).slice(0, limit);
+  }
+
+  function listSearch(q: EventQuery, f: Filter, terms: string[]): Found {
     const endpoint = stmt.endpointKey.get(q.endpointId) as { key: number } | undefined;
-    if (!endpoint || tokens.length === 0) return { rows: [], hasOlder: false };
+    if (!endpoint || terms.length === 0) return { rows: [], hasOlder: false };
     // Cursor pairs become bounds on the commit sequence, which sorts like (received_at, id).
     let upper = Number.MAX_SAFE_INTEGER;
     let lower = 0;
@@ -129,20 +170,17 @@ export function createEventSearch(db: Database.Database): Pick<CatalogStore, "li
       if (!row) return { rows: [], hasOlder: false };
       lower = row.seq;
     }
-    const match = searchMatch(endpoint.key, tokens);
-    const sql = (order: "ASC" | "DESC", bound: string) => `SELECT ${LISTED} FROM event_search s
-      JOIN events e ON e.seq = s.rowid
-      WHERE event_search MATCH ? AND ${bound}${f.sql}
-      ORDER BY s.rowid ${order} LIMIT ?`;
+    const match: Match = { terms: searchMatch(endpoint.key, terms), endpointKey: endpoint.key, tokens: packTerms(terms), pending: [] };
+    match.pending = pendingMatches(match);
     if (q.after) {
-      const rows = prep(sql("ASC", "s.rowid >= ? AND s.rowid <= ?")).all(match, lower, upper, ...f.params, q.limit) as Row[];
+      const rows = matches("ASC", (seq) => `${seq} >= ? AND ${seq} <= ?`, [lower, upper], match, f, q.limit);
       rows.reverse();
       const oldest = rows[rows.length - 1];
       if (!oldest) return { rows, hasOlder: false };
-      const older = prep(sql("DESC", "s.rowid < ?")).get(match, oldest.seq, ...f.params, 1);
-      return { rows, hasOlder: older !== undefined };
+      const older = matches("DESC", (seq) => `${seq} < ?`, [oldest.seq], match, f, 1);
+      return { rows, hasOlder: older.length > 0 };
     }
-    const rows = prep(sql("DESC", "s.rowid <= ?")).all(match, upper, ...f.params, q.limit + 1) as Row[];
+    const rows = matches("DESC", (seq) => `${seq} <= ?`, [upper], match, f, q.limit + 1);
     return { rows: rows.slice(0, q.limit), hasOlder: rows.length > q.limit };
   }
 

@@ -54,8 +54,12 @@ import type Database from "better-sqlite3";
  * event whose key they repeat (`duplicate_of`, NULL for none); `dedupe_keys` holds each
  * endpoint's keys (keyed hashes, never a key in clear) with their first event and the end of
  * their window, looked up and written in the append's transaction and purged once expired.
+ * Version 15: the search index in runs (docs/performance.md, ADR 0093). An append keeps its
+ * captures' search tokens in `search_pending` (a row per append); the indexer moves them into
+ * `event_search` a thousand at a time, and a search reads both. A file from before has nothing
+ * pending.
  */
-export const SCHEMA_VERSION = 14;
+export const SCHEMA_VERSION = 15;
 /** The version whose opening moves an older file's deliveries (moveLegacyDeliveries). */
 export const DELIVERIES_VERSION = 11;
 
@@ -274,6 +278,15 @@ CREATE TABLE IF NOT EXISTS delivery_attempts (
 
 CREATE VIRTUAL TABLE IF NOT EXISTS event_search USING fts5(
   terms, content='', contentless_delete=1, detail=none, tokenize='ascii'
+);
+
+-- Captures whose search tokens are not in event_search yet: a row per append, under its last
+-- capture's commit sequence, holding each capture's sequence, endpoint key and packed tokens
+-- (search-terms.ts, packPending); moved into the index in runs (search-index.ts), read by
+-- every search.
+CREATE TABLE IF NOT EXISTS search_pending (
+  seq INTEGER PRIMARY KEY,
+  entries BLOB NOT NULL
 );
 
 CREATE TABLE IF NOT EXISTS replay_counters (

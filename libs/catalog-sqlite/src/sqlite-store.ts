@@ -14,11 +14,14 @@ import { createListeners } from "./listeners.js";
 import { createReplay } from "./replay.js";
 import { createRetention } from "./retention.js";
 import { createSchemas } from "./schemas.js";
+import { createSearchIndexer, type SearchIndexTiming } from "./search-index.js";
 import { createRedeliveries } from "./redeliveries.js";
 
 export interface SqliteStoreOptions {
   /** A file path, or ":memory:" for tests. */
   file: string;
+  /** When captures' search terms move into the index (tests shorten it). */
+  searchIndex?: SearchIndexTiming;
 }
 
 /**
@@ -29,11 +32,12 @@ export interface SqliteStoreOptions {
  * and waits up to busy_timeout for the lock.
  */
 export function openSqliteStore(options: SqliteStoreOptions): CatalogStore {
-  return createSqliteStore(openCatalogDatabase(options.file));
+  return createSqliteStore(openCatalogDatabase(options.file), options.searchIndex);
 }
 
 /** The store over an open catalog database; it closes the database when closed. */
-export function createSqliteStore(db: Database.Database): CatalogStore {
+export function createSqliteStore(db: Database.Database, searchIndexTiming?: SearchIndexTiming): CatalogStore {
+  const searchIndex = createSearchIndexer(db, searchIndexTiming);
   const removeEvent = createEventRemoval(db);
   const readDeliveries = createDeliveryReader(db);
   const writeAudit = createAuditWriter(db);
@@ -41,7 +45,7 @@ export function createSqliteStore(db: Database.Database): CatalogStore {
     kind: "sqlite",
     ...createApiKeys(db, writeAudit),
     ...createEndpoints(db, writeAudit),
-    ...createEventAppend(db),
+    ...createEventAppend(db, searchIndex),
     ...createEventSearch(db),
     ...createEvents(db, removeEvent, readDeliveries, writeAudit),
     ...createForwarding(db, readDeliveries, writeAudit),
@@ -58,6 +62,7 @@ export function createSqliteStore(db: Database.Database): CatalogStore {
     },
 
     async close() {
+      searchIndex.close();
       if (db.open) db.close();
     },
   };

@@ -4,7 +4,7 @@ import { AppError } from "@whc/errors";
 import type { CatalogStore } from "../ports.js";
 import type { EndpointRecord, EventQuery } from "../types.js";
 import { endpointUpdateContract, responseSequenceContract, type ContractContext } from "./endpoint-contract.js";
-import { endpointFixture, eventFixture, keyHash, token } from "./fixtures.js";
+import { endpointFixture, eventFixture, keyHash, listAllPages, token } from "./fixtures.js";
 import { forwardingContract } from "./forward-contract.js";
 import { deliveryControlContract } from "./control-contract.js";
 import { endpointListContract, endpointQuotaContract } from "./endpoint-list-contract.js";
@@ -519,18 +519,7 @@ export function catalogStoreContract(name: string, options: ContractOptions): vo
                 .map(([id]) => id)
                 .sort()
                 .reverse();
-              const got: string[] = [];
-              let before: { receivedAt: number; id: string } | undefined;
-              for (let i = 0; i < 100; i += 1) {
-                const page = await store.listEvents(
-                  query(accountId, endpoint.id, { limit, before, searchTokens: searchWords.map(token) }),
-                );
-                got.push(...page.events.map((e) => e.id));
-                if (!page.hasOlder) break;
-                const last = page.events[page.events.length - 1]!;
-                before = { receivedAt: last.receivedAt, id: last.id };
-              }
-              expect(got).toEqual(expected);
+              expect(await listAllPages(store, query(accountId, endpoint.id, { limit, searchTokens: searchWords.map(token) }))).toEqual(expected);
               // and forward from the oldest match
               if (expected.length > 1) {
                 const oldest = expected[expected.length - 1]!;

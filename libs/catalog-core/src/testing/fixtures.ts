@@ -1,6 +1,7 @@
 import { randomUUID, createHash } from "node:crypto";
 import { packSearchTokens } from "@whc/sealing";
-import type { AuditRecord, EndpointRecord, AttemptRecord, NewEvent } from "../types.js";
+import type { AuditRecord, EndpointRecord, AttemptRecord, EventQuery, NewEvent } from "../types.js";
+import type { CatalogStore } from "../ports.js";
 import { newId } from "../ids.js";
 
 export function keyHash(text: string): Uint8Array {
@@ -113,4 +114,18 @@ export function auditFixture(accountId: string, overrides: Partial<AuditRecord> 
     details: {},
     ...overrides,
   };
+}
+
+/** Every event a query lists, page after page (older ones through `before`), in the order listed. */
+export async function listAllPages(store: Pick<CatalogStore, "listEvents">, q: EventQuery): Promise<string[]> {
+  const ids: string[] = [];
+  let before = q.before;
+  for (let i = 0; i < 100; i += 1) {
+    const page = await store.listEvents({ ...q, before });
+    ids.push(...page.events.map((e) => e.id));
+    if (!page.hasOlder) break;
+    const last = page.events[page.events.length - 1]!;
+    before = { receivedAt: last.receivedAt, id: last.id };
+  }
+  return ids;
 }
