@@ -60,6 +60,8 @@ export type BlindIndexer = (input: string | Uint8Array) => Uint8Array[];
 
 interface Remembered {
   word: string;
+  /** wordHash's of the word: where the memory finds it. */
+  hash: number;
   token: Uint8Array;
   /** The last body the word was seen in: repeats within a body are skipped with it. */
   seenIn: number;
@@ -84,28 +86,53 @@ export function createBlindIndexer(
   hashBits = 30,
   maxTokens = MAX_TOKENS_PER_BODY,
 ): BlindIndexer {
-  const memory = new Map<number, Remembered>();
+  // The memory: an open-addressed table of hashes (at most half full) pointing into `entries`;
+  // a Map keyed by the hash cost a fifth of the indexer's time (4.9 against 4.0 µs a body).
+  const slotCount = 2 ** Math.ceil(Math.log2(2 * maxEntries + 1));
+  let slots = new Int32Array(slotCount); // an entry's index + 1; 0: empty
+  let entries: Remembered[] = [];
+  const recall = (hash: number): Remembered | undefined => {
+    for (let s = hash & (slotCount - 1); ; s = (s + 1) & (slotCount - 1)) {
+      const at = slots[s] as number;
+      if (at === 0) return undefined;
+      const entry = entries[at - 1] as Remembered;
+      if (entry.hash === hash) return entry;
+    }
+  };
+  const remember = (entry: Remembered): void => {
+    entries.push(entry);
+    let s = entry.hash & (slotCount - 1);
+    while (slots[s] !== 0) s = (s + 1) & (slotCount - 1);
+    slots[s] = entries.length;
+  };
+  // The body being indexed (a call runs to its end before the next starts): made once, not
+  // as closures per body.
   let body = 0;
-  return (input) => {
-    if (memory.size >= maxEntries) memory.clear();
-    body += 1;
-    const out: Uint8Array[] = [];
-    let unremembered: Set<string> | undefined;
-    const seen = (entry: Remembered) => {
-      if (entry.seenIn === body) return;
-      entry.seenIn = body;
+  let out: Uint8Array[] = [];
+  let unremembered: Set<string> | undefined;
+  const seen = (entry: Remembered) => {
+    if (entry.seenIn === body) return;
+    entry.seenIn = body;
+    out.push(entry.token);
+  };
+  const fresh = (word: string, hash: number, known: Remembered | undefined) => {
+    if (word.length <= 64 && known === undefined) {
+      const entry = { word, hash, token: token(key, word), seenIn: body };
+      remember(entry);
       out.push(entry.token);
-    };
-    const fresh = (word: string, hash: number) => {
-      if (word.length <= 64 && !memory.has(hash)) {
-        const entry = { word, token: token(key, word), seenIn: body };
-        memory.set(hash, entry);
-        out.push(entry.token);
-      } else if (!(unremembered ??= new Set()).has(word)) {
-        unremembered.add(word);
-        out.push(token(key, word));
-      }
-    };
+    } else if (!(unremembered ??= new Set()).has(word)) {
+      unremembered.add(word);
+      out.push(token(key, word));
+    }
+  };
+  return (input) => {
+    if (entries.length >= maxEntries) {
+      slots = new Int32Array(slotCount);
+      entries = [];
+    }
+    body += 1;
+    out = [];
+    unremembered = undefined;
 
     if (typeof input !== "string" && isAscii(input)) {
       const text = Buffer.from(input.buffer, input.byteOffset, input.byteLength);
@@ -125,18 +152,18 @@ export function createBlindIndexer(
           h = Math.imul(h ^ lower(c), 0x01000193);
         }
         const hash = (h >>> 0) & mask;
-        const known = memory.get(hash);
+        const known = recall(hash);
         if (known !== undefined && spells(known.word, input, start, i)) seen(known);
-        else fresh(text.toString("latin1", start, i).toLowerCase(), hash);
+        else fresh(text.toString("latin1", start, i).toLowerCase(), hash, known);
       }
       return out;
     }
     for (const word of words(typeof input === "string" ? input : decoder.decode(input))) {
       if (out.length >= maxTokens) break;
       const hash = wordHash(word, hashBits);
-      const known = memory.get(hash);
+      const known = recall(hash);
       if (known !== undefined && known.word === word) seen(known);
-      else fresh(word, hash);
+      else fresh(word, hash, known);
     }
     return out;
   };
