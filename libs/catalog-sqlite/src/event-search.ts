@@ -184,6 +184,10 @@ export function createEventSearch(db: Database.Database): Pick<CatalogStore, "li
     return { rows: rows.slice(0, q.limit), hasOlder: rows.length > q.limit };
   }
 
+  // One read transaction, one snapshot: another process's run that moves captures from
+  // search_pending into the index in between could otherwise show a capture twice or not at all.
+  const searchInOneSnapshot = db.transaction(listSearch);
+
   /** Metadata-only events a search leaves out (counted, not paged). */
   function excludedCount(q: EventQuery, f: Filter): number {
     const sql = `SELECT count(*) AS n FROM events e WHERE e.endpoint_id = ? AND e.body_stored = 0${f.sql}`;
@@ -193,7 +197,7 @@ export function createEventSearch(db: Database.Database): Pick<CatalogStore, "li
   return {
     async listEvents(q): Promise<EventPage> {
       const f = filtersOf(q);
-      const { rows, hasOlder } = q.searchTokens ? listSearch(q, f, uniqueTerms(q.searchTokens)) : listPlain(q, f);
+      const { rows, hasOlder } = q.searchTokens ? searchInOneSnapshot(q, f, uniqueTerms(q.searchTokens)) : listPlain(q, f);
       return {
         events: rows.map((row) => summaryRows.read(row)),
         hasOlder,
