@@ -119,6 +119,22 @@ describe("the search index in runs", () => {
     expect(inFile(file).indexed).toHaveLength(5);
   });
 
+  it("keeps the pending tail bounded when appends never let the thread turn (a bulk load in one go)", async () => {
+    const store = open({ batch: 3, delayMs: 3_600_000 });
+    const endpoint = await endpointOf(store);
+    let most = 0;
+    for (let i = 0; i < 40; i += 1) {
+      // Awaiting the in-thread store resolves without a turn of the event loop: no timer or
+      // immediate run gets in between.
+      await store.appendEvents([eventFixture(endpoint, { words: ["bulk"] })], Date.now);
+      most = Math.max(most, inFile(file).pending);
+    }
+    expect(most).toBe(11); // four batches' worth start a run inside the append that brings them
+    expect(inFile(file).indexed.length + inFile(file).pending).toBe(40);
+    const found = await store.listEvents({ accountId: endpoint.accountId, endpointId: endpoint.id, limit: 50, searchTokens: [token("bulk")] });
+    expect(found.events).toHaveLength(40);
+  });
+
   it("runs at most `delayMs` after a capture when fewer than `batch` wait", async () => {
     const store = open({ batch: 1000, delayMs: 20 });
     const endpoint = await endpointOf(store);

@@ -23,6 +23,8 @@ const DEFAULT_BATCH = 1000;
 const DEFAULT_DELAY_MS = 500;
 /** Captures one run moves at most (a whole append's more): a run holds the write lock for a few milliseconds. */
 const MOST_PER_RUN = 2000;
+/** Batches' worth of captures pending, at most, before an append runs them itself. */
+const PENDING_BOUND = 4;
 /** After a run that failed (the lock held past its timeout, a full disk): the next try. */
 const RETRY_MS = 1000;
 
@@ -116,18 +118,20 @@ export function createSearchIndexer(db: Database.Database, timing: SearchIndexTi
     while (underWriteLock(() => run.immediate()) >= MOST_PER_RUN);
   }
 
-  function runNow(): void {
+  /** One run (`all`: as many as it takes to empty the table). */
+  function runNow(all = false): void {
     clear();
     if (closed || !db.open) return;
     try {
-      const moved = underWriteLock(() => run.immediate());
+      if (all) moveAll();
+      const moved = all ? 0 : underWriteLock(() => run.immediate());
       // More than one run's worth: the rest after the appends waiting now. Else nothing is
       // pending: appends run on this thread, none came in between.
-      if (moved >= MOST_PER_RUN) soon = setImmediate(runNow);
+      if (moved >= MOST_PER_RUN) soon = setImmediate(() => runNow());
       else waiting = 0;
     } catch {
       // The captures stay pending (and found by search); try again later.
-      timer = setTimeout(runNow, RETRY_MS);
+      timer = setTimeout(() => runNow(), RETRY_MS);
       timer.unref();
     }
   }
@@ -137,9 +141,9 @@ export function createSearchIndexer(db: Database.Database, timing: SearchIndexTi
     if (waiting >= batch) {
       if (timer) clearTimeout(timer);
       timer = undefined;
-      soon = setImmediate(runNow);
+      soon = setImmediate(() => runNow());
     } else if (!timer && waiting > 0) {
-      timer = setTimeout(runNow, delayMs);
+      timer = setTimeout(() => runNow(), delayMs);
       timer.unref();
     }
   }
@@ -154,7 +158,11 @@ export function createSearchIndexer(db: Database.Database, timing: SearchIndexTi
     appended(count) {
       if (count === 0) return;
       waiting += count;
-      if (timing.inline && waiting >= batch) runNow();
+      // Appends that never let the thread turn (a bulk load in one go) would leave the runs
+      // waiting while the pending tail, which every search reads, grew: past PENDING_BOUND
+      // batches the append runs them itself.
+      if (waiting >= PENDING_BOUND * batch) runNow(true);
+      else if (timing.inline && waiting >= batch) runNow();
       else schedule();
     },
     close() {
