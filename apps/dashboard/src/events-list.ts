@@ -75,8 +75,10 @@ function mountEvents(ctx: AppContext, ep: EndpointJson, first: Route): Mounted {
   const table = h("table", { class: "events-table", "data-testid": "events-table", "aria-label": "Events, newest first" }, tableHead(), tbody);
   const results = h("div", { class: "results" });
   const redeliver = redeliverDialog(ctx, ep, () => state.filters);
-  // What a job redid shows in the list once its dialog is closed.
-  redeliver.dialog.addEventListener("close", () => void load(state.filters));
+  // What a job redid shows in the list once its dialog is closed: the same filters again, and the
+  // form left as it is (the close event comes a moment after the click: what was typed or chosen
+  // in the form since is kept, not put back to the filters applied).
+  redeliver.dialog.addEventListener("close", () => void load(state.filters, { keepForm: true }));
   const element = h("div", { class: "events", "data-testid": "events" }, form.element, status, results, redeliver.dialog);
 
   const hrefOf = (e: EventSummaryJson) => ctx.href({ endpointId: ep.id, eventId: e.id, eventTab: route.eventTab, query: route.query });
@@ -146,12 +148,12 @@ function mountEvents(ctx: AppContext, ep: EndpointJson, first: Route): Mounted {
     }
   }
 
-  async function load(filters: Filters): Promise<void> {
+  async function load(filters: Filters, options: { keepForm?: boolean } = {}): Promise<void> {
     state?.control.abort();
     state?.paths.dispose();
     const s: ListState = { filters, events: [], loaded: false, live: false, control: new AbortController(), paths: createPathLoader(ctx.client, ep.id, filters, () => render()) };
     state = s;
-    form.show(filters);
+    if (!options.keepForm) form.show(filters);
     render();
     const page = await ctx.banner.guarded(() => ctx.client.events.list(ep.id, { ...filterQuery(filters), limit: PAGE_SIZE }, s.control.signal));
     if (s.control.signal.aborted) return;

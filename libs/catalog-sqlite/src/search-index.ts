@@ -3,15 +3,10 @@ import { TOKEN_BYTES } from "@whc/sealing";
 import { searchDocumentBytes, unpackPending, writeSearchDocument, type PendingEntry } from "./search-terms.js";
 import { createWriteLockWait } from "./write-lock.js";
 
-/**
- * When the captures' search terms move from `search_pending` into the FTS5 index: once this
- * many wait, or this long after the first of them was appended, whichever comes first.
- */
+/** When the captures' search terms move from `search_pending` into the FTS5 index. */
 export interface SearchIndexTiming {
-  /** Pending captures that start a run at once (default 1,000). */
+  /** Pending captures that start a run after the append that brings them (default 1,000). */
   batch?: number;
-  /** The longest a pending capture waits for a run, in milliseconds (default 500). */
-  delayMs?: number;
   /**
    * Runs inside the append that brings `batch` captures, after its commit, instead of just after
    * it: tests know the index's state after each append. (The store answers an append first.)
@@ -20,13 +15,10 @@ export interface SearchIndexTiming {
 }
 
 const DEFAULT_BATCH = 1000;
-const DEFAULT_DELAY_MS = 500;
 /** Captures one run moves at most (a whole append's more): a run holds the write lock for a few milliseconds. */
 const MOST_PER_RUN = 2000;
 /** Batches' worth of captures pending, at most, before an append runs them itself. */
 const PENDING_BOUND = 4;
-/** After a run that failed (the lock held past its timeout, a full disk): the next try. */
-const RETRY_MS = 1000;
 
 /**
  * Pages of merging done with each run: every run adds a segment to the index, and merging
@@ -43,8 +35,8 @@ export interface SearchIndexer {
   /** Told after each append that committed `count` captures with search terms. */
   appended(count: number): void;
   /**
-   * Moves what is pending into the index (a clean stop leaves nothing pending) and stops the
-   * timers; what a failed run leaves stays in the file for the next opening.
+   * Moves what is pending into the index: a clean stop leaves nothing pending. What a failed
+   * run leaves stays in the file for the next opening.
    */
   close(): void;
 }
@@ -54,13 +46,16 @@ export interface SearchIndexer {
  * (one row per append, inside its commit); this moves them into the FTS5 index in runs of
  * about a thousand, where one segment and one merge serve them all instead of one per commit
  * of about 25 (docs/performance.md, "The search index in runs"). A search reads both, so a
- * capture is found from its commit on (event-search.ts). Runs happen on this thread between
- * appends, each one transaction under the write lock: several processes sharing the file
- * never index a capture twice.
+ * capture is found from its commit on, however long it waits for a run (event-search.ts).
+ *
+ * A run follows the append that brings `batch` captures waiting (on this thread, once the
+ * append is answered), or the opening that finds them; nothing runs on a timer, so a store
+ * that takes no appends writes nothing. A run is one transaction under the write lock:
+ * several processes sharing the file never index a capture twice. One that failed (the lock
+ * held past its timeout, a full disk) leaves its captures pending, to the next append's run.
  */
 export function createSearchIndexer(db: Database.Database, timing: SearchIndexTiming = {}): SearchIndexer {
   const batch = timing.batch ?? DEFAULT_BATCH;
-  const delayMs = timing.delayMs ?? DEFAULT_DELAY_MS;
   const stmt = {
     count: db.prepare("SELECT entries FROM search_pending").pluck(),
     // A row per append: a run takes rows, oldest first, until it has MOST_PER_RUN captures.
@@ -101,18 +96,10 @@ export function createSearchIndexer(db: Database.Database, timing: SearchIndexTi
     return entries.length;
   });
 
-  // Captures appended here since the last run (another process's are found by the timer's run).
+  // Captures appended here since the last run (another process's count in its own).
   let waiting = 0;
-  let timer: NodeJS.Timeout | undefined;
   let soon: NodeJS.Immediate | undefined;
   let closed = false;
-
-  function clear(): void {
-    if (timer) clearTimeout(timer);
-    if (soon) clearImmediate(soon);
-    timer = undefined;
-    soon = undefined;
-  }
 
   function moveAll(): void {
     while (underWriteLock(() => run.immediate()) >= MOST_PER_RUN);
@@ -120,7 +107,8 @@ export function createSearchIndexer(db: Database.Database, timing: SearchIndexTi
 
   /** One run (`all`: as many as it takes to empty the table). */
   function runNow(all = false): void {
-    clear();
+    if (soon) clearImmediate(soon);
+    soon = undefined;
     if (closed || !db.open) return;
     try {
       if (all) moveAll();
@@ -130,28 +118,14 @@ export function createSearchIndexer(db: Database.Database, timing: SearchIndexTi
       if (moved >= MOST_PER_RUN) soon = setImmediate(() => runNow());
       else waiting = 0;
     } catch {
-      // The captures stay pending (and found by search); try again later.
-      timer = setTimeout(() => runNow(), RETRY_MS);
-      timer.unref();
+      // The captures stay pending, and found by search; the next append tries again.
     }
   }
 
-  function schedule(): void {
-    if (closed || soon) return;
-    if (waiting >= batch) {
-      if (timer) clearTimeout(timer);
-      timer = undefined;
-      soon = setImmediate(() => runNow());
-    } else if (!timer && waiting > 0) {
-      timer = setTimeout(() => runNow(), delayMs);
-      timer.unref();
-    }
-  }
-
-  // What an earlier process left pending is indexed soon after opening.
+  // What an earlier process left pending is indexed soon after opening, once a run's worth.
   if (!db.readonly) {
     for (const packed of stmt.count.iterate() as IterableIterator<Buffer>) waiting += unpackPending(packed).length;
-    schedule();
+    if (waiting >= batch) soon = setImmediate(() => runNow());
   }
 
   return {
@@ -162,17 +136,18 @@ export function createSearchIndexer(db: Database.Database, timing: SearchIndexTi
       // waiting while the pending tail, which every search reads, grew: past PENDING_BOUND
       // batches the append runs them itself.
       if (waiting >= PENDING_BOUND * batch) runNow(true);
-      else if (timing.inline && waiting >= batch) runNow();
-      else schedule();
+      else if (waiting >= batch && timing.inline) runNow();
+      else if (waiting >= batch && !soon) soon = setImmediate(() => runNow());
     },
     close() {
       closed = true;
-      clear();
+      if (soon) clearImmediate(soon);
+      soon = undefined;
       if (!db.open || waiting === 0) return;
       try {
         moveAll();
       } catch {
-        // Pending in the file: indexed after the next opening.
+        // Pending in the file: indexed after a later opening.
       }
     },
   };
