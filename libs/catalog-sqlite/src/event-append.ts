@@ -75,7 +75,8 @@ const LARGE_BODY_BYTES_BEFORE_SHRINK = 16 * 1024 * 1024;
  * rolled-back batch gives no index away, a committed one each index once. A capture of a
  * relay or proxy endpoint starts its delivery in the same transaction too. The captures' search
  * tokens are kept in `search_pending` in the same transaction (one row for the batch), and
- * `searchIndex` moves them into the index later, in runs (search-index.ts).
+ * `searchIndex` moves them into the index later, in runs (search-index.ts); the merging those
+ * runs call for is done here, a slice per append.
  */
 export function createEventAppend(db: Database.Database, searchIndex: SearchIndexer): Pick<CatalogStore, "appendEvents"> {
   const stmt = {
@@ -168,6 +169,7 @@ export function createEventAppend(db: Database.Database, searchIndex: SearchInde
     for (const e of endpoints.values()) if (e?.count) stmt.bumpEndpoint.run(e.count, e.lastAt, e.last, e.key);
     const last = searchable[searchable.length - 1];
     if (last) stmt.keepSearchTokens.run(last.seq, packPending(searchable));
+    searchIndex.mergeSlice();
     return { results, searchable: searchable.length };
   });
 

@@ -21,17 +21,27 @@ const MOST_PER_RUN = 2000;
 const PENDING_BOUND = 4;
 
 /**
- * Pages of merging done with each run: every run adds a segment to the index, and merging
- * them keeps searches to a few segments. A run's postings fill roughly one page per 200 to
- * 1,000, each rewritten once per level (about eight at 10^7 events); one page per 64
- * postings and at least 16 keeps ahead of that. FTS5 merges only levels holding 4 or more
- * segments, so an index that is already compact costs nothing here.
+ * Pages of merging a run calls for: every run adds a segment to the index, and merging them
+ * keeps searches to a few segments. A run's postings fill roughly one page per 200 to 1,000,
+ * each rewritten once per level (about eight at 10^7 events); one page per 64 postings and at
+ * least 16 keeps ahead of that. FTS5 merges only levels holding 4 or more segments, so an
+ * index that is already compact costs nothing here.
  */
 function mergePagesFor(postings: number): number {
   return Math.max(16, Math.ceil(postings / 64));
 }
 
+/**
+ * Pages of that merging done in each append's transaction, until the runs' calls are met. All
+ * of a run's at once (657 pages for a thousand captures) took 12-40 ms when a level was due,
+ * every appender waiting (p99 35 ms against 10 before, docs/performance.md); in slices, as the
+ * appends merged before runs, it stays a millisecond or two.
+ */
+const MERGE_SLICE_PAGES = 32;
+
 export interface SearchIndexer {
+  /** In each append's transaction: a slice of the merging the runs called for, if any is owed. */
+  mergeSlice(): void;
   /** Told after each append that committed `count` captures with search terms. */
   appended(count: number): void;
   /**
@@ -68,6 +78,9 @@ export function createSearchIndexer(db: Database.Database, timing: SearchIndexTi
   };
   const underWriteLock = createWriteLockWait(db);
   let documents = Buffer.alloc(0);
+  // Pages of merging the runs called for and the appends have not done yet (this process's;
+  // lost with it, which only leaves the next runs' merging to do it).
+  let owed = 0;
   const run = db.transaction((): number => {
     const entries: PendingEntry[] = [];
     let lastRow: number | undefined;
@@ -92,7 +105,7 @@ export function createSearchIndexer(db: Database.Database, timing: SearchIndexTi
       postings += e.tokens.length / TOKEN_BYTES + 1;
     }
     stmt.remove.run(lastRow);
-    if (postings > 0) stmt.merge.run(mergePagesFor(postings));
+    if (postings > 0) owed += mergePagesFor(postings);
     return entries.length;
   });
 
@@ -129,6 +142,12 @@ export function createSearchIndexer(db: Database.Database, timing: SearchIndexTi
   }
 
   return {
+    mergeSlice() {
+      if (owed === 0) return;
+      const pages = Math.min(owed, MERGE_SLICE_PAGES);
+      stmt.merge.run(pages);
+      owed -= pages;
+    },
     appended(count) {
       if (count === 0) return;
       waiting += count;
