@@ -14,6 +14,7 @@ export interface Filter {
 /** A search's terms: the index's MATCH expression, the endpoint and tokens a pending capture must have, and the pending captures that do. */
 interface Match {
   terms: string;
+  endpointId: string;
   endpointKey: number;
   tokens: Buffer;
   pending: number[];
@@ -124,8 +125,9 @@ export function createEventSearch(db: Database.Database): Pick<CatalogStore, "li
 
   /**
    * The captures still pending for the index (search-index.ts) that match: those of the
-   * endpoint holding every token searched for, by commit sequence. At most a couple of
-   * thousand captures are pending, each checked here in well under a microsecond per token.
+   * endpoint holding every token searched for, by commit sequence. At most about 4,000
+   * captures are pending (search-index.ts), each checked here in well under a microsecond per
+   * token.
    */
   function pendingMatches(match: Match): number[] {
     const seqs: number[] = [];
@@ -147,9 +149,10 @@ export function createEventSearch(db: Database.Database): Pick<CatalogStore, "li
       WHERE event_search MATCH ? AND ${bound("s.rowid")}${f.sql}
       ORDER BY s.rowid ${order} LIMIT ?`).all(match.terms, ...boundParams, ...f.params, limit) as Row[];
     if (match.pending.length === 0) return indexed;
+    // The endpoint again, though only its captures matched: the scoping reads in the query.
     const pending = prep(`SELECT ${LISTED} FROM events e
-      WHERE e.seq IN (SELECT value FROM json_each(?)) AND ${bound("e.seq")}${f.sql}
-      ORDER BY e.seq ${order} LIMIT ?`).all(JSON.stringify(match.pending), ...boundParams, ...f.params, limit) as Row[];
+      WHERE e.seq IN (SELECT value FROM json_each(?)) AND e.endpoint_id = ? AND ${bound("e.seq")}${f.sql}
+      ORDER BY e.seq ${order} LIMIT ?`).all(JSON.stringify(match.pending), match.endpointId, ...boundParams, ...f.params, limit) as Row[];
     const sign = order === "ASC" ? 1 : -1;
     return [...indexed, ...pending].sort((x, y) => sign * ((x.seq as number) - (y.seq as number))).slice(0, limit);
   }
@@ -170,7 +173,7 @@ export function createEventSearch(db: Database.Database): Pick<CatalogStore, "li
       if (!row) return { rows: [], hasOlder: false };
       lower = row.seq;
     }
-    const match: Match = { terms: searchMatch(endpoint.key, terms), endpointKey: endpoint.key, tokens: packTerms(terms), pending: [] };
+    const match: Match = { terms: searchMatch(endpoint.key, terms), endpointId: q.endpointId, endpointKey: endpoint.key, tokens: packTerms(terms), pending: [] };
     match.pending = pendingMatches(match);
     if (q.after) {
       const rows = matches("ASC", (seq) => `${seq} >= ? AND ${seq} <= ?`, [lower, upper], match, f, q.limit);

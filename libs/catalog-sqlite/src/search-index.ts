@@ -67,7 +67,7 @@ export interface SearchIndexer {
 export function createSearchIndexer(db: Database.Database, timing: SearchIndexTiming = {}): SearchIndexer {
   const batch = timing.batch ?? DEFAULT_BATCH;
   const stmt = {
-    count: db.prepare("SELECT entries FROM search_pending").pluck(),
+    allPending: db.prepare("SELECT entries FROM search_pending").pluck(),
     // A row per append: a run takes rows, oldest first, until it has MOST_PER_RUN captures.
     pending: db.prepare("SELECT seq, entries FROM search_pending ORDER BY seq").raw(),
     // Captures deleted while pending are left out: the index never holds a posting for them.
@@ -124,12 +124,14 @@ export function createSearchIndexer(db: Database.Database, timing: SearchIndexTi
     soon = undefined;
     if (closed || !db.open) return;
     try {
+      // One run of more than MOST_PER_RUN leaves the rest to after the appends waiting now.
+      if (!all && underWriteLock(() => run.immediate()) >= MOST_PER_RUN) {
+        soon = setImmediate(() => runNow());
+        return;
+      }
       if (all) moveAll();
-      const moved = all ? 0 : underWriteLock(() => run.immediate());
-      // More than one run's worth: the rest after the appends waiting now. Else nothing is
-      // pending: appends run on this thread, none came in between.
-      if (moved >= MOST_PER_RUN) soon = setImmediate(() => runNow());
-      else waiting = 0;
+      // Nothing is pending now: appends run on this thread, none came in between.
+      waiting = 0;
     } catch {
       // The captures stay pending, and found by search; the next append tries again.
     }
@@ -137,7 +139,7 @@ export function createSearchIndexer(db: Database.Database, timing: SearchIndexTi
 
   // What an earlier process left pending is indexed soon after opening, once a run's worth.
   if (!db.readonly) {
-    for (const packed of stmt.count.iterate() as IterableIterator<Buffer>) waiting += unpackPending(packed).length;
+    for (const packed of stmt.allPending.iterate() as IterableIterator<Buffer>) waiting += unpackPending(packed).length;
     if (waiting >= batch) soon = setImmediate(() => runNow());
   }
 
