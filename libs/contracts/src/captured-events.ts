@@ -182,12 +182,15 @@ class Writer {
   }
 }
 
-/** The CapturedEvents message of these captures, encoded. */
-export function encodeCapturedEvents(captures: readonly CapturedEvent[]): Uint8Array {
+/**
+ * The CapturedEvents message of these captures, encoded into `alloc(size)`: by default new
+ * memory; a caller that encodes call after call may lend the same memory each time.
+ */
+export function encodeCapturedEvents(captures: readonly CapturedEvent[], alloc: (size: number) => Buffer = Buffer.allocUnsafe): Buffer {
   const plans = captures.map(plan);
   let total = 0;
   for (const p of plans) total += lenField(T_CAPTURE.length, p.size);
-  const w = new Writer(Buffer.allocUnsafe(total));
+  const w = new Writer(alloc(total));
   captures.forEach((c, i) => {
     const p = plans[i] as Plan;
     const s = p.strings;

@@ -59,6 +59,7 @@ export const BATCH_LINGER_MS = 2;
  */
 export function createAppendBatcher(catalog: Client<typeof CatalogService>, options: BatcherOptions) {
   const queue: Pending[] = [];
+  const encoding = createEncodingMemory();
   const lingerMs = options.lingerMs ?? BATCH_LINGER_MS;
   let inFlight = false;
   let scheduled = false;
@@ -85,10 +86,12 @@ export function createAppendBatcher(catalog: Client<typeof CatalogService>, opti
         batch.map((p) => p.trace),
         () => {
           const captures = batch.map((p) => p.capture);
-          return catalog.appendEvents(options.encodeCaptures ? { encodedCaptures: encodeCapturedEvents(captures) } : { captures });
+          return catalog.appendEvents(options.encodeCaptures ? { encodedCaptures: encodeCapturedEvents(captures, encoding.lend) } : { captures });
         },
       );
     } catch (err) {
+      // The failed call may still hold what it was lent (a deadline answers before the write ends).
+      encoding.forget();
       for (const p of batch) p.done(err);
       return;
     }
@@ -148,3 +151,29 @@ export function createAppendBatcher(catalog: Client<typeof CatalogService>, opti
 }
 
 export type AppendBatcher = ReturnType<typeof createAppendBatcher>;
+
+/** Most memory the encoded batches are written into call after call (a larger batch gets its own). */
+export const ENCODING_MEMORY_BYTES = 1024 * 1024;
+
+/**
+ * Memory a call's encoded captures are written into, kept for the next call. A batch of 48
+ * ordinary captures is about 200 KB, and glibc maps memory afresh for each allocation that
+ * large (MALLOC_MMAP_THRESHOLD_=131072, docs/operations.md) and gives it back when freed: a
+ * page fault per 4 KiB written, call after call. One call is in flight at a time, and an
+ * answered call has been written out, so the next may write over it; after a failed call the
+ * memory is left to it.
+ */
+function createEncodingMemory() {
+  let kept: Buffer | undefined;
+  return {
+    lend(size: number): Buffer {
+      if (size > ENCODING_MEMORY_BYTES) return Buffer.allocUnsafe(size);
+      // Its own memory (never a slice of Node's shared pool), with room for batches to grow.
+      if (!kept || kept.length < size) kept = Buffer.allocUnsafeSlow(Math.min(ENCODING_MEMORY_BYTES, Math.max(size * 2, 64 * 1024)));
+      return kept.subarray(0, size);
+    },
+    forget(): void {
+      kept = undefined;
+    },
+  };
+}

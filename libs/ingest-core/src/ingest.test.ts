@@ -3,7 +3,7 @@ import http from "node:http";
 import net from "node:net";
 import type { AddressInfo } from "node:net";
 import { create } from "@bufbuild/protobuf";
-import { CatalogService, CapturedEventSchema } from "@whc/contracts";
+import { CatalogService, CapturedEventSchema, decodeCapturedEvents } from "@whc/contracts";
 import { createCatalogService, type CatalogStore } from "@whc/catalog-core";
 import { openSqliteStore } from "@whc/catalog-sqlite";
 import { createLogger } from "@whc/logging";
@@ -212,6 +212,46 @@ describe("group commit", () => {
     expect(sent).toEqual(["0 as messages, some encoded", "2 as messages, none encoded"]);
     expect(stored[0]).toMatchObject({ method: "POST", remoteIp: "203.0.113.9", canonicalEventType: "ünicode.event", responseCode: 202 });
     expect(stored[0]).toEqual(stored[1]);
+    await store.close();
+  });
+
+  it("writes each call's encoded captures into the memory of the last answered call, never into a failed call's", async () => {
+    const { store, catalog, event } = await slowCatalog(0);
+    const calls: { bytes: Uint8Array; copy: Buffer; bodies: string[] }[] = [];
+    let failNext = false;
+    const recording: typeof catalog = {
+      ...catalog,
+      appendEvents: (req, options) => {
+        const bytes = req.encodedCaptures as Uint8Array;
+        calls.push({ bytes, copy: Buffer.from(bytes), bodies: decodeCapturedEvents(bytes).map((c) => Buffer.from(c.body ?? []).toString()) });
+        if (failNext) {
+          failNext = false;
+          // As a deadline does: the call fails while its request may still be on its way.
+          return Promise.reject(new Error("deadline exceeded"));
+        }
+        return catalog.appendEvents(req, options);
+      },
+    };
+    const batcher = createAppendBatcher(recording, { maxEvents: 100, maxBytes: 1 << 20, encodeCaptures: true });
+    // A body is stored with its (sealed) data key: any bytes will do for the catalog.
+    const sealed = (body: string) => create(CapturedEventSchema, { ...event(), body: Buffer.from(body), wrappedKey: new Uint8Array(60).fill(7), keyId: "k1" });
+    const send = (...bodies: string[]) => Promise.allSettled(bodies.map((b) => batcher.append(sealed(b))));
+    const big = (c: string) => c.repeat(3000);
+    const stored = async (...bodies: string[]) => (await send(...bodies)).map((r) => r.status);
+    expect(await stored(big("a"), big("b"), big("c"))).toEqual(["fulfilled", "fulfilled", "fulfilled"]);
+    expect(await stored(big("d"), "e")).toEqual(["fulfilled", "fulfilled"]);
+    failNext = true;
+    expect(await stored(big("f"), big("g"))).toEqual(["rejected", "rejected"]);
+    expect(await stored(big("h"), big("i"), big("j"))).toEqual(["fulfilled", "fulfilled", "fulfilled"]);
+    expect(await stored("k")).toEqual(["fulfilled"]);
+    expect(calls.map((c) => c.bodies.map((b) => b.slice(0, 1)).join(""))).toEqual(["abc", "de", "fg", "hij", "k"]);
+    const memory = calls.map((c) => c.bytes.buffer);
+    // Answered calls lend their memory to the next; the failed one keeps its own, untouched.
+    expect(memory[1]).toBe(memory[0]);
+    expect(memory[2]).toBe(memory[1]);
+    expect(memory[3]).not.toBe(memory[2]);
+    expect(memory[4]).toBe(memory[3]);
+    expect(Buffer.from(calls[2]?.bytes ?? []).equals(calls[2]?.copy ?? Buffer.alloc(0))).toBe(true);
     await store.close();
   });
 

@@ -236,7 +236,7 @@ for (const layout of layouts) {
   const r = await load(urls);
   const split = d.procs.map((p, i) => {
     const now = cpuSplit(p.child.pid);
-    return { total: now.total - before[i].total, main: now.main - before[i].main, system: now.system - before[i].system };
+    return { total: now.total - before[i].total, main: now.main - before[i].main, system: now.system - before[i].system, faults: now.faults - before[i].faults };
   });
   const used = split.map((s) => s.total);
   const batchesAfter = await batchFigures(d.metricsUrls);
@@ -255,7 +255,7 @@ for (const layout of layouts) {
   console.log(`  CPU per capture: ${d.procs.map((p, i) => `${p.name} ${perCapture(used[i])}`).join(", ")}; services ${perCapture(services)}`);
   const busy = d.procs.map((p, i) => ({ name: p.name, ...split[i] })).filter((p) => p.total / r.total > 5e-6);
   console.log(
-    `  of which: ${busy.map((p) => `${p.name} main thread ${perCapture(p.main)}, other threads ${perCapture(p.total - p.main)}, in the kernel ${perCapture(p.system)}`).join("; ")}`,
+    `  of which: ${busy.map((p) => `${p.name} main thread ${perCapture(p.main)}, other threads ${perCapture(p.total - p.main)}, in the kernel ${perCapture(p.system)}, page faults ${(p.faults / r.total).toFixed(1)}`).join("; ")}`,
   );
   console.log(
     `  ${acknowledged} captures acknowledged, ${list.count} listed, ${list.ordered ? "in strict (receivedAt, id) order" : "OUT OF ORDER"}` +
