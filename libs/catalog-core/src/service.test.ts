@@ -4,7 +4,7 @@ import path from "node:path";
 import { create } from "@bufbuild/protobuf";
 import { Code, createClient, createHandlerContext, createRouterTransport, type Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { CapturedDeliverySchema, CapturedEventSchema, CatalogService, encodeCapturedEvents, GetEndpointRequestSchema, type CapturedEvent, type Endpoint, type Event } from "@whc/contracts";
+import { CapturedDeliverySchema, CapturedEventSchema, CatalogService, decodeAppendedEvents, encodeCapturedEvents, GetEndpointRequestSchema, type CapturedEvent, type Endpoint, type Event } from "@whc/contracts";
 // The service is tested over a real store (a test-only cycle, allowed in eslint.config.js).
 import { openSqliteStore } from "@whc/catalog-sqlite";
 import { AppError, fromConnectError } from "@whc/errors";
@@ -426,7 +426,7 @@ describe("events", () => {
     expect((await catalog.listEvents({ accountId, endpointId: endpoint.id, searchTokens: [token("red")] })).events).toHaveLength(3);
   });
 
-  it("stores captures sent in the lean append form like events, after any events of the same request, and refuses malformed tokens", async () => {
+  it("stores captures sent in the lean append form like events, after any events of the same request, refuses malformed tokens, and answers encoded when asked", async () => {
     const { catalog } = await startCatalog();
     const accountId = await account(catalog);
     const endpoint = await endpointOf(catalog, accountId, { operatingMode: "relay" });
@@ -509,6 +509,18 @@ describe("events", () => {
     await refusedEncoded(new Uint8Array([0x0a, 0x05, 0x08]), "encoded_captures", "format");
     await refusedEncoded(encoded(capture(), capture({ searchTokens: new Uint8Array(12) })), "search_tokens", "format");
     expect((await catalog.listEvents({ accountId, endpointId: endpoint.id })).events).toHaveLength(6);
+
+    // Asked for it (a remote ingest), the answer comes encoded in one field too, and says the same.
+    const gone = capture({ endpointId: UNKNOWN_ID });
+    const answered = await catalog.appendEvents({ encodedCaptures: encoded(capture({ responseCode: 201 }), gone), encodeAnswer: true });
+    expect(answered.events).toEqual([]);
+    const [stored, missing] = decodeAppendedEvents(answered.encodedEvents);
+    const [newest] = (await catalog.listEvents({ accountId, endpointId: endpoint.id })).events;
+    expect(stored).toEqual({ id: newest!.id, receivedAtMs: Number(newest!.receivedAtMs), endpointMissing: false, sequenceIndex: 0, responseCode: 201, duplicateOf: "" });
+    expect(missing).toMatchObject({ id: "", endpointMissing: true });
+    const asMessages = await catalog.appendEvents({ encodedCaptures: encoded(capture({ responseCode: 201 }), gone) });
+    expect(asMessages.encodedEvents).toHaveLength(0);
+    expect(asMessages.events.map((e) => [e.responseCode, e.endpointMissing])).toEqual([[201, false], [0, true]]);
   });
 
   it("refuses a cursor whose id is not a UUID", async () => {

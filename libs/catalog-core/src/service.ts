@@ -5,6 +5,7 @@ import {
   type CapturedEvent,
   AuthenticateApiKeyResponseSchema,
   CapturedEventsFormatError,
+  encodeAppendedEvents,
   decodeCapturedEvents,
   type Endpoint,
   type ReplayAudit,
@@ -384,6 +385,8 @@ function eventMethods(
       learner.observe(observationsOf(captured, appended.slice(req.events.length)));
       const failures = signatureFailures(events, appended);
       if (failures.length > 0) await raise(failures);
+      // Asked for (a remote ingest): the answer written in one pass (ADR 0094).
+      if (req.encodeAnswer) return { encodedEvents: encodeAppendedEvents(appended) };
       return { events: appended.map(appendedToProto) };
     },
 

@@ -1,4 +1,5 @@
 import type { CapturedEvent } from "./gen/webhookcapture/catalog/v1/catalog_pb.js";
+import { int32Size, LEN, lenField, Reader, tag, uint64Of, uint64Size, VARINT, Writer } from "./wire.js";
 
 /**
  * The wire form of a CapturedEvents message (AppendEventsRequest.encoded_captures), written
@@ -13,15 +14,6 @@ import type { CapturedEvent } from "./gen/webhookcapture/catalog/v1/catalog_pb.j
  * reading, unknown fields are skipped, a singular field seen twice keeps its last value, and
  * a repeated int32 is accepted packed or not.
  */
-
-const LEN = 2;
-const VARINT = 0;
-
-/** A field's tag, as the bytes it takes on the wire (every CapturedEvent tag fits in two). */
-function tag(field: number, wireType: number): number[] {
-  const t = (field << 3) | wireType;
-  return t < 0x80 ? [t] : [(t & 0x7f) | 0x80, t >> 7];
-}
 
 const STRING_FIELDS = [
   [1, "accountId"],
@@ -57,34 +49,6 @@ const T_DESTINATION_ID = tag(1, LEN);
 const T_DELIVERY_TARGET = tag(2, LEN);
 const T_CAPTURE = tag(1, LEN);
 
-/** Bytes of an unsigned varint below 2^53. */
-function varintSize(n: number): number {
-  if (n < 0x80) return 1;
-  if (n < 0x4000) return 2;
-  if (n < 0x200000) return 3;
-  if (n < 0x10000000) return 4;
-  let size = 5;
-  for (let rest = Math.floor(n / 2 ** 35); rest > 0; rest = Math.floor(rest / 128)) size += 1;
-  return size;
-}
-
-/** An int32 as protobuf writes it: negative values sign-extended to ten bytes. */
-function int32Size(n: number): number {
-  return n < 0 ? 10 : varintSize(n);
-}
-
-/** An int64 (a bigint in protobuf-es) as the unsigned 64-bit value written on the wire. */
-function uint64Of(n: bigint): bigint {
-  return BigInt.asUintN(64, n);
-}
-
-function uint64Size(n: bigint): number {
-  if (n < 0x20000000000000n) return varintSize(Number(n));
-  let size = 1;
-  for (let rest = n >> 7n; rest > 0n; rest >>= 7n) size += 1;
-  return size;
-}
-
 /** The sizes of one capture's strings and lengths, worked out before any byte is written. */
 interface Plan {
   size: number;
@@ -92,10 +56,6 @@ interface Plan {
   statuses: number;
   /** Each delivery's message size and its two strings' lengths. */
   deliveries: [size: number, id: number, target: number][];
-}
-
-function lenField(tagBytes: number, length: number): number {
-  return tagBytes + varintSize(length) + length;
 }
 
 function plan(c: CapturedEvent): Plan {
@@ -134,52 +94,6 @@ function plan(c: CapturedEvent): Plan {
     return [inner, id, target];
   });
   return { size, strings, statuses, deliveries };
-}
-
-class Writer {
-  at = 0;
-  constructor(readonly buf: Buffer) {}
-
-  raw(bytes: readonly number[]): void {
-    for (const b of bytes) this.buf[this.at++] = b;
-  }
-
-  varint(n: number): void {
-    while (n >= 0x80) {
-      this.buf[this.at++] = (n % 128) | 0x80;
-      n = Math.floor(n / 128);
-    }
-    this.buf[this.at++] = n;
-  }
-
-  uint64(n: bigint): void {
-    if (n < 0x20000000000000n) return this.varint(Number(n));
-    while (n >= 0x80n) {
-      this.buf[this.at++] = Number(n & 0x7fn) | 0x80;
-      n >>= 7n;
-    }
-    this.buf[this.at++] = Number(n);
-  }
-
-  int32(n: number): void {
-    if (n >= 0) return this.varint(n);
-    // Sign-extended to 64 bits: the low 32 bits, then all ones above them.
-    this.uint64(uint64Of(BigInt(n)));
-  }
-
-  bytes(t: readonly number[], b: Uint8Array): void {
-    this.raw(t);
-    this.varint(b.length);
-    this.buf.set(b, this.at);
-    this.at += b.length;
-  }
-
-  string(t: readonly number[], s: string, length: number): void {
-    if (length === 0) return;
-    this.raw(t);
-    this.varint(length);
-    this.at += this.buf.write(s, this.at, length, "utf8");
-  }
 }
 
 /**
@@ -247,92 +161,7 @@ export class CapturedEventsFormatError extends Error {
   }
 }
 
-class Reader {
-  at: number;
-  constructor(
-    readonly buf: Buffer,
-    start: number,
-    readonly end: number,
-  ) {
-    this.at = start;
-  }
-
-  /** A varint of up to 64 bits, as a number when below 2^53, else as a bigint. */
-  varint(): number | bigint {
-    let n = 0;
-    let scale = 1;
-    for (let i = 0; i < 10; i += 1) {
-      if (this.at >= this.end) throw new CapturedEventsFormatError("truncated varint");
-      const b = this.buf[this.at++] as number;
-      if (i < 7) {
-        n += (b & 0x7f) * scale;
-        scale *= 128;
-        if (b < 0x80) return n;
-        continue;
-      }
-      // Beyond 49 bits: finish in bigint.
-      let big = BigInt(n) + (BigInt(b & 0x7f) << BigInt(7 * i));
-      let shift = 7 * (i + 1);
-      let last = b;
-      while (last >= 0x80) {
-        if (this.at >= this.end || shift > 63) throw new CapturedEventsFormatError("bad varint");
-        last = this.buf[this.at++] as number;
-        big += BigInt(last & 0x7f) << BigInt(shift);
-        shift += 7;
-      }
-      big = BigInt.asUintN(64, big);
-      return big < 0x20000000000000n ? Number(big) : big;
-    }
-    throw new CapturedEventsFormatError("bad varint");
-  }
-
-  /** A length or tag: an unsigned varint that must fit what is left. */
-  uint(): number {
-    const n = this.varint();
-    if (typeof n !== "number") throw new CapturedEventsFormatError("length out of range");
-    return n;
-  }
-
-  /** An int32: the low 32 bits of the varint, signed (negative ones arrive as ten bytes). */
-  int32(): number {
-    const n = this.varint();
-    if (typeof n === "number" && n < 0x80000000) return n;
-    return Number(BigInt.asIntN(32, typeof n === "bigint" ? n : BigInt(n)));
-  }
-
-  int64(): bigint {
-    const n = this.varint();
-    return BigInt.asIntN(64, typeof n === "bigint" ? n : BigInt(n));
-  }
-
-  span(): [number, number] {
-    const length = this.uint();
-    const start = this.at;
-    if (length > this.end - start) throw new CapturedEventsFormatError("truncated field");
-    this.at = start + length;
-    return [start, this.at];
-  }
-
-  bytes(): Uint8Array {
-    const [start, end] = this.span();
-    return this.buf.subarray(start, end);
-  }
-
-  string(): string {
-    const [start, end] = this.span();
-    return this.buf.toString("utf8", start, end);
-  }
-
-  skip(wireType: number): void {
-    if (wireType === VARINT) this.varint();
-    else if (wireType === LEN) this.span();
-    else if (wireType === 1 || wireType === 5) {
-      const size = wireType === 1 ? 8 : 4;
-      if (this.end - this.at < size) throw new CapturedEventsFormatError("truncated field");
-      this.at += size;
-    } else throw new CapturedEventsFormatError(`wire type ${wireType} not supported`);
-  }
-}
+const formatError = (message: string): Error => new CapturedEventsFormatError(message);
 
 function emptyCapture(): CapturedEvent {
   return {
@@ -442,7 +271,7 @@ function readCapture(r: Reader): CapturedEvent {
         else {
           requireWireType(wireType, LEN, field);
           const [start, end] = r.span();
-          const packed = new Reader(r.buf, start, end);
+          const packed = new Reader(r.buf, start, end, r.fail);
           while (packed.at < end) c.sequenceStatuses.push(packed.int32());
         }
         break;
@@ -457,7 +286,7 @@ function readCapture(r: Reader): CapturedEvent {
       case 23: {
         requireWireType(wireType, LEN, field);
         const [start, end] = r.span();
-        c.deliveries.push(readDelivery(new Reader(r.buf, start, end)));
+        c.deliveries.push(readDelivery(new Reader(r.buf, start, end, r.fail)));
         break;
       }
       default:
@@ -471,7 +300,7 @@ function readCapture(r: Reader): CapturedEvent {
 /** The captures of an encoded CapturedEvents message; CapturedEventsFormatError when malformed. */
 export function decodeCapturedEvents(bytes: Uint8Array): CapturedEvent[] {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const r = new Reader(buf, 0, buf.length);
+  const r = new Reader(buf, 0, buf.length, formatError);
   const out: CapturedEvent[] = [];
   while (r.at < r.end) {
     const t = r.uint();
@@ -479,7 +308,7 @@ export function decodeCapturedEvents(bytes: Uint8Array): CapturedEvent[] {
     const wireType = t & 7;
     if (field === 1 && wireType === LEN) {
       const [start, end] = r.span();
-      out.push(readCapture(new Reader(buf, start, end)));
+      out.push(readCapture(new Reader(buf, start, end, formatError)));
     } else if (field === 0) throw new CapturedEventsFormatError("field number 0");
     else r.skip(wireType);
   }

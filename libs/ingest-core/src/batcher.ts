@@ -1,5 +1,5 @@
 import type { Client } from "@connectrpc/connect";
-import { encodeCapturedEvents, type CapturedEvent, type CatalogService } from "@whc/contracts";
+import { decodeAppendedEvents, encodeCapturedEvents, type AppendedEvent, type CapturedEvent, type CatalogService, type DecodedAppendedEvent } from "@whc/contracts";
 import type { Context } from "@opentelemetry/api";
 import { inBatchSpan, inContext, waitingContext } from "./tracing.js";
 
@@ -34,8 +34,9 @@ export interface BatcherOptions {
   lingerMs?: number;
   /**
    * Send the batch as `encoded_captures`, written in one pass (ADR 0013), instead of as
-   * `captures` messages: for a catalog in another process, where the call is encoded anyway.
-   * Off for one in this process, whose in-memory transport hands the messages over as they are.
+   * `captures` messages, and ask for the answer as `encoded_events` (ADR 0094): for a catalog in
+   * another process, where the call is encoded anyway. Off for one in this process, whose
+   * in-memory transport hands the messages over as they are.
    */
   encodeCaptures?: boolean;
 }
@@ -86,7 +87,9 @@ export function createAppendBatcher(catalog: Client<typeof CatalogService>, opti
         batch.map((p) => p.trace),
         () => {
           const captures = batch.map((p) => p.capture);
-          return catalog.appendEvents(options.encodeCaptures ? { encodedCaptures: encodeCapturedEvents(captures, encoding.lend) } : { captures });
+          return catalog.appendEvents(
+            options.encodeCaptures ? { encodedCaptures: encodeCapturedEvents(captures, encoding.lend), encodeAnswer: true } : { captures },
+          );
         },
       );
     } catch (err) {
@@ -95,8 +98,18 @@ export function createAppendBatcher(catalog: Client<typeof CatalogService>, opti
       for (const p of batch) p.done(err);
       return;
     }
+    let answered: readonly (AppendedEvent | DecodedAppendedEvent)[] = res.events;
+    // Asked for encoded (ADR 0094); a catalog built before reads no such request field and answers `events`.
+    if (res.encodedEvents.length > 0) {
+      try {
+        answered = decodeAppendedEvents(res.encodedEvents);
+      } catch (err) {
+        for (const p of batch) p.done(err);
+        return;
+      }
+    }
     batch.forEach((p, i) => {
-      const a = res.events[i];
+      const a = answered[i];
       if (!a) p.done(new Error("catalog answered fewer events than sent"));
       else if (a.endpointMissing) p.done(undefined, { endpointMissing: true });
       else p.done(undefined, { id: a.id, receivedAtMs: Number(a.receivedAtMs), sequenceIndex: Number(a.sequenceIndex), responseCode: a.responseCode, duplicateOf: a.duplicateOf });

@@ -191,27 +191,41 @@ describe("group commit", () => {
     await store.close();
   });
 
-  it("sends captures encoded in one field when told to (a catalog in another process), stored the same as sent as messages", async () => {
+  it("sends captures encoded in one field when told to (a catalog in another process), and reads the answer encoded or not, stored the same as sent as messages", async () => {
     const { store, endpoint, catalog, event } = await slowCatalog(0);
     const sent: string[] = [];
+    let olderCatalog = false;
     const recording: typeof catalog = {
       ...catalog,
-      appendEvents: (req, options) => {
-        sent.push(`${req.captures?.length ?? 0} as messages, ${req.encodedCaptures?.length ? "some" : "none"} encoded`);
-        return catalog.appendEvents(req, options);
+      appendEvents: async (req, options) => {
+        // A catalog built before encode_answer does not read it, and answers `events`.
+        const res = await catalog.appendEvents(olderCatalog ? { ...req, encodeAnswer: false } : req, options);
+        const answer = res.encodedEvents.length > 0 ? "encoded" : `${res.events.length} as messages`;
+        sent.push(`${req.captures?.length ?? 0} as messages, ${req.encodedCaptures?.length ? "some" : "none"} encoded; answer ${answer}`);
+        return res;
       },
     };
     const stored = [];
-    for (const encodeCaptures of [true, false]) {
-      const batcher = createAppendBatcher(recording, { maxEvents: 100, maxBytes: 1 << 20, encodeCaptures });
+    for (const [encodeCaptures, older] of [
+      [true, false],
+      [false, false],
+      [true, true],
+    ]) {
+      olderCatalog = older as boolean;
+      const batcher = createAppendBatcher(recording, { maxEvents: 100, maxBytes: 1 << 20, encodeCaptures: encodeCaptures as boolean });
       const detail = { remoteIp: "203.0.113.9", canonicalEventType: "ünicode.event", diagnosticJson: '{"bodyIs":"json"}', responseCode: 202 };
       const [a] = await Promise.all([0, 1].map(() => batcher.append(create(CapturedEventSchema, { ...event(), ...detail }))));
       const got = await catalog.getEvent({ accountId: endpoint.accountId, endpointId: endpoint.id, eventId: a && "id" in a ? a.id : "" });
       stored.push({ ...got.event, id: "", receivedAtMs: 0n });
     }
-    expect(sent).toEqual(["0 as messages, some encoded", "2 as messages, none encoded"]);
+    expect(sent).toEqual([
+      "0 as messages, some encoded; answer encoded",
+      "2 as messages, none encoded; answer 2 as messages",
+      "0 as messages, some encoded; answer 2 as messages",
+    ]);
     expect(stored[0]).toMatchObject({ method: "POST", remoteIp: "203.0.113.9", canonicalEventType: "ünicode.event", responseCode: 202 });
     expect(stored[0]).toEqual(stored[1]);
+    expect(stored[0]).toEqual(stored[2]);
     await store.close();
   });
 
