@@ -87,11 +87,6 @@ export function cpuSplit(pid) {
   }
 }
 
-/** CPU seconds (user + system) used so far by a process, all threads (Linux /proc; else NaN). */
-export function cpuSeconds(pid) {
-  return cpuSplit(pid).total;
-}
-
 const luaString = (s) => `"${[...Buffer.from(s)].map((b) => `\\${b}`).join("")}"`;
 
 /** Writes wrk's script for the benchmark's request (payload.mjs) into `dir`; answers its path. */

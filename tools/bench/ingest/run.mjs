@@ -29,7 +29,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
-import { allInOneEnv, cpuSeconds, freePort, startScript as start, stop, writeWrkScript, wrkSummary } from "../harness.mjs";
+import { allInOneEnv, cpuSplit, freePort, startScript as start, stop, writeWrkScript, wrkSummary } from "../harness.mjs";
 import { body, headers } from "./payload.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
@@ -58,15 +58,17 @@ async function load(url) {
 
 async function measure(child, url) {
   const warmUp = await load(url); // not reported, but its 2xx answers count as acknowledged
-  const before = cpuSeconds(child.pid);
+  const before = cpuSplit(child.pid);
   const r = await load(url);
-  r.cpuUsPerRequest = ((cpuSeconds(child.pid) - before) / r.total) * 1e6;
+  const after = cpuSplit(child.pid);
+  r.cpuUsPerRequest = ((after.total - before.total) / r.total) * 1e6;
+  r.faultsPerRequest = (after.faults - before.faults) / r.total;
   r.acknowledged = warmUp.total - warmUp.failed + r.total - r.failed;
   return r;
 }
 
 function line(name, r) {
-  const cpu = Number.isNaN(r.cpuUsPerRequest) ? "" : `   server CPU ${Math.round(r.cpuUsPerRequest)} µs/request`;
+  const cpu = Number.isNaN(r.cpuUsPerRequest) ? "" : `   server CPU ${Math.round(r.cpuUsPerRequest)} µs/request, ${r.faultsPerRequest.toFixed(1)} page faults`;
   return `${name.padEnd(22)} ${Math.round(r.rps).toString().padStart(6)} req/s   p50 ${r.p50.toFixed(1)} ms   p99 ${r.p99.toFixed(1)} ms   failed ${r.failed}${cpu}`;
 }
 
