@@ -89,7 +89,38 @@ export function cpuSplit(pid) {
 
 const luaString = (s) => `"${[...Buffer.from(s)].map((b) => `\\${b}`).join("")}"`;
 
-/** Writes wrk's script for the benchmark's request (payload.mjs) into `dir`; answers its path. */
+/** The ids of payload.mjs's event, which BENCH_FRESH_IDS=1 makes new for every request. */
+const EVENT_IDS = ["1NG8Du2eZvKYlo2CuKKVtHwe", "1NG8Du2eZvKYlo2C", "NffrFeUfNV2Hib"];
+
+/**
+ * Lua that gives every request of a wrk thread new ids of the same lengths (hex of a per-thread
+ * random start and a counter), as a provider's events each carry their own: the blind index
+ * then meets words it has not remembered, where the same body every time has none.
+ */
+function freshIdsLua() {
+  const template = EVENT_IDS.reduce((text, id, i) => text.replace(id, `@${i}${"_".repeat(id.length - 2)}`), body);
+  if (EVENT_IDS.some((id, i) => !template.includes(`@${i}`))) throw new Error("payload.mjs's ids changed: update EVENT_IDS");
+  return [
+    `local template = ${luaString(template)}`,
+    `local counter = 0`,
+    `local start = 0`,
+    // Seeded by the time and this thread's own table address: each thread, each run its own ids.
+    `init = function(args) math.randomseed(os.time() + tonumber(tostring({}):match("(%x+)$"), 16) % 1000003); start = math.random(0, 2 ^ 24) end`,
+    `request = function()`,
+    `  counter = counter + 1`,
+    `  local hex = string.format("%06x%018x", start, counter)`,
+    // Each id: this thread's start, then as much of the counter as its length leaves room for.
+    ...EVENT_IDS.map((id, i) => `  local id${i} = string.sub(hex, 1, 6) .. string.sub(hex, -${id.length - 6})`),
+    `  local text = template${EVENT_IDS.map((id, i) => `:gsub("@${i}${"_".repeat(id.length - 2)}", id${i})`).join("")}`,
+    `  return wrk.format(nil, nil, nil, text)`,
+    `end`,
+  ];
+}
+
+/**
+ * Writes wrk's script for the benchmark's request (payload.mjs) into `dir`; answers its path.
+ * BENCH_FRESH_IDS=1: new ids in every request's body (freshIdsLua).
+ */
 export function writeWrkScript(dir) {
   const script = path.join(dir, "post.lua");
   writeFileSync(
@@ -98,6 +129,7 @@ export function writeWrkScript(dir) {
       `wrk.method = "POST"`,
       `wrk.body = ${luaString(body)}`,
       ...Object.entries(headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`),
+      ...(process.env.BENCH_FRESH_IDS === "1" ? freshIdsLua() : []),
       `done = function(summary, latency, requests)`,
       `  io.write(string.format("BENCH %d %d %d %d %f %f\\n", summary.requests, summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, summary.errors.status, summary.duration, latency:percentile(50) / 1000, latency:percentile(99) / 1000))`,
       `end`,

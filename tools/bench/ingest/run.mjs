@@ -15,6 +15,9 @@
 // BENCH_ALERT_CHANNEL=1 also creates a Slack alert channel told about signature.failed (its URL
 // on loopback: run with WHC_REPLAY_ALLOW_PRIVATE_TARGETS=true), to measure what the alert costs.
 //
+// BENCH_FRESH_IDS=1 gives every request's body new ids (harness.mjs's writeWrkScript), as a
+// provider's events each carry their own; by default every request sends the same body.
+//
 // BENCH_FLOOR=1 also measures, in each round, the floor server (floor-server.mjs) in its four
 // modes: the least code that commits a capture durably before answering, with and without
 // sealing and indexing, each also without fsync. It shows what any design reaches on this machine.
