@@ -43,6 +43,17 @@ const plain = (m: AppendedEvent) => ({
 });
 
 describe("encoded events (AppendEventsResponse.encoded_events)", () => {
+  it("knows every field of AppendedEvent: a field added to the message must be added to the codec", () => {
+    expect(AppendedEventSchema.fields.map((f) => [f.number, f.localName])).toEqual([
+      [1, "id"],
+      [2, "receivedAtMs"],
+      [3, "endpointMissing"],
+      [4, "sequenceIndex"],
+      [5, "responseCode"],
+      [80, "duplicateOf"],
+    ]);
+  });
+
   it("writes the bytes protobuf-es writes, and reads them back to the same events", () => {
     fc.assert(
       fc.property(answer, (events) => {
