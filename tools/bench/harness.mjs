@@ -119,17 +119,17 @@ function freshIdsLua() {
 
 /**
  * Writes wrk's script for the benchmark's request (payload.mjs) into `dir`; answers its path.
- * BENCH_FRESH_IDS=1: new ids in every request's body (freshIdsLua).
+ * `freshIds` (by default BENCH_FRESH_IDS=1): new ids in every request's body (freshIdsLua).
  */
-export function writeWrkScript(dir) {
-  const script = path.join(dir, "post.lua");
+export function writeWrkScript(dir, freshIds = process.env.BENCH_FRESH_IDS === "1") {
+  const script = path.join(dir, freshIds ? "post-fresh.lua" : "post.lua");
   writeFileSync(
     script,
     [
       `wrk.method = "POST"`,
       `wrk.body = ${luaString(body)}`,
       ...Object.entries(headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`),
-      ...(process.env.BENCH_FRESH_IDS === "1" ? freshIdsLua() : []),
+      ...(freshIds ? freshIdsLua() : []),
       `done = function(summary, latency, requests)`,
       `  io.write(string.format("BENCH %d %d %d %d %f %f\\n", summary.requests, summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, summary.errors.status, summary.duration, latency:percentile(50) / 1000, latency:percentile(99) / 1000))`,
       `end`,

@@ -12,6 +12,9 @@
 // B's CPU per capture over A's, for the whole process, its main thread, and the rest (the
 // store's thread and V8's). Run it both ways round (A B, then B A): the second process
 // started has measured up to 2 % dearer in runs of one build against itself.
+//
+// BENCH_FRESH_IDS=1 sends both new ids in every body; BENCH_FRESH_IDS=B sends them to B only:
+// with one checkout as A and B, it prices a provider's new ids against the same body every time.
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
@@ -28,7 +31,8 @@ if (!(rounds > 0) || checkouts.length !== 2) {
 const SECONDS = process.env.SECONDS_EACH ?? "8";
 const KEY = `whc_${"B".repeat(40)}`;
 const work = mkdtempSync(path.join(os.tmpdir(), "whc-bench-side-by-side-"));
-const script = writeWrkScript(work);
+const fresh = process.env.BENCH_FRESH_IDS ?? "";
+const scripts = [writeWrkScript(work, fresh === "1"), writeWrkScript(work, fresh === "1" || fresh === "B")];
 const run = promisify(execFile);
 
 async function start(checkout, name) {
@@ -49,9 +53,9 @@ async function start(checkout, name) {
   return { child, url: endpoint.webhookUrl };
 }
 
-/** Requests wrk completed against `url` in `seconds`. */
-async function load(url, seconds) {
-  const { stdout } = await run("wrk", ["-t1", "-c25", `-d${seconds}s`, "-s", script, url]);
+/** Requests wrk completed against `url` in `seconds`, with the script of process `which` (0: A, 1: B). */
+async function load(url, seconds, which) {
+  const { stdout } = await run("wrk", ["-t1", "-c25", `-d${seconds}s`, "-s", scripts[which], url]);
   return Number(/(\d+) requests in/.exec(stdout)[1]);
 }
 
@@ -63,12 +67,12 @@ const median = (values) => {
 
 const [a, b] = [await start(checkouts[0], "a"), await start(checkouts[1], "b")];
 try {
-  await Promise.all([load(a.url, 4), load(b.url, 4)]);
+  await Promise.all([load(a.url, 4, 0), load(b.url, 4, 1)]);
   const ratios = { total: [], main: [], rest: [] };
-  console.log(`A ${checkouts[0]}\nB ${checkouts[1]}\n${SECONDS} s each round, wrk -t1 -c25 on each at once; µs of CPU per capture\n`);
+  console.log(`A ${checkouts[0]}\nB ${checkouts[1]}${fresh ? ` (BENCH_FRESH_IDS=${fresh})` : ""}\n${SECONDS} s each round, wrk -t1 -c25 on each at once; µs of CPU per capture\n`);
   for (let round = 1; round <= rounds; round += 1) {
     const before = [cpuSplit(a.child.pid), cpuSplit(b.child.pid)];
-    const counts = await Promise.all([load(a.url, SECONDS), load(b.url, SECONDS)]);
+    const counts = await Promise.all([load(a.url, SECONDS, 0), load(b.url, SECONDS, 1)]);
     const after = [cpuSplit(a.child.pid), cpuSplit(b.child.pid)];
     const per = [0, 1].map((i) => ({
       total: ((after[i].total - before[i].total) * 1e6) / counts[i],
