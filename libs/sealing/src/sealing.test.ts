@@ -66,6 +66,24 @@ describe("blind indexer with a word memory", () => {
     }
   });
 
+  it("gives the tokens of blindTokens for a stream of bodies that repeat some words and bring new ids, whatever its memory's size and collisions", () => {
+    const key = randomBytes(32);
+    let id = 0;
+    // Common words, now and then an id never seen before, repeats within a body, either case.
+    const word = fc.oneof(fc.constantFrom("alpha", "Beta", "gamma", "delta", "usd", "200", "paid"), fc.constant("").map(() => `evt${(id += 1)}x`));
+    const stream = fc.array(fc.array(word, { minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 30 });
+    fc.assert(
+      fc.property(stream, fc.constantFrom([50_000, 30], [5, 30], [50, 3]), fc.boolean(), (bodies, [maxEntries, hashBits], asBytes) => {
+        const indexer = createBlindIndexer(key, maxEntries, hashBits);
+        for (const words of bodies) {
+          const text = words.join(" ");
+          expect(hex(indexer(asBytes ? Buffer.from(text) : text))).toEqual(hex(blindTokens(key, text)));
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it("indexes the first MAX_TOKENS_PER_BODY distinct words of a body, in order, on both paths", () => {
     const key = randomBytes(32);
     const many = Array.from({ length: MAX_TOKENS_PER_BODY + 500 }, (_, i) => `w${i}`);
