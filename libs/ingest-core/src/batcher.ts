@@ -81,9 +81,9 @@ export function createAppendBatcher(catalog: Client<typeof CatalogService>, opti
 
   async function send(batch: Pending[]): Promise<void> {
     options.onBatch?.(batch.length);
-    let res: Awaited<ReturnType<typeof catalog.appendEvents>>;
+    let answered: readonly (AppendedEvent | DecodedAppendedEvent)[];
     try {
-      res = await inBatchSpan(
+      const res = await inBatchSpan(
         batch.map((p) => p.trace),
         () => {
           const captures = batch.map((p) => p.capture);
@@ -92,21 +92,13 @@ export function createAppendBatcher(catalog: Client<typeof CatalogService>, opti
           );
         },
       );
+      // Asked for encoded (ADR 0094); a catalog built before reads no such request field and answers `events`.
+      answered = res.encodedEvents.length > 0 ? decodeAppendedEvents(res.encodedEvents) : res.events;
     } catch (err) {
-      // The failed call may still hold what it was lent (a deadline answers before the write ends).
+      // A failed call may still hold what it was lent (a deadline answers before the write ends).
       encoding.forget();
       for (const p of batch) p.done(err);
       return;
-    }
-    let answered: readonly (AppendedEvent | DecodedAppendedEvent)[] = res.events;
-    // Asked for encoded (ADR 0094); a catalog built before reads no such request field and answers `events`.
-    if (res.encodedEvents.length > 0) {
-      try {
-        answered = decodeAppendedEvents(res.encodedEvents);
-      } catch (err) {
-        for (const p of batch) p.done(err);
-        return;
-      }
     }
     batch.forEach((p, i) => {
       const a = answered[i];
@@ -166,7 +158,7 @@ export function createAppendBatcher(catalog: Client<typeof CatalogService>, opti
 export type AppendBatcher = ReturnType<typeof createAppendBatcher>;
 
 /** Most memory the encoded batches are written into call after call (a larger batch gets its own). */
-export const ENCODING_MEMORY_BYTES = 1024 * 1024;
+const ENCODING_MEMORY_BYTES = 1024 * 1024;
 
 /**
  * Memory a call's encoded captures are written into, kept for the next call. A batch of 48
