@@ -1,4 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
+import net from "node:net";
 import { eventDetail, type EventDetailJson } from "@whc/api-model";
 import { createOpenApiValidator } from "@whc/testing";
 import { refusal, startTestGateway, type TestGateway } from "./testing/index.js";
@@ -23,6 +24,26 @@ async function exported(endpointId: string, query: Record<string, string> = {}):
 }
 
 const ids = (details: { id: string }[]) => details.map((d) => d.id);
+
+/** The chunks of a chunked HTTP/1.1 answer to GET `url`, as the server framed them (read off a raw socket). */
+async function chunksOf(url: string, key: string): Promise<Buffer[]> {
+  const { hostname, port, pathname, search } = new URL(url);
+  const socket = net.connect(Number(port), hostname);
+  socket.end(`GET ${pathname}${search} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`);
+  const parts: Buffer[] = [];
+  for await (const part of socket) parts.push(part as Buffer);
+  const raw = Buffer.concat(parts);
+  const chunks: Buffer[] = [];
+  let at = raw.indexOf("\r\n\r\n") + 4;
+  expect(raw.subarray(0, at).toString("latin1")).toMatch(/^HTTP\/1\.1 200 [^]*\r\ntransfer-encoding: chunked\r\n/i);
+  for (;;) {
+    const eol = raw.indexOf("\r\n", at);
+    const size = parseInt(raw.subarray(at, eol).toString("latin1"), 16);
+    if (size === 0) return chunks;
+    chunks.push(raw.subarray(eol + 2, eol + 2 + size));
+    at = eol + 2 + size + 2;
+  }
+}
 
 describe("the bulk export", () => {
   it("streams every event's detail, oldest first, exactly as the event read shows it (without marking it read)", async () => {
@@ -70,6 +91,12 @@ describe("the bulk export", () => {
     expect(lines).toHaveLength(1203);
     expect(ids(lines)).toEqual(appended.map((a) => a.id));
     expect(lines.map((l) => (JSON.parse(l.body!) as { n: number }).n)).toEqual(appended.map((_, i) => i));
+
+    // On the wire: HTTP chunks of at least 64 KiB but the last, never one per line (ADR 0095).
+    const chunks = await chunksOf(exportUrl(ep), t.a.key);
+    expect(chunks.length).toBeGreaterThan(1);
+    expect(chunks.slice(0, -1).every((c) => c.length >= 64 * 1024)).toBe(true);
+    expect(Buffer.concat(chunks).toString("utf8").trimEnd().split("\n")).toHaveLength(1203);
   });
 
   it("takes the list's filters, search included, and resumes after a cursor or stops before one", async () => {
