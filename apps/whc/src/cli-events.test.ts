@@ -2,6 +2,7 @@ import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import http from "node:http";
+import net from "node:net";
 import type { AddressInfo } from "node:net";
 import type { EndpointJson, EventDetailJson, EventListJson, EventSummaryJson } from "@whc/api-model";
 import { buildApps, freePort, startAllInOne, tempDir, type RunningProcess } from "@whc/testing";
@@ -171,23 +172,47 @@ describe("whc events export", () => {
     expect(after.map((l) => l.id)).toEqual(captured.slice(2));
   });
 
-  it("exits 4 when the export is cut short, keeping only whole lines and saying where to resume", async () => {
+  it("resumes after the last whole line when the answer stalls mid-line: every event once, in order", async () => {
+    const whole = await ok("events", "export", "shop-hooks");
+    // Between whc and the gateway: the first export's answer stops, connection open, after its
+    // second line and part of the third; every later connection passes untouched.
+    const proxy = await stallingProxy(new URL(env.WHC_API_URL!).port, 2);
+    try {
+      const r = await run(["events", "export", "shop-hooks", "--stall-timeout", "0.5"], { WHC_API_URL: proxy.url });
+      expect(r.stderr).toBe(
+        "the export was cut short after 2 events (no data for 0.5 s); resuming after the last of them in 1 s\nexported 4 events of shop-hooks\n",
+      );
+      expect(r.code).toBe(0);
+      expect(r.text).toBe(whole);
+      expect(proxy.exports()).toBe(2);
+    } finally {
+      proxy.close();
+    }
+  });
+
+  it("exits 4 once the resumes in a row bring nothing, keeping only whole lines and saying where to resume", async () => {
     const lines = [0, 1].map((n) => JSON.stringify({ id: `00000000-0000-4000-8000-00000000000${n}`, receivedAt: `2026-01-01T00:00:0${n}.000Z` }));
+    const asked: string[] = [];
     const gateway = http.createServer((req, res) => {
-      if (new URL(req.url ?? "/", "http://x").pathname === "/v1/endpoints") {
+      const url = new URL(req.url ?? "/", "http://x");
+      if (url.pathname === "/v1/endpoints") {
         res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ items: [{ ...endpoint, slug: "cut" }] }));
         return;
       }
+      asked.push(url.search);
       res.writeHead(200, { "content-type": "application/x-ndjson" });
-      res.write(`${lines.join("\n")}\n{"id":"partial`);
+      // The first answer: two lines and a partial one; the resumed one, a partial line only.
+      res.write(asked.length === 1 ? `${lines.join("\n")}\n{"id":"partial` : '{"id":"partial');
       // Gone without the chunked terminator, as the gateway leaves when a read fails mid-export.
       setTimeout(() => res.socket?.destroy(), 50);
     });
     await new Promise<void>((r) => gateway.listen(0, "127.0.0.1", r));
     try {
-      const r = await run(["events", "export", "cut"], { WHC_API_URL: `http://127.0.0.1:${(gateway.address() as AddressInfo).port}` });
+      const r = await run(["events", "export", "cut", "--retries", "1"], { WHC_API_URL: `http://127.0.0.1:${(gateway.address() as AddressInfo).port}` });
       expect(r.code).toBe(4);
       expect(r.text).toBe(`${lines.join("\n")}\n`);
+      expect(asked).toEqual(["", `?after=${encodeURIComponent("2026-01-01T00:00:01.000Z")}&afterId=00000000-0000-4000-8000-000000000001`]);
+      expect(r.stderr).toMatch(/^the export was cut short after 2 events \(.+\); resuming after the last of them in 1 s\n/);
       expect(r.stderr).toContain("error: the export was cut short after 2 events");
       expect(r.stderr).toContain("resume with: whc events export cut --after 2026-01-01T00:00:01.000Z,00000000-0000-4000-8000-000000000001");
     } finally {
@@ -195,6 +220,49 @@ describe("whc events export", () => {
     }
   });
 });
+
+/**
+ * A TCP proxy to the gateway on `port` that, on the first connection to ask for an export, stops
+ * passing the answer on after its `lines`-th line and a few bytes of the next, leaving both
+ * connections open; it counts the exports asked for.
+ */
+async function stallingProxy(port: string, lines: number) {
+  let exports = 0;
+  const sockets = new Set<net.Socket>();
+  const proxy = net.createServer((client) => {
+    const upstream = net.connect(Number(port), "127.0.0.1");
+    sockets.add(client).add(upstream);
+    let stalling = false;
+    let seen = 0;
+    client.on("data", (chunk: Buffer) => {
+      if (/^GET \S+\/events\/export/m.test(chunk.toString("latin1")) && ++exports === 1) stalling = true;
+      upstream.write(chunk);
+    });
+    upstream.on("data", (chunk: Buffer) => {
+      if (seen >= lines) return;
+      if (!stalling) return void client.write(chunk);
+      // Each line of the answer ends with `}` and a newline, followed by the chunk's CRLF.
+      for (let at = chunk.indexOf("}\n"); at >= 0; at = chunk.indexOf("}\n", at + 1)) {
+        if (++seen === lines) {
+          client.write(chunk.subarray(0, at + 12));
+          upstream.pause();
+          return;
+        }
+      }
+      client.write(chunk);
+    });
+    for (const s of [client, upstream]) s.on("error", () => {}).on("close", () => (s === client ? upstream : client).destroy());
+  });
+  await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+  return {
+    url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    exports: () => exports,
+    close() {
+      for (const s of sockets) s.destroy();
+      proxy.close();
+    },
+  };
+}
 
 /** The summary of the n-th capture (oldest first). */
 async function oneSummary(n: number): Promise<EventSummaryJson> {

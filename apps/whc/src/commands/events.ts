@@ -1,12 +1,13 @@
 import { createWriteStream } from "node:fs";
 import { type Command, InvalidArgumentError, Option } from "commander";
-import { cursorAfter, REPLAY_MODES, type ApiClient, type EventDiffJson, type EventListJson, type EventSummaryJson, type ReplayRequest } from "@whc/api-model";
+import { cursorAfter, REPLAY_MODES, type ApiClient, type Cursor, type EventDiffJson, type EventListJson, type EventSummaryJson, type ReplayRequest } from "@whc/api-model";
 import type { Context } from "../context.js";
 import { resolveEndpoint } from "../endpoint-ref.js";
 import { cursorText, filterQuery, withEventFilters, type FilterOptions } from "../event-filters.js";
 import { describeEvent } from "../views.js";
 import { CliError } from "../exit-codes.js";
 import { writeExport } from "../export-writer.js";
+import { BACKOFF } from "../listen/patience.js";
 import { bodyBytes } from "../listen/local-request.js";
 import { oneOf, table } from "../output.js";
 
@@ -119,12 +120,33 @@ async function get(ctx: Context, ref: string, eventId: string, opts: { body?: bo
   throw new CliError(`${eventId} has no stored body (captured as metadata only)`, "notFound");
 }
 
-async function exportEvents(ctx: Context, ref: string, opts: FilterOptions & { output?: string }): Promise<void> {
+/** How long an export waits for a byte before asking again, and how often in a row it asks in vain. */
+export const EXPORT_DEFAULTS = { stallSeconds: 60, retries: 5 };
+
+interface ExportFlags extends FilterOptions {
+  output?: string;
+  stallTimeout: number;
+  retries: number;
+}
+
+async function exportEvents(ctx: Context, ref: string, opts: ExportFlags): Promise<void> {
   const client = ctx.api();
   const endpoint = await resolveEndpoint(client, ref);
-  const body = await client.events.export(endpoint.id, filterQuery(opts));
+  const query = filterQuery(opts);
+  const open = (after: Cursor | undefined, signal: AbortSignal) =>
+    client.events.export(endpoint.id, { ...query, ...(after ? { after: after.at, afterId: after.id } : {}) }, signal);
+  // The first answer before the file: a refusal leaves nothing behind.
+  const abort = new AbortController();
+  const first = { body: await open(undefined, abort.signal), abort };
   const toFile = opts.output !== undefined && opts.output !== "-";
-  const outcome = await writeExport(body, toFile ? createWriteStream(opts.output!) : process.stdout, { end: toFile });
+  const outcome = await writeExport(first, open, toFile ? createWriteStream(opts.output!) : process.stdout, {
+    end: toFile,
+    stallMs: opts.stallTimeout * 1000,
+    retries: opts.retries,
+    backoff: BACKOFF,
+    onResume: ({ count }, reason, delayMs) =>
+      process.stderr.write(`the export was cut short after ${count} events (${reason}); resuming after the last of them in ${Math.ceil(delayMs / 1000)} s\n`),
+  });
   // The reader stopped reading (`| head`): what it wanted was written.
   if ((outcome.error as { code?: string } | undefined)?.code === "EPIPE") return;
   if (outcome.error) {
@@ -132,6 +154,17 @@ async function exportEvents(ctx: Context, ref: string, opts: FilterOptions & { o
     throw new CliError(`the export was cut short after ${outcome.count} events (${outcome.error.message})${resume}`, "unavailable");
   }
   if (!ctx.out.json) process.stderr.write(`exported ${outcome.count} events of ${endpoint.slug}\n`);
+}
+
+/** Seconds, whole or not, above zero: `--stall-timeout`. */
+function secondsArgument(value: string): number {
+  if (!/^\d{1,6}(\.\d{1,3})?$/.test(value) || Number(value) <= 0) throw new InvalidArgumentError("seconds above zero, e.g. 60 or 0.5");
+  return Number(value);
+}
+
+function countArgument(value: string): number {
+  if (!/^\d{1,3}$/.test(value)) throw new InvalidArgumentError("a whole number from 0 to 999");
+  return Number(value);
 }
 
 /** `--edit`: the replay request's `edits` object as JSON; the API checks its fields. */
@@ -208,7 +241,15 @@ export function eventCommands(program: Command, ctx: () => Context): void {
       .argument("<endpoint>", "its id or slug"),
   )
     .option("-o, --output <file>", "write to this file instead of stdout")
-    .action(async (ref: string, opts: FilterOptions & { output?: string }) => exportEvents(ctx(), ref, opts));
+    .addOption(
+      new Option("--stall-timeout <seconds>", "no data for this long counts as the answer breaking off").default(EXPORT_DEFAULTS.stallSeconds).argParser(secondsArgument),
+    )
+    .addOption(
+      new Option("--retries <n>", "times in a row to resume, after the last event written, an answer that broke off without a new event; 0: never")
+        .default(EXPORT_DEFAULTS.retries)
+        .argParser(countArgument),
+    )
+    .action(async (ref: string, opts: ExportFlags) => exportEvents(ctx(), ref, opts));
 
   events
     .command("curl")
