@@ -479,6 +479,7 @@ export function createGatewayNode(
       replayDailyLimit: config.replayDailyLimit,
       waitPollMs: 1000,
       quotas: { apiRps: config.quotaApiRps, waitsPerKey: config.quotaWaitsPerKey },
+      exportIdleMs: config.exportIdleS * 1000,
       trustedProxies: new Set(config.trustedProxies),
       shutdownSignal: shutdown.signal,
       dashboardDir: path.resolve(config.dashboardDir),

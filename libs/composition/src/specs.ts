@@ -84,6 +84,7 @@ export const gatewaySpec = {
   replayDailyLimit: s.replayDailyLimit,
   quotaApiRps: s.quotaApiRps,
   quotaWaitsPerKey: s.quotaWaitsPerKey,
+  exportIdleS: s.exportIdleS,
   trustedProxies: s.trustedProxies,
   dashboardDir: s.dashboardDir,
   dataKeyTtlS: s.dataKeyTtlS,

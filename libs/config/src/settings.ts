@@ -133,6 +133,13 @@ export const settings = {
     1,
     86_400,
   ),
+  exportIdleS: intSetting(
+    "WHC_EXPORT_IDLE_S",
+    "a bulk export's connection that takes and brings nothing for this many seconds (a reader that stopped reading) is closed",
+    120,
+    1,
+    86_400,
+  ),
   quotaRedeliveryJobs: intSetting(
     "WHC_QUOTA_REDELIVERY_JOBS",
     "running bulk redelivery jobs per account; one more is refused with 429 quota_exceeded",

@@ -39,6 +39,11 @@ export interface GatewayOptions {
    */
   quotas: { apiRps: number; waitsPerKey: number; /** The rate's clock (tests stop it); default Date.now. */ now?: () => number };
   /**
+   * A bulk export's connection that takes and brings nothing for this long is closed
+   * (WHC_EXPORT_IDLE_S; 120 s by default): a reader that stopped reading holds nothing for ever.
+   */
+  exportIdleMs?: number;
+  /**
    * Proxies (WHC_TRUSTED_PROXIES) whose X-Forwarded-For names the caller recorded in audit
    * entries; none by default: the socket peer is recorded.
    */

@@ -25,6 +25,20 @@ async function exported(endpointId: string, query: Record<string, string> = {}):
 
 const ids = (details: { id: string }[]) => details.map((d) => d.id);
 
+/** An export's body read to its end: "clean end" or "error: ..." (cut), and the whole lines that came. */
+async function readToEnd(body: ReadableStream<Uint8Array>): Promise<{ ended: string; whole: string[] }> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  const ended = await (async () => {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return "clean end";
+      chunks.push(value);
+    }
+  })().catch((err: unknown) => `error: ${(err as Error).message}`);
+  return { ended, whole: Buffer.concat(chunks).toString("utf8").split("\n").slice(0, -1) };
+}
+
 /** The chunks of a chunked HTTP/1.1 answer to GET `url`, as the server framed them (read off a raw socket). */
 async function chunksOf(url: string, key: string): Promise<Buffer[]> {
   const { hostname, port, pathname, search } = new URL(url);
@@ -141,6 +155,26 @@ describe("the bulk export", () => {
     validate("GET", res.url, res.status, res.headers, await res.json());
   });
 
+  it("closes the connection of an export that brings nothing for WHC_EXPORT_IDLE_S: the reader sees an error after whole lines", async () => {
+    const idle = await startTestGateway({ exportIdleMs: 300 });
+    let release = () => {};
+    try {
+      const ep = (await idle.a.api.endpoints.create({})).id;
+      const appended = await idle.append(idle.a, ep, Array.from({ length: 501 }, () => ({ body: "x" })));
+      let pages = 0;
+      // The second page never comes (until the test ends): the export has nothing more to send.
+      idle.hooks.afterListEvents = () => (++pages === 2 ? new Promise<void>((resolve) => (release = resolve)) : undefined);
+      const { ended, whole } = await readToEnd(await idle.a.api.events.export(ep));
+      expect(ended).toMatch(/^error: /);
+      expect(pages).toBe(2);
+      expect(whole.length).toBeGreaterThan(0);
+      expect(ids(whole.map((l) => JSON.parse(l) as EventDetailJson))).toEqual(appended.slice(0, whole.length).map((a) => a.id));
+    } finally {
+      release();
+      await idle.close();
+    }
+  });
+
   it("cuts the connection when a failure comes after the first line: the reader sees an error, never a clean end", async () => {
     const ep = (await t.a.api.endpoints.create({})).id;
     const appended = await t.append(t.a, ep, Array.from({ length: 501 }, () => ({ body: "x" })));
@@ -149,20 +183,10 @@ describe("the bulk export", () => {
       if (++pages === 2) throw new Error("the catalog went away");
     };
     try {
-      const body = await t.a.api.events.export(ep);
-      const reader = body.getReader();
-      const chunks: Uint8Array[] = [];
-      const ended = await (async () => {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) return "clean end";
-          chunks.push(value);
-        }
-      })().catch((err: unknown) => `error: ${(err as Error).message}`);
+      const { ended, whole } = await readToEnd(await t.a.api.events.export(ep));
       expect(ended).toMatch(/^error: /);
       // What arrived before the cut (the socket's unsent buffer is dropped) is whole details up to
       // the last newline, in order: the client resumes after the last of them.
-      const whole = Buffer.concat(chunks).toString("utf8").split("\n").slice(0, -1);
       expect(whole.length).toBeLessThanOrEqual(500);
       expect(ids(whole.map((l) => JSON.parse(l) as EventDetailJson))).toEqual(appended.slice(0, whole.length).map((a) => a.id));
     } finally {

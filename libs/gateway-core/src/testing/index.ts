@@ -85,6 +85,8 @@ export interface TestGatewayOptions {
   endpointQuota?: number;
   /** WHC_QUOTA_KEYS (default: none). */
   keyQuota?: number;
+  /** WHC_EXPORT_IDLE_S, in ms (default 120 s). */
+  exportIdleMs?: number;
 }
 
 export interface TestGateway {
@@ -283,6 +285,7 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     waitPollMs: opts.waitPollMs ?? 1000,
     quotas: { apiRps: opts.apiRps ?? 10_000, waitsPerKey: opts.waitsPerKey ?? 20, ...(opts.now ? { now: opts.now } : {}) },
     ...(opts.trustedProxies ? { trustedProxies: new Set(opts.trustedProxies) } : {}),
+    ...(opts.exportIdleMs ? { exportIdleMs: opts.exportIdleMs } : {}),
     shutdownSignal: shutdown.signal,
   };
   const app = createGatewayApp(deps, options);

@@ -22,6 +22,8 @@ const READS_IN_FLIGHT = 8;
 const CHUNK_CHARS = 64 * 1024;
 /** Chunks the stream holds ahead of the socket; the socket's own buffer comes on top. */
 const CHUNKS_AHEAD = 2;
+/** WHC_EXPORT_IDLE_S's default, in ms. */
+export const EXPORT_IDLE_MS = 120_000;
 
 const START: CatalogCursor = { receivedAtMs: BigInt(Date.parse(FROM_START.at)), id: FROM_START.id };
 
@@ -134,7 +136,7 @@ async function exportStream(deps: GatewayDeps, scope: ExportScope): Promise<Read
 }
 
 /** `GET /v1/endpoints/{endpointId}/events/export` (extension): every matching event's detail, NDJSON. */
-export function exportRoute(deps: GatewayDeps): Route {
+export function exportRoute(deps: GatewayDeps, idleMs: number): Route {
   return route({
     method: "GET",
     path: "/v1/endpoints/{endpointId}/events/export",
@@ -167,6 +169,11 @@ export function exportRoute(deps: GatewayDeps): Route {
       // The export is many catalog calls: its entry, with the count, is written at its end (ADR 0053).
       const ended = (count: number, complete: boolean) => recordAfter(deps, ctx, auth, { action: "events.exported", endpointId, details: { count, complete } });
       const body = await exportStream(deps, { accountId: auth.accountId, endpointId, query, tokens, ended });
+      // A socket with no traffic either way for idleMs is destroyed by Node's server (no one
+      // listens for 'timeout'): a reader that stopped reading, or an export stuck on the catalog,
+      // is cut like any failure after the first line. Node sets its own timeout back once the
+      // answer ends (keep-alive).
+      ctx.req.socket.setTimeout(idleMs);
       ctx.type = NDJSON_MEDIA_TYPE;
       return body;
     },

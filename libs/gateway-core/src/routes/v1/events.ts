@@ -6,7 +6,7 @@ import { destinationNamesOf, eventSummaryJson, isoTime } from "@whc/api-model/pr
 import type { GatewayDeps, GatewayOptions } from "../../deps.js";
 import { route, type Route } from "../../route.js";
 import { openEventDetail } from "./event-detail.js";
-import { exportRoute } from "./event-export.js";
+import { EXPORT_IDLE_MS, exportRoute } from "./event-export.js";
 import { listEventsRequest, ms, searchTokensOf } from "./event-query.js";
 import { createKeySlots } from "../../key-quotas.js";
 import { auditContext } from "../../audit.js";
@@ -137,7 +137,7 @@ export function eventRoutes(deps: GatewayDeps, options: GatewayOptions): Route[]
       },
     }),
     // Before the event read, whose {eventId} would otherwise take "export".
-    exportRoute(deps),
+    exportRoute(deps, options.exportIdleMs ?? EXPORT_IDLE_MS),
     route({
       method: "GET",
       path: "/v1/endpoints/{endpointId}/events/{eventId}",
