@@ -144,8 +144,10 @@ async function exportEvents(ctx: Context, ref: string, opts: ExportFlags): Promi
     stallMs: opts.stallTimeout * 1000,
     retries: opts.retries,
     backoff: BACKOFF,
-    onResume: ({ count }, reason, delayMs) =>
-      process.stderr.write(`the export was cut short after ${count} events (${reason}); resuming after the last of them in ${Math.ceil(delayMs / 1000)} s\n`),
+    // Said as the tail says its retries: on stderr, not with --json.
+    onResume: ({ count }, reason, delayMs) => {
+      if (!ctx.out.json) process.stderr.write(`the export was cut short after ${count} events (${reason}); resuming after the last of them in ${Math.ceil(delayMs / 1000)} s\n`);
+    },
   });
   // The reader stopped reading (`| head`): what it wanted was written.
   if ((outcome.error as { code?: string } | undefined)?.code === "EPIPE") return;
