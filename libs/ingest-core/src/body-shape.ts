@@ -32,15 +32,16 @@ const RBRACE = 0x7d;
 const LBRACKET = 0x5b;
 const RBRACKET = 0x5d;
 
+const TRUE = Buffer.from("true");
+const FALSE = Buffer.from("false");
+const NULL_WORD = Buffer.from("null");
+
 const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 /** Bytes that may occur in a JSON number. */
 function isNumberByte(c: number): boolean {
   return (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e || c === 0x65 || c === 0x45;
 }
-
-/** Replaces what is not UTF-8 (structure is ASCII either way); keeps a leading byte order mark. */
-const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /** Not JSON: the walk gives up and the body is not learned. */
 class NotJson extends Error {}
@@ -107,7 +108,8 @@ interface PathNode {
 const MAX_ORDER = 256;
 
 interface Member {
-  raw: string;
+  /** The key's bytes as the body wrote them. */
+  raw: Uint8Array;
   node: PathNode;
 }
 
@@ -126,53 +128,70 @@ let knownSize = 0;
 const MAX_KNOWN = 20_000;
 let walks = 0;
 
+/**
+ * One walk over a body. A single one serves every body (a walk runs to its end before the next
+ * starts), its stacks kept from body to body: a walk allocates nothing unless it meets a key
+ * new at its place.
+ */
 class Walk {
   /** Every path kept, in the order first met. */
   readonly nodes: PathNode[] = [];
   partial = false;
   private values = 0;
-  // The open containers: their kind, their node, and how many elements an array has had.
+  // The open containers (`depth` of them, the innermost last): their kind, their node, and how
+  // many elements an array has had.
+  private depth = 0;
   private readonly kinds: number[] = [];
   private readonly bases: PathNode[] = [];
   private readonly items: number[] = [];
   /** For each open object, how many members it has had: the place of the next in its path's order. */
   private readonly members: number[] = [];
-  private readonly root: PathNode;
+  private root: PathNode = known;
   /** This walk's mark on the nodes it met. */
-  private readonly id: number;
+  private id = 0;
+  /** Whether the last string stringEnd stepped over held an escape. */
+  private escaped = false;
+  /** The body's bytes: undefined past its end, which no test below matches. */
+  private b: Buffer = Buffer.alloc(0);
+  private limits: ShapeLimits = SCHEMA_LIMITS;
 
-  constructor(
-    /** The body as text: charCodeAt is NaN past its end, which no test below matches. */
-    private readonly b: string,
-    private readonly limits: ShapeLimits,
-  ) {
+  /** Ready for a new body. */
+  reset(b: Buffer, limits: ShapeLimits): this {
     if (knownSize > MAX_KNOWN) {
       known = pathNode("");
       knownSize = 0;
     }
+    this.b = b;
+    this.limits = limits;
+    this.nodes.length = 0;
+    this.partial = false;
+    this.values = 0;
+    this.depth = 0;
     this.root = known;
     this.id = walks += 1;
+    this.escaped = false;
+    return this;
   }
 
   /** The index after the body's object, or the walk ends early (partial) and answers -1. */
   run(start: number): number {
     const b = this.b;
     let i = this.space(start);
-    if (b.charCodeAt(i) !== LBRACE) throw notJson;
+    if (b[i] !== LBRACE) throw notJson;
     this.open(OBJECT, this.root);
     i = this.space(i + 1);
-    if (b.charCodeAt(i) === RBRACE) {
+    if (b[i] === RBRACE) {
       this.pop();
       return i + 1;
     }
     for (;;) {
-      const depth = this.kinds.length;
+      const depth = this.depth;
       let node: PathNode;
       if (this.kinds[depth - 1] === OBJECT) {
         const keyEnd = this.stringEnd(i);
         node = this.memberAt(depth - 1, i + 1, keyEnd);
         i = this.space(keyEnd + 1);
-        if (b.charCodeAt(i) !== COLON) throw notJson;
+        if (b[i] !== COLON) throw notJson;
         i = this.space(i + 1);
       } else {
         const n = (this.items[depth - 1] = this.items[depth - 1]! + 1);
@@ -195,8 +214,8 @@ class Walk {
       if (i < 0) {
         // A container was opened: its first member, or its end at once.
         i = this.space(-i);
-        const top = this.kinds[this.kinds.length - 1];
-        if ((top === OBJECT && b.charCodeAt(i) !== RBRACE) || (top === ARRAY && b.charCodeAt(i) !== RBRACKET)) continue;
+        const top = this.kinds[this.depth - 1];
+        if ((top === OBJECT && b[i] !== RBRACE) || (top === ARRAY && b[i] !== RBRACKET)) continue;
         i += 1;
         this.pop();
       }
@@ -214,12 +233,12 @@ class Walk {
     const b = this.b;
     let i = start;
     for (;;) {
-      const c = b.charCodeAt(i);
-      const top = this.kinds[this.kinds.length - 1];
+      const c = b[i];
+      const top = this.kinds[this.depth - 1];
       if (c === COMMA) return this.space(i + 1);
       if ((top === OBJECT && c === RBRACE) || (top === ARRAY && c === RBRACKET)) {
         this.pop();
-        if (this.kinds.length === 0) return -(i + 1);
+        if (this.depth === 0) return -(i + 1);
         i = this.space(i + 1);
         continue;
       }
@@ -228,17 +247,16 @@ class Walk {
   }
 
   private open(kind: number, base: PathNode): void {
-    this.kinds.push(kind);
-    this.bases.push(base);
-    this.items.push(0);
-    this.members.push(0);
+    const d = this.depth;
+    this.kinds[d] = kind;
+    this.bases[d] = base;
+    this.items[d] = 0;
+    this.members[d] = 0;
+    this.depth = d + 1;
   }
 
   private pop(): void {
-    this.kinds.pop();
-    this.bases.pop();
-    this.items.pop();
-    this.members.pop();
+    this.depth -= 1;
   }
 
   /**
@@ -252,16 +270,17 @@ class Walk {
     this.members[level] = at + 1;
     if (parent === NOWHERE) return NOWHERE;
     const expected = parent.order?.[at];
-    if (expected !== undefined && expected.raw.length === end - start && this.b.startsWith(expected.raw, start)) return this.kept(expected.node);
+    if (expected !== undefined && this.spells(expected.raw, start, end)) return this.kept(expected.node);
+    const escaped = this.escaped;
     const key = this.keyAt(start, end);
     const node = this.member(parent, key);
     // A key as written (no escape, not replaced by ANY_KEY for its length), among an object's
     // first MAX_ORDER: a map of thousands of keys is not kept. Each place taken counts towards
     // the tree's bound (MAX_KNOWN), as its nodes and keys do.
-    if (node !== NOWHERE && key.length === end - start && at < MAX_ORDER) {
+    if (node !== NOWHERE && !escaped && key !== ANY_KEY && at < MAX_ORDER) {
       const order = (parent.order ??= []);
       if (order[at] === undefined) knownSize += 1;
-      order[at] = { raw: key, node };
+      order[at] = { raw: Uint8Array.prototype.slice.call(this.b, start, end), node };
     }
     return node;
   }
@@ -326,7 +345,7 @@ class Walk {
    * object or array looked into is opened and answers minus the index after its bracket.
    */
   private value(i: number, node: PathNode, depth: number): number {
-    const c = this.b.charCodeAt(i);
+    const c = this.b[i];
     if (c === QUOTE) {
       node.mask |= STRING;
       return this.stringEnd(i) + 1;
@@ -338,52 +357,65 @@ class Walk {
       this.open(kind, node);
       return -(i + 1);
     }
-    if (c === 0x74) return this.literal(i, "true", node, BOOLEAN);
-    if (c === 0x66) return this.literal(i, "false", node, BOOLEAN);
-    if (c === 0x6e) return this.literal(i, "null", node, NULL);
-    if (c === 0x2d || (c >= 0x30 && c <= 0x39)) return this.number(i, node);
+    if (c === 0x74) return this.literal(i, TRUE, node, BOOLEAN);
+    if (c === 0x66) return this.literal(i, FALSE, node, BOOLEAN);
+    if (c === 0x6e) return this.literal(i, NULL_WORD, node, NULL);
+    if (c !== undefined && (c === 0x2d || (c >= 0x30 && c <= 0x39))) return this.number(i, node);
     throw notJson;
   }
 
-  private literal(i: number, word: string, node: PathNode, bit: number): number {
-    if (!this.b.startsWith(word, i)) throw notJson;
+  private literal(i: number, word: Uint8Array, node: PathNode, bit: number): number {
+    if (!this.spells(word, i, i + word.length)) throw notJson;
     node.mask |= bit;
     return i + word.length;
+  }
+
+  /** Whether the body's bytes from `start` to `end` are `word`'s. */
+  private spells(word: Uint8Array, start: number, end: number): boolean {
+    if (word.length !== end - start || end > this.b.length) return false;
+    const b = this.b;
+    for (let k = 0; k < word.length; k += 1) if (b[start + k] !== word[k]) return false;
+    return true;
   }
 
   private number(start: number, node: PathNode): number {
     const b = this.b;
     let i = start;
     let fraction = false;
-    for (let c = b.charCodeAt(i); isNumberByte(c); c = b.charCodeAt(++i)) {
+    for (let c = b[i]; c !== undefined && isNumberByte(c); c = b[++i]) {
       if (c === 0x2e || c === 0x65 || c === 0x45) fraction = true;
     }
     let bit = INTEGER;
     if (fraction) {
       // 1.0 and 1e3 are integers, as JSON.parse reads them and as JSON Schema counts them.
-      const n = Number(b.slice(start, i));
+      const n = Number(b.toString("latin1", start, i));
       if (Number.isNaN(n)) throw notJson;
       bit = Number.isInteger(n) ? INTEGER : NUMBER;
-    } else if (i === start + 1 && b.charCodeAt(start) === 0x2d) {
+    } else if (i === start + 1 && b[start] === 0x2d) {
       throw notJson;
     }
     node.mask |= bit;
     return i;
   }
 
-  /** The index of the quote that ends the string opening at `i`. */
+  /** The index of the quote that ends the string opening at `i`; `escaped` says whether it holds an escape. */
   private stringEnd(i: number): number {
     const b = this.b;
-    if (b.charCodeAt(i) !== QUOTE) throw notJson;
-    let at = i + 1;
-    for (;;) {
-      const q = b.indexOf('"', at);
-      if (q < 0) throw notJson;
-      let slashes = 0;
-      for (let k = q - 1; b.charCodeAt(k) === BACKSLASH; k -= 1) slashes += 1;
-      if (slashes % 2 === 0) return q;
-      at = q + 1;
+    if (b[i] !== QUOTE) throw notJson;
+    const n = b.length;
+    let escaped = false;
+    for (let at = i + 1; at < n; at += 1) {
+      const c = b[at];
+      if (c === QUOTE) {
+        this.escaped = escaped;
+        return at;
+      }
+      if (c === BACKSLASH) {
+        escaped = true;
+        at += 1;
+      }
     }
+    throw notJson;
   }
 
   /** The key between `start` and `end`, decoded as JSON.parse decodes it. */
@@ -391,10 +423,9 @@ class Walk {
     const b = this.b;
     // Longer than any name (64 characters, each at most two escapes): never decoded.
     if (end - start > 12 * 64) return ANY_KEY;
-    const raw = b.slice(start, end);
-    if (!raw.includes("\\")) return raw;
+    if (!this.escaped) return b.toString("utf8", start, end);
     try {
-      return JSON.parse(b.slice(start - 1, end + 1)) as string;
+      return JSON.parse(b.toString("utf8", start - 1, end + 1)) as string;
     } catch {
       throw notJson;
     }
@@ -405,7 +436,7 @@ class Walk {
     const b = this.b;
     let depth = 1;
     for (let i = start; i < b.length; i += 1) {
-      const c = b.charCodeAt(i);
+      const c = b[i];
       if (c === QUOTE) i = this.stringEnd(i);
       else if (c === LBRACE || c === LBRACKET) depth += 1;
       else if (c === RBRACE || c === RBRACKET) {
@@ -420,22 +451,31 @@ class Walk {
   }
 
   private space(i: number): number {
-    while (isSpace(this.b.charCodeAt(i))) i += 1;
+    const b = this.b;
+    for (let c = b[i]; c !== undefined && isSpace(c); c = b[++i]);
     return i;
   }
 }
 
+const theWalk = new Walk();
+const SPACES = Buffer.alloc(4096, " ");
+
 /** The walk of a body, or undefined when it is not a JSON object (or too large to read). */
 function walkOf(body: Uint8Array, limits: ShapeLimits): Walk | undefined {
   if (body.length === 0 || body.length > limits.bodyBytes) return undefined;
-  // One decoding, then every test is charCodeAt and every key a slice of the text (decoding
-  // keys from the bytes one by one, each through Node's binding, cost five times this walk).
-  const text = Buffer.isBuffer(body) ? body.toString("utf8") : utf8.decode(body);
-  const walk = new Walk(text, limits);
+  // The bytes themselves, never decoded whole: JSON's structure is ASCII, a key that matches
+  // the one its object had at that place last time is compared byte by byte, and only a key
+  // met anew is decoded (UTF-8 ends no character on an ASCII byte, so a key's bytes decode alone
+  // as they would in the whole text).
+  const b = Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  const walk = theWalk.reset(b, limits);
   try {
-    const end = walk.run(text.charCodeAt(0) === 0xfeff ? 1 : 0);
-    // What follows the object may only be whitespace (trim: the tail can be long padding).
-    if (end >= 0 && end !== text.length && text.slice(end).trim() !== "") return undefined;
+    const end = walk.run(b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf ? 3 : 0);
+    // What follows the object may only be JSON's whitespace (a tail of spaces, a body padded to
+    // a length, is compared as a block).
+    if (end >= 0 && end < b.length && !(b.length - end <= SPACES.length && b.compare(SPACES, 0, b.length - end, end) === 0)) {
+      for (let i = end; i < b.length; i += 1) if (!isSpace(b[i]!)) return undefined;
+    }
   } catch (err) {
     if (err instanceof NotJson) return undefined;
     throw err;
@@ -456,7 +496,7 @@ export function bodyShapeText(body: Uint8Array, limits: ShapeLimits = SCHEMA_LIM
   if (sameAsLast(walk)) return last.text;
   let out = walk.partial ? SHAPE_PARTIAL : SHAPE_COMPLETE;
   for (const n of walk.nodes) out += `\n${SHAPE_LETTERS_OF_MASK[n.mask]}:${n.path}`;
-  last = { nodes: walk.nodes, masks: walk.nodes.map((n) => n.mask), partial: walk.partial, text: out };
+  last = { nodes: walk.nodes.slice(), masks: walk.nodes.map((n) => n.mask), partial: walk.partial, text: out };
   return out;
 }
 
