@@ -95,17 +95,22 @@ export function driftOf(schema: LearningSchema, shape: BodyShape): SchemaDriftCh
 
 /** Adds one sample: its paths' presence and types; a path first seen once the schema is full is not learned. */
 export function learnShape(schema: LearningSchema, shape: BodyShape, receivedAt: number): void {
+  learnSamples(schema, shape, 1, receivedAt, receivedAt);
+}
+
+/** learnShape of `times` samples of one shape, received between `firstAt` and `lastAt`. */
+function learnSamples(schema: LearningSchema, shape: BodyShape, times: number, firstAt: number, lastAt: number): void {
   const { record, byPath } = schema;
-  record.samples += 1;
-  record.firstSeenAt = Math.min(record.firstSeenAt, receivedAt);
-  record.lastSeenAt = Math.max(record.lastSeenAt, receivedAt);
+  record.samples += times;
+  record.firstSeenAt = Math.min(record.firstSeenAt, firstAt);
+  record.lastSeenAt = Math.max(record.lastSeenAt, lastAt);
   for (const [path, mask] of shape.paths) {
     const known = byPath.get(path);
     if (known) {
-      known.present += 1;
+      known.present += times;
       known.mask |= mask;
     } else if (byPath.size < SCHEMA_LIMITS.pathsPerType) {
-      const learned = { path, mask, present: 1 };
+      const learned = { path, mask, present: times };
       byPath.set(path, learned);
       record.paths.push(learned);
     }
@@ -186,11 +191,37 @@ export function learnGroup(stored: SchemaRecord | undefined, group: readonly Sch
   const drifts: LearnedGroup["drifts"] = [];
   const notices: SchemaDriftNotice[] = [];
   const shapes = new Map<string, BodyShape | undefined>();
+  // Captures of one type mostly repeat the shape of the one before. A shape judged without
+  // drift, learned, then met again is without drift again: its paths and types are now known
+  // (or the schema had no room to report them before and has none now), and a path it lacks
+  // was under the expected share before and is further under it after. Such repeats are only
+  // counted, then learned together (`learnSamples`): one pass over the shape's paths per run,
+  // not per capture.
+  let clean: BodyShape | undefined;
+  let repeats = 0;
+  let firstAt = 0;
+  let lastAt = 0;
+  const learnRepeats = () => {
+    if (clean !== undefined && repeats > 0) learnSamples(schema, clean, repeats, firstAt, lastAt);
+    repeats = 0;
+  };
   for (const o of group) {
+    const shape = decodedShape(o.shape, shapes);
+    if (shape !== undefined && shape === clean) {
+      if (repeats === 0) firstAt = lastAt = o.receivedAt;
+      firstAt = Math.min(firstAt, o.receivedAt);
+      lastAt = Math.max(lastAt, o.receivedAt);
+      repeats += 1;
+      continue;
+    }
+    learnRepeats();
+    const judged = schema.record.samples >= SCHEMA_LIMITS.samplesBeforeDrift;
     const seen = observe(schema, o, noticeIntervalMs, shapes);
+    clean = seen && judged && seen.drift.length === 0 ? shape : undefined;
     if (!seen) continue;
     if (seen.drift.length > 0) drifts.push({ eventId: o.eventId, changes: seen.drift });
     if (seen.notice) notices.push(seen.notice);
   }
+  learnRepeats();
   return { schema: schema.record, drifts, notices };
 }
