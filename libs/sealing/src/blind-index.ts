@@ -152,10 +152,10 @@ export function createBlindIndexer(
       const length = input.length;
       const mask = (1 << hashBits) - 1;
       for (let i = 0; i < length && out.length < maxTokens; ) {
-        if (ASCII_WORD_BYTE[input[i] as number] === 0) {
-          i += 1;
-          continue;
-        }
+        // What lies between words (punctuation, a pretty-printed body's indentation, padding)
+        // in a loop of its own.
+        while (i < length && ASCII_WORD_BYTE[input[i] as number] === 0) i += 1;
+        if (i === length) break;
         const start = i;
         // The word's end and its hash (wordHash's, over the lower-cased bytes) in one pass.
         let h = 0x811c9dc5;
