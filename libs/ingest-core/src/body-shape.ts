@@ -2,7 +2,7 @@ import { SCHEMA_LIMITS, SHAPE_COMPLETE, SHAPE_LETTERS_OF_MASK, SHAPE_PARTIAL, TY
 
 /**
  * The shape of a JSON body (design §19; ADR 0090): its paths and the JSON types at each, never
- * a value, read in one pass over the text. JSON.parse of the benchmark's 1.5 KB event alone
+ * a value, read in one pass over its bytes. JSON.parse of the benchmark's 1.5 KB event alone
  * cost more than this whole walk (docs/performance.md, "Schema learning"): it builds every
  * value, where a shape needs none.
  *
