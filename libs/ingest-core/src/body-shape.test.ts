@@ -87,6 +87,15 @@ describe("the shape of a JSON body (design §19)", () => {
     );
   });
 
+  it("reads a body of many keys new to their places as JSON.parse does, whatever their characters", () => {
+    // Past a few keys decoded one by one, the walk decodes the body whole: ASCII keys are sliced
+    // from it, keys with other characters or escapes are still decoded alone.
+    const kinds = (i: number) => [`field_${i}`, `ünï_${i}`, `esc\\u0061ped_${i}`, `🙂_${i}`, `k${i}`][i % 5]!;
+    const members = Array.from({ length: 150 }, (_, i) => `"${kinds(i)}":{"v${i % 7}":${i % 2 ? '"x"' : i}}`);
+    const text = `{${members.join(",")}}`;
+    expect(sorted(bodyShape(bytes(text), { ...SCHEMA_LIMITS, pathsPerType: 10_000 })?.paths)).toEqual(sorted(reference(text)));
+  });
+
   it("reads each body on its own: the paths and types of the bodies read before it never show", () => {
     const first = bodyShape(bytes(JSON.stringify(STRIPE)))!;
     // The same paths as the first, other types, fewer of them.

@@ -128,6 +128,9 @@ let knownSize = 0;
 const MAX_KNOWN = 20_000;
 let walks = 0;
 
+/** Keys a walk decodes one by one before it decodes the body whole. */
+const DECODED_ALONE = 32;
+
 /**
  * One walk over a body. A single one serves every body (a walk runs to its end before the next
  * starts), its stacks kept from body to body: a walk allocates nothing unless it meets a key
@@ -151,6 +154,9 @@ class Walk {
   private id = 0;
   /** Whether the last string stringEnd stepped over held an escape. */
   private escaped = false;
+  /** Keys this walk decoded, and past DECODED_ALONE of them the body decoded whole (keyAt). */
+  private decoded = 0;
+  private latin1: string | undefined = undefined;
   /** The body's bytes: undefined past its end, which no test below matches. */
   private b: Buffer = Buffer.alloc(0);
   private limits: ShapeLimits = SCHEMA_LIMITS;
@@ -170,6 +176,8 @@ class Walk {
     this.root = known;
     this.id = walks += 1;
     this.escaped = false;
+    this.decoded = 0;
+    this.latin1 = undefined;
     return this;
   }
 
@@ -423,7 +431,15 @@ class Walk {
     const b = this.b;
     // Longer than any name (64 characters, each at most two escapes): never decoded.
     if (end - start > 12 * 64) return ANY_KEY;
-    if (!this.escaped) return b.toString("utf8", start, end);
+    if (!this.escaped) {
+      for (let k = start; k < end; k += 1) if (b[k]! >= 0x80) return b.toString("utf8", start, end);
+      // ASCII, which latin1 decodes as UTF-8 does. A body of thousands of keys new to their
+      // places would decode each through Node's binding (70 ns a key): past a few, the body
+      // is decoded once (one character per byte, so its offsets are the bytes') and sliced.
+      this.decoded += 1;
+      if (this.decoded > DECODED_ALONE) return (this.latin1 ??= b.toString("latin1")).slice(start, end);
+      return b.toString("latin1", start, end);
+    }
     try {
       return JSON.parse(b.toString("utf8", start - 1, end + 1)) as string;
     } catch {
