@@ -49,6 +49,24 @@ function rowOf(s: SchemaRecord): SchemaRow {
 }
 
 /**
+ * `run` committed without waiting for the disk (synchronous=NORMAL for its transaction, the
+ * connection's level again after it, also when it throws: FULL for the catalog). What learning writes is a statistic (ADR 0090): in WAL
+ * mode such a commit is whole or absent after a crash, never corrupt, it survives the process
+ * dying (its pages are the system's to write), and the next append's commit syncs the log with
+ * it. An fsync of its own cost the all-in-one process about 2 % of its CPU per capture, twenty
+ * commits a second (docs/performance.md, "Schema learning priced side by side").
+ */
+export function withoutWaitingForTheDisk<T>(db: Database.Database, run: () => T): T {
+  const level = db.pragma("synchronous", { simple: true }) as number;
+  db.pragma("synchronous = NORMAL");
+  try {
+    return run();
+  } finally {
+    db.pragma(`synchronous = ${level}`);
+  }
+}
+
+/**
  * Schemas and drift (design §19; ADR 0090) in `event_schemas`, one row per endpoint and event
  * type. A call learns all its observations in one IMMEDIATE transaction: each schema is read,
  * learned (catalog-core's learnGroup) and written under the write lock, so two catalog
@@ -95,7 +113,7 @@ export function createSchemas(db: Database.Database): SchemaMethods {
   return {
     async learnSchemas(observations, noticeIntervalMs) {
       if (observations.length === 0) return [];
-      return underWriteLock(() => learnTx.immediate(observations, noticeIntervalMs));
+      return underWriteLock(() => withoutWaitingForTheDisk(db, () => learnTx.immediate(observations, noticeIntervalMs)));
     },
 
     async listSchemas(accountId, endpointId) {
