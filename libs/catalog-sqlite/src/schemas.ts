@@ -49,12 +49,13 @@ function rowOf(s: SchemaRecord): SchemaRow {
 }
 
 /**
- * `run` committed without waiting for the disk (synchronous=NORMAL for its transaction, the
- * connection's level again after it, also when it throws: FULL for the catalog). What learning writes is a statistic (ADR 0090): in WAL
- * mode such a commit is whole or absent after a crash, never corrupt, it survives the process
- * dying (its pages are the system's to write), and the next append's commit syncs the log with
- * it. An fsync of its own cost the all-in-one process about 2 % of its CPU per capture, twenty
- * commits a second (docs/performance.md, "Schema learning priced side by side").
+ * `run` committed without waiting for the disk: synchronous=NORMAL for its transaction, the
+ * connection's level again after it, also when it throws (FULL for the catalog). What learning
+ * writes is a statistic (ADR 0090): in WAL mode such a commit is whole or absent after a crash,
+ * never corrupt, it survives the process dying (its pages are the system's to write), and the
+ * next append's commit syncs the log with it. An fsync of its own, twenty commits a second, cost
+ * the all-in-one process 1-2 % of its CPU per capture (docs/performance.md, "Schema learning
+ * priced side by side").
  */
 export function withoutWaitingForTheDisk<T>(db: Database.Database, run: () => T): T {
   const level = db.pragma("synchronous", { simple: true }) as number;
