@@ -208,9 +208,8 @@ export function learnGroup(stored: SchemaRecord | undefined, group: readonly Sch
   for (const o of group) {
     const shape = decodedShape(o.shape, shapes);
     if (shape !== undefined && shape === clean) {
-      if (repeats === 0) firstAt = lastAt = o.receivedAt;
-      firstAt = Math.min(firstAt, o.receivedAt);
-      lastAt = Math.max(lastAt, o.receivedAt);
+      firstAt = repeats === 0 ? o.receivedAt : Math.min(firstAt, o.receivedAt);
+      lastAt = repeats === 0 ? o.receivedAt : Math.max(lastAt, o.receivedAt);
       repeats += 1;
       continue;
     }

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import path from "node:path";
 import { tempDir } from "@whc/testing";
 import { openCatalogDatabase } from "./database.js";
-import { withoutWaitingForTheDisk } from "./schemas.js";
+import { createSchemas, withoutWaitingForTheDisk } from "./schemas.js";
 
 /*
  * Schema learning commits without an fsync of its own (ADR 0090): only its transaction, never
@@ -47,5 +47,20 @@ describe("learning's commits", () => {
     ).toThrow("refused");
     expect(level(db)).toBe(FULL);
     expect(db.prepare("SELECT count(*) FROM t").pluck().get()).toBe(1);
+  });
+
+  it("are what learnSchemas commits: NORMAL around its transaction, FULL again after it", async () => {
+    const db = catalog();
+    const levels: string[] = [];
+    const pragma = db.pragma.bind(db);
+    db.pragma = ((source: string, options?: Parameters<typeof pragma>[1]) => {
+      if (source.startsWith("synchronous =")) levels.push(source);
+      return pragma(source, options);
+    }) as typeof db.pragma;
+    const schemas = createSchemas(db);
+    const observation = { accountId: "acct_1", endpointId: "0190a5d3-7c1e-7a00-8000-000000000001", eventType: "*", eventId: "e", receivedAt: 1, shape: ".\ns:id" };
+    await schemas.learnSchemas([observation], 3_600_000);
+    expect(levels).toEqual(["synchronous = NORMAL", `synchronous = ${FULL}`]);
+    expect(level(db)).toBe(FULL);
   });
 });
