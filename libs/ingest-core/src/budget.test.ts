@@ -272,6 +272,30 @@ describe("reading a body within the budget", () => {
     expect(budget.held()).toBe(0);
   });
 
+  it("keeps a declared-length body that arrives whole in memory of its size, and joins one that arrives in pieces", async () => {
+    const budget = createInflightBudget(100_000);
+    const { port, seen } = await admittingServer(budget, 10_000);
+    const whole = "w".repeat(1536);
+    expect(await exchange(port, `POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1536\r\nConnection: close\r\n\r\n${whole}`)).toBe("HTTP/1.1 200 OK");
+    expect(seen[0]?.body?.whole.toString()).toBe(whole);
+    // Memory of its own, exactly the body: nothing else of the connection is held with it.
+    expect(seen[0]?.body?.whole.buffer.byteLength).toBe(1536);
+
+    const [first, second] = ["a".repeat(700), "b".repeat(836)];
+    const answered = new Promise<string>((resolve) => {
+      const socket = net.connect(port, "127.0.0.1", () => {
+        socket.write(`POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1536\r\nConnection: close\r\n\r\n${first}`);
+        setTimeout(() => socket.write(second), 50);
+      });
+      let text = "";
+      socket.on("data", (c) => (text += c.toString("latin1")));
+      socket.on("close", () => resolve(text.split("\r\n")[0] ?? ""));
+    });
+    expect(await answered).toBe("HTTP/1.1 200 OK");
+    expect(seen[1]?.body?.whole.toString()).toBe(first + second);
+    expect(seen[1]?.body?.whole.length).toBe(1536);
+  });
+
   it("refuses a declared length the budget cannot hold, before any of it is read", async () => {
     const budget = createInflightBudget(1000);
     const { port, seen } = await admittingServer(budget, 10_000);

@@ -85,10 +85,12 @@ export interface ReadLimits {
  * (a signature covers every byte, even of a body stored truncated), and stops keeping
  * anything once `limit` is passed. `kept` is the first `keep` bytes. Calls back once.
  *
- * It keeps no more than `reservation` holds: a body of known length is copied as it arrives
- * into one buffer of the reserved size (the socket's chunks are dropped at once, and no
- * concatenation doubles the body at the end); a chunked body grows the reservation chunk by
- * chunk and fails with BodyOverBudget when the budget has no room left. A sender that stops
+ * It keeps no more than `reservation` holds: a body of known length that arrives in one chunk
+ * is that chunk (Node's parser gives each chunk memory of its own, exactly its size), one that
+ * arrives in several is copied as it arrives into one buffer of the reserved size (the socket's
+ * chunks are dropped at once, and no concatenation doubles the body at the end); a chunked body
+ * grows the reservation chunk by chunk and fails with BodyOverBudget when the budget has no
+ * room left. A sender that stops
  * sending fails with BodyIdle after `idleMs`, so it cannot hold its reservation for long.
  */
 export function readBodyThen(
@@ -98,7 +100,9 @@ export function readBodyThen(
   done: (err: Error | undefined, body?: ReadBody) => void,
 ): void {
   const known = knownBodyLength(req);
-  const into = known === undefined ? undefined : Buffer.allocUnsafe(reservation.bytes);
+  // A body of known length: the one chunk that was all of it, or else the buffer its chunks are copied into.
+  let single: Buffer | undefined;
+  let into: Buffer | undefined;
   const chunks: Buffer[] = [];
   let total = 0;
   let stored = 0;
@@ -114,7 +118,7 @@ export function readBodyThen(
     req.off("end", onEnd);
     req.off("error", onError);
     if (err) return done(err);
-    const whole = into ? into.subarray(0, stored) : chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+    const whole = single ?? (into ? into.subarray(0, stored) : chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
     chunks.length = 0;
     done(undefined, { whole, kept: whole.length > keep ? whole.subarray(0, keep) : whole, total, overLimit });
   };
@@ -126,9 +130,10 @@ export function readBodyThen(
       // Answer now; the rest of the upload is not worth waiting for.
       return finish();
     }
-    if (into) {
+    if (known !== undefined) {
       // Node's parser delivers no more than the declared length; the reservation covers it.
-      chunk.copy(into, stored);
+      if (stored === 0 && chunk.length === known) single = chunk;
+      else chunk.copy((into ??= Buffer.allocUnsafe(reservation.bytes)), stored);
     } else {
       const refused = reservation.grow(chunk.length);
       if (refused) return finish(new BodyOverBudget(refused));

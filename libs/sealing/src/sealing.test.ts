@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, it, expect } from "vitest";
 import { randomBytes } from "node:crypto";
+import { openJoined, sealJoined } from "./aead.js";
 import { blindTokens, createBlindIndexer, MAX_TOKENS_PER_BODY, open, packSearchTokens, seal, unpackSearchTokens, words } from "./index.js";
 
 describe("AES-256-GCM", () => {
@@ -13,6 +14,16 @@ describe("AES-256-GCM", () => {
     expect(() => open(key, altered, Buffer.from("ctx"))).toThrow();
     expect(() => open(key, sealed, Buffer.from("other"))).toThrow();
     expect(() => open(randomBytes(32), sealed, Buffer.from("ctx"))).toThrow();
+  });
+
+  it("gives a value sealed alone memory of its own, and two sealed joined back as they were", () => {
+    const key = randomBytes(32);
+    // seal()'s result may be posted to another thread as it is: no shared pool comes with it.
+    const alone = seal(key, Buffer.from("hello"));
+    expect(alone.buffer.byteLength).toBe(alone.length);
+    const [head, tail] = [Buffer.from("packed request"), randomBytes(1536)];
+    const joined = sealJoined(key, head, tail, Buffer.from("ctx"));
+    expect(openJoined(open(key, joined, Buffer.from("ctx")))).toEqual({ head, tail });
   });
 });
 

@@ -11,10 +11,14 @@ export interface RenderedAnswer {
   delayMs: number;
 }
 
-const encoder = new TextEncoder();
-
+/**
+ * A text's UTF-8 bytes, in Node's pool (Buffer.from), not in an array of their own as
+ * TextEncoder makes it: the built-in answer is made for every capture. A plain Uint8Array on
+ * them, as TextEncoder's was.
+ */
 export function utf8(text: string): Uint8Array {
-  return encoder.encode(text);
+  const bytes = Buffer.from(text, "utf8");
+  return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 /** The JSON answers ingest sends carry exactly this Content-Type, as `reply()` in answer.ts does. */
