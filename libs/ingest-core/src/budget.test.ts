@@ -1,4 +1,5 @@
 import { describe, it, expect, afterEach, vi } from "vitest";
+import { AsyncLocalStorage } from "node:async_hooks";
 import http from "node:http";
 import net from "node:net";
 import type { AddressInfo } from "node:net";
@@ -340,6 +341,30 @@ describe("reading a body within the budget", () => {
     await until(() => budget.held() === 0);
     expect(budget.held()).toBe(0);
     expect(seen[0]?.outcome).toBe("aborted");
+  });
+
+  it("cuts a stalled body outside the context of another request that was being read", async () => {
+    const context = new AsyncLocalStorage<string>();
+    const cutIn: (string | undefined)[] = [];
+    const server = http.createServer((req, res) => {
+      const read = () =>
+        readBodyThen(req, { keep: 1000, limit: 1000, idleMs: 60 }, take(createInflightBudget(10_000), 1000), (err) => {
+          cutIn.push(err instanceof BodyIdle ? `${req.headers["x-name"]} in ${context.getStore() ?? "no request's context"}` : "read");
+          res.writeHead(408, { connection: "close" }).end();
+        });
+      const name = req.headers["x-name"] as string;
+      if (name === "first") context.run(name, read);
+      else read();
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const { port } = server.address() as AddressInfo;
+    const stalled = (name: string) => exchange(port, `POST / HTTP/1.1\r\nHost: x\r\nX-Name: ${name}\r\nContent-Length: 500\r\n\r\nabc`);
+    const first = stalled("first");
+    await new Promise((r) => setTimeout(r, 20));
+    await Promise.all([first, stalled("second")]);
+    expect(cutIn).toHaveLength(2);
+    expect(cutIn).toContain("second in no request's context");
   });
 
   it("cuts a body that stops arriving after the idle time, and keeps one that trickles", async () => {
