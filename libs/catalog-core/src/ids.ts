@@ -1,5 +1,4 @@
-import { v7 } from "uuid";
-import { isUuid, uuidV7Seq, uuidV7Time } from "@whc/ids";
+import { isUuid, uuidV7At, uuidV7Seq, uuidV7Time } from "@whc/ids";
 import { validationFailed } from "@whc/errors";
 import type { Stamp } from "./types.js";
 
@@ -38,5 +37,5 @@ export function nextStamp(lastId: string | undefined, now: number): Stamp {
 }
 
 function stampAt(ms: number, seq: number): Stamp {
-  return { id: v7({ msecs: ms, seq }), receivedAt: ms };
+  return { id: uuidV7At(ms, seq), receivedAt: ms };
 }

@@ -1,6 +1,7 @@
+import fc from "fast-check";
 import { describe, it, expect } from "vitest";
 import { v7 } from "uuid";
-import { isUuid, newId, uuidV7Seq, uuidV7Time } from "./uuid.js";
+import { isUuid, newId, uuidV7At, uuidV7Seq, uuidV7Time } from "./uuid.js";
 
 describe("ids", () => {
   it("recognises UUIDs of either case and nothing else", () => {
@@ -33,5 +34,28 @@ describe("ids", () => {
     for (const seq of [0, 1, 63, 64, 0x3fff, 0x4000, 0x0fffffff, 0x10000000, 0x7fffffff, 0xffffffff]) {
       expect(uuidV7Seq(v7({ msecs: 1_700_000_000_000, seq }))).toBe(seq);
     }
+  });
+
+  it("writes a stamp's UUIDv7 exactly as the uuid package does, and reads its millisecond and counter back", () => {
+    const ms = fc.oneof(fc.integer({ min: 0, max: 2 ** 48 - 1 }), fc.constantFrom(0, 1, 255, 256, 2 ** 32 - 1, 2 ** 32, 2 ** 40, 2 ** 48 - 1, 1_700_000_000_000));
+    const seq = fc.oneof(fc.integer({ min: 0, max: 0xffffffff }), fc.constantFrom(0, 1, 63, 64, 0x3fff, 0x4000, 0x0fffffff, 0x10000000, 0xffffffff));
+    fc.assert(
+      fc.property(ms, seq, fc.uint8Array({ minLength: 16, maxLength: 16 }), (msecs, counter, random) => {
+        const id = uuidV7At(msecs, counter, random.subarray(10));
+        expect(id).toBe(v7({ msecs, seq: counter, random }));
+        expect(uuidV7Time(id)).toBe(msecs);
+        expect(uuidV7Seq(id)).toBe(counter);
+        // Upper case reads the same.
+        expect(uuidV7Time(id.toUpperCase())).toBe(msecs);
+        expect(uuidV7Seq(id.toUpperCase())).toBe(counter);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("draws a stamp's random part from the CSPRNG: two stamps of one millisecond and counter differ", () => {
+    const ids = new Set(Array.from({ length: 2000 }, () => uuidV7At(1_700_000_000_000, 5)));
+    expect(ids.size).toBe(2000);
+    for (const id of ids) expect(isUuid(id) && uuidV7Seq(id) === 5 && uuidV7Time(id) === 1_700_000_000_000).toBe(true);
   });
 });
