@@ -86,9 +86,22 @@ export function sendAnswer(res: ServerResponse, answer: RenderedAnswer, eventId:
   } catch {
     const fallback = builtInAnswer(eventId);
     res.writeHead(fallback.status, [...headerFields(fallback.headers), EVENT_ID_HEADER, eventId, "content-length", String(fallback.body.length)]);
-    res.end(fallback.body);
+    endWith(res, fallback.body);
     return false;
   }
-  res.end(body);
+  endWith(res, body);
   return true;
+}
+
+/** Below this, an answer's body goes to Node as a latin1 string of its bytes (endWith). */
+const AS_TEXT_BELOW = 16 * 1024;
+
+/**
+ * Ends the answer with `body`, byte for byte. A small one as a latin1 string (one character per
+ * byte, so exactly its bytes): Node then writes the header block and the body as one string in
+ * one write, where bytes go beside the header through the stream's cork and writev path.
+ */
+function endWith(res: ServerResponse, body: Uint8Array): void {
+  if (body.length < AS_TEXT_BELOW) res.end(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("latin1"), "latin1");
+  else res.end(body);
 }
