@@ -49,13 +49,32 @@ export interface IngestMetrics {
  */
 export function createIngestMetrics(): IngestMetrics {
   const registry = new Registry();
+  // Stored captures are counted here and handed to prom-client when it is scraped (its
+  // collect()): its child counters hash their labels at every increment, which per capture was
+  // half a percent of ingest's CPU. What a scrape reads is the same.
+  let storedSinceScrape = 0;
+  const verdictCounts = new Map<string, Map<string, { n: number }>>();
   const captures = new Counter({
+    collect() {
+      if (storedSinceScrape === 0) return;
+      outcomes.get("stored")?.inc(storedSinceScrape);
+      storedSinceScrape = 0;
+    },
     name: "whc_ingest_requests_total",
     help: "Requests to webhook URLs by outcome: stored, proxied (stored, answered by the proxy destination), forward_failed (stored, proxy answered 502/504), too_large (413, metadata stored), unknown_endpoint (404), paused (503), unavailable (503, nothing stored), overloaded (503, over the in-flight byte budget or a peer's or endpoint's share of it, nothing stored), sender_gone (closed mid-body), body_timeout (408, the body stopped arriving, nothing stored), rejected_address/rejected_auth/rejected_method (403/401/405 by the endpoint's inbound protection, nothing stored)",
     labelNames: ["outcome"],
     registers: [registry],
   });
   const verdicts = new Counter({
+    collect() {
+      for (const [provider, byVerdict] of verdictCounts) {
+        for (const [verification, count] of byVerdict) {
+          if (count.n === 0) continue;
+          this.labels(provider, verification).inc(count.n);
+          count.n = 0;
+        }
+      }
+    },
     name: "whc_ingest_verifications_total",
     help: "Stored captures by provider and signature verdict",
     labelNames: ["provider", "verification"],
@@ -91,13 +110,12 @@ export function createIngestMetrics(): IngestMetrics {
   for (const child of outcomes.values()) child.inc(0);
   const overloadReasons = new Map(OVERLOAD_REASONS.map((r) => [r, overloads.labels(r)]));
   for (const child of overloadReasons.values()) child.inc(0);
-  const verdictChildren = new Map<string, ReturnType<typeof verdicts.labels>>();
-
   const verdict = (provider: string, verification: string) => {
-    const key = `${provider} ${verification}`;
-    let child = verdictChildren.get(key);
-    if (!child) verdictChildren.set(key, (child = verdicts.labels(provider, verification)));
-    child.inc();
+    let byVerdict = verdictCounts.get(provider);
+    if (!byVerdict) verdictCounts.set(provider, (byVerdict = new Map()));
+    let count = byVerdict.get(verification);
+    if (!count) byVerdict.set(verification, (count = { n: 0 }));
+    count.n += 1;
   };
 
   return {
@@ -110,7 +128,7 @@ export function createIngestMetrics(): IngestMetrics {
       overloadReasons.get(reason)?.inc();
     },
     stored(provider, verification, seconds) {
-      outcomes.get("stored")?.inc();
+      storedSinceScrape += 1;
       verdict(provider, verification);
       duration.observe(seconds);
     },
