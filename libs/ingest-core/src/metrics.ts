@@ -65,7 +65,7 @@ export function createIngestMetrics(): IngestMetrics {
     labelNames: ["outcome"],
     registers: [registry],
   });
-  const verdicts = new Counter({
+  new Counter({
     collect() {
       for (const [provider, byVerdict] of verdictCounts) {
         for (const [verification, count] of byVerdict) {
