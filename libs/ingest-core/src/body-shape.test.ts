@@ -125,6 +125,20 @@ describe("the shape of a JSON body (design §19)", () => {
     for (const body of ordered) expect(sorted(bodyShape(bytes(body))?.paths), body).toEqual(sorted(reference(body)));
   });
 
+  it("reads each of a run of bodies whose keys at a place change as JSON.parse does: prefixes, extensions, escapes", () => {
+    // Keys as written in the body: some the start of others, some escaped (a\u0062 is "ab", a\"b is a"b).
+    const key = fc.constantFrom("a", "ab", "abc", "b", "a\\u0062", 'a\\"b', "ü", "a b");
+    const value = fc.constantFrom("1", '"x"', "{}", "[]", '{"ab":1,"a":[2]}', "null", "true", "1.5");
+    // Each key once as decoded (JSON.parse keeps a repeated key's last value, the walk every type it met).
+    const body = fc.uniqueArray(fc.tuple(key, value), { minLength: 1, maxLength: 6, selector: ([k]) => JSON.parse(`"${k}"`) as string }).map((members) => `{${members.map(([k, v]) => `"${k}":${v}`).join(",")}}`);
+    fc.assert(
+      fc.property(fc.array(body, { minLength: 2, maxLength: 8 }), (bodies) => {
+        for (const text of bodies) expect(sorted(bodyShape(bytes(text))?.paths), text).toEqual(sorted(reference(text)));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it("gives no shape to what is not a JSON object", () => {
     for (const text of ["", "[1,2]", '"x"', "42", "{", '{"a":1', '{"a":1,}', '{"a" 1}', '{"a":tru}', '{"a":-}', '{"a":1.2.3}', '{"a":[1,]}', '{"a":1} x', "{'a':1}", "a=1&b=2", '{"a":[}']) {
       expect(bodyShape(bytes(text)), text).toBeUndefined();

@@ -196,8 +196,18 @@ class Walk {
       const depth = this.depth;
       let node: PathNode;
       if (this.kinds[depth - 1] === OBJECT) {
-        const keyEnd = this.stringEnd(i);
-        node = this.memberAt(depth - 1, i + 1, keyEnd);
+        // The key its place had last time, compared where it lies (quote included) before the
+        // string is stepped over at all: most keys of a sender's next body are those.
+        const expected = this.expectedAt(depth - 1);
+        let keyEnd: number;
+        if (expected !== undefined && b[i] === QUOTE && this.spells(expected.raw, i + 1, i + 1 + expected.raw.length) && b[i + 1 + expected.raw.length] === QUOTE) {
+          keyEnd = i + 1 + expected.raw.length;
+          this.members[depth - 1] = this.members[depth - 1]! + 1;
+          node = this.kept(expected.node);
+        } else {
+          keyEnd = this.stringEnd(i);
+          node = this.memberAt(depth - 1, i + 1, keyEnd);
+        }
         i = this.space(keyEnd + 1);
         if (b[i] !== COLON) throw notJson;
         i = this.space(i + 1);
@@ -265,6 +275,12 @@ class Walk {
 
   private pop(): void {
     this.depth -= 1;
+  }
+
+  /** The member the object open at `level` had at its next place last time (undefined: none known). */
+  private expectedAt(level: number): Member | undefined {
+    const parent = this.bases[level]!;
+    return parent === NOWHERE ? undefined : parent.order?.[this.members[level]!];
   }
 
   /**
