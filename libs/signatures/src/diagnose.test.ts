@@ -80,6 +80,25 @@ describe("diagnoseSignature: verified and unverified", () => {
     expect(diagnose({ secret: new Uint8Array() })).toMatchObject({ verdict: "unverified", likelyCause: "none" });
   });
 
+  it("gives each unjudged capture its own provider's and case's diagnosis when they alternate, one frozen object per case", () => {
+    // Unjudged: no secret or a cut-off body, its timestamp not wanted (ingest's case on every capture).
+    const stripe = (complete: boolean) => diagnose({ secret: undefined, complete, timestampOfUnverified: false });
+    const generic = (complete: boolean) =>
+      diagnoseSignature({ provider: "generic", genericSignatureHeader: "X-Acme-Signature", headers: [], body: Buffer.from("{}"), complete, timestampOfUnverified: false, nowMs: NOW_MS });
+    const seen = [stripe(true), stripe(false), generic(true), stripe(true), generic(false), generic(true)];
+    expect(seen.map((d) => [d.provider, d.header, /cut off/.test(d.explanation) ? "cut" : "no secret"])).toEqual([
+      ["stripe", "Stripe-Signature", "no secret"],
+      ["stripe", "Stripe-Signature", "cut"],
+      ["generic", "X-Acme-Signature", "no secret"],
+      ["stripe", "Stripe-Signature", "no secret"],
+      ["generic", "X-Acme-Signature", "cut"],
+      ["generic", "X-Acme-Signature", "no secret"],
+    ]);
+    expect(seen[3]).toBe(seen[0]);
+    expect(seen[5]).toBe(seen[2]);
+    expect(Object.isFrozen(seen[0])).toBe(true);
+  });
+
   it("is unverified when the body was cut off", () => {
     const d = diagnose({ complete: false });
     expect(d).toMatchObject({ verdict: "unverified", likelyCause: "none" });

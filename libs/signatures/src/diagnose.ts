@@ -164,6 +164,10 @@ const unjudgedCache = new WeakMap<ProviderScheme, Map<string, SignatureDiagnosis
  * once and shared, frozen. This is ingest's most common case, and it runs on every capture.
  */
 function unjudged(scheme: ProviderScheme, header: string, tolerance: number | undefined, cutOff: boolean): SignatureDiagnosis {
+  // The last one asked for first: a sender's captures ask for the same one, one after another,
+  // and the key below is a string made and hashed per capture.
+  const last = lastUnjudged;
+  if (last !== undefined && last.scheme === scheme && last.header === header && last.tolerance === tolerance && last.cutOff === cutOff) return last.found;
   const key = `${header}\n${tolerance ?? ""}\n${cutOff ? 1 : 0}`;
   const cache = unjudgedCache.get(scheme) ?? unjudgedCache.set(scheme, new Map()).get(scheme)!;
   let found = cache.get(key);
@@ -172,8 +176,11 @@ function unjudged(scheme: ProviderScheme, header: string, tolerance: number | un
     // Keys come from the registry's names and headers and a tolerance; bounded all the same.
     if (cache.size < 1024) cache.set(key, found);
   }
+  lastUnjudged = { scheme, header, tolerance, cutOff, found };
   return found;
 }
+
+let lastUnjudged: { scheme: ProviderScheme; header: string; tolerance: number | undefined; cutOff: boolean; found: SignatureDiagnosis } | undefined;
 
 function unverified(scheme: ProviderScheme, input: Pick<DiagnoseInput, "complete">): Finding & { verdict: SignatureVerdict } {
   const explanation =
