@@ -8,6 +8,7 @@ import { createCatalogService, type CatalogStore } from "@whc/catalog-core";
 import { openSqliteStore } from "@whc/catalog-sqlite";
 import { createLogger } from "@whc/logging";
 import { createInMemoryTransport, createServiceClient } from "@whc/rpc";
+import { header } from "@whc/signatures";
 import { createAppendBatcher } from "./batcher.js";
 import { bodyReservation, readBodyThen, remoteIpOf, rawHeaderPairs, type ReadBody } from "./request.js";
 import { createInflightBudget, type Reservation } from "./budget.js";
@@ -67,6 +68,30 @@ describe("reading a capture", () => {
       ["X-B", "1"],
       ["x-a", "2"],
       ["X-B", "3"],
+    ]);
+  });
+
+  it("answers header lookups with a name's first line, whether names repeat or not, and never a prototype's member", async () => {
+    // Looked up as the request arrives: the list is indexed through Node's headers object when no name repeats.
+    const { url, results } = await serve(async (req) => {
+      const pairs = rawHeaderPairs(req);
+      return ["x-b", "X-A", "stripe-signature", "set-cookie", "constructor", "toString", "absent"].map((name) => header(pairs, name));
+    });
+    const { port } = new URL(url);
+    const send = (lines: string) =>
+      new Promise<void>((resolve, reject) => {
+        const socket = net.connect(Number(port), "127.0.0.1", () => socket.write(`POST / HTTP/1.1\r\nHost: x\r\n${lines}Content-Length: 0\r\nConnection: close\r\n\r\n`));
+        socket.on("data", () => undefined);
+        socket.on("end", resolve);
+        socket.on("error", reject);
+      });
+    await send("X-B:  1 \r\nx-a: 2\r\nStripe-Signature: t=1,v1=ab\r\nSet-Cookie: c=d\r\n");
+    await send("X-B: 1\r\nx-a: 2\r\nX-B: 3\r\nSet-Cookie: c=d\r\nset-cookie: e=f\r\n");
+    await send("Constructor: built\r\nX-A: 4\r\n");
+    expect(results).toEqual([
+      ["1", "2", "t=1,v1=ab", "c=d", undefined, undefined, undefined],
+      ["1", "2", undefined, "c=d", undefined, undefined, undefined],
+      [undefined, "4", undefined, undefined, "built", undefined, undefined],
     ]);
   });
 

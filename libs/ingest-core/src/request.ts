@@ -2,7 +2,7 @@ import type { IncomingMessage } from "node:http";
 import { AsyncResource } from "node:async_hooks";
 import { performance } from "node:perf_hooks";
 
-import type { HeaderPair } from "@whc/signatures";
+import { indexedBy, type HeaderPair } from "@whc/signatures";
 /** Where a request came from; shared with the gateway, whose audit entries record it. */
 export { normaliseIp, remoteIpOf } from "@whc/identity";
 import type { OverloadReason, Reservation } from "./budget.js";
@@ -13,7 +13,14 @@ export function rawHeaderPairs(req: IncomingMessage): readonly HeaderPair[] {
   const pairs: HeaderPair[] = [];
   const raw = req.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) pairs.push([raw[i] as string, raw[i + 1] as string]);
-  return Object.freeze(pairs);
+  const frozen = Object.freeze(pairs);
+  // No name repeats (as many names in Node's headers object as lines): its values are the
+  // lines' own, and header lookups read them there instead of indexing the list.
+  const byName = req.headers;
+  let names = 0;
+  for (const name in byName) if (Object.hasOwn(byName, name)) names += 1;
+  if (names === pairs.length) indexedBy(frozen, byName);
+  return frozen;
 }
 
 /** The body size the sender declared; undefined when it sent none (chunked). Node's parser has checked the header. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { header, hasHeader, type HeaderPair } from "./headers.js";
+import { header, hasHeader, indexedBy, type HeaderPair } from "./headers.js";
 
 describe("header lookup", () => {
   const lines: HeaderPair[] = [
@@ -33,4 +33,22 @@ describe("header lookup", () => {
     list.push(["B", "2"]);
     expect(header(list, "b")).toBe("2");
   });
+
+  it("reads a list through the object it was indexed by, and only that list", () => {
+    const list = Object.freeze<HeaderPair[]>([["Stripe-Signature", " t=1 "], ["Set-Cookie", "a=b"], ["X-Empty", ""]]);
+    // As Node's IncomingMessage.headers has them: lower-cased names, set-cookie an array.
+    indexedBy(list, { "stripe-signature": " t=1 ", "set-cookie": ["a=b"], "x-empty": "" });
+    expect(header(list, "STRIPE-SIGNATURE")).toBe("t=1");
+    expect(header(list, "set-cookie")).toBe("a=b");
+    expect(header(list, "x-empty")).toBe("");
+    expect(header(list, "absent")).toBeUndefined();
+    // Names the object's prototype has are no headers.
+    for (const name of ["constructor", "__proto__", "toString", "hasOwnProperty"]) expect(header(list, name)).toBeUndefined();
+    // Another list looked up in between is read from its own lines, and the first is again after it.
+    const other = Object.freeze<HeaderPair[]>([["stripe-signature", "other"]]);
+    expect(header(other, "stripe-signature")).toBe("other");
+    expect(header(list, "stripe-signature")).toBe("t=1");
+    expect(header(list, "set-cookie")).toBe("a=b");
+  });
 });
+

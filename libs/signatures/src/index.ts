@@ -6,7 +6,7 @@ export type { Provider, ProviderCatalogEntry } from "./registry.js";
 export type { ProviderScheme, CheckName, VerifyCheck, SecretFormat, SignatureOptions, SchemeVerifyInput, SchemeSignInput } from "./scheme.js";
 export type { FailureReason, VerifyOutcome, VerifyInput, SignInput } from "./types.js";
 export type { HeaderPair } from "./headers.js";
-export { header } from "./headers.js";
+export { header, indexedBy } from "./headers.js";
 export { detectProvider } from "./detect.js";
 export { verifySignature } from "./verify.js";
 export { DEFAULT_TOLERANCE_S } from "./outcome.js";
