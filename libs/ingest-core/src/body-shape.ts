@@ -284,17 +284,15 @@ class Walk {
   }
 
   /**
-   * The member whose key lies between `start` and `end` of the object open at `level`: the one
-   * at its place in the path's last order when the key is that one's, else member()'s (and the
-   * order takes it at that place).
+   * The member whose key lies between `start` and `end` of the object open at `level`, a key
+   * other than the one its place had last time (run() takes that one where it lies): member()'s,
+   * and the order takes it at that place.
    */
   private memberAt(level: number, start: number, end: number): PathNode {
     const parent = this.bases[level]!;
     const at = this.members[level]!;
     this.members[level] = at + 1;
     if (parent === NOWHERE) return NOWHERE;
-    const expected = parent.order?.[at];
-    if (expected !== undefined && this.spells(expected.raw, start, end)) return this.kept(expected.node);
     const escaped = this.escaped;
     const key = this.keyAt(start, end);
     const node = this.member(parent, key);
