@@ -1,6 +1,7 @@
 // What the benchmarks share: free ports, starting and stopping the programs they measure, the
 // CPU a process used (from /proc), and wrk's request script and summary line.
 import { spawn } from "node:child_process";
+import { createHmac } from "node:crypto";
 import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
@@ -120,15 +121,22 @@ function freshIdsLua() {
 /**
  * Writes wrk's script for the benchmark's request (payload.mjs) into `dir`; answers its path.
  * `freshIds` (by default BENCH_FRESH_IDS=1): new ids in every request's body (freshIdsLua).
+ * BENCH_SIGN_SECRET=<secret> signs the body as Stripe does, now, with that secret (its
+ * `Stripe-Signature` replaces the payload's, made with no known secret and long expired): an
+ * endpoint `{"provider": "stripe", "secret": <secret>}` then verifies every capture for the
+ * next five minutes, Stripe's tolerance (not with fresh ids, whose bodies are not the one signed).
  */
 export function writeWrkScript(dir, freshIds = process.env.BENCH_FRESH_IDS === "1") {
   const script = path.join(dir, freshIds ? "post-fresh.lua" : "post.lua");
+  const secret = process.env.BENCH_SIGN_SECRET;
+  const t = Math.floor(Date.now() / 1000);
+  const signed = secret ? { "stripe-signature": `t=${t},v1=${createHmac("sha256", secret).update(`${t}.${body}`).digest("hex")}` } : {};
   writeFileSync(
     script,
     [
       `wrk.method = "POST"`,
       `wrk.body = ${luaString(body)}`,
-      ...Object.entries(headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`),
+      ...Object.entries({ ...headers, ...signed }).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`),
       ...(freshIds ? freshIdsLua() : []),
       `done = function(summary, latency, requests)`,
       `  io.write(string.format("BENCH %d %d %d %d %f %f\\n", summary.requests, summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, summary.errors.status, summary.duration, latency:percentile(50) / 1000, latency:percentile(99) / 1000))`,

@@ -15,13 +15,24 @@
 //
 // BENCH_FRESH_IDS=1 sends both new ids in every body; BENCH_FRESH_IDS=B sends them to B only:
 // with one checkout as A and B, it prices a provider's new ids against the same body every time.
+//
+// What a configured feature costs (design §20), with one checkout as A and B: BENCH_ENDPOINT_B
+// (or _A) adds JSON fields to that side's endpoint, BENCH_ENV_B (or _A) `NAME=VALUE,...` to that
+// side's environment. Each "$SINK" in the fields is the URL of a bare node:http server started
+// for that side (its CPU not counted; the side's process then allows loopback targets), as in
+// run.mjs:
+//
+//   BENCH_ENDPOINT_B='{"redact":{"headers":["authorization"]}}' node tools/bench/ingest/side-by-side.mjs 4 . .
+//   BENCH_ENV_B=WHC_SCHEMA_LEARNING=false node tools/bench/ingest/side-by-side.mjs 4 . .
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { allInOneEnv, cpuSplit, freePort, startScript, stop, writeWrkScript } from "../harness.mjs";
 
+const here = path.dirname(fileURLToPath(import.meta.url));
 const rounds = Number(process.argv[2]);
 const checkouts = process.argv.slice(3, 5).map((dir) => path.resolve(dir));
 if (!(rounds > 0) || checkouts.length !== 2) {
@@ -35,22 +46,36 @@ const fresh = process.env.BENCH_FRESH_IDS ?? "";
 const scripts = [writeWrkScript(work, fresh === "1"), writeWrkScript(work, fresh === "1" || fresh === "B")];
 const run = promisify(execFile);
 
+/** `NAME=VALUE,...` as an object (a value may hold "=", not ","). */
+const variables = (list = "") =>
+  Object.fromEntries(list ? list.split(",").map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]) : []);
+
+/** Side `name` ("a" or "b"): its process, endpoint and, when its endpoint's fields name "$SINK", its sink. */
 async function start(checkout, name) {
-  const [gateway, ingest] = [await freePort(), await freePort()];
+  const fields = process.env[`BENCH_ENDPOINT_${name.toUpperCase()}`] ?? "";
+  const [gateway, ingest, sinkPort] = [await freePort(), await freePort(), await freePort()];
+  const sink = fields.includes("$SINK")
+    ? await startScript(path.join(here, "bare-server.mjs"), [String(sinkPort)], {}, "bare ready")
+    : undefined;
   const child = await startScript(
     path.join(checkout, "dist/all-in-one/main.js"),
     [],
-    { ...allInOneEnv(path.join(work, name), gateway, ingest, KEY), WHC_METRICS_PORT: "0" },
+    {
+      ...allInOneEnv(path.join(work, name), gateway, ingest, KEY),
+      WHC_METRICS_PORT: "0",
+      ...(sink ? { WHC_REPLAY_ALLOW_PRIVATE_TARGETS: "true" } : {}),
+      ...variables(process.env[`BENCH_ENV_${name.toUpperCase()}`]),
+    },
     "webhook-capture ready",
   );
   const res = await fetch(`http://127.0.0.1:${gateway}/v1/endpoints`, {
     method: "POST",
     headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
-    body: JSON.stringify({ slug: "bench" }),
+    body: JSON.stringify({ slug: "bench", ...(fields ? JSON.parse(fields.replaceAll("$SINK", `http://127.0.0.1:${sinkPort}/hooks`)) : {}) }),
   });
   const endpoint = await res.json();
   if (!endpoint.webhookUrl) throw new Error(`the endpoint was not created: ${JSON.stringify(endpoint)}`);
-  return { child, url: endpoint.webhookUrl };
+  return { child, sink, url: endpoint.webhookUrl };
 }
 
 /** Requests wrk completed against `url` in `seconds`, with the script of process `which` (0: A, 1: B). */
@@ -69,7 +94,9 @@ const [a, b] = [await start(checkouts[0], "a"), await start(checkouts[1], "b")];
 try {
   await Promise.all([load(a.url, 4, 0), load(b.url, 4, 1)]);
   const ratios = { total: [], main: [], rest: [] };
-  console.log(`A ${checkouts[0]}\nB ${checkouts[1]}${fresh ? ` (BENCH_FRESH_IDS=${fresh})` : ""}\n${SECONDS} s each round, wrk -t1 -c25 on each at once; µs of CPU per capture\n`);
+  const configured = (side) =>
+    ["ENDPOINT", "ENV"].map((what) => process.env[`BENCH_${what}_${side}`] && ` BENCH_${what}_${side}=${process.env[`BENCH_${what}_${side}`]}`).join("");
+  console.log(`A ${checkouts[0]}${configured("A")}\nB ${checkouts[1]}${configured("B")}${fresh ? ` (BENCH_FRESH_IDS=${fresh})` : ""}\n${SECONDS} s each round, wrk -t1 -c25 on each at once; µs of CPU per capture\n`);
   for (let round = 1; round <= rounds; round += 1) {
     const before = [cpuSplit(a.child.pid), cpuSplit(b.child.pid)];
     const counts = await Promise.all([load(a.url, SECONDS, 0), load(b.url, SECONDS, 1)]);
@@ -86,7 +113,9 @@ try {
   const fmt = (k) => `${median(ratios[k]).toFixed(3)} (${ratios[k].map((r) => r.toFixed(3)).join(", ")})`;
   console.log(`\nB/A, median of ${rounds}: total ${fmt("total")}\n  main thread ${fmt("main")}\n  the rest ${fmt("rest")}`);
 } finally {
-  await stop(a.child);
-  await stop(b.child);
+  for (const side of [a, b]) {
+    await stop(side.child);
+    if (side.sink) await stop(side.sink);
+  }
   rmSync(work, { recursive: true, force: true });
 }
