@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import fc from "fast-check";
 import { sign as octokitSign } from "@octokit/webhooks-methods";
 import { Webhook } from "standardwebhooks";
 import Stripe from "stripe";
@@ -97,6 +98,41 @@ describe("diagnoseSignature: verified and unverified", () => {
     expect(seen[3]).toBe(seen[0]);
     expect(seen[5]).toBe(seen[2]);
     expect(Object.isFrozen(seen[0])).toBe(true);
+  });
+
+  it("answers each verified capture its own diagnosis in any order, sharing one frozen object while it reads the same", () => {
+    // The cases a run of verified captures moves between: the signature's age, the secret that
+    // matched (and, for the previous one, when its grace ends), a generic endpoint's header.
+    const rotated = (graceMs: number) => ({ secret: Buffer.from("whsec_new_secret"), previousSecret: Buffer.from(SECRET), previousValidUntilMs: NOW_MS + graceMs });
+    const genericBody = Buffer.from(PAYLOAD);
+    const generic = (name: string) => () =>
+      diagnoseSignature({ provider: "generic", genericSignatureHeader: name, headers: [[name, hmac("sha256", Buffer.from(SECRET), genericBody).toString("hex")]], body: genericBody, secret: Buffer.from(SECRET), nowMs: NOW_MS });
+    const cases: (() => ReturnType<typeof diagnose>)[] = [
+      () => diagnose(),
+      () => diagnose({ nowMs: NOW_MS + 1000 }),
+      () => diagnose({ headers: stripeHeader({ timestamp: NOW_S - 42 }) }),
+      () => diagnose(rotated(60_000)),
+      () => diagnose(rotated(120_000)),
+      () => diagnose({ toleranceS: 600 }),
+      generic("X-Acme-Signature"),
+      generic("X-Other-Signature"),
+    ];
+    // Each case's diagnosis made first, each in a run of its own.
+    const alone = cases.map((make) => JSON.parse(JSON.stringify(make())) as unknown);
+    expect(new Set(alone.map((d) => JSON.stringify(d))).size).toBe(cases.length);
+    fc.assert(
+      fc.property(fc.array(fc.nat(cases.length - 1), { minLength: 1, maxLength: 40 }), (order) => {
+        let before: ReturnType<typeof diagnose> | undefined;
+        let previous = -1;
+        for (const i of order) {
+          const d = cases[i]!();
+          expect(d).toEqual(alone[i]);
+          expect(Object.isFrozen(d) && Object.isFrozen(d.checks)).toBe(true);
+          if (i === previous) expect(d).toBe(before);
+          [before, previous] = [d, i];
+        }
+      }),
+    );
   });
 
   it("is unverified when the body was cut off", () => {

@@ -66,11 +66,10 @@ export function diagnoseSignature(input: DiagnoseInput): SignatureDiagnosis {
     return { ...base, ...skew, ...unverified(scheme, input), matchedSecret: "none", checks: [] };
   }
   const plain = input.plain ?? plainCheck(scheme, input);
-  const skew = skewOf(plain.outcome.signedAtS, input.nowMs);
   if (plain.outcome.verification === "verified" || plain.matchedSecret !== "none") {
-    const matchedSecret = plain.matchedSecret === "none" ? "current" : plain.matchedSecret;
-    return { ...base, ...skew, verdict: "verified", ...verifiedFinding(scheme, input, matchedSecret), matchedSecret, checks: plain.outcome.checks };
+    return verified(scheme, header, tolerance, input, plain);
   }
+  const skew = skewOf(plain.outcome.signedAtS, input.nowMs);
   const finding = failureFinding(scheme, input, plain.outcome, skew.skewSeconds, tolerance);
   return { ...base, ...skew, verdict: "failed", ...finding, matchedSecret: "none", checks: plain.outcome.checks };
 }
@@ -181,6 +180,58 @@ function unjudged(scheme: ProviderScheme, header: string, tolerance: number | un
 }
 
 let lastUnjudged: { scheme: ProviderScheme; header: string; tolerance: number | undefined; cutOff: boolean; found: SignatureDiagnosis } | undefined;
+
+/**
+ * A verified signature's diagnosis. A sender's signatures, once verified, mostly read the same
+ * as the last one (the same scheme, header, secret and checks, signed within the same second
+ * before arriving): then the last diagnosis is answered, shared and frozen, so the capture's
+ * diagnostic is not made again (design §20). Anything that differs makes a new one.
+ */
+function verified(scheme: ProviderScheme, header: string, tolerance: number | undefined, input: DiagnoseInput, plain: PlainVerification): SignatureDiagnosis {
+  const matchedSecret = plain.matchedSecret === "none" ? "current" : plain.matchedSecret;
+  const { signedAtS, checks } = plain.outcome;
+  const skewSeconds = signedAtS === undefined ? undefined : unixSeconds(input.nowMs) - signedAtS;
+  // The previous secret's explanation names when its grace ends; the current one's names nothing.
+  const graceUntil = matchedSecret === "previous" ? input.previousValidUntilMs : undefined;
+  const last = lastVerified;
+  if (
+    last !== undefined &&
+    last.scheme === scheme &&
+    last.header === header &&
+    last.tolerance === tolerance &&
+    last.skewSeconds === skewSeconds &&
+    last.matchedSecret === matchedSecret &&
+    last.graceUntil === graceUntil &&
+    sameChecks(last.found.checks, checks)
+  ) {
+    return last.found;
+  }
+  const skew = skewSeconds === undefined ? {} : { skewSeconds };
+  const found: SignatureDiagnosis = Object.freeze({
+    ...baseOf(scheme, header, tolerance),
+    ...skew,
+    verdict: "verified" as const,
+    ...verifiedFinding(scheme, input, matchedSecret),
+    matchedSecret,
+    checks: Object.freeze(checks.map((check) => Object.freeze({ ...check }))) as unknown as VerifyCheck[],
+  });
+  lastVerified = { scheme, header, tolerance, skewSeconds, matchedSecret, graceUntil, found };
+  return found;
+}
+
+let lastVerified:
+  | { scheme: ProviderScheme; header: string; tolerance: number | undefined; skewSeconds: number | undefined; matchedSecret: MatchedSecret; graceUntil: number | undefined; found: SignatureDiagnosis }
+  | undefined;
+
+function sameChecks(kept: readonly VerifyCheck[], checks: readonly VerifyCheck[]): boolean {
+  if (kept.length !== checks.length) return false;
+  for (let i = 0; i < checks.length; i += 1) {
+    const a = kept[i]!;
+    const b = checks[i]!;
+    if (a.name !== b.name || a.ok !== b.ok) return false;
+  }
+  return true;
+}
 
 function unverified(scheme: ProviderScheme, input: Pick<DiagnoseInput, "complete">): Finding & { verdict: SignatureVerdict } {
   const explanation =
