@@ -48,6 +48,20 @@ describe("the capture's view", () => {
     }
   });
 
+  it("lists the headers and the query only when a filter reads them, and once", () => {
+    let listed = 0;
+    const pairs: [string, string][] = [["X-Tenant", "a"], ["Content-Type", "application/json"]];
+    const headers = { [Symbol.iterator]: () => ((listed += 1), pairs[Symbol.iterator]()) } as unknown as CaptureParts["headers"];
+    const view = filterView({ ...partsOf(TABLE_CAPTURES[0]!), rest: "/orders?tenant=a", headers, eventType: "invoice.paid" });
+    expect(compileFilter({ eventType: "invoice.paid" }).test(view)).toBe(true);
+    expect(listed).toBe(0);
+    expect(compileFilter({ "headers.x-tenant": "a", "query.tenant": "a", path: "/orders" }).test(view)).toBe(true);
+    expect(compileFilter({ headers: { $exists: true }, query: { $exists: true }, body: { $exists: true } }).test(view)).toBe(true);
+    expect(compileFilter({ "headers.content-type": { $regex: "json" } }).test(view)).toBe(true);
+    expect(listed).toBe(1);
+    expect(Object.keys(view)).toEqual(["method", "path", "query", "headers", "eventType", "provider", "verification", "body"]);
+  });
+
   it("keeps the evaluator to the operators of §17 even past the check", () => {
     // A filter stored by hand (never through the API) with an operator mingo knows.
     expect(() => compileFilter({ method: { $type: "string" } } as never)).toThrow(FilterRefused);

@@ -66,29 +66,34 @@ function firstValues(pairs: Iterable<readonly [string, string]>, lowerCase: bool
   return out;
 }
 
-/** The view of a capture; its body is parsed only when a filter reads it, once. */
+/**
+ * The view of a capture. Its query, headers and body are made only when a filter reads them, each
+ * once: a filter on the event type, the usual one, reads none of them, and listing a capture's
+ * headers cost more than evaluating the filter (design §20). They are own, enumerable accessors
+ * of a literal, as plain fields would be to the evaluator.
+ */
 export function filterView(c: CaptureParts): FilterView {
   const at = c.rest.indexOf("?");
-  const path = at < 0 ? c.rest : c.rest.slice(0, at);
-  const query = at < 0 ? (Object.create(null) as Record<string, string>) : firstValues(new URLSearchParams(c.rest.slice(at + 1)), false, (v) => v);
-  const view = {
+  let query: Record<string, string> | undefined;
+  let headers: Record<string, string> | undefined;
+  let body: { value: unknown } | undefined;
+  return {
     method: c.method,
-    path,
-    query,
-    headers: firstValues(c.headers, true, headerValueText),
+    path: at < 0 ? c.rest : c.rest.slice(0, at),
+    get query() {
+      return (query ??= at < 0 ? (Object.create(null) as Record<string, string>) : firstValues(new URLSearchParams(c.rest.slice(at + 1)), false, (v) => v));
+    },
+    get headers() {
+      return (headers ??= firstValues(c.headers, true, headerValueText));
+    },
     eventType: c.eventType || null,
     provider: c.provider,
     verification: c.verification,
-  } as FilterView;
-  let body: { value: unknown } | undefined;
-  Object.defineProperty(view, "body", {
-    enumerable: true,
-    get() {
+    get body() {
       body ??= { value: bodyValue(c.body) };
       return body.value;
     },
-  });
-  return view;
+  };
 }
 
 const context = Context.init({
