@@ -74,7 +74,10 @@ async function start(checkout, name) {
     body: JSON.stringify({ slug: "bench", ...(fields ? JSON.parse(fields.replaceAll("$SINK", `http://127.0.0.1:${sinkPort}/hooks`)) : {}) }),
   });
   const endpoint = await res.json();
-  if (!endpoint.webhookUrl) throw new Error(`the endpoint was not created: ${JSON.stringify(endpoint)}`);
+  if (!endpoint.webhookUrl) {
+    await stopSide({ child, sink });
+    throw new Error(`the endpoint was not created: ${JSON.stringify(endpoint)}`);
+  }
   return { child, sink, url: endpoint.webhookUrl };
 }
 
@@ -90,7 +93,17 @@ const median = (values) => {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 
-const [a, b] = [await start(checkouts[0], "a"), await start(checkouts[1], "b")];
+/** Stops a side's process and its sink. */
+async function stopSide(side) {
+  await stop(side.child);
+  if (side.sink) await stop(side.sink);
+}
+
+const a = await start(checkouts[0], "a");
+const b = await start(checkouts[1], "b").catch(async (err) => {
+  await stopSide(a);
+  throw err;
+});
 try {
   await Promise.all([load(a.url, 4, 0), load(b.url, 4, 1)]);
   const ratios = { total: [], main: [], rest: [] };
@@ -113,9 +126,7 @@ try {
   const fmt = (k) => `${median(ratios[k]).toFixed(3)} (${ratios[k].map((r) => r.toFixed(3)).join(", ")})`;
   console.log(`\nB/A, median of ${rounds}: total ${fmt("total")}\n  main thread ${fmt("main")}\n  the rest ${fmt("rest")}`);
 } finally {
-  for (const side of [a, b]) {
-    await stop(side.child);
-    if (side.sink) await stop(side.sink);
-  }
+  await stopSide(a);
+  await stopSide(b);
   rmSync(work, { recursive: true, force: true });
 }
