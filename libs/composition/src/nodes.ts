@@ -265,7 +265,12 @@ export function createReplayNode(
     leases,
     logger,
     metrics,
-    egress: createEgressGuard({ allowPrivate: config.replayAllowPrivateTargets, internal: internalServices(config) }),
+    egress: createEgressGuard({
+      allowPrivate: config.replayAllowPrivateTargets,
+      internal: internalServices(config),
+      keepIdleMs: config.egressKeepIdleMs,
+      keepPerAddress: config.egressSlotsPerOrigin,
+    }),
     // Destinations' transforms (design §17), on the sandbox's own threads, started when first used.
     transforms: new TransformSandbox(),
   };
@@ -325,6 +330,7 @@ export function createReplayNode(
         await redeliveries.stop();
         await Promise.all([forwarder.stop(), alerts.stop()]);
         await deps.transforms.close();
+        deps.egress.close();
         await leases.close();
       },
     } satisfies Closeable,

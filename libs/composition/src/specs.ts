@@ -101,6 +101,7 @@ export const replaySpec = {
   replayAllowPrivateTargets: s.replayAllowPrivateTargets,
   egressSlotsPerOrigin: s.egressSlotsPerOrigin,
   egressLeaseTtlS: s.egressLeaseTtlS,
+  egressKeepIdleMs: s.egressKeepIdleMs,
   replayConnectTimeoutMs: s.replayConnectTimeoutMs,
   replayTimeoutMs: s.replayTimeoutMs,
   forwardRetryBaseMs: s.forwardRetryBaseMs,

@@ -182,6 +182,13 @@ export const settings = {
   ),
   egressSlotsPerOrigin: intSetting("WHC_EGRESS_SLOTS_PER_ORIGIN", "concurrent replays per target origin", 8, 1, 1024),
   egressLeaseTtlS: intSetting("WHC_EGRESS_LEASE_TTL_S", "lifetime of an egress lease, seconds", 30, 1, 3600),
+  egressKeepIdleMs: intSetting(
+    "WHC_EGRESS_KEEP_IDLE_MS",
+    "how long a connection to a destination's vetted address is kept idle for the next request, milliseconds (0: a connection per request)",
+    4000,
+    0,
+    600_000,
+  ),
   replayConnectTimeoutMs: intSetting("WHC_REPLAY_CONNECT_TIMEOUT_MS", "replay: time to connect (and TLS) to a target", 3000, 100, 60_000),
   replayTimeoutMs: intSetting(
     "WHC_REPLAY_TIMEOUT_MS",

@@ -330,3 +330,127 @@ describe("the deployment's own internal services (design §14)", () => {
     expect(refusalReason({ reason: "bad_url" })).toBeUndefined();
   });
 });
+
+describe("connections kept per vetted address (ADR 0096)", () => {
+  const servers: http.Server[] = [];
+  const guards: { close(): void }[] = [];
+  afterEach(() => {
+    guards.splice(0).forEach((g) => g.close());
+    servers.splice(0).forEach((s) => {
+      s.closeAllConnections();
+      s.close();
+    });
+  });
+
+  /** A server on `host` (port 0 or the one given) that counts its connections and the ones still open. */
+  async function serve(host: string, port: number, handler: (req: http.IncomingMessage, res: http.ServerResponse, nth: number) => void) {
+    const served = new WeakMap<net.Socket, number>();
+    let connections = 0;
+    let open = 0;
+    const server = http.createServer((req, res) => {
+      const nth = (served.get(req.socket) ?? 0) + 1;
+      served.set(req.socket, nth);
+      req.resume();
+      req.on("end", () => handler(req, res, nth));
+    });
+    server.on("connection", (socket: net.Socket) => {
+      connections += 1;
+      open += 1;
+      socket.on("close", () => (open -= 1));
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(port, host, r));
+    return { port: (server.address() as AddressInfo).port, connections: () => connections, open: () => open };
+  }
+
+  function guardOf(options: { resolver?: Resolver; keepIdleMs?: number } = {}) {
+    const guard = createEgressGuard({ allowPrivate: true, ...options });
+    guards.push(guard);
+    return async (url: string, headers: [string, string][] = []) => {
+      const vetted = await guard.vet(url);
+      if (!vetted.ok) throw new Error(vetted.reason);
+      return guard.send({
+        target: vetted.target,
+        address: vetted.address,
+        family: vetted.family,
+        method: "POST",
+        headers,
+        body: Buffer.from("{}"),
+        connectTimeoutMs: 2000,
+        totalTimeoutMs: 3000,
+        maxExcerptBytes: 4096,
+      });
+    };
+  }
+
+  it("sends consecutive requests to one address over one connection, and one each without keeping", async () => {
+    const seen: (string | undefined)[] = [];
+    const target = await serve("127.0.0.1", 0, (req, res) => {
+      seen.push(req.headers.connection);
+      res.end("ok");
+    });
+    const send = guardOf();
+    for (let i = 0; i < 5; i += 1) expect(await send(`http://127.0.0.1:${target.port}/hook`)).toMatchObject({ kind: "response", status: 200 });
+    expect(target.connections()).toBe(1);
+    expect(seen).toEqual(Array(5).fill("keep-alive"));
+
+    const unkept = guardOf({ keepIdleMs: 0 });
+    for (let i = 0; i < 3; i += 1) expect(await unkept(`http://127.0.0.1:${target.port}/hook`)).toMatchObject({ kind: "response", status: 200 });
+    expect(target.connections()).toBe(4);
+    expect(seen.slice(5)).toEqual(["close", "close", "close"]);
+  });
+
+  it("never sends a request over a connection kept for another address of the same host and port", async () => {
+    const first = await serve("127.0.0.1", 0, (_req, res) => res.end("first"));
+    const second = await serve("127.0.0.2", first.port, (_req, res) => res.end("second"));
+    const table: Record<string, string[]> = { "moving.test": ["127.0.0.1"] };
+    const send = guardOf({ resolver: fakeResolver(table) });
+    const answer = async () => {
+      const result = await send(`http://moving.test:${first.port}/`);
+      return result.kind === "response" ? result.excerpt.toString() : result.reason;
+    };
+    expect(await answer()).toBe("first");
+    expect(await answer()).toBe("first");
+    // DNS now answers another address: vetted anew, the request goes there, not over the kept connection.
+    table["moving.test"] = ["127.0.0.2"];
+    expect(await answer()).toBe("second");
+    table["moving.test"] = ["127.0.0.1"];
+    expect(await answer()).toBe("first");
+    expect([first.connections(), second.connections()]).toEqual([1, 1]);
+  });
+
+  it("sends again over a new connection when a kept one was closed before it answered, and only then", async () => {
+    // Each connection answers its first request and drops the next without a word, as a
+    // destination whose idle timeout meets our request on the wire does.
+    const target = await serve("127.0.0.1", 0, (req, res, nth) => (nth === 1 ? res.end(`ok ${nth}`) : req.socket.destroy()));
+    const send = guardOf();
+    for (let i = 0; i < 3; i += 1) {
+      const result = await send(`http://127.0.0.1:${target.port}/`);
+      expect(result).toMatchObject({ kind: "response", status: 200 });
+      expect(result.kind === "response" && result.excerpt.toString()).toBe("ok 1");
+    }
+    // The first kept; the second dropped on it and sent again on a connection of its own; the
+    // third on a new kept one.
+    expect(target.connections()).toBe(3);
+
+    // A new connection that drops the request is the attempt's outcome, not sent twice.
+    let requests = 0;
+    const dropper = await serve("127.0.0.1", 0, (req) => {
+      requests += 1;
+      req.socket.destroy();
+    });
+    expect(await send(`http://127.0.0.1:${dropper.port}/`)).toMatchObject({ kind: "network_error", reason: "connection_reset" });
+    expect(requests).toBe(1);
+  });
+
+  it("closes a kept connection once it has been idle for keepIdleMs", async () => {
+    const target = await serve("127.0.0.1", 0, (_req, res) => res.end("ok"));
+    const send = guardOf({ keepIdleMs: 100 });
+    await send(`http://127.0.0.1:${target.port}/`);
+    expect(target.open()).toBe(1);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(target.open()).toBe(0);
+    await send(`http://127.0.0.1:${target.port}/`);
+    expect(target.connections()).toBe(2);
+  });
+});

@@ -2,7 +2,7 @@ import { isIP } from "node:net";
 import type { TargetRefusalReason } from "@whc/api-model";
 import { networkInterfaces } from "node:os";
 import { classifyAddress } from "./classify.js";
-import { sendOnce, type ConnectFunction, type SendInput, type SendResult } from "./send.js";
+import { createConnectionPool, sendOnce, type ConnectFunction, type SendInput, type SendResult } from "./send.js";
 import { systemResolver, vetTarget, type Resolver, type Vetted } from "./target.js";
 
 /** A service of this deployment that no outbound request may reach: its host (name or address) and port. */
@@ -23,6 +23,13 @@ export interface EgressGuardOptions {
   resolver?: Resolver | undefined;
   /** Test seam: opens the connections (injected socket failures). */
   connect?: ConnectFunction | undefined;
+  /** How long a kept connection may stay idle (default 4 s; 0 keeps none: a connection per request). */
+  keepIdleMs?: number;
+  /**
+   * Idle connections kept per address (default 16): as many as requests to one origin may run
+   * at once (the egress slots), or a burst's connections are closed as it ends and opened anew.
+   */
+  keepPerAddress?: number;
 }
 
 /**
@@ -63,13 +70,16 @@ const isLocal = (address: string, local: ReadonlySet<string>) => local.has(addre
 /**
  * The one way out of the deployment: replay, forwards and alerts vet and send through it.
  * It vets a URL (scheme, every address its host resolves to, the deployment's own internal
- * services), then sends to the vetted address only; no failure of the connection, however it
- * comes, escapes as an exception (design §14).
+ * services), then sends to the vetted address only, over a connection kept for that address
+ * when one is idle (ADR 0096); no failure of the connection, however it comes, escapes as an
+ * exception (design §14).
  */
 export function createEgressGuard(options: EgressGuardOptions) {
   const resolver = options.resolver ?? systemResolver;
   const internal = options.internal ?? [];
   const local = localAddresses();
+  const keepIdleMs = options.keepIdleMs ?? 4000;
+  const pool = keepIdleMs > 0 ? createConnectionPool({ connect: options.connect, idleMs: keepIdleMs, maxIdlePerAddress: options.keepPerAddress }) : undefined;
 
   /** The addresses an internal service listens on: its host's, or every local one when it listens on this machine. */
   async function addressesOf(service: InternalService): Promise<string[]> {
@@ -102,7 +112,11 @@ export function createEgressGuard(options: EgressGuardOptions) {
       return vetted;
     },
     send(input: Omit<SendInput, "connect">): Promise<SendResult> {
-      return sendOnce({ ...input, connect: options.connect });
+      return sendOnce({ ...input, connect: options.connect }, pool);
+    },
+    /** Closes the kept connections (a stopping process; idle ones never hold it open). */
+    close(): void {
+      pool?.close();
     },
   };
 }

@@ -75,13 +75,89 @@ export function failureOf(err: unknown): NetworkFailure {
 }
 
 /**
- * One request to the vetted address: no redirects followed (a 3xx is an answer), no
- * keep-alive, no decompression. TLS still checks the certificate against the URL's host
- * name, although the socket goes to the address that was vetted. At most `maxExcerptBytes`
- * of the answer are read; then the connection is dropped.
+ * Connections kept for the next request to the same vetted address (ADR 0096): a forward's
+ * deliveries to one destination reuse a few sockets instead of a TCP connection (and a TLS
+ * handshake) each. A socket is kept under its URL's host, port and TLS name *and* the address
+ * vetted for it, so a request vetted to another address (DNS changed) never rides it; it stays
+ * idle at most `idleMs` (less when the destination announces a shorter `Keep-Alive: timeout`),
+ * at most `maxIdlePerAddress` of them per address and `maxSockets` in all.
  */
-export function sendOnce(input: SendInput): Promise<SendResult> {
+export interface ConnectionPool {
+  readonly http: http.Agent;
+  readonly https: https.Agent;
+  /** Closes every idle connection and keeps none from now on (a stopping process). */
+  close(): void;
+}
+
+export interface ConnectionPoolOptions {
+  connect?: ConnectFunction | undefined;
+  idleMs?: number;
+  maxIdlePerAddress?: number;
+  maxSockets?: number;
+}
+
+/** Per request, through the agent to its connection: the address it was vetted to, and where a socket's error goes. */
+interface PoolRequestOptions {
+  whcAddress: string;
+  whcFail: (err: Error) => void;
+}
+
+/** The request a pooled socket serves now: its errors are that request's outcome, whenever they come. */
+const owners = new WeakMap<Socket, (err: Error) => void>();
+
+/** Opens a connection whose every error, from its first moment, goes to the request that holds it. */
+function opener(connect: ConnectFunction | undefined, secure: boolean) {
+  return (options: net.NetConnectOpts & tls.ConnectionOptions & Partial<PoolRequestOptions>): Socket => {
+    const socket = connect ? connect(options, secure) : secure ? tls.connect(options) : net.connect(options);
+    if (options.whcFail) owners.set(socket, options.whcFail);
+    socket.on("error", (err) => owners.get(socket)?.(err));
+    return socket;
+  };
+}
+
+export function createConnectionPool(options: ConnectionPoolOptions = {}): ConnectionPool {
+  const settings = {
+    keepAlive: true,
+    timeout: options.idleMs ?? 4000,
+    maxFreeSockets: options.maxIdlePerAddress ?? 16,
+    maxTotalSockets: options.maxSockets ?? 512,
+    scheduling: "lifo" as const,
+  };
+  const pinned = <A extends http.Agent>(agent: A, secure: boolean): A => {
+    const name = agent.getName.bind(agent) as (o: object) => string;
+    (agent as unknown as { getName: (o: object & Partial<PoolRequestOptions>) => string }).getName = (o) => `${name(o)}|${o.whcAddress ?? ""}`;
+    (agent as unknown as { createConnection: unknown }).createConnection = opener(options.connect, secure);
+    return agent;
+  };
+  const pool = { http: pinned(new http.Agent(settings), false), https: pinned(new https.Agent(settings), true) };
+  return {
+    ...pool,
+    close() {
+      pool.http.destroy();
+      pool.https.destroy();
+    },
+  };
+}
+
+/** A pooled request's kept connection was closed by the destination before it answered: sent again on a new one. */
+const STALE = Symbol("stale");
+
+/**
+ * One request to the vetted address: no redirects followed (a 3xx is an answer), no
+ * decompression. TLS still checks the certificate against the URL's host name, although the
+ * socket goes to the address that was vetted. At most `maxExcerptBytes` of the answer are read;
+ * then the connection is dropped. Without `pool`, over a connection of its own (no keep-alive);
+ * with it, over a kept connection to the same vetted address when one is idle, and when that
+ * connection turns out closed before any answer (the destination's idle timeout met our
+ * request on the wire), once more over a new one, as HTTP clients do for a reused socket.
+ */
+export async function sendOnce(input: SendInput, pool?: ConnectionPool): Promise<SendResult> {
   const started = performance.now();
+  const first = await exchange(input, started, pool);
+  return first === STALE ? ((await exchange(input, started, undefined)) as SendResult) : first;
+}
+
+function exchange(input: SendInput, started: number, pool: ConnectionPool | undefined): Promise<SendResult | typeof STALE> {
   const elapsed = () => Math.round(performance.now() - started);
   const { target } = input;
   const secure = target.url.protocol === "https:";
@@ -101,7 +177,8 @@ export function sendOnce(input: SendInput): Promise<SendResult> {
 
   return new Promise((resolve) => {
     let settled = false;
-    const finish = (result: SendResult) => {
+    let answered = false;
+    const finish = (result: SendResult | typeof STALE) => {
       if (settled) return;
       settled = true;
       clearTimeout(total);
@@ -109,17 +186,18 @@ export function sendOnce(input: SendInput): Promise<SendResult> {
       resolve(result);
     };
     let req: http.ClientRequest | undefined;
-    const fail = (reason: NetworkFailure) => {
-      finish({ kind: "network_error", reason, durationMs: elapsed() });
+    const failWith = (reason: NetworkFailure) => {
+      finish(pool && req?.reusedSocket && !answered && reason === "connection_reset" ? STALE : { kind: "network_error", reason, durationMs: elapsed() });
       req?.destroy();
     };
-    const total = setTimeout(() => fail("timeout"), input.totalTimeoutMs);
-    const connect = setTimeout(() => fail("timeout"), input.connectTimeoutMs);
+    const onError = (err: Error) => failWith(failureOf(err));
+    const total = setTimeout(() => failWith("timeout"), Math.max(1, input.totalTimeoutMs - elapsed()));
+    const connect = setTimeout(() => failWith("timeout"), input.connectTimeoutMs);
     try {
-      req = request(input, secure, pinned, (err) => fail(failureOf(err)));
+      req = request(input, secure, pinned, onError, pool);
     } catch (err) {
       // Options Node's client refuses synchronously (they were vetted, so this is rare): an outcome, not a throw.
-      fail(failureOf(err));
+      onError(err as Error);
       return;
     }
     const names = new Map<string, string>();
@@ -142,13 +220,17 @@ export function sendOnce(input: SendInput): Promise<SendResult> {
     if (input.body && input.body.length > 0) req.setHeader("Content-Length", input.body.length);
     else if (!["GET", "HEAD", "DELETE", "OPTIONS"].includes(input.method.toUpperCase())) req.setHeader("Content-Length", 0);
 
+    const sent = req;
     req.on("socket", (socket) => {
+      owners.set(socket, onError);
       const connected = () => clearTimeout(connect);
-      if (secure) socket.once("secureConnect", connected);
+      if (sent.reusedSocket) connected();
+      else if (secure) socket.once("secureConnect", connected);
       else socket.once("connect", connected);
     });
-    req.on("error", (err) => fail(failureOf(err)));
+    req.on("error", onError);
     req.on("response", (res) => {
+      answered = true;
       const chunks: Buffer[] = [];
       let size = 0;
       let truncated = false;
@@ -184,26 +266,26 @@ export function sendOnce(input: SendInput): Promise<SendResult> {
     try {
       req.end(input.body && input.body.length > 0 ? Buffer.from(input.body) : undefined);
     } catch (err) {
-      fail(failureOf(err));
+      onError(err as Error);
     }
   });
 }
 
 /**
- * The request, over a connection of its own (no keep-alive). Every socket gets an error
- * listener the moment it exists, before Node's client attaches its own: whatever the socket
- * does and whenever, its error is this request's outcome, never an unhandled event.
+ * The request, over the pool's connection to the vetted address, or over one of its own (no
+ * keep-alive). Every socket gets an error listener the moment it exists, before Node's client
+ * attaches its own: whatever the socket does and whenever, its error is the outcome of the
+ * request that holds it, never an unhandled event.
  */
-function request(input: SendInput, secure: boolean, lookup: LookupFunction, onSocketError: (err: Error) => void): http.ClientRequest {
+function request(input: SendInput, secure: boolean, lookup: LookupFunction, onSocketError: (err: Error) => void, pool: ConnectionPool | undefined): http.ClientRequest {
   const { target } = input;
-  const open = (options: net.NetConnectOpts & tls.ConnectionOptions) =>
-    input.connect ? input.connect(options, secure) : secure ? tls.connect(options) : net.connect(options);
-  const agent = new (secure ? https.Agent : http.Agent)({ keepAlive: false });
-  agent.createConnection = (options: net.NetConnectOpts & tls.ConnectionOptions) => {
-    const socket = open(options);
-    socket.on("error", onSocketError);
-    return socket;
-  };
+  let agent: http.Agent;
+  if (pool) agent = secure ? pool.https : pool.http;
+  else {
+    agent = new (secure ? https.Agent : http.Agent)({ keepAlive: false });
+    (agent as unknown as { createConnection: unknown }).createConnection = opener(input.connect, secure);
+  }
+  const pinnedTo: PoolRequestOptions = { whcAddress: input.address, whcFail: onSocketError };
   return (secure ? https.request : http.request)({
     protocol: target.url.protocol,
     host: target.hostname,
@@ -213,6 +295,7 @@ function request(input: SendInput, secure: boolean, lookup: LookupFunction, onSo
     lookup,
     agent,
     setHost: false,
+    ...pinnedTo,
     ...(secure ? { servername: target.literalIp ? undefined : target.hostname } : {}),
-  });
+  } as http.RequestOptions);
 }

@@ -193,7 +193,7 @@ describe("exact replay", () => {
         ["X-Note", "caf\u00c3\u00a9"],
         ["Host", "original.example"],
         ["Content-Length", "999"],
-        ["Connection", "keep-alive"],
+        ["Connection", "upgrade"],
         ["Keep-Alive", "timeout=5"],
         ["Transfer-Encoding", "chunked"],
         ["TE", "trailers"],
@@ -245,7 +245,9 @@ describe("exact replay", () => {
     // What the request computes for itself: its own Host, Content-Length and connection handling.
     expect(valuesOf(got.headers, "host")).toEqual([`127.0.0.1:${target.port}`]);
     expect(valuesOf(got.headers, "content-length")).toEqual([String(body.length)]);
-    expect(valuesOf(got.headers, "connection")).not.toContain("keep-alive");
+    // The connection's own (kept for the next request to this address, ADR 0096), never the capture's.
+    expect(valuesOf(got.headers, "connection")).toEqual(["keep-alive"]);
+    expect(valuesOf(got.headers, "keep-alive")).toEqual([]);
     // Everything else is exactly the end-to-end headers, values of a repeated name in order,
     // and the hop count a forward carries (a first one: 1).
     const endToEnd = got.headers

@@ -5,9 +5,14 @@
 // Figures only, no assertion.
 //
 //   node tools/bench/forward/run.mjs [seconds] [connections]
+//
+// BENCH_TLS=1 makes the destination https (a self-signed certificate for 127.0.0.1 made with the
+// machine's openssl, which the all-in-one trusts through NODE_EXTRA_CA_CERTS): what a TLS
+// handshake per delivery costs shows there. The destination's connections are counted either way.
 import { spawn, execFileSync } from "node:child_process";
 import http from "node:http";
-import { mkdtempSync, rmSync } from "node:fs";
+import https from "node:https";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -24,7 +29,16 @@ const KEY = `whc_${"F".repeat(40)}`;
 // The destination: answers 200 at once and notes when each delivery (by event id) arrived.
 const arrivals = new Map();
 let duplicates = 0;
-const dest = http.createServer((req, res) => {
+const work = mkdtempSync(path.join(os.tmpdir(), "whc-bench-forward-"));
+const tls = process.env.BENCH_TLS === "1";
+const certificate = path.join(work, "destination.crt");
+const tlsOptions = () => {
+  const key = path.join(work, "destination.key");
+  execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
+    "-subj", "/CN=bench destination", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", certificate], { stdio: "ignore" });
+  return { key: readFileSync(key), cert: readFileSync(certificate) };
+};
+const dest = (tls ? (handler) => https.createServer(tlsOptions(), handler) : http.createServer)((req, res) => {
   req.resume();
   req.on("end", () => {
     const id = String(req.headers["x-whc-delivery-id"]);
@@ -33,11 +47,12 @@ const dest = http.createServer((req, res) => {
     res.end("ok");
   });
 });
+let destConnections = 0;
+dest.on(tls ? "secureConnection" : "connection", () => (destConnections += 1));
 await new Promise((r) => dest.listen(0, "127.0.0.1", r));
-const destUrl = `http://127.0.0.1:${dest.address().port}/hooks`;
+const destUrl = `${tls ? "https" : "http"}://127.0.0.1:${dest.address().port}/hooks`;
 
 execFileSync(process.execPath, [path.join(root, "tools/build.mjs"), "all-in-one", "--no-dashboard"], { stdio: "inherit" });
-const work = mkdtempSync(path.join(os.tmpdir(), "whc-bench-forward-"));
 const [gw, ing] = [await freePort(), await freePort()];
 // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") go to the all-in-one process.
 const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(" ") : [];
@@ -51,6 +66,7 @@ const child = spawn(process.execPath, [...nodeArgs, path.join(root, "dist/all-in
     WHC_QUOTA_API_RPS: "1000000",
     WHC_REPLAY_ALLOW_PRIVATE_TARGETS: "true",
     WHC_EGRESS_SLOTS_PER_ORIGIN: "64",
+    ...(tls ? { NODE_EXTRA_CA_CERTS: certificate } : {}),
   },
   stdio: ["ignore", "pipe", "pipe"],
 });
@@ -101,9 +117,9 @@ const pending = await (await fetch(`${api}/v1/endpoints/${endpoint.id}/events?fo
 
 const latencies = [...receivedAt].filter(([id]) => arrivals.has(id)).map(([id, at]) => arrivals.get(id) - at).sort((a, b) => a - b);
 const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN;
-console.log(`\nrelay, ${duration} s at ${connections} connections, ${Buffer.byteLength(body)} B bodies; ${os.cpus().length} cores\n`);
+console.log(`\nrelay${tls ? " to an https destination" : ""}, ${duration} s at ${connections} connections, ${Buffer.byteLength(body)} B bodies; ${os.cpus().length} cores\n`);
 console.log(`captures        ${result.requests.total} (${Math.round(result.requests.average)}/s), non-2xx ${result.non2xx}, errors ${result.errors}`);
-console.log(`stored          ${receivedAt.size}; delivered ${arrivals.size}; duplicate deliveries ${duplicates}`);
+console.log(`stored          ${receivedAt.size}; delivered ${arrivals.size}; duplicate deliveries ${duplicates}; connections opened to the destination ${destConnections}`);
 console.log(`capture->delivery  p50 ${pct(50)} ms   p99 ${pct(99)} ms   max ${latencies.at(-1)} ms`);
 console.log(`outbox drained  ${((drained - loadEnded) / 1000).toFixed(1)} s after the load ended (load ${((loadEnded - started) / 1000).toFixed(1)} s)`);
 console.log(`outbox at the end: ${pending.items.length} pending`);
