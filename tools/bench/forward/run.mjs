@@ -17,7 +17,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
-import { ALL_IN_ONE_LAUNCH_ENV, allInOneEnv, freePort, LAUNCH_ENV } from "../harness.mjs";
+import { ALL_IN_ONE_LAUNCH_ENV, allInOneEnv, cpuSplit, freePort, LAUNCH_ENV } from "../harness.mjs";
 import { body, headers } from "../ingest/payload.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
@@ -94,10 +94,22 @@ if (!endpoint.webhookUrl) throw new Error(`endpoint not created: ${JSON.stringif
 
 console.error(`relay endpoint ${endpoint.id} -> ${destUrl}; load for ${duration} s`);
 const started = Date.now();
+const cpuBefore = cpuSplit(child.pid);
 const result = await new Promise((resolve, reject) => {
   autocannon({ url: endpoint.webhookUrl, method: "POST", connections, duration, headers, body }, (err, r) => (err ? reject(err) : resolve(r)));
 });
 const loadEnded = Date.now();
+
+// The process's CPU from the load's start until every acknowledged capture was delivered and
+// nothing more arrived for half a second (bounded): what a capture and its delivery cost together.
+const acknowledged = result.requests.total;
+const quietDeadline = Date.now() + 60_000;
+for (let last = -1; (arrivals.size < acknowledged || arrivals.size !== last) && Date.now() < quietDeadline; ) {
+  last = arrivals.size;
+  await new Promise((r) => setTimeout(r, 500));
+}
+const cpuAfter = cpuSplit(child.pid);
+const relayed = arrivals.size;
 
 console.error(`load done: ${result.requests.total} requests; reading the stored events`);
 // Every acknowledged capture's receivedAt, from the API.
@@ -121,6 +133,9 @@ console.log(`\nrelay${tls ? " to an https destination" : ""}, ${duration} s at $
 console.log(`captures        ${result.requests.total} (${Math.round(result.requests.average)}/s), non-2xx ${result.non2xx}, errors ${result.errors}`);
 console.log(`stored          ${receivedAt.size}; delivered ${arrivals.size}; duplicate deliveries ${duplicates}; connections opened to the destination ${destConnections}`);
 console.log(`capture->delivery  p50 ${pct(50)} ms   p99 ${pct(99)} ms   max ${latencies.at(-1)} ms`);
+console.log(
+  `CPU per capture delivered  ${Math.round(((cpuAfter.total - cpuBefore.total) * 1e6) / relayed)} µs (main thread ${Math.round(((cpuAfter.main - cpuBefore.main) * 1e6) / relayed)} µs; ${relayed} delivered, the load and the outbox's drain)`,
+);
 console.log(`outbox drained  ${((drained - loadEnded) / 1000).toFixed(1)} s after the load ended (load ${((loadEnded - started) / 1000).toFixed(1)} s)`);
 console.log(`outbox at the end: ${pending.items.length} pending`);
 
