@@ -104,6 +104,34 @@ describe("embedded SQLite forwarding", () => {
     }
   });
 
+  it.each([
+    ["on the caller's thread", async (f: string) => openSqliteStore({ file: f })],
+    ["on its own thread", (f: string) => openSqliteStoreInWorker({ file: f })],
+  ])("records attempts asked for at once together, and one that fails fails alone (%s)", async (_where, open) => {
+    const store = await open(file);
+    closing.push(store);
+    const refs = await relayCaptures(store, 2, { now: Date.now() });
+    // A real failure inside the shared transaction: SQLite refuses one attempt's row.
+    const admin = new Database(file);
+    admin.exec(`CREATE TRIGGER refuse_attempt BEFORE INSERT ON delivery_attempts WHEN NEW.url = 'https://refused.test/'
+      BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`);
+    admin.close();
+    const attempt = (url: string) => forwardAttemptFixture(1, { trigger: "manual", url, status: 200 });
+    const outcomes = await Promise.allSettled(
+      refs.map((ref, i) => store.recordForwardAttempt(ref, attempt(i === 1 ? "https://refused.test/" : "https://app.example.test/"), { kind: "direct" })),
+    );
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled", "fulfilled"]);
+    const states = await Promise.all(
+      refs.map(async (r) => (await store.getEvent(r.accountId, r.endpointId, r.eventId))?.deliveries.find((d) => d.destinationId === r.destinationId)),
+    );
+    expect(states.map((d) => [d?.state, d?.attempts.length])).toEqual([
+      ["delivered", 1],
+      ["pending", 0],
+      ["delivered", 1],
+      ["delivered", 1],
+    ]);
+  });
+
   it("claims through the partial outbox index", () => {
     const store = openSqliteStore({ file });
     closing.push(store);

@@ -62,6 +62,8 @@ export function createSqliteStore(db: Database.Database, searchIndexTiming?: Sea
     },
 
     async close() {
+      // Attempts asked to be recorded before the close are committed first (ADR 0097).
+      await new Promise((resolve) => setImmediate(resolve));
       searchIndex.close();
       if (db.open) db.close();
     },

@@ -175,6 +175,30 @@ export function forwardingContract(ctx: ContractContext): void {
       expect(await record(ref, forwardAttemptFixture(2, { status: 200 }), worker("w2", "delivered"))).toMatchObject({ state: "delivered" });
     });
 
+    it("records attempts asked for at once each as if alone: two of one delivery, others, and one for an event that is gone", async () => {
+      const { refs } = await captures("relay", "relay", "relay", "relay");
+      const claims = await claim("w1", LATER, 10);
+      expect(claims).toHaveLength(4);
+      const [a, b, c, d] = refs as [DeliveryRef, DeliveryRef, DeliveryRef, DeliveryRef];
+      const gone = { ...a, eventId: "00000000-0000-7000-8000-000000000000" };
+      const results = await Promise.all([
+        store().recordForwardAttempt(a, forwardAttemptFixture(1, { status: 200 }), worker("w1", "delivered")),
+        store().recordForwardAttempt(b, forwardAttemptFixture(1), worker("w1", "pending", LATER + 5000)),
+        store().recordForwardAttempt(gone, forwardAttemptFixture(1), direct),
+        store().recordForwardAttempt(c, forwardAttemptFixture(1, { status: 404 }), worker("w1", "failed")),
+        // A direct attempt on b while the worker's is recorded: both kept, b's state the worker's.
+        store().recordForwardAttempt(b, forwardAttemptFixture(2, { trigger: "manual", status: 500 }), direct),
+      ]);
+      expect(results.map((r) => r?.delivery.state)).toEqual(["delivered", "pending", undefined, "failed", "pending"]);
+      expect(results[4]?.delivery.attempts.map((x) => x.n)).toEqual([1, 2]);
+      expect((await forwardOf(a))?.state).toBe("delivered");
+      expect(await forwardOf(b)).toMatchObject({ state: "pending", nextAttemptAt: LATER + 5000 });
+      expect((await forwardOf(b))?.attempts.map((x) => x.n)).toEqual([1, 2]);
+      expect((await forwardOf(c))?.state).toBe("failed");
+      expect(await forwardOf(d)).toMatchObject({ state: "pending", attempts: [] });
+      expect(await claim("w2", LATER + 5000)).toEqual([{ ...b, attempt: 3 }]);
+    });
+
     it("answers when a delivery can next be claimed: its due time, or its claim's end; none once settled", async () => {
       expect(await store().nextDueAt(0)).toBeUndefined();
       const { refs, stamps } = await captures("relay", "capture", "relay");
