@@ -452,5 +452,10 @@ describe("connections kept per vetted address (ADR 0096)", () => {
     expect(target.open()).toBe(0);
     await send(`http://127.0.0.1:${target.port}/`);
     expect(target.connections()).toBe(2);
+
+    // The idle time is not a deadline: a destination that answers later than it is waited for.
+    const slow = await serve("127.0.0.1", 0, (_req, res) => setTimeout(() => res.end("late"), 400));
+    const result = await send(`http://127.0.0.1:${slow.port}/`);
+    expect(result.kind === "response" && result.excerpt.toString()).toBe("late");
   });
 });
