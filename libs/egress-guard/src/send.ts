@@ -85,7 +85,7 @@ export function failureOf(err: unknown): NetworkFailure {
 export interface ConnectionPool {
   readonly http: http.Agent;
   readonly https: https.Agent;
-  /** Closes every idle connection and keeps none from now on (a stopping process). */
+  /** Closes every connection the pool holds, idle or not (a stopping process). */
   close(): void;
 }
 
