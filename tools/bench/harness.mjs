@@ -1,6 +1,6 @@
 // What the benchmarks share: free ports, starting and stopping the programs they measure, the
 // CPU a process used (from /proc), and wrk's request script and summary line.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { createHmac } from "node:crypto";
 import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import net from "node:net";
@@ -171,4 +171,17 @@ export function allInOneEnv(dataDir, gatewayPort, ingestPort, key) {
     WHC_BOOTSTRAP_API_KEYS: `bench:${key}`,
     WHC_LOG_LEVEL: "info",
   };
+}
+
+/**
+ * A self-signed certificate for 127.0.0.1, made in `dir` with the machine's openssl, for a
+ * benchmark's https destination: `path` is the certificate's file (what NODE_EXTRA_CA_CERTS
+ * names for the process that must trust it), `key` and `cert` what https.createServer takes.
+ */
+export function destinationCertificate(dir) {
+  const certificate = path.join(dir, "destination.crt");
+  const key = path.join(dir, "destination.key");
+  execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
+    "-subj", "/CN=bench destination", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", certificate], { stdio: "ignore" });
+  return { path: certificate, key: readFileSync(key), cert: readFileSync(certificate) };
 }

@@ -12,11 +12,11 @@
 import { execFileSync } from "node:child_process";
 import http from "node:http";
 import https from "node:https";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { allInOneEnv, freePort, startScript, stop } from "../harness.mjs";
+import { allInOneEnv, destinationCertificate, freePort, startScript, stop } from "../harness.mjs";
 import { body, headers } from "../ingest/payload.mjs";
 
 const here = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
@@ -28,18 +28,12 @@ const KEY = `whc_${"P".repeat(40)}`;
 
 async function measure(checkout) {
   const work = mkdtempSync(path.join(os.tmpdir(), "whc-bench-proxy-"));
-  const certificate = path.join(work, "destination.crt");
-  const tlsOptions = () => {
-    const key = path.join(work, "destination.key");
-    execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
-      "-subj", "/CN=bench destination", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", certificate], { stdio: "ignore" });
-    return { key: readFileSync(key), cert: readFileSync(certificate) };
-  };
+  const certificate = tls ? destinationCertificate(work) : undefined;
   const answer = (req, res) => {
     req.resume();
     req.on("end", () => res.end('{"ok":true}'));
   };
-  const dest = tls ? https.createServer(tlsOptions(), answer) : http.createServer(answer);
+  const dest = certificate ? https.createServer(certificate, answer) : http.createServer(answer);
   let connections = 0;
   dest.on(tls ? "secureConnection" : "connection", () => (connections += 1));
   await new Promise((r) => dest.listen(0, "127.0.0.1", r));
@@ -47,7 +41,7 @@ async function measure(checkout) {
   const child = await startScript(
     path.join(checkout, "dist/all-in-one/main.js"),
     [],
-    { ...allInOneEnv(work, gw, ing, KEY), WHC_REPLAY_ALLOW_PRIVATE_TARGETS: "true", ...(tls ? { NODE_EXTRA_CA_CERTS: certificate } : {}) },
+    { ...allInOneEnv(work, gw, ing, KEY), WHC_REPLAY_ALLOW_PRIVATE_TARGETS: "true", ...(certificate ? { NODE_EXTRA_CA_CERTS: certificate.path } : {}) },
     "webhook-capture ready",
   );
   const agent = new http.Agent({ keepAlive: true });

@@ -12,12 +12,12 @@
 import { spawn, execFileSync } from "node:child_process";
 import http from "node:http";
 import https from "node:https";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
-import { ALL_IN_ONE_LAUNCH_ENV, allInOneEnv, cpuSplit, freePort, LAUNCH_ENV } from "../harness.mjs";
+import { ALL_IN_ONE_LAUNCH_ENV, allInOneEnv, cpuSplit, destinationCertificate, freePort, LAUNCH_ENV } from "../harness.mjs";
 import { body, headers } from "../ingest/payload.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
@@ -31,14 +31,8 @@ const arrivals = new Map();
 let duplicates = 0;
 const work = mkdtempSync(path.join(os.tmpdir(), "whc-bench-forward-"));
 const tls = process.env.BENCH_TLS === "1";
-const certificate = path.join(work, "destination.crt");
-const tlsOptions = () => {
-  const key = path.join(work, "destination.key");
-  execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
-    "-subj", "/CN=bench destination", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", certificate], { stdio: "ignore" });
-  return { key: readFileSync(key), cert: readFileSync(certificate) };
-};
-const dest = (tls ? (handler) => https.createServer(tlsOptions(), handler) : http.createServer)((req, res) => {
+const certificate = tls ? destinationCertificate(work) : undefined;
+const dest = (certificate ? (handler) => https.createServer(certificate, handler) : http.createServer)((req, res) => {
   req.resume();
   req.on("end", () => {
     const id = String(req.headers["x-whc-delivery-id"]);
@@ -66,7 +60,7 @@ const child = spawn(process.execPath, [...nodeArgs, path.join(root, "dist/all-in
     WHC_QUOTA_API_RPS: "1000000",
     WHC_REPLAY_ALLOW_PRIVATE_TARGETS: "true",
     WHC_EGRESS_SLOTS_PER_ORIGIN: "64",
-    ...(tls ? { NODE_EXTRA_CA_CERTS: certificate } : {}),
+    ...(certificate ? { NODE_EXTRA_CA_CERTS: certificate.path } : {}),
   },
   stdio: ["ignore", "pipe", "pipe"],
 });
