@@ -107,7 +107,7 @@ describe("embedded SQLite forwarding", () => {
   it.each([
     ["on the caller's thread", async (f: string) => openSqliteStore({ file: f })],
     ["on its own thread", (f: string) => openSqliteStoreInWorker({ file: f })],
-  ])("records attempts asked for at once together, and one that fails fails alone (%s)", async (_where, open) => {
+  ])("commits forwarding's writes asked for at once together, and one that fails fails alone (%s)", async (_where, open) => {
     const store = await open(file);
     closing.push(store);
     const refs = await relayCaptures(store, 2, { now: Date.now() });
@@ -117,10 +117,15 @@ describe("embedded SQLite forwarding", () => {
       BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`);
     admin.close();
     const attempt = (url: string) => forwardAttemptFixture(1, { trigger: "manual", url, status: 200 });
-    const outcomes = await Promise.allSettled(
-      refs.map((ref, i) => store.recordForwardAttempt(ref, attempt(i === 1 ? "https://refused.test/" : "https://app.example.test/"), { kind: "direct" })),
-    );
-    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled", "fulfilled"]);
+    const outcomes = await Promise.allSettled([
+      ...refs.map((ref, i) => store.recordForwardAttempt(ref, attempt(i === 1 ? "https://refused.test/" : "https://app.example.test/"), { kind: "direct" })),
+      // A begin and a proxy's answer in the same commit (ADR 0098) are not undone by the refusal.
+      store.beginForwardAttempt(refs[1]!, "https://app.example.test/"),
+      store.recordProxyAnswer(refs[1]!, 299, false),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled", "fulfilled", "fulfilled", "fulfilled"]);
+    expect(outcomes.slice(4).map((o) => (o.status === "fulfilled" ? o.value : o.reason))).toEqual([1, true]);
+    expect((await store.getEvent(refs[1]!.accountId, refs[1]!.endpointId, refs[1]!.eventId))?.responseCode).toBe(299);
     const states = await Promise.all(
       refs.map(async (r) => (await store.getEvent(r.accountId, r.endpointId, r.eventId))?.deliveries.find((d) => d.destinationId === r.destinationId)),
     );

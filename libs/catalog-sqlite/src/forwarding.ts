@@ -153,44 +153,51 @@ export function createForwarding(db: Database.Database, readDeliveries: ReadDeli
   );
 
   /**
-   * Attempts recorded together (ADR 0097): every record asked for while the thread was busy is
-   * made in one transaction, each in a savepoint of its own (better-sqlite3 nests a transaction
-   * function as one), so a record that fails is undone alone and the others still commit. One
-   * commit, one fsync and one write of the pages they share, instead of one each; a record's
-   * answer comes after the commit that holds it, and a failed commit fails every record in it.
+   * Forwarding's writes committed together (ADR 0097, ADR 0098): every begin, record and proxy
+   * answer asked for while the thread was busy is made in one transaction, each in a savepoint
+   * of its own (better-sqlite3 nests a transaction function as one), so a write that fails is
+   * undone alone and the others still commit. One commit, one fsync and one write of the pages
+   * they share, instead of one each; a write's answer comes after the commit that holds it, and
+   * a failed commit fails every write in it. Writes run in the order they were asked for.
    */
-  type RecordArgs = Parameters<typeof recordTx>;
-  interface Pending {
-    args: RecordArgs;
-    resolve: (r: RecordedAttempt | undefined) => void;
+  interface Queued {
+    run: () => unknown;
+    resolve: (value: never) => void;
     reject: (err: unknown) => void;
-    outcome?: { ok: true; value: RecordedAttempt | undefined } | { ok: false; error: unknown };
+    outcome?: { ok: true; value: unknown } | { ok: false; error: unknown };
   }
-  let pending: Pending[] = [];
-  const recordAllTx = db.transaction((items: Pending[]) => {
+  let queued: Queued[] = [];
+  const commitAllTx = db.transaction((items: Queued[]) => {
     for (const item of items) {
       try {
-        item.outcome = { ok: true, value: recordTx(...item.args) };
+        item.outcome = { ok: true, value: item.run() };
       } catch (error) {
         item.outcome = { ok: false, error };
       }
     }
   });
-  const recordPending = () => {
-    const items = pending;
-    pending = [];
+  const commitQueued = () => {
+    const items = queued;
+    queued = [];
     try {
-      recordAllTx.immediate(items);
+      commitAllTx.immediate(items);
     } catch (err) {
       for (const item of items) item.reject(err);
       return;
     }
     for (const item of items) {
       const outcome = item.outcome!;
-      if (outcome.ok) item.resolve(outcome.value);
+      if (outcome.ok) item.resolve(outcome.value as never);
       else item.reject(outcome.error);
     }
   };
+  /** `run` (a transaction function: a savepoint here) in the next shared commit. */
+  const together = <T>(run: () => T): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      queued.push({ run, resolve: resolve as (value: never) => void, reject });
+      // The writes asked for before this thread turns again share one commit.
+      if (queued.length === 1) setImmediate(commitQueued);
+    });
 
   const proxyAnswerTx = db.transaction((ref: EventRef, responseCode: number, forwardFailed: boolean): boolean => {
     const row = stmt.proxyCode.get(responseCode, ref.eventId, ref.endpointId, ref.accountId) as { seq: number } | undefined;
@@ -204,16 +211,12 @@ export function createForwarding(db: Database.Database, readDeliveries: ReadDeli
       return claimTx.immediate(owner, now, claimMs, limit);
     },
 
-    async beginForwardAttempt(ref, target) {
-      return beginTx.immediate(ref, target);
+    beginForwardAttempt(ref, target) {
+      return together(() => beginTx(ref, target));
     },
 
     recordForwardAttempt(ref, attempt, transition, audit, now = Date.now()) {
-      return new Promise<RecordedAttempt | undefined>((resolve, reject) => {
-        pending.push({ args: [ref, attempt, transition, audit, now], resolve, reject });
-        // The records asked for before this thread turns again share one commit.
-        if (pending.length === 1) setImmediate(recordPending);
-      });
+      return together(() => recordTx(ref, attempt, transition, audit, now));
     },
 
     async nextDueAt(after) {
@@ -239,8 +242,8 @@ export function createForwarding(db: Database.Database, readDeliveries: ReadDeli
       return { pending, oldestDueAt: oldest ?? undefined };
     },
 
-    async recordProxyAnswer(ref, responseCode, forwardFailed) {
-      return proxyAnswerTx.immediate(ref, responseCode, forwardFailed);
+    recordProxyAnswer(ref, responseCode, forwardFailed) {
+      return together(() => proxyAnswerTx(ref, responseCode, forwardFailed));
     },
   };
 }

@@ -62,7 +62,7 @@ export function createSqliteStore(db: Database.Database, searchIndexTiming?: Sea
     },
 
     async close() {
-      // Attempts asked to be recorded before the close are committed first (ADR 0097).
+      // Forwarding writes asked for before the close are committed first (ADR 0097, ADR 0098).
       await new Promise((resolve) => setImmediate(resolve));
       searchIndex.close();
       if (db.open) db.close();

@@ -199,6 +199,33 @@ export function forwardingContract(ctx: ContractContext): void {
       expect(await claim("w2", LATER + 5000)).toEqual([{ ...b, attempt: 3 }]);
     });
 
+    it("begins, records and proxy answers asked for at once each as if alone, in the order asked", async () => {
+      const { refs } = await captures("proxy", "proxy", "proxy");
+      const [p, q, r] = refs as [DeliveryRef, DeliveryRef, DeliveryRef];
+      const gone = { ...p, eventId: "00000000-0000-7000-8000-000000000000" };
+      const asked = await Promise.all([
+        store().beginForwardAttempt(p, TARGET),
+        store().beginForwardAttempt(q, TARGET),
+        store().beginForwardAttempt(gone, TARGET),
+        store().recordForwardAttempt(p, forwardAttemptFixture(1, { trigger: "initial", status: 201 }), direct),
+        store().beginForwardAttempt(p, TARGET),
+        store().recordProxyAnswer(p, 201, false),
+        store().recordProxyAnswer(gone, 200, false),
+        store().recordProxyAnswer(r, 504, true),
+      ]);
+      expect(asked[0]).toBe(1);
+      expect(asked[1]).toBe(1);
+      expect(asked[2]).toBeUndefined();
+      expect((asked[3] as { delivery: DeliveryRecord } | undefined)?.delivery).toMatchObject({ state: "delivered", attempts: [{ n: 1, status: 201 }] });
+      expect(asked[4]).toBe(2);
+      expect(asked.slice(5)).toEqual([true, false, true]);
+      expect(await forwardOf(p)).toMatchObject({ state: "delivered", attempts: [{ n: 1 }] });
+      expect(await forwardOf(q)).toMatchObject({ state: "pending", attempts: [] });
+      const event = async (ref: EventRef) => (await store().getEvent(ref.accountId, ref.endpointId, ref.eventId))!;
+      expect((await event(p)).responseCode).toBe(201);
+      expect((await event(r)).responseCode).toBe(504);
+    });
+
     it("answers when a delivery can next be claimed: its due time, or its claim's end; none once settled", async () => {
       expect(await store().nextDueAt(0)).toBeUndefined();
       const { refs, stamps } = await captures("relay", "capture", "relay");
