@@ -114,6 +114,18 @@ describe("the SSRF guard refuses every non-public target, in every spelling", ()
     },
   );
 
+  it("classifies alike every time, also after more addresses than it remembers", () => {
+    const sample: [string, string][] = [
+      ["127.0.0.1", "loopback"],
+      ["169.254.169.254", "metadata"],
+      ["::ffff:10.0.0.1", "private"],
+      ["8.8.8.8", "public"],
+    ];
+    for (const [ip, category] of sample) expect(classifyAddress(ip).category).toBe(category);
+    for (let i = 0; i < 3000; i += 1) expect(classifyAddress(`8.8.${i >> 8}.${i & 255}`).allowed).toBe(true);
+    for (const [ip, category] of sample) expect(classifyAddress(ip).category).toBe(category);
+  });
+
   it("vets a public name to the address it resolved", async () => {
     expect(await vetTarget("https://public.test/hook?x=1", { allowPrivate: false, resolver })).toMatchObject({
       ok: true,
