@@ -42,7 +42,9 @@ const RELEASED = { claimOwner: undefined, claimUntil: undefined } as const;
 /**
  * What an append stores for each delivery of a capture of a relay (scheduled) or proxy
  * endpoint: pending (a relay's in the outbox, due at once); a duplicate's `duplicate`, never
- * in the outbox (design §17).
+ * in the outbox (design §17). A proxy's delivery is appended with its first attempt begun: the
+ * proxy makes attempt 1 right after the append (ForwardEvent, trigger `initial`) without a
+ * write of its own to take the number (ADR 0098); any other attempt takes 2 or later.
  */
 export function appendedDeliveries(
   forward: NonNullable<NewEvent["forward"]>,
@@ -53,7 +55,9 @@ export function appendedDeliveries(
     destinationId: d.destinationId,
     progress: duplicate
       ? { ...NEVER_FORWARDED, state: "duplicate", target: d.target }
-      : { ...NEVER_FORWARDED, state: "pending", target: d.target, nextAttemptAt: forward.scheduled ? receivedAt : undefined },
+      : forward.scheduled
+        ? { ...NEVER_FORWARDED, state: "pending", target: d.target, nextAttemptAt: receivedAt }
+        : { ...NEVER_FORWARDED, state: "pending", target: d.target, started: 1 },
   }));
 }
 

@@ -160,14 +160,14 @@ describe("MongoDB documents <-> records", () => {
       { destinationId: "d-b", target: "https://b.example.test/" },
     ];
     const relay = eventToDoc(eventFixture(endpoint, { forward: { scheduled: true, deliveries } }), s);
-    const pending = (destinationId: string, target: string, nextAttemptAt: number | null) => ({
+    const pending = (destinationId: string, target: string, nextAttemptAt: number | null, started = 0) => ({
       destinationId,
       state: "pending",
       target,
       nextAttemptAt,
       claimOwner: null,
       claimUntil: null,
-      started: 0,
+      started,
       spared: 0,
       attempts: [],
     });
@@ -176,7 +176,8 @@ describe("MongoDB documents <-> records", () => {
     expect(eventFromDoc(relay).deliveries).toEqual(deliveries.map((d) => ({ ...d, state: "pending", nextAttemptAt: s.receivedAt, attempts: [] })));
     expect(summaryDocs.read(relay).forwardState).toBe("pending");
     const proxy = eventToDoc(eventFixture(endpoint, { forward: { scheduled: false, deliveries: deliveries.slice(0, 1) } }), s);
-    expect(proxy.deliveries).toStrictEqual([pending("d-a", "https://a.example.test/", null)]);
+    // The proxy's attempt 1 is begun by the append (ADR 0098).
+    expect(proxy.deliveries).toStrictEqual([pending("d-a", "https://a.example.test/", null, 1)]);
     expect(proxy).toMatchObject({ forwardState: "pending", outboxAt: null });
     expect(new Query(OUTBOX_FILTER).find([relay, proxy]).all()).toEqual([relay]);
     const plain = eventToDoc(eventFixture(endpoint), s);

@@ -213,6 +213,25 @@ describe("a proxy endpoint", () => {
     expect(listed.body.items.map((i: { id: string }) => i.id)).toEqual([event.id]);
   });
 
+  it("numbers a proxied capture's own attempt 1, taken by its append, and a redelivery after it 2", async () => {
+    const dest = await serveDestination((res) => res.writeHead(200).end("ok"));
+    const ep = await createEndpoint(t, { operatingMode: "proxy", forward: { url: `${dest.url}/app` } });
+    const res = await fetch(ep.webhookUrl, { method: "POST", headers: { "content-type": "application/json" }, body: "{\"n\":1}" });
+    expect(res.status).toBe(200);
+    const event = await newestEvent(t, ep);
+    const again = await t.a.post(`/v1/endpoints/${ep.id}/events/${event.id}/redeliver`, {});
+    expect(again.status, again.text).toBe(200);
+    const detail = await eventDetail(t, ep, event.id);
+    expect(detail.forwardedResponse.attempts?.map((a) => [a.n, a.trigger, a.status])).toEqual([
+      [1, "initial", 200],
+      [2, "manual", 200],
+    ]);
+    expect(dest.seen.map((s) => [s.headers["x-whc-attempt"], s.headers["x-whc-delivery-id"]])).toEqual([
+      ["1", event.id],
+      ["2", event.id],
+    ]);
+  });
+
   it("answers 502 forward_failed connection_refused when nothing listens at the destination, and keeps the capture", async () => {
     const dead = `http://127.0.0.1:${await freePort()}`;
     const ep = await createEndpoint(t, { operatingMode: "proxy", forward: { url: dead } });

@@ -9,6 +9,7 @@ import {
   RECORDED_BODY_BYTES,
   type ForwardDeps,
   type ForwardOptions,
+  type OpenedDelivery,
   type SentAttempt,
 } from "./forward-attempt.js";
 import type { DeliveryRef, EventRef } from "@whc/ports";
@@ -79,6 +80,11 @@ export function createForwardHandlers(deps: ForwardDeps, options: ForwardOptions
     }
   }
 
+  async function begin(delivery: OpenedDelivery): Promise<number> {
+    const begun = await catalog.beginForwardAttempt({ ...delivery.ref, target: await sealUrlFor(deps.opener, delivery.event, delivery.target) });
+    return begun.attempt;
+  }
+
   return {
     async forwardEvent(req) {
       const ref = refOf(req);
@@ -92,8 +98,9 @@ export function createForwardHandlers(deps: ForwardDeps, options: ForwardOptions
       if (loaded.kind === "missing") throw notFound("event");
       if (loaded.kind === "not_configured") throw new AppError("forward_not_configured", "the endpoint has no such forward destination");
       const { delivery } = loaded;
-      const begun = await catalog.beginForwardAttempt({ ...delivery.ref, target: await sealUrlFor(deps.opener, delivery.event, delivery.target) });
-      const sent = await sender.send(delivery, begun.attempt, trigger, { maxResponseBytes });
+      // A proxy's capture was appended with attempt 1 begun (ADR 0098): its one initial call uses it.
+      const attempt = trigger === "initial" && delivery.delivery?.attempts.length === 0 ? 1 : await begin(delivery);
+      const sent = await sender.send(delivery, attempt, trigger, { maxResponseBytes });
       // A redelivery asked for by an API key writes event.redelivered with its attempt.
       const state = await recordDirect(delivery.ref, sent, delivery.delivery, req.audit);
       return { attempt: resultOf(sent, state, delivery.ref.destinationId) };

@@ -213,11 +213,12 @@ export function forwardingContract(ctx: ContractContext): void {
         store().recordProxyAnswer(gone, 200, false),
         store().recordProxyAnswer(r, 504, true),
       ]);
-      expect(asked[0]).toBe(1);
-      expect(asked[1]).toBe(1);
+      // A proxy capture's attempt 1 was begun by its append (ADR 0098).
+      expect(asked[0]).toBe(2);
+      expect(asked[1]).toBe(2);
       expect(asked[2]).toBeUndefined();
       expect((asked[3] as { delivery: DeliveryRecord } | undefined)?.delivery).toMatchObject({ state: "delivered", attempts: [{ n: 1, status: 201 }] });
-      expect(asked[4]).toBe(2);
+      expect(asked[4]).toBe(3);
       expect(asked.slice(5)).toEqual([true, false, true]);
       expect(await forwardOf(p)).toMatchObject({ state: "delivered", attempts: [{ n: 1 }] });
       expect(await forwardOf(q)).toMatchObject({ state: "pending", attempts: [] });
@@ -393,14 +394,16 @@ export function forwardingContract(ctx: ContractContext): void {
       expect((await forwardOf(ref))?.attempts.map((a) => a.n)).toEqual([1, 2, 3]);
     });
 
-    it("starts a proxy capture pending outside the outbox; its own attempt decides", async () => {
+    it("starts a proxy capture pending outside the outbox, its attempt 1 begun; its own attempt decides", async () => {
       const { refs } = await captures("proxy");
       const ref = refs[0]!;
       expect(await forwardOf(ref)).toEqual({ destinationId: A, state: "pending", target: targetOf(A), nextAttemptAt: undefined, attempts: [] });
       expect(await store().outboxStats()).toEqual({ pending: 0, oldestDueAt: undefined });
-      expect(await store().beginForwardAttempt(ref, TARGET)).toBe(1);
+      // The proxy's own attempt is 1, taken by the append (ADR 0098): a redelivery meanwhile takes 2.
       const after = await record(ref, forwardAttemptFixture(1, { status: 0, error: "timeout", body: undefined }), direct);
       expect(after).toMatchObject({ state: "failed", nextAttemptAt: undefined });
+      expect(await store().beginForwardAttempt(ref, TARGET)).toBe(2);
+      expect(await claim("w1", LATER)).toEqual([]);
     });
 
     it("stores a proxied capture's answer: its response code, and forward_failed as the source when it failed", async () => {
