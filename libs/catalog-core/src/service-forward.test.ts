@@ -188,13 +188,14 @@ describe("the relay outbox over RPC", () => {
     expect([forward?.state, forward?.target, forward?.nextAttemptAtMs]).toEqual(["pending", TARGET, undefined]);
     expect(await catalog.getOutboxStats({})).toMatchObject({ pending: 0n });
 
-    expect((await catalog.beginForwardAttempt({ ...ref, target: TARGET })).attempt).toBe(1);
+    // A proxy's capture comes with its attempt 1 begun (ADR 0098): the proxy records it without a begin.
     const failed = await catalog.recordForwardAttempt({ ...ref, attempt: attempt(1, { trigger: "initial", status: 0, error: "timeout", body: undefined }) });
     expect(failed.forward).toMatchObject({ state: "failed" });
     expect(failed.forward!.attempts[0]).toMatchObject({ status: 0, error: "timeout", requestSha256: "", message: "" });
     expect(failed.forward!.attempts[0]!.body).toBeUndefined();
     expect((await catalog.beginForwardAttempt({ ...ref, target: TARGET })).attempt).toBe(2);
-    const delivered = await catalog.recordForwardAttempt({ ...ref, attempt: attempt(2, { trigger: "manual", status: 204 }) });
+    expect((await catalog.beginForwardAttempt({ ...ref, target: TARGET })).attempt).toBe(3);
+    const delivered = await catalog.recordForwardAttempt({ ...ref, attempt: attempt(3, { trigger: "manual", status: 204 }) });
     expect(delivered.forward).toMatchObject({ state: "delivered" });
   });
 

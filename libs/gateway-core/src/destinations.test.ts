@@ -252,8 +252,8 @@ describe("events by destination", () => {
     const ep = await api.endpoints.create({ operatingMode: "relay", destinations: [{ name: "a", url: "http://127.0.0.1:9/a" }, { name: "b", url: "http://127.0.0.1:9/b" }] });
     const [a, b] = ep.destinations!;
     const [both, onlyB] = await t.append(owner, ep.id, [
-      { body: "{}", deliveries: [{ destinationId: a!.id, target: a!.url }, { destinationId: b!.id, target: b!.url }], forwardScheduled: false },
-      { body: "{}", deliveries: [{ destinationId: b!.id, target: b!.url }], forwardScheduled: false },
+      { body: "{}", deliveries: [{ destinationId: a!.id, target: a!.url }, { destinationId: b!.id, target: b!.url }], forwardScheduled: true },
+      { body: "{}", deliveries: [{ destinationId: b!.id, target: b!.url }], forwardScheduled: true },
     ]);
     const ids = async (destinationId: string) => (await api.events.list(ep.id, { destinationId })).items.map((e) => e.id);
     expect(await ids(a!.id)).toEqual([both!.id]);
