@@ -184,7 +184,14 @@ describe("relay across processes", () => {
     await waitFor(
       async () => {
         const events = (await cluster.api.get(`/v1/endpoints/${ep.id}/events?limit=50`)).body.items as { id: string; forwardState: string }[];
-        return (events.length === ids.length && events.every((e) => e.forwardState === "delivered")) || undefined;
+        if (events.length === ids.length && events.every((e) => e.forwardState === "delivered")) return true;
+        // Not yet: what a timeout reports (CI once timed out here under load, not reproduced).
+        const waiting = events.filter((e) => e.forwardState !== "delivered");
+        const first = waiting[0] && (await forwardOf(ep.id, waiting[0].id));
+        throw new Error(
+          `${events.length} listed, ${waiting.length} not delivered (${waiting.map((e) => e.forwardState).join(",")}); ` +
+            `the destination saw ${app.received.length}; first waiting: ${JSON.stringify(first)}; now ${new Date().toISOString()}`,
+        );
       },
       { what: "every pending delivery made after the restarts", timeoutMs: 45_000, intervalMs: 200 },
     );
