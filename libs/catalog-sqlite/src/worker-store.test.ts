@@ -2,7 +2,7 @@ import Database from "better-sqlite3";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { catalogStoreContract, endpointFixture, keyHash } from "@whc/catalog-core/testing";
+import { catalogStoreContract, endpointFixture, eventFixture, keyHash } from "@whc/catalog-core/testing";
 import { tempDir } from "@whc/testing";
 import { expectReason, auditFixture } from "./testing/index.js";
 import { openSqliteStoreInWorker } from "./worker-store.js";
@@ -23,6 +23,43 @@ catalogStoreContract("embedded SQLite on a worker thread", {
   async cleanup() {
     dir?.remove();
   },
+});
+
+describe("embedded SQLite on a worker thread: point reads on the caller's thread (ADR 0099)", () => {
+  let where: ReturnType<typeof tempDir>;
+  beforeEach(() => {
+    where = tempDir("whc-sqlite-worker-reads-");
+  });
+  afterEach(() => where.remove());
+
+  it("answers a key and an endpoint while the store's thread is busy, and sees every write answered before", async () => {
+    const store = await openSqliteStoreInWorker({ file: path.join(where.path, "catalog.db") });
+    try {
+      const { key } = await store.ensureApiKey("r", keyHash("r"), "whc_r", 1);
+      const endpoint = await store.createEndpoint(endpointFixture(key.accountId));
+      // A large append keeps the store's thread busy; the reads asked for after it are answered first.
+      const order: string[] = [];
+      const events = Array.from({ length: 3000 }, () => eventFixture(endpoint));
+      const appended = store.appendEvents(events, () => Date.now()).then(() => order.push("append"));
+      const [found, read] = await Promise.all([
+        store.findApiKeyByHash(keyHash("r")).then((k) => (order.push("key"), k)),
+        store.getEndpoint(endpoint.id, key.accountId).then((e) => (order.push("endpoint"), e)),
+      ]);
+      await appended;
+      expect(order).toEqual(["key", "endpoint", "append"]);
+      expect([found?.id, read?.id]).toEqual([key.id, endpoint.id]);
+
+      // Written on the store's thread, read here at once.
+      await store.updateEndpoint(key.accountId, endpoint.id, { displayName: "renamed" }, Date.now());
+      expect((await store.getEndpoint(endpoint.id, key.accountId))?.displayName).toBe("renamed");
+      await store.revokeApiKey(key.id, 2);
+      expect((await store.findApiKeyByHash(keyHash("r")))?.revokedAt).toBe(2);
+      await store.deleteEndpoint(key.accountId, endpoint.id);
+      expect(await store.getEndpoint(endpoint.id, key.accountId)).toBeUndefined();
+    } finally {
+      await store.close();
+    }
+  });
 });
 
 describe("embedded SQLite on a worker thread: driver failures", () => {
