@@ -81,7 +81,13 @@ type PointReads = Pick<CatalogStore, "findApiKeyByHash" | "getEndpoint"> & { clo
  */
 function openPointReads(file: string, onTheStoresThread: (method: string, ...args: unknown[]) => Promise<any>): PointReads | undefined {
   if (file === ":memory:") return undefined;
-  const db = new Database(file, { readonly: true, fileMustExist: true, timeout: 0 });
+  let db: Database.Database;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true, timeout: 0 });
+  } catch {
+    // The store's thread opened the file; reads can still be asked of it.
+    return undefined;
+  }
   const refuse = () => {
     throw new Error("point reads write nothing");
   };
