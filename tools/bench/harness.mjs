@@ -185,3 +185,25 @@ export function destinationCertificate(dir) {
     "-subj", "/CN=bench destination", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", certificate], { stdio: "ignore" });
   return { path: certificate, key: readFileSync(key), cert: readFileSync(certificate) };
 }
+
+/**
+ * The all-in-one process of `checkout` (its built `dist/all-in-one/main.js`), its data in
+ * `dataDir`, `key` a bootstrap API key, `env` besides. Answers the child, the gateway's URL and
+ * `createEndpoint(fields)`: the endpoint as `POST /v1/endpoints` answers it.
+ */
+export async function startAllInOne(checkout, dataDir, key, env = {}) {
+  const [gw, ing] = [await freePort(), await freePort()];
+  const child = await startScript(path.join(checkout, "dist/all-in-one/main.js"), [], { ...allInOneEnv(dataDir, gw, ing, key), ...env }, "webhook-capture ready");
+  const gateway = `http://127.0.0.1:${gw}`;
+  const createEndpoint = async (fields) => {
+    const res = await fetch(`${gateway}/v1/endpoints`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify(fields),
+    });
+    const endpoint = await res.json();
+    if (!endpoint.webhookUrl) throw new Error(`endpoint not created: ${JSON.stringify(endpoint)}`);
+    return endpoint;
+  };
+  return { child, gateway, createEndpoint };
+}

@@ -16,7 +16,7 @@ const UNAVAILABLE = new Set([
   "SQLITE_PROTOCOL",
 ]);
 
-export function resultCode(err: unknown): string {
+function resultCode(err: unknown): string {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === "string" && code.startsWith("SQLITE_") ? code : "";
 }

@@ -12,7 +12,7 @@ import { createSharedBytes } from "./shared-bytes.js";
 import Database from "better-sqlite3";
 import { createApiKeys } from "./api-keys.js";
 import { createEndpoints } from "./endpoints.js";
-import { resultCode, translateSqliteError } from "./errors.js";
+import { translateSqliteError } from "./errors.js";
 
 type Pending = { resolve: (v: unknown) => void; reject: (e: unknown) => void };
 
@@ -76,16 +76,17 @@ type PointReads = Pick<CatalogStore, "findApiKeyByHash" | "getEndpoint"> & { clo
  * and its answer cost about 50 µs of CPU and as much wait when that thread sleeps, and queue
  * behind its appends when it does not; each of these reads is one indexed row. WAL lets it run
  * beside the store's writes and see every commit answered before it. It never waits for a lock
- * (a reader meets one only while a WAL is recovered or reset): then, and for an in-memory file
- * no other connection can open, the read goes to the store's thread as any other call.
+ * (a WAL reader meets one only while another connection recovers the WAL, which the store's
+ * thread did before its first answer): one would answer service_unavailable, as the store's
+ * thread does when it cannot get it. None for an in-memory file, which no other connection can
+ * open, nor when the file cannot be opened read-only: the store's thread answers those reads.
  */
-function openPointReads(file: string, onTheStoresThread: (method: string, ...args: unknown[]) => Promise<any>): PointReads | undefined {
+function openPointReads(file: string): PointReads | undefined {
   if (file === ":memory:") return undefined;
   let db: Database.Database;
   try {
     db = new Database(file, { readonly: true, fileMustExist: true, timeout: 0 });
   } catch {
-    // The store's thread opened the file; reads can still be asked of it.
     return undefined;
   }
   const refuse = () => {
@@ -99,7 +100,6 @@ function openPointReads(file: string, onTheStoresThread: (method: string, ...arg
       try {
         return await run(...args);
       } catch (err) {
-        if (db.open && resultCode(err).startsWith("SQLITE_BUSY")) return onTheStoresThread(method, ...args) as Promise<T>;
         throw translateSqliteError(err, method, db.open);
       }
     };
@@ -147,28 +147,21 @@ export async function openSqliteStoreInWorker(options: { file: string }): Promis
 
   // The first answer proves the worker opened the file (and made its schema current).
   await call("ping");
-  const reads = openPointReads(options.file, call);
-  /** A point read here, or the store's thread's when there is none; refused like any call once that thread stopped. */
-  const pointRead =
-    <M extends "findApiKeyByHash" | "getEndpoint">(method: M) =>
-    (...args: Parameters<CatalogStore[M]>): ReturnType<CatalogStore[M]> => {
-      if (failure) return Promise.reject(stopped(failure)) as ReturnType<CatalogStore[M]>;
-      if (!reads) return call(method, ...args) as ReturnType<CatalogStore[M]>;
-      return (reads[method] as (...a: Parameters<CatalogStore[M]>) => ReturnType<CatalogStore[M]>)(...args);
-    };
+  const reads = openPointReads(options.file);
 
   return {
     kind: "sqlite",
     ensureApiKey: (...a) => call("ensureApiKey", ...a),
     createApiKey: (...a) => call("createApiKey", ...a),
-    findApiKeyByHash: pointRead("findApiKeyByHash"),
+    // Point reads here; the store's thread's without them; refused like any call once it stopped.
+    findApiKeyByHash: (...a) => (failure ? Promise.reject(stopped(failure)) : reads ? reads.findApiKeyByHash(...a) : call("findApiKeyByHash", ...a)),
     listApiKeys: (...a) => call("listApiKeys", ...a),
     revokeApiKey: (...a) => call("revokeApiKey", ...a),
     touchApiKey: (...a) => call("touchApiKey", ...a),
     countActiveApiKeys: () => call("countActiveApiKeys"),
     purgeApiKeys: (...a) => call("purgeApiKeys", ...a),
     createEndpoint: (...a) => call("createEndpoint", ...a),
-    getEndpoint: pointRead("getEndpoint"),
+    getEndpoint: (...a) => (failure ? Promise.reject(stopped(failure)) : reads ? reads.getEndpoint(...a) : call("getEndpoint", ...a)),
     listEndpoints: (...a) => call("listEndpoints", ...a),
     deleteEndpoint: (...a) => call("deleteEndpoint", ...a),
     updateEndpoint: (...a) => call("updateEndpoint", ...a),

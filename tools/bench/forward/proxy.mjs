@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { allInOneEnv, destinationCertificate, freePort, startScript, stop } from "../harness.mjs";
+import { destinationCertificate, startAllInOne, stop } from "../harness.mjs";
 import { body, headers } from "../ingest/payload.mjs";
 
 const here = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
@@ -37,23 +37,14 @@ async function measure(checkout) {
   let connections = 0;
   dest.on(tls ? "secureConnection" : "connection", () => (connections += 1));
   await new Promise((r) => dest.listen(0, "127.0.0.1", r));
-  const [gw, ing] = [await freePort(), await freePort()];
-  const child = await startScript(
-    path.join(checkout, "dist/all-in-one/main.js"),
-    [],
-    { ...allInOneEnv(work, gw, ing, KEY), WHC_REPLAY_ALLOW_PRIVATE_TARGETS: "true", ...(certificate ? { NODE_EXTRA_CA_CERTS: certificate.path } : {}) },
-    "webhook-capture ready",
-  );
+  const { child, createEndpoint } = await startAllInOne(checkout, work, KEY, {
+    WHC_REPLAY_ALLOW_PRIVATE_TARGETS: "true",
+    ...(certificate ? { NODE_EXTRA_CA_CERTS: certificate.path } : {}),
+  });
   const agent = new http.Agent({ keepAlive: true });
   try {
     const target = `${tls ? "https" : "http"}://127.0.0.1:${dest.address().port}/hooks`;
-    const created = await fetch(`http://127.0.0.1:${gw}/v1/endpoints`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
-      body: JSON.stringify({ slug: "bench-proxy", operatingMode: "proxy", forward: { url: target } }),
-    });
-    const endpoint = await created.json();
-    if (!endpoint.webhookUrl) throw new Error(`endpoint not created: ${JSON.stringify(endpoint)}`);
+    const endpoint = await createEndpoint({ slug: "bench-proxy", operatingMode: "proxy", forward: { url: target } });
     const url = new URL(endpoint.webhookUrl);
     const one = () =>
       new Promise((resolve, reject) => {

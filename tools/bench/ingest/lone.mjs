@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { allInOneEnv, cpuSplit, freePort, startScript, stop } from "../harness.mjs";
+import { cpuSplit, freePort, startAllInOne, startScript, stop } from "../harness.mjs";
 import { body, headers } from "./payload.mjs";
 
 const here = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
@@ -76,24 +76,14 @@ console.log(line("bare node:http", baseline));
 
 for (const checkout of checkouts) {
   const work = mkdtempSync(path.join(os.tmpdir(), "whc-bench-lone-"));
-  const [gw, ing] = [await freePort(), await freePort()];
   // The key's request rate (50 a second by default) would refuse most of the reads.
-  const env = { ...allInOneEnv(work, gw, ing, KEY), WHC_QUOTA_API_RPS: "1000000" };
-  const child = await startScript(path.join(checkout, "dist/all-in-one/main.js"), [], env, "webhook-capture ready");
-  // Its log is read as it is written: a pipe left full would make its writes wait.
-  child.stdout.resume();
+  const { child, gateway, createEndpoint } = await startAllInOne(checkout, work, KEY, { WHC_QUOTA_API_RPS: "1000000" });
   try {
     const auth = { authorization: `Bearer ${KEY}` };
-    const created = await fetch(`http://127.0.0.1:${gw}/v1/endpoints`, {
-      method: "POST",
-      headers: { ...auth, "content-type": "application/json" },
-      body: JSON.stringify({ slug: "bench-lone" }),
-    });
-    const endpoint = await created.json();
-    if (!endpoint.webhookUrl) throw new Error(`endpoint not created: ${JSON.stringify(endpoint)}`);
+    const endpoint = await createEndpoint({ slug: "bench-lone" });
     const captures = await measure(child.pid, endpoint.webhookUrl, "POST", body);
     agent.destroy();
-    const reads = await measure(child.pid, `http://127.0.0.1:${gw}/v1/endpoints/${endpoint.id}`, "GET", undefined, auth);
+    const reads = await measure(child.pid, `${gateway}/v1/endpoints/${endpoint.id}`, "GET", undefined, auth);
     agent.destroy();
     console.log(line(`${checkout}: captures`, captures, baseline.cpuUs));
     console.log(line(`${checkout}: GET /v1/endpoints/{id}`, reads));

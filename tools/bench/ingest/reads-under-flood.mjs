@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { allInOneEnv, freePort, startScript, stop, writeWrkScript } from "../harness.mjs";
+import { startAllInOne, stop, writeWrkScript } from "../harness.mjs";
 
 const here = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const seconds = Number(process.argv[2] ?? 8);
@@ -35,26 +35,16 @@ function read(url, agent) {
 
 for (const checkout of checkouts) {
   const work = mkdtempSync(path.join(os.tmpdir(), "whc-bench-reads-"));
-  const [gw, ing] = [await freePort(), await freePort()];
   // The key's request rate (50 a second by default) would refuse most of the reads.
-  const env = { ...allInOneEnv(work, gw, ing, KEY), WHC_QUOTA_API_RPS: "1000000" };
-  const child = await startScript(path.join(checkout, "dist/all-in-one/main.js"), [], env, "webhook-capture ready");
-  // Its log is read as it is written: a pipe left full would make its writes wait.
-  child.stdout.resume();
+  const { child, gateway, createEndpoint } = await startAllInOne(checkout, work, KEY, { WHC_QUOTA_API_RPS: "1000000" });
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   try {
-    const created = await fetch(`http://127.0.0.1:${gw}/v1/endpoints`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
-      body: JSON.stringify({ slug: "bench-reads" }),
-    });
-    const endpoint = await created.json();
-    if (!endpoint.webhookUrl) throw new Error(`endpoint not created: ${JSON.stringify(endpoint)}`);
+    const endpoint = await createEndpoint({ slug: "bench-reads" });
     // The flood starts 2 s before the reads and ends after them.
     const wrk = spawn("wrk", ["-t2", "-c50", `-d${seconds + 4}s`, "-s", writeWrkScript(work), endpoint.webhookUrl], { stdio: "ignore" });
     const flooded = new Promise((resolve) => wrk.on("exit", resolve));
     await new Promise((r) => setTimeout(r, 2000));
-    const url = `http://127.0.0.1:${gw}/v1/endpoints/${endpoint.id}`;
+    const url = `${gateway}/v1/endpoints/${endpoint.id}`;
     const waits = [];
     for (const end = Date.now() + seconds * 1000; Date.now() < end; ) waits.push(await read(url, agent));
     await flooded;

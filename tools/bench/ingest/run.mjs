@@ -137,8 +137,8 @@ for (let round = 1; round <= rounds; round += 1) {
   // Server CPU per capture as a multiple of bare node:http's per request (design §20: at most
   // 4.7x, aiming at 4x); NaN where /proc is not there to read. The multiple depends on the
   // machine: 4.7x is what 613b252 cost where the issue measured it (bare 38 µs a request); on
-  // later build machines the same build read 6.24x and 8.02x (docs/performance.md, "The
-  // baseline on this machine"), so compare.mjs measures it beside the head.
+  // later build machines the same build read 5.88x to 8.02x (docs/performance.md, "The
+  // baseline on this machine" and "on a faster machine"), so compare.mjs measures it beside the head.
   const cpuMultiple = capture.cpuUsPerRequest / baseline.cpuUsPerRequest;
   const percent = (r) => `${((r.rps / baseline.rps) * 100).toFixed(1)} % of bare`;
   results.push({ capture, baseline, ratio, cpuMultiple, floors });
